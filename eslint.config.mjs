@@ -1,0 +1,50 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import { builtinModules } from 'node:module';
+
+const nodeBuiltins = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', '.tools/', '.data/', 'test-results/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    // Workflow code is replayed and must be deterministic: no Node modules, no I/O, no clock or
+    // randomness outside the SDK's replacements. Activities are imported as types only.
+    files: ['workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            ...nodeBuiltins.map((name) => ({ name, message: 'Workflows cannot use Node modules; do I/O in an activity.' })),
+            ...['pg', 'stripe', 'express', 'resend', 'nodemailer', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'].map(
+              (name) => ({ name, message: 'Workflows cannot do I/O; call an activity instead.' }),
+            ),
+          ],
+          patterns: [
+            { group: ['../src/*', '../src'], message: 'Workflows import only @temporalio/workflow and types.', allowTypeImports: true },
+            { group: ['../activities', '../activities/*'], message: 'Import activities as types: import type * as activities from ../activities', allowTypeImports: true },
+          ],
+        },
+      ],
+      'no-restricted-globals': [
+        'error',
+        { name: 'process', message: 'Workflows cannot read the environment; pass values as workflow arguments.' },
+        { name: 'setTimeout', message: 'Use sleep() from @temporalio/workflow.' },
+        { name: 'fetch', message: 'Workflows cannot do I/O; call an activity instead.' },
+        { name: 'require', message: 'Workflows import only @temporalio/workflow and types.' },
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: 'Pass timestamps in as arguments, or use workflowInfo() times.' },
+        { object: 'Math', property: 'random', message: 'Use uuid4() from @temporalio/workflow.' },
+      ],
+    },
+  },
+);
