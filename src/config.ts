@@ -1,0 +1,164 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { ConfigError } from './errors';
+import { ProviderKind } from './providers/types';
+
+/** One webhook source: `POST /webhooks/<name>`, verified as its provider kind. */
+export interface SourceConfig {
+  name: string;
+  kind: ProviderKind;
+  /** Signing secrets; every one is accepted, the first signs (rotation). */
+  secrets: string[];
+  /** Standard Webhooks `whpk_` ed25519 public keys for `v1a` signatures. */
+  publicKeys: string[];
+  /** Put before the event ID to make the workflow ID; empty for the built-in sources. */
+  workflowIdPrefix: string;
+}
+
+/** A development secret in use because its variable is unset; `npm run dev` prints these. */
+export interface DevelopmentSecret {
+  env: string;
+  value: string;
+}
+
+export interface Config {
+  /** Receiver port. @default 3000 */
+  port: number;
+  /** Largest accepted body; small enough that every accepted event fits one Temporal payload. @default 262144 */
+  maxBodyBytes: number;
+  /** @default 'webhooks' */
+  taskQueue: string;
+  sources: SourceConfig[];
+  developmentSecrets: DevelopmentSecret[];
+  /** Sources left off because their secret is unset in production. */
+  disabledSources: string[];
+  /** Where `npm run dev` keeps the Temporal SQLite file. @default '<project>/.data' */
+  dataDir: string;
+}
+
+/**
+ * Temporal refuses payloads over 2 MB and warns above 256 KB; the event workflow's input is the
+ * parsed body plus a few fields, so 256 KiB keeps every accepted event well inside one payload.
+ */
+export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
+
+/**
+ * Values used when a secret is unset outside production, so `npm run dev` and `durable-webhooks send`
+ * work with no setup. They are printed in the banner; never use them for a real endpoint.
+ */
+export const DEVELOPMENT_SECRETS = {
+  STRIPE_WEBHOOK_SECRET: 'whsec_durable_webhooks_development_only',
+  GITHUB_WEBHOOK_SECRET: 'durable-webhooks-development-only',
+  STANDARD_WEBHOOK_SECRET: 'whsec_ZHVyYWJsZS13ZWJob29rcyBkZXZlbG9wbWVudCBrZXk=',
+} as const;
+
+const BUILT_IN_SOURCES = [
+  { name: 'stripe', kind: ProviderKind.STRIPE, secretEnv: 'STRIPE_WEBHOOK_SECRET' },
+  { name: 'github', kind: ProviderKind.GITHUB, secretEnv: 'GITHUB_WEBHOOK_SECRET' },
+  { name: 'standard', kind: ProviderKind.STANDARD_WEBHOOKS, secretEnv: 'STANDARD_WEBHOOK_SECRET', publicKeyEnv: 'STANDARD_WEBHOOK_PUBLIC_KEY' },
+] as const;
+
+const SOURCE_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+const PROVIDER_KINDS: readonly string[] = Object.values(ProviderKind);
+
+export const PROJECT_ROOT = path.resolve(__dirname, path.basename(path.dirname(__dirname)) === 'dist' ? '../..' : '..');
+
+/** Reads and validates the whole configuration; throws `ConfigError` naming the bad setting. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const production = env.NODE_ENV === 'production';
+  const developmentSecrets: DevelopmentSecret[] = [];
+  const disabledSources: string[] = [];
+  const sources: SourceConfig[] = [];
+
+  for (const builtIn of BUILT_IN_SOURCES) {
+    let secrets = splitList(env[builtIn.secretEnv]);
+    const publicKeys = 'publicKeyEnv' in builtIn ? splitList(env[builtIn.publicKeyEnv]) : [];
+    if (secrets.length === 0 && publicKeys.length === 0) {
+      if (production) {
+        disabledSources.push(builtIn.name);
+        continue;
+      }
+      const value = DEVELOPMENT_SECRETS[builtIn.secretEnv];
+      developmentSecrets.push({ env: builtIn.secretEnv, value });
+      secrets = [value];
+    }
+    sources.push({ name: builtIn.name, kind: builtIn.kind, secrets, publicKeys, workflowIdPrefix: '' });
+  }
+
+  if (env.WEBHOOKS_CONFIG) {
+    for (const source of readSourcesFile(env.WEBHOOKS_CONFIG, env)) {
+      if (sources.some((existing) => existing.name === source.name) || disabledSources.includes(source.name)) {
+        throw new ConfigError(`WEBHOOKS_CONFIG: a source named "${source.name}" already exists.`);
+      }
+      sources.push(source);
+    }
+  }
+
+  return {
+    port: positiveInteger(env, 'PORT', 3000),
+    maxBodyBytes: positiveInteger(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES),
+    taskQueue: env.TEMPORAL_TASK_QUEUE || 'webhooks',
+    sources,
+    developmentSecrets,
+    disabledSources,
+    dataDir: path.resolve(env.DATA_DIR || path.join(PROJECT_ROOT, '.data')),
+  };
+}
+
+/** Several secrets in one variable, separated by spaces or commas (key rotation). */
+export function splitList(value: string | undefined): string[] {
+  return (value ?? '').split(/[\s,]+/).filter(Boolean);
+}
+
+function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value <= 0) throw new ConfigError(`${name} must be a positive integer, not "${raw}".`);
+  return value;
+}
+
+/**
+ * The WEBHOOKS_CONFIG file (YAML or JSON):
+ *
+ *   sources:
+ *     - name: stripe-connect          # POST /webhooks/stripe-connect
+ *       kind: stripe                  # stripe | github | standard-webhooks
+ *       secretEnv: STRIPE_CONNECT_WEBHOOK_SECRET   # or `secret:` inline; several allowed
+ *       workflowIdPrefix: "connect:"  # optional
+ *       publicKeyEnv: ...             # standard-webhooks only, or `publicKey:`
+ */
+function readSourcesFile(file: string, env: NodeJS.ProcessEnv): SourceConfig[] {
+  let document: unknown;
+  try {
+    document = parseYaml(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`WEBHOOKS_CONFIG (${file}) cannot be read: ${(error as Error).message}`);
+  }
+  const entries = (document as { sources?: unknown } | null)?.sources;
+  if (!Array.isArray(entries)) throw new ConfigError(`WEBHOOKS_CONFIG (${file}) must have a "sources" list.`);
+  return entries.map((entry: Record<string, unknown>, index) => {
+    const where = `WEBHOOKS_CONFIG sources[${index}]`;
+    const name = String(entry?.name ?? '');
+    if (!SOURCE_NAME.test(name)) throw new ConfigError(`${where}: "name" must be lower-case letters, digits, "-" or "_".`);
+    const kind = String(entry.kind ?? '');
+    if (!PROVIDER_KINDS.includes(kind)) throw new ConfigError(`${where} (${name}): "kind" must be one of ${PROVIDER_KINDS.join(', ')}.`);
+    const secrets = valueOrEnv(entry, 'secret', env, where);
+    const publicKeys = valueOrEnv(entry, 'publicKey', env, where);
+    if (secrets.length === 0 && publicKeys.length === 0) {
+      throw new ConfigError(`${where} (${name}): set "secret" or "secretEnv" (an unset variable counts as missing).`);
+    }
+    const prefix = entry.workflowIdPrefix ?? '';
+    if (typeof prefix !== 'string') throw new ConfigError(`${where} (${name}): "workflowIdPrefix" must be a string.`);
+    return { name, kind: kind as ProviderKind, secrets, publicKeys, workflowIdPrefix: prefix };
+  });
+}
+
+function valueOrEnv(entry: Record<string, unknown>, key: string, env: NodeJS.ProcessEnv, where: string): string[] {
+  const inline = entry[key];
+  const envName = entry[`${key}Env`];
+  if (inline !== undefined && typeof inline !== 'string') throw new ConfigError(`${where}: "${key}" must be a string.`);
+  if (envName !== undefined && typeof envName !== 'string') throw new ConfigError(`${where}: "${key}Env" must name a variable.`);
+  return [...splitList(inline), ...splitList(envName ? env[envName] : undefined)];
+}

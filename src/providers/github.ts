@@ -1,0 +1,80 @@
+import { MalformedEventError, SignatureVerificationError } from '../errors';
+import { objectId, parseJsonObject, requireString } from './json';
+import { firstSecret, hmacSha256Hex, safeEqual } from './secrets';
+import { ProviderKind, type Delivery, type ProviderAdapter, type SampleEvent } from './types';
+
+const JSON_TYPE = 'application/json';
+const FORM_TYPE = 'application/x-www-form-urlencoded';
+
+/**
+ * GitHub: `X-Hub-Signature-256` (HMAC-SHA256 of the raw body) with each configured secret in turn,
+ * on JSON and form-encoded (`payload=`) bodies. The event ID is `X-GitHub-Delivery`; the type is
+ * `X-GitHub-Event` plus `.action` when the body has one.
+ * https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
+ *
+ * GitHub signs neither a timestamp nor the delivery header, so there is no replay window to check.
+ */
+export function createGitHubAdapter(options: { source: string; secrets: readonly string[] }): ProviderAdapter {
+  const { source, secrets } = options;
+  return {
+    kind: ProviderKind.GITHUB,
+    contentTypes: [JSON_TYPE, FORM_TYPE],
+
+    verify({ rawBody, headers, receivedAt }: Delivery) {
+      const signature = headers['x-hub-signature-256'];
+      if (typeof signature !== 'string' || signature === '') {
+        throw new SignatureVerificationError('The X-Hub-Signature-256 header is missing. Set a secret on the GitHub webhook.', source);
+      }
+      if (!secrets.some((secret) => safeEqual(signature, `sha256=${hmacSha256Hex(secret, rawBody)}`))) {
+        throw new SignatureVerificationError('X-Hub-Signature-256 does not match the body with any configured secret.', source);
+      }
+      const id = requireString(headers['x-github-delivery'], 'delivery ID (X-GitHub-Delivery header)', source);
+      const event = requireString(headers['x-github-event'], 'event name (X-GitHub-Event header)', source);
+      const payload = parseJsonObject(bodyText(rawBody, headers['content-type'], source), source);
+      const action = typeof payload.action === 'string' ? payload.action : undefined;
+      return {
+        id,
+        type: action ? `${event}.${action}` : event,
+        occurredAt: receivedAt.toISOString(),
+        subject: subjectOf(payload),
+        payload,
+      };
+    },
+
+    sign({ id, type, payload }: SampleEvent) {
+      const [event, action] = splitType(type);
+      const body = JSON.stringify(action ? { action, ...payload } : payload);
+      return {
+        headers: {
+          'content-type': JSON_TYPE,
+          'x-github-delivery': id,
+          'x-github-event': event,
+          'x-hub-signature-256': `sha256=${hmacSha256Hex(firstSecret(secrets, source), body)}`,
+        },
+        body,
+      };
+    },
+  };
+}
+
+function bodyText(rawBody: Buffer, contentType: string | string[] | undefined, source: string): string {
+  const text = rawBody.toString('utf8');
+  if (typeof contentType !== 'string' || !contentType.toLowerCase().startsWith(FORM_TYPE)) return text;
+  const payload = new URLSearchParams(text).get('payload');
+  if (payload === null) throw new MalformedEventError('The form-encoded body has no "payload" field.', source);
+  return payload;
+}
+
+function splitType(type: string): [string, string | undefined] {
+  const dot = type.indexOf('.');
+  return dot === -1 ? [type, undefined] : [type.slice(0, dot), type.slice(dot + 1)];
+}
+
+/** `owner/repo#12` for issues and pull requests, `owner/repo` otherwise. */
+function subjectOf(payload: Record<string, unknown>): string | undefined {
+  const repository = payload.repository as { full_name?: unknown } | undefined;
+  const repo = typeof repository?.full_name === 'string' ? repository.full_name : undefined;
+  const item = (payload.issue ?? payload.pull_request) as { number?: unknown } | undefined;
+  if (repo && typeof item?.number === 'number') return `${repo}#${item.number}`;
+  return repo ?? objectId(payload.hook);
+}

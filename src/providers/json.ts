@@ -1,0 +1,30 @@
+import { MalformedEventError } from '../errors';
+
+/** Parses a verified body as a JSON object, or throws `MalformedEventError` naming the source. */
+export function parseJsonObject(text: string, source: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new MalformedEventError('The body is not valid JSON.', source);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new MalformedEventError('The body must be a JSON object.', source);
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Reads a non-empty string field, or throws `MalformedEventError` naming the field. */
+export function requireString(value: unknown, what: string, source: string): string {
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new MalformedEventError(`The event has no ${what}.`, source);
+  }
+  return value;
+}
+
+/** The `id` of an object-valued field, when there is one. */
+export function objectId(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const id = (value as Record<string, unknown>).id;
+  return typeof id === 'string' || typeof id === 'number' ? String(id) : undefined;
+}

@@ -1,0 +1,126 @@
+import { createPublicKey, verify as verifyEd25519, type KeyObject } from 'node:crypto';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { ConfigError, SignatureVerificationError } from '../errors';
+import { objectId, parseJsonObject, requireString } from './json';
+import { firstSecret } from './secrets';
+import { ProviderKind, TIMESTAMP_TOLERANCE_SECONDS, type Delivery, type ProviderAdapter, type SampleEvent } from './types';
+
+const PUBLIC_KEY_PREFIX = 'whpk_';
+
+/**
+ * Standard Webhooks: `v1` HMAC signatures checked by the `standardwebhooks` package with each
+ * `whsec_` secret, and `v1a` ed25519 signatures checked with each `whpk_` public key.
+ * The timestamp is checked here, against the injected clock, before any signature.
+ * https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md
+ */
+export function createStandardWebhooksAdapter(options: {
+  source: string;
+  secrets: readonly string[];
+  publicKeys: readonly string[];
+}): ProviderAdapter {
+  const { source } = options;
+  const webhooks = options.secrets.map((secret) => toWebhook(secret, source));
+  const publicKeys = options.publicKeys.map((key) => toPublicKey(key, source));
+
+  return {
+    kind: ProviderKind.STANDARD_WEBHOOKS,
+    contentTypes: ['application/json'],
+
+    verify({ rawBody, headers, receivedAt }: Delivery) {
+      const id = requiredHeader(headers['webhook-id'], 'webhook-id', source);
+      const timestamp = requiredHeader(headers['webhook-timestamp'], 'webhook-timestamp', source);
+      const signature = requiredHeader(headers['webhook-signature'], 'webhook-signature', source);
+      const seconds = checkTimestamp(timestamp, receivedAt, source);
+
+      const signedHeaders = { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signature };
+      const hmacMatches = webhooks.some((webhook) => {
+        try {
+          webhook.verify(rawBody, signedHeaders, { jsonParse: false });
+          return true;
+        } catch (error) {
+          if (error instanceof WebhookVerificationError) return false;
+          throw error;
+        }
+      });
+      if (!hmacMatches && !ed25519Matches(signature, `${id}.${timestamp}.${rawBody.toString('utf8')}`, publicKeys)) {
+        throw new SignatureVerificationError('webhook-signature does not match the body with any configured secret or public key.', source);
+      }
+
+      const payload = parseJsonObject(rawBody.toString('utf8'), source);
+      return {
+        id,
+        type: requireString(payload.type, 'type ("type")', source),
+        occurredAt: new Date(seconds * 1000).toISOString(),
+        subject: subjectOf(payload.data),
+        payload,
+      };
+    },
+
+    sign({ id, type, payload, timestamp }: SampleEvent) {
+      const body = JSON.stringify({ type, timestamp: timestamp.toISOString(), data: payload });
+      const secret = firstSecret(options.secrets, source);
+      return {
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': id,
+          'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+          'webhook-signature': new Webhook(secret).sign(id, timestamp, body),
+        },
+        body,
+      };
+    },
+  };
+}
+
+function requiredHeader(value: string | string[] | undefined, name: string, source: string): string {
+  if (typeof value !== 'string' || value === '') {
+    throw new SignatureVerificationError(`The ${name} header is missing.`, source);
+  }
+  return value;
+}
+
+function checkTimestamp(header: string, receivedAt: Date, source: string): number {
+  if (!/^\d+$/.test(header)) {
+    throw new SignatureVerificationError('webhook-timestamp must be whole seconds since the epoch.', source);
+  }
+  const seconds = Number(header);
+  if (Math.abs(Math.floor(receivedAt.getTime() / 1000) - seconds) > TIMESTAMP_TOLERANCE_SECONDS) {
+    throw new SignatureVerificationError(`webhook-timestamp is outside the ${TIMESTAMP_TOLERANCE_SECONDS} s tolerance.`, source);
+  }
+  return seconds;
+}
+
+/** `v1a,<base64>` entries of the space-separated header, verified as ed25519 over `id.timestamp.body`. */
+function ed25519Matches(header: string, signedContent: string, keys: readonly KeyObject[]): boolean {
+  if (keys.length === 0) return false;
+  const content = Buffer.from(signedContent);
+  return header.split(' ').some((entry) => {
+    const [version, value] = entry.split(',');
+    if (version !== 'v1a' || !value) return false;
+    const signature = Buffer.from(value, 'base64');
+    return keys.some((key) => verifyEd25519(null, content, key, signature));
+  });
+}
+
+function toWebhook(secret: string, source: string): Webhook {
+  try {
+    return new Webhook(secret);
+  } catch {
+    throw new ConfigError(`Source "${source}": a Standard Webhooks secret must be "whsec_" followed by base64.`);
+  }
+}
+
+/** A `whpk_` key is the base64 of the raw 32-byte ed25519 public key. */
+function toPublicKey(key: string, source: string): KeyObject {
+  const raw = key.startsWith(PUBLIC_KEY_PREFIX) ? Buffer.from(key.slice(PUBLIC_KEY_PREFIX.length), 'base64') : undefined;
+  if (raw?.length !== 32) {
+    throw new ConfigError(`Source "${source}": a Standard Webhooks public key must be "${PUBLIC_KEY_PREFIX}" followed by the base64 of 32 bytes.`);
+  }
+  return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' });
+}
+
+function subjectOf(data: unknown): string | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  const orderId = (data as Record<string, unknown>).orderId;
+  return objectId(data) ?? (typeof orderId === 'string' ? orderId : undefined);
+}

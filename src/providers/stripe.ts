@@ -1,0 +1,85 @@
+import Stripe from 'stripe';
+import { MalformedEventError, SignatureVerificationError } from '../errors';
+import { objectId, requireString } from './json';
+import { firstSecret } from './secrets';
+import { ProviderKind, TIMESTAMP_TOLERANCE_SECONDS, type Delivery, type ProviderAdapter, type SampleEvent } from './types';
+
+/** The Stripe API version our sample events claim; verification accepts any version. */
+const SAMPLE_API_VERSION = '2025-09-30.clover';
+
+// Only the webhook helpers are used; they never call the API, so the key is a placeholder.
+const webhooks = new Stripe('sk_test_unused_by_webhook_verification').webhooks;
+
+/**
+ * Stripe: `Stripe-Signature` verified by `stripe.webhooks.constructEvent` with each configured
+ * secret in turn (several during rotation), 300 s tolerance.
+ * https://docs.stripe.com/webhooks#verify-events
+ */
+export function createStripeAdapter(options: { source: string; secrets: readonly string[] }): ProviderAdapter {
+  const { source, secrets } = options;
+  return {
+    kind: ProviderKind.STRIPE,
+    contentTypes: ['application/json'],
+
+    verify({ rawBody, headers, receivedAt }: Delivery) {
+      const header = headers['stripe-signature'];
+      if (typeof header !== 'string' || header === '') {
+        throw new SignatureVerificationError('The Stripe-Signature header is missing.', source);
+      }
+      let lastFailure = 'No signature matches any configured secret.';
+      for (const secret of secrets) {
+        try {
+          const event = webhooks.constructEvent(rawBody, header, secret, TIMESTAMP_TOLERANCE_SECONDS, undefined, receivedAt.getTime());
+          return readEvent(event as unknown, source);
+        } catch (error) {
+          if (error instanceof SyntaxError) throw new MalformedEventError('The body is not valid JSON.', source);
+          if (!(error instanceof Stripe.errors.StripeSignatureVerificationError)) throw error;
+          // Stripe checks the tolerance only after a signature matched, so this secret is the right one.
+          if (error.message.startsWith('Timestamp outside the tolerance zone')) {
+            throw new SignatureVerificationError(`The Stripe-Signature timestamp is outside the ${TIMESTAMP_TOLERANCE_SECONDS} s tolerance.`, source);
+          }
+          lastFailure = firstLine(error.message);
+        }
+      }
+      throw new SignatureVerificationError(lastFailure, source);
+    },
+
+    sign({ id, type, payload, timestamp }: SampleEvent) {
+      const created = Math.floor(timestamp.getTime() / 1000);
+      const body = JSON.stringify({
+        id,
+        object: 'event',
+        api_version: SAMPLE_API_VERSION,
+        created,
+        data: { object: payload },
+        livemode: false,
+        pending_webhooks: 1,
+        request: { id: null, idempotency_key: null },
+        type,
+      });
+      const signature = webhooks.generateTestHeaderString({ payload: body, secret: firstSecret(secrets, source), timestamp: created });
+      return { headers: { 'content-type': 'application/json', 'stripe-signature': signature }, body };
+    },
+  };
+}
+
+function readEvent(parsed: unknown, source: string) {
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new MalformedEventError('The body must be a JSON object.', source);
+  }
+  const event = parsed as Record<string, unknown>;
+  const created = event.created;
+  if (typeof created !== 'number') throw new MalformedEventError('The event has no numeric "created" timestamp.', source);
+  const data = event.data as { object?: unknown } | undefined;
+  return {
+    id: requireString(event.id, 'ID ("id")', source),
+    type: requireString(event.type, 'type ("type")', source),
+    occurredAt: new Date(created * 1000).toISOString(),
+    subject: objectId(data?.object),
+    payload: event,
+  };
+}
+
+function firstLine(message: string): string {
+  return message.split('\n')[0]!.trim();
+}
