@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError } from 'commander';
+import { loadConfig } from '../config';
+import { send } from './send';
+
+const program = new Command('durable-webhooks').description('Operate durable-webhooks: send signed sample events, inspect events by ID.');
+
+program
+  .command('send')
+  .description('Post a correctly signed sample event to a receiver, like `stripe trigger`; repeats are the same delivery.')
+  .argument('<source>', 'the source to send to: stripe, github, standard, or one from WEBHOOKS_CONFIG')
+  .argument('<fixture-or-type>', 'an event type (built-in samples: checkout.session.completed, issues.opened, order.created) or a JSON file {"type","payload"}')
+  .option('--repeat <n>', 'send the same delivery this many times', positiveInteger, 1)
+  .option('--url <url>', 'the receiver base URL', `http://localhost:${process.env.PORT || 3000}`)
+  .option('--id <eventId>', 'use this event ID instead of a new one')
+  .option('--json', 'print each response as one JSON line')
+  .action(async (source: string, fixtureOrType: string, options: { repeat: number; url: string; id?: string; json?: boolean }) => {
+    const attempts = await send(
+      loadConfig(),
+      { source, fixtureOrType, repeat: options.repeat, url: options.url, eventId: options.id },
+      (attempt, index) => {
+        if (options.json) {
+          console.log(JSON.stringify(attempt));
+          return;
+        }
+        const body = attempt.body as { status?: string; eventId?: string; workflowId?: string; title?: string; detail?: string };
+        const outcome = body.status ? `${body.status.padEnd(9)} ${body.eventId}` : `${body.title}: ${body.detail}`;
+        console.log(`${index + 1}/${options.repeat}  ${attempt.status}  ${outcome}`);
+      },
+    );
+    if (attempts.some((attempt) => attempt.status >= 300)) process.exitCode = 1;
+  });
+
+function positiveInteger(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isSafeInteger(parsed) || parsed < 1) throw new InvalidArgumentError('must be a positive integer.');
+  return parsed;
+}
+
+program.parseAsync().catch((error: Error) => {
+  console.error(`durable-webhooks: ${error.message}`);
+  process.exit(1);
+});

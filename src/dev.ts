@@ -1,0 +1,53 @@
+import { Connection } from '@temporalio/client';
+import { loadConfig } from './config';
+import { banner } from './dev/banner';
+import { isLoopback, isServing, startDevServer, type DevServer } from './dev/dev-server';
+import { createLogger } from './logger';
+import { startReceiver } from './receiver';
+import { connectWorkerConnection, lazyClient, temporalSettings } from './temporal/connection';
+import { prepareNamespace } from './temporal/search-attributes';
+import { createWorker } from './temporal/worker';
+
+/**
+ * `npm run dev`: the Temporal dev server (unless one already answers), the worker and the receiver
+ * in one process, with development secrets for any that are unset. Ctrl-C stops all three.
+ */
+async function main(): Promise<void> {
+  const logger = createLogger('dev');
+  const config = loadConfig();
+  const settings = temporalSettings();
+  const address = settings.connectionOptions.address!;
+
+  let devServer: DevServer | undefined;
+  if (!(await isServing(address))) {
+    if (!isLoopback(address)) throw new Error(`Temporal does not answer at ${address}.`);
+    logger.info('starting the Temporal dev server', { address, dataDir: config.dataDir });
+    devServer = await startDevServer({ address, dataDir: config.dataDir, stdio: 'ignore' });
+  }
+
+  const setupConnection = await Connection.connect(settings.connectionOptions);
+  await prepareNamespace(setupConnection, settings.namespace);
+  await setupConnection.close();
+
+  const workerConnection = await connectWorkerConnection(settings);
+  const worker = await createWorker({ connection: workerConnection, namespace: settings.namespace, taskQueue: config.taskQueue });
+  const running = worker.run();
+
+  const client = lazyClient(settings);
+  const receiver = await startReceiver(config, client);
+  process.stdout.write(banner({ config, receiverUrl: receiver.url, temporalAddress: address, namespace: settings.namespace, devServer }));
+
+  // The SDK's runtime turns SIGINT/SIGTERM into a graceful worker shutdown, which ends run().
+  await running;
+  logger.info('stopping');
+  await receiver.close();
+  await client.connection.close();
+  await workerConnection.close();
+  await devServer?.stop();
+  logger.info('stopped');
+}
+
+main().catch((error: Error) => {
+  createLogger('dev').error(`cannot run: ${error.message}`);
+  process.exit(1);
+});

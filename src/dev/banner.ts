@@ -1,0 +1,41 @@
+import type { Config } from '../config';
+
+export interface BannerInput {
+  config: Config;
+  receiverUrl: string;
+  temporalAddress: string;
+  namespace: string;
+  /** Set when this process started the dev server. */
+  devServer?: { uiUrl: string; dbFile: string };
+}
+
+/** What runs where, the development secrets in use, and how to send a first event. */
+export function banner({ config, receiverUrl, temporalAddress, namespace, devServer }: BannerInput): string {
+  const lines = [
+    '',
+    'durable-webhooks is running',
+    '',
+    `  Receiver     ${receiverUrl}   (POST /webhooks/${config.sources.length === 1 ? config.sources[0]!.name : `{${config.sources.map((s) => s.name).join(',')}}`})`,
+    `  Worker       task queue "${config.taskQueue}"`,
+    devServer
+      ? `  Temporal     ${temporalAddress} (dev server, namespace "${namespace}", data in ${devServer.dbFile})`
+      : `  Temporal     ${temporalAddress} (namespace "${namespace}", already running)`,
+  ];
+  if (devServer) lines.push(`  Temporal UI  ${devServer.uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows`);
+  lines.push('', '  Downstream APIs: none are called yet; each event workflow records what arrived.');
+  if (config.developmentSecrets.length > 0) {
+    lines.push('', '  Development signing secrets (set these variables to use your own):');
+    for (const secret of config.developmentSecrets) lines.push(`    ${secret.env}=${secret.value}`);
+  }
+  lines.push(
+    '',
+    '  Send a signed test event five times; the first is started, the rest are duplicates:',
+    '    npx durable-webhooks send stripe checkout.session.completed --repeat 5',
+    '  Forward real Stripe test events:',
+    `    stripe listen --forward-to ${receiverUrl}/webhooks/stripe`,
+    '',
+    '  Press Ctrl-C to stop.',
+    '',
+  );
+  return lines.join('\n');
+}

@@ -1,0 +1,123 @@
+import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import { PayloadTooLargeError, UnsupportedContentTypeError } from '../errors';
+import { createLogger, type Logger } from '../logger';
+import type { Source, SourceRegistry } from '../providers/registry';
+import type { WebhookEvent } from '../providers/types';
+import type { EventStarter } from '../temporal/start-event';
+import { createMetrics } from './metrics';
+import { sendProblem, toProblem } from './problem';
+
+export interface AppDeps {
+  sources: SourceRegistry;
+  starter: EventStarter;
+  /** Largest accepted body; larger ones get 413 before they are read in full. */
+  maxBodyBytes: number;
+  /** The clock used for timestamp tolerance. @default () => new Date() */
+  now?: () => Date;
+  logger?: Logger;
+}
+
+/**
+ * The receiver: `POST /webhooks/:source` verifies the raw body, then starts the event's workflow.
+ * A 2xx is sent only once Temporal has the event (202 started, 200 duplicate); the request never
+ * waits for business processing.
+ */
+export function createApp(deps: AppDeps): Express {
+  const { sources, starter, maxBodyBytes } = deps;
+  const now = deps.now ?? (() => new Date());
+  const logger = deps.logger ?? createLogger('receiver');
+  const metrics = createMetrics();
+
+  const app = express();
+  app.disable('x-powered-by');
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+
+  app.get('/readyz', async (_req, res) => {
+    if (await starter.ready()) {
+      res.json({ status: 'ready' });
+    } else {
+      sendProblem(res, {
+        type: 'urn:durable-webhooks:problem:temporal-unavailable',
+        title: 'Temporal unavailable',
+        status: 503,
+        detail: 'Temporal cannot be reached; deliveries are answered 503 until it is back.',
+      });
+    }
+  });
+
+  app.get('/metrics', async (_req, res) => {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+
+  const selectSource: RequestHandler<{ source: string }> = (req, res, next) => {
+    const source = sources.get(req.params.source);
+    const contentType = req.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
+    if (!contentType || !source.adapter.contentTypes.includes(contentType)) {
+      throw new UnsupportedContentTypeError(source.name, contentType, source.adapter.contentTypes);
+    }
+    res.locals.source = source;
+    next();
+  };
+
+  const readRawBody = express.raw({ type: () => true, limit: maxBodyBytes });
+
+  const receive: RequestHandler = async (req, res) => {
+    const source = res.locals.source as Source;
+    const receivedAt = now();
+    const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const verified = source.adapter.verify({ rawBody, headers: req.headers, receivedAt });
+    const event: WebhookEvent = { source: source.name, ...verified, receivedAt: receivedAt.toISOString() };
+
+    const stopTimer = metrics.startSeconds.startTimer({ source: source.name });
+    const result = await starter.start(event, source.workflowIdPrefix);
+    stopTimer();
+    metrics.deliveries.inc({ source: source.name, outcome: result.status });
+    logger.info(`event ${result.status}`, { source: source.name, eventId: event.id, type: event.type, workflowId: result.workflowId });
+
+    if (result.status === 'started') {
+      res.status(202).json({ status: 'started', eventId: event.id, workflowId: result.workflowId, runId: result.runId });
+    } else {
+      res.status(200).json({ status: 'duplicate', eventId: event.id, workflowId: result.workflowId });
+    }
+  };
+
+  app.post('/webhooks/:source', selectSource, readRawBody, receive);
+
+  app.all('/webhooks/:source', (_req, res) => {
+    res.set('Allow', 'POST');
+    sendProblem(res, { type: 'urn:durable-webhooks:problem:method-not-allowed', title: 'Method not allowed', status: 405, detail: 'Webhooks are delivered with POST.' });
+  });
+
+  app.use((req, res) => {
+    sendProblem(res, { type: 'urn:durable-webhooks:problem:not-found', title: 'Not found', status: 404, detail: `No route for ${req.method} ${req.path}.` });
+  });
+
+  const handleError: ErrorRequestHandler = (error, req, res, _next) => {
+    const problem = toProblem(fromBodyParser(error, maxBodyBytes));
+    const source = (res.locals.source as Source | undefined)?.name ?? 'unknown';
+    metrics.deliveries.inc({ source, outcome: problem.type.split(':').pop() });
+    if (problem.status >= 500) {
+      logger.error('delivery not recorded', { source, path: req.path, status: problem.status, error: describe(error) });
+    } else {
+      logger.warn('delivery rejected', { source, path: req.path, status: problem.status, problem: problem.type });
+    }
+    sendProblem(res, problem);
+  };
+  app.use(handleError);
+
+  return app;
+}
+
+/** body-parser reports its own failures as http-errors with a `type`; give them ours. */
+function fromBodyParser(error: unknown, maxBodyBytes: number): unknown {
+  const type = (error as { type?: unknown }).type;
+  if (type === 'entity.too.large') return new PayloadTooLargeError(maxBodyBytes);
+  return error;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

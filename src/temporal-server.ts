@@ -1,0 +1,29 @@
+import { Connection } from '@temporalio/client';
+import { loadConfig } from './config';
+import { startDevServer } from './dev/dev-server';
+import { createLogger } from './logger';
+import { temporalSettings } from './temporal/connection';
+import { prepareNamespace } from './temporal/search-attributes';
+
+/** `npm run temporal`: only the dev server, prepared (search attributes, retention), until Ctrl-C. */
+async function main(): Promise<void> {
+  const logger = createLogger('temporal');
+  const settings = temporalSettings();
+  const address = settings.connectionOptions.address!;
+  const server = await startDevServer({ address, dataDir: loadConfig().dataDir });
+  const connection = await Connection.connect(settings.connectionOptions);
+  await prepareNamespace(connection, settings.namespace);
+  await connection.close();
+  logger.info('Temporal dev server ready', { address, ui: server.uiUrl, db: server.dbFile });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, async () => {
+      await server.stop();
+      process.exit(0);
+    });
+  }
+}
+
+main().catch((error: Error) => {
+  createLogger('temporal').error(`cannot start: ${error.message}`);
+  process.exit(1);
+});

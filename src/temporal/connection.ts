@@ -1,0 +1,43 @@
+import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
+import { loadClientConnectConfig } from '@temporalio/envconfig';
+import { NativeConnection } from '@temporalio/worker';
+
+/** The address the dev server listens on, and the one used when nothing else is configured. */
+export const DEFAULT_TEMPORAL_ADDRESS = '127.0.0.1:7233';
+
+export interface TemporalSettings {
+  namespace: string;
+  connectionOptions: ConnectionOptions;
+}
+
+/**
+ * Temporal connection settings from Temporal's own environment names (TEMPORAL_ADDRESS,
+ * TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE and the config file),
+ * so the same variables drive this service and the `temporal` CLI.
+ */
+export function temporalSettings(env: NodeJS.ProcessEnv = process.env): TemporalSettings {
+  const { connectionOptions, namespace } = loadClientConnectConfig({
+    profile: env.TEMPORAL_PROFILE,
+    overrideEnvVars: definedOnly(env),
+  });
+  return {
+    namespace: namespace ?? 'default',
+    connectionOptions: { ...(connectionOptions as ConnectionOptions), address: connectionOptions.address ?? DEFAULT_TEMPORAL_ADDRESS },
+  };
+}
+
+/**
+ * A client whose connection is made on first use, so the receiver starts (and answers 503) while
+ * Temporal is down, and reconnects by itself when it is back.
+ */
+export function lazyClient(settings: TemporalSettings): Client {
+  return new Client({ connection: Connection.lazy(settings.connectionOptions), namespace: settings.namespace });
+}
+
+export function connectWorkerConnection(settings: TemporalSettings): Promise<NativeConnection> {
+  return NativeConnection.connect(settings.connectionOptions as Parameters<typeof NativeConnection.connect>[0]);
+}
+
+function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}

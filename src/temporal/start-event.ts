@@ -1,0 +1,85 @@
+import { isGrpcServiceError, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { status as grpcStatus } from '@grpc/grpc-js';
+import { TemporalUnavailableError } from '../errors';
+import type { WebhookEvent } from '../providers/types';
+import type { recordEvent } from '../../workflows';
+import { WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE } from './search-attributes';
+
+export type StartResult =
+  | { status: 'started'; workflowId: string; runId: string }
+  | { status: 'duplicate'; workflowId: string };
+
+/** Starts one workflow per event; the receiver depends on this, not on the Temporal client. */
+export interface EventStarter {
+  /**
+   * Starts the event's workflow, whose ID is `workflowIdPrefix + event.id`.
+   * @throws TemporalUnavailableError when Temporal does not confirm in time; nothing is recorded then.
+   */
+  start(event: WebhookEvent, workflowIdPrefix: string): Promise<StartResult>;
+  /** True when Temporal answers for our namespace. */
+  ready(): Promise<boolean>;
+}
+
+/** How long a delivery waits for Temporal before the receiver answers 503. */
+export const DEFAULT_START_TIMEOUT_MS = 5_000;
+
+// A failed call with one of these codes means Temporal was not reached or did not answer in time.
+const UNAVAILABLE_CODES = new Set<number>([grpcStatus.UNAVAILABLE, grpcStatus.DEADLINE_EXCEEDED, grpcStatus.CANCELLED, grpcStatus.RESOURCE_EXHAUSTED]);
+
+export class TemporalEventStarter implements EventStarter {
+  constructor(
+    private readonly client: Client,
+    private readonly options: { taskQueue: string; startTimeoutMs?: number },
+  ) {}
+
+  async start(event: WebhookEvent, workflowIdPrefix: string): Promise<StartResult> {
+    const workflowId = workflowIdPrefix + event.id;
+    try {
+      const handle = await this.withDeadline(() =>
+        this.client.workflow.start<typeof recordEvent>('recordEvent', {
+          workflowId,
+          taskQueue: this.options.taskQueue,
+          args: [event],
+          // A closed run with this ID blocks a new one, and so does a running one: the engine is the dedupe.
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          workflowIdConflictPolicy: 'FAIL',
+          typedSearchAttributes: [
+            { key: WEBHOOK_SOURCE, value: event.source },
+            { key: WEBHOOK_EVENT_TYPE, value: event.type },
+          ],
+          staticSummary: summaryOf(event),
+        }),
+      );
+      return { status: 'started', workflowId, runId: handle.firstExecutionRunId };
+    } catch (error) {
+      if (error instanceof WorkflowExecutionAlreadyStartedError) return { status: 'duplicate', workflowId };
+      if (isUnavailable(error)) throw new TemporalUnavailableError(event.id, { cause: error });
+      throw error;
+    }
+  }
+
+  async ready(): Promise<boolean> {
+    try {
+      await this.withDeadline(() => this.client.workflowService.describeNamespace({ namespace: this.client.options.namespace }));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private withDeadline<T>(fn: () => Promise<T>): Promise<T> {
+    return this.client.connection.withDeadline(Date.now() + (this.options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS), fn);
+  }
+}
+
+/** One line a person can read in the Temporal UI's workflow list. */
+export function summaryOf(event: WebhookEvent): string {
+  return [event.source, event.type, event.subject].filter(Boolean).join(' · ');
+}
+
+function isUnavailable(error: unknown): boolean {
+  for (let current = error; current; current = (current as { cause?: unknown }).cause) {
+    if (isGrpcServiceError(current) && UNAVAILABLE_CODES.has(current.code)) return true;
+  }
+  return false;
+}
