@@ -3,10 +3,14 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
+  // @octokit/webhooks-methods ships only ES modules; compile it to CommonJS with the tests.
+  transform: { '^.+\\.(ts|js)$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }] },
+  transformIgnorePatterns: ['/node_modules/(?!@octokit/)'],
+  // Its package exports offer only an `import` condition, which Jest's CommonJS resolver skips.
+  moduleNameMapper: { '^@octokit/webhooks-methods$': '<rootDir>/node_modules/@octokit/webhooks-methods/dist-node/index.js' },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-  // Integration tests start workers and dev servers; give them room on a 2-core machine.
+  // Integration tests run workers and Temporal dev servers on a 2-core machine.
   testTimeout: 60_000,
   maxWorkers: 2,
 };

@@ -23,7 +23,7 @@ export interface DevelopmentSecret {
 }
 
 export interface Config {
-  /** Receiver port. @default 3000 */
+  /** Receiver port; 0 picks a free one. @default 3000 */
   port: number;
   /** Largest accepted body; small enough that every accepted event fits one Temporal payload. @default 262144 */
   maxBodyBytes: number;
@@ -96,7 +96,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
 
   return {
-    port: positiveInteger(env, 'PORT', 3000),
+    port: portNumber(env, 'PORT', 3000),
     maxBodyBytes: positiveInteger(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES),
     taskQueue: env.TEMPORAL_TASK_QUEUE || 'webhooks',
     sources,
@@ -109,6 +109,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 /** Several secrets in one variable, separated by spaces or commas (key rotation). */
 export function splitList(value: string | undefined): string[] {
   return (value ?? '').split(/[\s,]+/).filter(Boolean);
+}
+
+/** 0 asks the system for a free port. */
+function portNumber(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 0 || value > 65535) throw new ConfigError(`${name} must be a port number (0-65535), not "${raw}".`);
+  return value;
 }
 
 function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number): number {

@@ -1,17 +1,24 @@
-import js from '@eslint/js';
-import tseslint from 'typescript-eslint';
-import { builtinModules } from 'node:module';
+// CommonJS so tests can load it with require() and hand it to the ESLint API.
+const js = require('@eslint/js');
+const tseslint = require('typescript-eslint');
+const { builtinModules } = require('node:module');
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];
+const ioPackages = ['pg', 'stripe', 'express', 'resend', 'nodemailer', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'];
 
-export default tseslint.config(
+module.exports = tseslint.config(
   { ignores: ['dist/', 'node_modules/', '.tools/', '.data/', 'test-results/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true }],
     },
+  },
+  {
+    files: ['*.js', '*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly', __dirname: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
     // Workflow code is replayed and must be deterministic: no Node modules, no I/O, no clock or
@@ -23,13 +30,11 @@ export default tseslint.config(
         {
           paths: [
             ...nodeBuiltins.map((name) => ({ name, message: 'Workflows cannot use Node modules; do I/O in an activity.' })),
-            ...['pg', 'stripe', 'express', 'resend', 'nodemailer', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'].map(
-              (name) => ({ name, message: 'Workflows cannot do I/O; call an activity instead.' }),
-            ),
+            ...ioPackages.map((name) => ({ name, message: 'Workflows cannot do I/O; call an activity instead.' })),
           ],
           patterns: [
-            { group: ['../src/*', '../src'], message: 'Workflows import only @temporalio/workflow and types.', allowTypeImports: true },
-            { group: ['../activities', '../activities/*'], message: 'Import activities as types: import type * as activities from ../activities', allowTypeImports: true },
+            { group: ['../src', '../src/*'], message: 'Workflows import only @temporalio/workflow and types.', allowTypeImports: true },
+            { group: ['../activities', '../activities/*'], message: "Import activities as types: import type { Activities } from '../activities'.", allowTypeImports: true },
           ],
         },
       ],

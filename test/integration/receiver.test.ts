@@ -1,0 +1,254 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import examples from '@octokit/webhooks-examples';
+import { githubHeaders, SECRETS, standardHeaders, stripeEvent, stripeHeaders } from '../support/signing';
+import { post, runsOf, startStack, workflowExists, type Stack } from '../support/stack';
+
+const issueOpened = examples
+  .find((group) => group.name === 'issues')!
+  .examples.find((example) => (example as { action?: string }).action === 'opened')!;
+
+const connectConfig = () => {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'dw-')), 'webhooks.yaml');
+  writeFileSync(file, 'sources:\n  - name: stripe-connect\n    kind: stripe\n    secret: whsec_connect_test\n    workflowIdPrefix: "connect:"\n');
+  return file;
+};
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack({ env: { MAX_BODY_BYTES: String(64 * 1024), WEBHOOKS_CONFIG: connectConfig() } });
+});
+afterAll(() => stack.close());
+
+function signedStripe(overrides: Record<string, unknown> = {}, secret = SECRETS.stripe) {
+  const event = stripeEvent(overrides);
+  const body = JSON.stringify(event);
+  return { id: event.id as string, body, headers: stripeHeaders(body, secret) };
+}
+
+describe('POST /webhooks/stripe', () => {
+  it('starts one workflow whose ID is the event ID (202), and answers a second copy 200 duplicate', async () => {
+    const { id, body, headers } = signedStripe();
+
+    const first = await post(`${stack.url}/webhooks/stripe`, headers, body);
+    expect(first.status).toBe(202);
+    expect(first.json).toEqual({ status: 'started', eventId: id, workflowId: id, runId: expect.any(String) });
+
+    const second = await post(`${stack.url}/webhooks/stripe`, headers, body);
+    expect(second.status).toBe(200);
+    expect(second.json).toEqual({ status: 'duplicate', eventId: id, workflowId: id });
+
+    const handle = stack.client.workflow.getHandle(id);
+    expect(await handle.result()).toMatchObject({ outcome: 'recorded', source: 'stripe', eventId: id, type: 'checkout.session.completed' });
+    expect(await runsOf(stack.client, id)).toEqual([first.json!.runId]);
+
+    const third = await post(`${stack.url}/webhooks/stripe`, headers, body);
+    expect(third.json).toEqual({ status: 'duplicate', eventId: id, workflowId: id });
+  });
+
+  it('tags the workflow with WebhookSource, WebhookEventType and a readable summary', async () => {
+    const { id, body, headers } = signedStripe({ type: 'checkout.session.completed' });
+    expect((await post(`${stack.url}/webhooks/stripe`, headers, body)).status).toBe(202);
+    const description = await stack.client.workflow.getHandle(id).describe();
+    expect(description.searchAttributes).toMatchObject({ WebhookSource: ['stripe'], WebhookEventType: ['checkout.session.completed'] });
+    expect(await description.staticSummary()).toBe('stripe · checkout.session.completed · cs_test_123');
+    expect(description.taskQueue).toBe(stack.taskQueue);
+  });
+
+  it('accepts 50 concurrent copies of one event as exactly one 202 and 49 duplicates, with one execution', async () => {
+    const { id, body, headers } = signedStripe();
+    const responses = await Promise.all(Array.from({ length: 50 }, () => post(`${stack.url}/webhooks/stripe`, headers, body)));
+    const statuses = responses.map((response) => response.status);
+    expect(statuses.filter((status) => status === 202)).toHaveLength(1);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(49);
+    await stack.client.workflow.getHandle(id).result();
+    expect(await runsOf(stack.client, id)).toHaveLength(1);
+  });
+
+  it('accepts an event signed with the older of two rotated secrets', async () => {
+    const { id, body, headers } = signedStripe({}, SECRETS.stripeRotated);
+    expect((await post(`${stack.url}/webhooks/stripe`, headers, body)).json).toMatchObject({ status: 'started', eventId: id });
+  });
+});
+
+describe('POST /webhooks/github', () => {
+  it('takes a real issues.opened payload from @octokit/webhooks-examples through to a completed workflow', async () => {
+    const delivery = randomUUID();
+    const body = JSON.stringify(issueOpened);
+    const response = await post(`${stack.url}/webhooks/github`, await githubHeaders(body, SECRETS.github, { delivery, event: 'issues' }), body);
+    expect(response.status).toBe(202);
+    expect(response.json).toMatchObject({ status: 'started', eventId: delivery, workflowId: delivery });
+    expect(await stack.client.workflow.getHandle(delivery).result()).toMatchObject({ source: 'github', type: 'issues.opened' });
+  });
+
+  it('accepts a form-encoded delivery', async () => {
+    const delivery = randomUUID();
+    const form = new URLSearchParams({ payload: JSON.stringify({ zen: 'Design for failure.', hook_id: 7 }) }).toString();
+    const headers = await githubHeaders(form, SECRETS.github, { delivery, event: 'ping', contentType: 'application/x-www-form-urlencoded' });
+    expect((await post(`${stack.url}/webhooks/github`, headers, form)).json).toMatchObject({ status: 'started', eventId: delivery });
+  });
+});
+
+describe('POST /webhooks/standard', () => {
+  it('starts the workflow under the webhook-id', async () => {
+    const id = `msg_${randomUUID()}`;
+    const body = JSON.stringify({ type: 'order.created', timestamp: new Date().toISOString(), data: { orderId: 'ord_1', amount: 4200 } });
+    const response = await post(`${stack.url}/webhooks/standard`, standardHeaders(body, SECRETS.standard, { id }), body);
+    expect(response.status).toBe(202);
+    expect(await stack.client.workflow.getHandle(id).result()).toMatchObject({ source: 'standard', type: 'order.created' });
+  });
+});
+
+describe('sources from WEBHOOKS_CONFIG', () => {
+  it('serves POST /webhooks/<name> with its own secret, and prefixes the workflow ID', async () => {
+    const { id, body, headers } = signedStripe({}, 'whsec_connect_test');
+    const response = await post(`${stack.url}/webhooks/stripe-connect`, headers, body);
+    expect(response.json).toEqual({ status: 'started', eventId: id, workflowId: `connect:${id}`, runId: expect.any(String) });
+    expect(await stack.client.workflow.getHandle(`connect:${id}`).result()).toMatchObject({ source: 'stripe-connect', eventId: id });
+    // The built-in stripe source does not accept the other source's secret.
+    expect((await post(`${stack.url}/webhooks/stripe`, headers, body)).status).toBe(400);
+  });
+});
+
+describe('bad input gets a problem+json answer and starts nothing', () => {
+  const MARKER = 'payload-marker-that-must-not-be-echoed';
+
+  type Case = { name: string; status: number; detail: RegExp; request: () => Promise<{ path: string; id: string; headers: Record<string, string>; body: string }> };
+  const cases: Case[] = [
+    {
+      name: 'a Stripe signature made with another secret',
+      status: 400,
+      detail: /No signatures found matching/,
+      request: async () => ({ path: 'stripe', ...signedStripe({ description: MARKER }, 'whsec_wrong') }),
+    },
+    {
+      name: 'a missing Stripe-Signature header',
+      status: 400,
+      detail: /Stripe-Signature header is missing/,
+      request: async () => {
+        const { id, body } = signedStripe({ description: MARKER });
+        return { path: 'stripe', id, body, headers: { 'content-type': 'application/json' } };
+      },
+    },
+    {
+      name: 'a body changed after signing',
+      status: 400,
+      detail: /No signatures found matching/,
+      request: async () => {
+        const { id, body, headers } = signedStripe({ description: MARKER });
+        return { path: 'stripe', id, headers, body: body.replace('"livemode":false', '"livemode":true') };
+      },
+    },
+    {
+      name: 'a timestamp outside the 300 s tolerance',
+      status: 400,
+      detail: /outside the 300 s tolerance/,
+      request: async () => {
+        const event = stripeEvent({ description: MARKER });
+        const body = JSON.stringify(event);
+        return { path: 'stripe', id: event.id as string, body, headers: stripeHeaders(body, SECRETS.stripe, Math.floor(Date.now() / 1000) - 600) };
+      },
+    },
+    {
+      name: 'malformed JSON, correctly signed',
+      status: 400,
+      detail: /not valid JSON/,
+      request: async () => {
+        const id = `evt_${randomUUID()}`;
+        const body = `{"id":"${id}","description":"${MARKER}",`;
+        return { path: 'stripe', id, body, headers: stripeHeaders(body, SECRETS.stripe) };
+      },
+    },
+    {
+      name: 'a signed event without an event ID',
+      status: 400,
+      detail: /no ID/,
+      request: async () => {
+        const id = `msg_${randomUUID()}`;
+        const body = JSON.stringify({ ...stripeEvent({ description: MARKER }), id: undefined, note: id });
+        return { path: 'stripe', id, body, headers: stripeHeaders(body, SECRETS.stripe) };
+      },
+    },
+    {
+      name: 'a GitHub delivery without X-GitHub-Delivery',
+      status: 400,
+      detail: /no delivery ID/,
+      request: async () => {
+        const id = randomUUID();
+        const body = JSON.stringify({ action: 'opened', marker: MARKER });
+        const { 'x-github-delivery': _dropped, ...headers } = await githubHeaders(body, SECRETS.github, { delivery: id, event: 'issues' });
+        return { path: 'github', id, body, headers };
+      },
+    },
+    {
+      name: 'a Standard Webhooks delivery signed with another secret',
+      status: 400,
+      detail: /does not match/,
+      request: async () => {
+        const id = `msg_${randomUUID()}`;
+        const body = JSON.stringify({ type: 'order.created', data: { marker: MARKER } });
+        return { path: 'standard', id, body, headers: standardHeaders(body, `whsec_${Buffer.from('wrong key').toString('base64')}`, { id }) };
+      },
+    },
+    {
+      name: 'an unknown source',
+      status: 404,
+      detail: /No webhook source named "shopify"/,
+      request: async () => ({ path: 'shopify', ...signedStripe({ description: MARKER }) }),
+    },
+    {
+      name: 'a body over MAX_BODY_BYTES',
+      status: 413,
+      detail: /larger than the limit of 65536 bytes/,
+      request: async () => ({ path: 'stripe', ...signedStripe({ description: MARKER + 'x'.repeat(70 * 1024) }) }),
+    },
+    {
+      name: 'an unsupported content type',
+      status: 415,
+      detail: /Content-Type text\/plain is not accepted here; send application\/json/,
+      request: async () => {
+        const { id, body, headers } = signedStripe({ description: MARKER });
+        return { path: 'stripe', id, body, headers: { ...headers, 'content-type': 'text/plain' } };
+      },
+    },
+  ];
+
+  it.each(cases)('$name → $status', async ({ status, detail, request }) => {
+    const { path: source, id, headers, body } = await request();
+    const response = await post(`${stack.url}/webhooks/${source}`, headers, body);
+
+    expect(response.status).toBe(status);
+    expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(response.json).toMatchObject({ status, type: expect.stringMatching(/^urn:durable-webhooks:problem:/), title: expect.any(String), detail: expect.stringMatching(detail) });
+    for (const secret of [...Object.values(SECRETS), MARKER]) expect(response.text).not.toContain(secret);
+    if (headers['stripe-signature']) expect(response.text).not.toContain(headers['stripe-signature']);
+    expect(await workflowExists(stack.client, id)).toBe(false);
+  });
+
+  it('answers GET on a webhook route 405 with Allow: POST', async () => {
+    const response = await fetch(`${stack.url}/webhooks/stripe`);
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST');
+  });
+});
+
+describe('operational routes', () => {
+  it('GET /healthz and /readyz answer 200 while Temporal is up', async () => {
+    expect((await fetch(`${stack.url}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${stack.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ready' });
+  });
+
+  it('GET /metrics counts deliveries by source and outcome', async () => {
+    const { body, headers } = signedStripe();
+    await post(`${stack.url}/webhooks/stripe`, headers, body);
+    await post(`${stack.url}/webhooks/stripe`, headers, body);
+    const metrics = await (await fetch(`${stack.url}/metrics`)).text();
+    expect(metrics).toMatch(/webhook_deliveries_total\{source="stripe",outcome="started"\} [1-9]/);
+    expect(metrics).toMatch(/webhook_deliveries_total\{source="stripe",outcome="duplicate"\} [1-9]/);
+    expect(metrics).toMatch(/webhook_deliveries_total\{source="stripe",outcome="invalid-signature"\} [1-9]/);
+  });
+});

@@ -1,0 +1,5 @@
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+
+export default async function globalTeardown(): Promise<void> {
+  await (globalThis as { temporalTestEnv?: TestWorkflowEnvironment }).temporalTestEnv?.teardown();
+}

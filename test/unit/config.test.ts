@@ -1,0 +1,89 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { DEFAULT_MAX_BODY_BYTES, DEVELOPMENT_SECRETS, loadConfig } from '../../src/config';
+
+const writeConfig = (text: string, name = 'webhooks.yaml') => {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'dw-config-')), name);
+  writeFileSync(file, text);
+  return file;
+};
+
+describe('loadConfig', () => {
+  it('runs with no settings: port 3000, task queue webhooks, 256 KiB bodies, development secrets for the three sources', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ port: 3000, taskQueue: 'webhooks', maxBodyBytes: DEFAULT_MAX_BODY_BYTES });
+    expect(config.sources.map((source) => [source.name, source.kind, source.secrets])).toEqual([
+      ['stripe', 'stripe', [DEVELOPMENT_SECRETS.STRIPE_WEBHOOK_SECRET]],
+      ['github', 'github', [DEVELOPMENT_SECRETS.GITHUB_WEBHOOK_SECRET]],
+      ['standard', 'standard-webhooks', [DEVELOPMENT_SECRETS.STANDARD_WEBHOOK_SECRET]],
+    ]);
+    expect(config.developmentSecrets.map((secret) => secret.env)).toEqual(['STRIPE_WEBHOOK_SECRET', 'GITHUB_WEBHOOK_SECRET', 'STANDARD_WEBHOOK_SECRET']);
+  });
+
+  it('accepts several secrets separated by spaces or commas (rotation)', () => {
+    const config = loadConfig({ STRIPE_WEBHOOK_SECRET: 'whsec_new, whsec_old  whsec_older', GITHUB_WEBHOOK_SECRET: 'one,two' });
+    expect(config.sources[0]!.secrets).toEqual(['whsec_new', 'whsec_old', 'whsec_older']);
+    expect(config.sources[1]!.secrets).toEqual(['one', 'two']);
+    expect(config.developmentSecrets.map((secret) => secret.env)).toEqual(['STANDARD_WEBHOOK_SECRET']);
+  });
+
+  it('in production, leaves a source off when its secret is unset instead of using a development value', () => {
+    const config = loadConfig({ NODE_ENV: 'production', STRIPE_WEBHOOK_SECRET: 'whsec_live' });
+    expect(config.sources.map((source) => source.name)).toEqual(['stripe']);
+    expect(config.disabledSources).toEqual(['github', 'standard']);
+    expect(config.developmentSecrets).toEqual([]);
+  });
+
+  it('keeps a Standard Webhooks source with only a public key', () => {
+    const config = loadConfig({ NODE_ENV: 'production', STANDARD_WEBHOOK_PUBLIC_KEY: 'whpk_abc' });
+    expect(config.sources).toEqual([{ name: 'standard', kind: 'standard-webhooks', secrets: [], publicKeys: ['whpk_abc'], workflowIdPrefix: '' }]);
+  });
+
+  it.each([
+    ['PORT', 'eighty', /PORT must be a port number \(0-65535\), not "eighty"/],
+    ['PORT', '70000', /PORT must be a port number/],
+    ['MAX_BODY_BYTES', '-1', /MAX_BODY_BYTES must be a positive integer, not "-1"/],
+    ['MAX_BODY_BYTES', '1.5', /MAX_BODY_BYTES must be a positive integer/],
+  ])('refuses %s=%s', (name, value, message) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(message);
+  });
+
+  it('adds sources from WEBHOOKS_CONFIG, with secrets inline or from a named variable, and a workflow-ID prefix', () => {
+    const file = writeConfig(`
+sources:
+  - name: stripe-connect
+    kind: stripe
+    secretEnv: CONNECT_SECRET
+    workflowIdPrefix: "connect:"
+  - name: partner
+    kind: standard-webhooks
+    secret: whsec_cGFydG5lcg==
+`);
+    const config = loadConfig({ WEBHOOKS_CONFIG: file, CONNECT_SECRET: 'whsec_a whsec_b' });
+    expect(config.sources.slice(3)).toEqual([
+      { name: 'stripe-connect', kind: 'stripe', secrets: ['whsec_a', 'whsec_b'], publicKeys: [], workflowIdPrefix: 'connect:' },
+      { name: 'partner', kind: 'standard-webhooks', secrets: ['whsec_cGFydG5lcg=='], publicKeys: [], workflowIdPrefix: '' },
+    ]);
+  });
+
+  it('reads a JSON WEBHOOKS_CONFIG too', () => {
+    const file = writeConfig(JSON.stringify({ sources: [{ name: 'gh-enterprise', kind: 'github', secret: 's3cret' }] }), 'webhooks.json');
+    expect(loadConfig({ WEBHOOKS_CONFIG: file }).sources[3]).toMatchObject({ name: 'gh-enterprise', kind: 'github', secrets: ['s3cret'] });
+  });
+
+  it.each([
+    ['no sources list', 'other: 1', /must have a "sources" list/],
+    ['a bad name', 'sources: [{ name: "Bad Name", kind: github, secret: x }]', /"name" must be lower-case/],
+    ['an unknown kind', 'sources: [{ name: shop, kind: shopify, secret: x }]', /"kind" must be one of stripe, github, standard-webhooks/],
+    ['no secret', 'sources: [{ name: shop, kind: github, secretEnv: UNSET_VARIABLE }]', /set "secret" or "secretEnv"/],
+    ['a taken name', 'sources: [{ name: stripe, kind: stripe, secret: x }]', /"stripe" already exists/],
+    ['a non-string prefix', 'sources: [{ name: shop, kind: github, secret: x, workflowIdPrefix: 3 }]', /"workflowIdPrefix" must be a string/],
+  ])('refuses a WEBHOOKS_CONFIG with %s', (_reason, text, message) => {
+    expect(() => loadConfig({ WEBHOOKS_CONFIG: writeConfig(text) })).toThrow(message);
+  });
+
+  it('names the file when WEBHOOKS_CONFIG cannot be read', () => {
+    expect(() => loadConfig({ WEBHOOKS_CONFIG: '/nonexistent/webhooks.yaml' })).toThrow(/WEBHOOKS_CONFIG \(\/nonexistent\/webhooks.yaml\) cannot be read/);
+  });
+});

@@ -1,0 +1,60 @@
+import { MalformedEventError, SignatureVerificationError } from '../../../src/errors';
+import { createStripeAdapter } from '../../../src/providers/stripe';
+import { SECRETS, stripeEvent, stripeHeaders } from '../../support/signing';
+
+const adapter = createStripeAdapter({ source: 'stripe', secrets: [SECRETS.stripe, SECRETS.stripeRotated] });
+const verify = (body: string, headers: Record<string, string>, receivedAt = new Date()) =>
+  adapter.verify({ rawBody: Buffer.from(body), headers, receivedAt });
+
+describe('createStripeAdapter().verify', () => {
+  it('accepts an event signed by stripe.webhooks.generateTestHeaderString and reads id, type, created and the object', () => {
+    const event = stripeEvent({ id: 'evt_1', created: 1_764_000_000 });
+    const body = JSON.stringify(event);
+    const verified = verify(body, stripeHeaders(body, SECRETS.stripe, 1_764_000_000), new Date(1_764_000_100_000));
+    expect(verified).toMatchObject({
+      id: 'evt_1',
+      type: 'checkout.session.completed',
+      occurredAt: '2025-11-24T16:00:00.000Z',
+      subject: 'cs_test_123',
+      payload: event,
+    });
+  });
+
+  it('accepts the second of two configured secrets (rotation)', () => {
+    const body = JSON.stringify(stripeEvent({ id: 'evt_rotated' }));
+    expect(verify(body, stripeHeaders(body, SECRETS.stripeRotated)).id).toBe('evt_rotated');
+  });
+
+  it.each([
+    ['a missing Stripe-Signature header', () => ({ 'content-type': 'application/json' }), /Stripe-Signature header is missing/],
+    ['a signature made with another secret', (body: string) => stripeHeaders(body, 'whsec_someone_else'), /No signatures found matching/],
+    ['a header without a v1 signature', () => ({ 'stripe-signature': 't=123,v0=abc' }), /No signatures found with expected scheme/],
+  ])('rejects %s', (_reason, headersFor, message) => {
+    const body = JSON.stringify(stripeEvent());
+    expect(() => verify(body, headersFor(body) as Record<string, string>)).toThrow(SignatureVerificationError);
+    expect(() => verify(body, headersFor(body) as Record<string, string>)).toThrow(message);
+  });
+
+  it('rejects a body changed after signing', () => {
+    const body = JSON.stringify(stripeEvent({ id: 'evt_original' }));
+    const headers = stripeHeaders(body, SECRETS.stripe);
+    expect(() => verify(body.replace('evt_original', 'evt_tampered'), headers)).toThrow(SignatureVerificationError);
+  });
+
+  it('rejects a timestamp more than 300 s before the receipt time', () => {
+    const body = JSON.stringify(stripeEvent());
+    const signedAt = 1_764_000_000;
+    expect(() => verify(body, stripeHeaders(body, SECRETS.stripe, signedAt), new Date((signedAt + 301) * 1000))).toThrow(/outside the 300 s tolerance/);
+    expect(verify(body, stripeHeaders(body, SECRETS.stripe, signedAt), new Date((signedAt + 299) * 1000)).type).toBe('checkout.session.completed');
+  });
+
+  it.each([
+    ['malformed JSON', '{"id": "evt_1",', /not valid JSON/],
+    ['a JSON array', '[1, 2]', /must be a JSON object/],
+    ['no event ID', JSON.stringify({ ...stripeEvent(), id: undefined }), /no ID/],
+    ['no event type', JSON.stringify({ ...stripeEvent(), type: '' }), /no type/],
+  ])('rejects a correctly signed body with %s', (_reason, body, message) => {
+    expect(() => verify(body, stripeHeaders(body, SECRETS.stripe))).toThrow(MalformedEventError);
+    expect(() => verify(body, stripeHeaders(body, SECRETS.stripe))).toThrow(message);
+  });
+});
