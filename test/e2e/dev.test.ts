@@ -1,0 +1,109 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { isServing } from '../../src/dev/dev-server';
+import { freePort } from '../support/stack';
+import { runCli, spawnTs, type Spawned } from '../support/processes';
+
+/**
+ * `npm run dev` as a newcomer runs it (on free ports and a data directory of its own): it starts
+ * the Temporal dev server, the worker and the receiver, prints the banner, refuses duplicates sent
+ * by `durable-webhooks send`, stops everything on Ctrl-C, and finds its events again after a restart.
+ */
+const dataDir = mkdtempSync(path.join(tmpdir(), 'dw-dev-'));
+let env: NodeJS.ProcessEnv;
+let dev: Spawned | undefined;
+
+async function startDev(): Promise<Spawned> {
+  const started = spawnTs('src/dev.ts', [], env);
+  await started.waitFor('Press Ctrl-C to stop.');
+  return started;
+}
+
+async function stopDev(): Promise<number | null> {
+  const running = dev!;
+  dev = undefined;
+  running.child.kill('SIGINT');
+  return running.exited;
+}
+
+beforeAll(async () => {
+  const temporalPort = await freePort(1000);
+  const port = await freePort();
+  env = {
+    PORT: String(port),
+    TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
+    DATA_DIR: dataDir,
+    STRIPE_WEBHOOK_SECRET: '',
+    GITHUB_WEBHOOK_SECRET: '',
+    STANDARD_WEBHOOK_SECRET: '',
+  };
+});
+
+afterAll(async () => {
+  if (dev) await stopDev();
+});
+
+const sendJson = async (args: string[]) => {
+  const { code, output } = await runCli(['send', ...args, '--url', `http://localhost:${env.PORT}`, '--json'], env);
+  return { code, attempts: output.trim().split('\n').map((line) => JSON.parse(line) as { status: number; body: { status: string; eventId: string } }) };
+};
+
+describe('npm run dev', () => {
+  it('runs Temporal, the worker and the receiver; send --repeat 5 gives one started and four duplicates', async () => {
+    dev = await startDev();
+    const banner = dev.output();
+    expect(banner).toContain(`Receiver     http://localhost:${env.PORT}`);
+    expect(banner).toContain(`Temporal UI  http://localhost:${Number(env.TEMPORAL_ADDRESS!.split(':')[1]) + 1000}/namespaces/default/workflows`);
+    expect(banner).toContain('STRIPE_WEBHOOK_SECRET=whsec_durable_webhooks_development_only');
+    expect(banner).toContain(path.join(dataDir, 'temporal.sqlite'));
+
+    const { code, attempts } = await sendJson(['stripe', 'checkout.session.completed', '--repeat', '5', '--id', 'evt_dev_e2e_1']);
+    expect(code).toBe(0);
+    expect(attempts.map((attempt) => [attempt.status, attempt.body.status])).toEqual([
+      [202, 'started'],
+      [200, 'duplicate'],
+      [200, 'duplicate'],
+      [200, 'duplicate'],
+      [200, 'duplicate'],
+    ]);
+
+    const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS });
+    try {
+      const handle = new Client({ connection }).workflow.getHandle('evt_dev_e2e_1');
+      expect(await handle.result()).toMatchObject({ outcome: 'recorded', source: 'stripe', type: 'checkout.session.completed' });
+      expect(await (await handle.describe()).staticSummary()).toBe('stripe · checkout.session.completed · cs_test_a1b2c3d4e5f6g7h8i9j0');
+    } finally {
+      await connection.close();
+    }
+
+    for (const [source, type] of [
+      ['github', 'issues.opened'],
+      ['standard', 'order.created'],
+    ]) {
+      const sent = await sendJson([source!, type!, '--repeat', '2']);
+      expect(sent.attempts.map((attempt) => attempt.body.status)).toEqual(['started', 'duplicate']);
+    }
+  });
+
+  it('stops the dev server, worker and receiver on Ctrl-C', async () => {
+    expect(await stopDev()).toBe(0);
+    expect(await isServing(env.TEMPORAL_ADDRESS!)).toBe(false);
+    await expect(fetch(`http://localhost:${env.PORT}/healthz`)).rejects.toThrow();
+  });
+
+  it('keeps accepted events across a restart: the same event is still a duplicate', async () => {
+    dev = await startDev();
+    const { attempts } = await sendJson(['stripe', 'checkout.session.completed', '--id', 'evt_dev_e2e_1']);
+    expect(attempts).toEqual([{ status: 200, body: { status: 'duplicate', eventId: 'evt_dev_e2e_1', workflowId: 'evt_dev_e2e_1' } }]);
+  });
+});
+
+describe('durable-webhooks send', () => {
+  it('explains an unknown source and exits 1', async () => {
+    const { code, output } = await runCli(['send', 'shopify', 'order.created'], env);
+    expect(code).toBe(1);
+    expect(output).toContain('No source named "shopify"; configured: stripe, github, standard.');
+  });
+});

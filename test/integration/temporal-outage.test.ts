@@ -1,0 +1,87 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { temporalCliPath } from '../../src/dev/temporal-cli';
+import { prepareNamespace } from '../../src/temporal/search-attributes';
+import { SECRETS, stripeEvent, stripeHeaders } from '../support/signing';
+import { freePort, post, startStack, workflowExists, type Stack } from '../support/stack';
+
+/**
+ * A dev server of this file's own, on a fixed port and SQLite file, so it can be stopped and
+ * started again while the receiver keeps running.
+ */
+const dbFilename = path.join(mkdtempSync(path.join(tmpdir(), 'dw-outage-')), 'temporal.sqlite');
+let port: number;
+let server: TestWorkflowEnvironment | undefined;
+let stack: Stack;
+
+async function startServer(): Promise<void> {
+  server = await TestWorkflowEnvironment.createLocal({
+    server: { executable: { type: 'existing-path', path: temporalCliPath() }, port, dbFilename, extraArgs: ['--log-level', 'error'] },
+  });
+  const connection = await Connection.connect({ address: `127.0.0.1:${port}` });
+  await prepareNamespace(connection, 'default');
+  await connection.close();
+}
+
+async function stopServer(): Promise<void> {
+  await server?.teardown();
+  server = undefined;
+}
+
+/** Polls /readyz, as a load balancer would, until the receiver reaches Temporal again. */
+async function untilReady(url: string): Promise<void> {
+  for (let attempt = 0; attempt < 120; attempt++) {
+    if ((await fetch(`${url}/readyz`)).status === 200) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error('the receiver never became ready');
+}
+
+function signedStripe() {
+  const event = stripeEvent();
+  const body = JSON.stringify(event);
+  return { id: event.id as string, body, headers: stripeHeaders(body, SECRETS.stripe) };
+}
+
+beforeAll(async () => {
+  port = await freePort();
+  await startServer();
+  stack = await startStack({ address: `127.0.0.1:${port}`, worker: false });
+});
+
+afterAll(async () => {
+  await stack.close();
+  await stopServer();
+});
+
+describe('the receiver while Temporal is down', () => {
+  it('answers 503 with Retry-After, never 2xx, then accepts the same delivery once Temporal is back; earlier events survive the restart', async () => {
+    const before = signedStripe();
+    expect((await post(`${stack.url}/webhooks/stripe`, before.headers, before.body)).status).toBe(202);
+
+    await stopServer();
+
+    const during = signedStripe();
+    const refused = await post(`${stack.url}/webhooks/stripe`, during.headers, during.body);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('5');
+    expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(refused.json).toMatchObject({ status: 503, type: 'urn:durable-webhooks:problem:temporal-unavailable', eventId: during.id });
+    expect((await fetch(`${stack.url}/readyz`)).status).toBe(503);
+    expect((await fetch(`${stack.url}/healthz`)).status).toBe(200);
+
+    await startServer();
+    await untilReady(stack.url);
+
+    const retried = await post(`${stack.url}/webhooks/stripe`, during.headers, during.body);
+    expect(retried.status).toBe(202);
+    expect(retried.json).toMatchObject({ status: 'started', eventId: during.id });
+
+    expect(await workflowExists(stack.client, before.id)).toBe(true);
+    const again = await post(`${stack.url}/webhooks/stripe`, before.headers, before.body);
+    expect(again.json).toEqual({ status: 'duplicate', eventId: before.id, workflowId: before.id });
+  });
+});

@@ -1,0 +1,51 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+export const ROOT = path.resolve(__dirname, '../..');
+const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+
+export interface Spawned {
+  child: ChildProcess;
+  output(): string;
+  /** Resolves when the output contains `text`; rejects if the process exits first. */
+  waitFor(text: string): Promise<void>;
+  exited: Promise<number | null>;
+}
+
+/** Runs a TypeScript entry point of ours with tsx, collecting stdout and stderr. */
+export function spawnTs(entry: string, args: string[], env: NodeJS.ProcessEnv): Spawned {
+  const child = spawn(TSX, [path.join(ROOT, entry), ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const listeners = new Set<() => void>();
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString();
+    for (const listener of listeners) listener();
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    output: () => output,
+    exited,
+    waitFor: (text) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (output.includes(text)) {
+            listeners.delete(check);
+            resolve();
+          }
+        };
+        listeners.add(check);
+        check();
+        void exited.then((code) => reject(new Error(`exited with ${code} before printing "${text}":\n${output}`)));
+      }),
+  };
+}
+
+/** Runs the operator CLI to completion. */
+export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; output: string }> {
+  const cli = spawnTs('src/cli/index.ts', args, env);
+  const code = await cli.exited;
+  return { code, output: cli.output() };
+}
