@@ -36,6 +36,9 @@ export async function startReceiver(config: Config, client: Client, logger: Logg
 async function main(): Promise<void> {
   const logger = createLogger('receiver');
   const config = loadConfig();
+  if (config.sources.length === 0) {
+    throw new Error(`no source has a signing secret (${config.disabledSources.join(', ')} are off); set STRIPE_WEBHOOK_SECRET, GITHUB_WEBHOOK_SECRET, STANDARD_WEBHOOK_SECRET or WEBHOOKS_CONFIG.`);
+  }
   const settings = temporalSettings();
   const client = lazyClient(settings);
   const receiver = await startReceiver(config, client, logger);

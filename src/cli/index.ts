@@ -1,6 +1,9 @@
 #!/usr/bin/env node
+import { Connection } from '@temporalio/client';
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig } from '../config';
+import { temporalSettings } from '../temporal/connection';
+import { MIN_RETENTION_SECONDS, prepareNamespace } from '../temporal/search-attributes';
 import { send } from './send';
 
 const program = new Command('durable-webhooks').description('Operate durable-webhooks: send signed sample events, inspect events by ID.');
@@ -29,6 +32,25 @@ program
       },
     );
     if (attempts.some((attempt) => attempt.status >= 300)) process.exitCode = 1;
+  });
+
+program
+  .command('setup')
+  .description('Prepare the Temporal namespace: register WebhookSource and WebhookEventType, raise retention to at least 7 days.')
+  .action(async () => {
+    const settings = temporalSettings();
+    const address = settings.connectionOptions.address;
+    const connection = await Connection.connect(settings.connectionOptions).catch((error: Error) => {
+      throw new Error(`cannot reach Temporal at ${address} (TEMPORAL_ADDRESS): ${error.message}`);
+    });
+    try {
+      await prepareNamespace(connection, settings.namespace);
+    } finally {
+      await connection.close();
+    }
+    console.log(
+      `Namespace "${settings.namespace}" at ${address}: search attributes WebhookSource and WebhookEventType registered, retention at least ${MIN_RETENTION_SECONDS / 86400} days.`,
+    );
   });
 
 function positiveInteger(value: string): number {

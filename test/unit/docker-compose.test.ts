@@ -1,0 +1,71 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { loadConfig } from '../../src/config';
+import { DEFAULT_TEMPORAL_ADDRESS } from '../../src/temporal/connection';
+
+/** No Docker engine runs here, so the compose file is checked against the code instead of run. */
+const root = path.resolve(__dirname, '../..');
+const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
+
+interface Service {
+  image?: string;
+  build?: string;
+  command?: string[];
+  environment?: Record<string, string | number>;
+  ports?: string[];
+  depends_on?: Record<string, { condition: string }>;
+}
+const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, Service> };
+const { services } = compose;
+const packageJson = JSON.parse(read('package.json')) as { scripts: Record<string, string>; bin: Record<string, string> };
+const sourceText = ['src/config.ts', 'src/temporal/connection.ts', 'README.md'].map(read).join('\n');
+
+describe('docker-compose.yml', () => {
+  it('runs PostgreSQL, Temporal on it, the Temporal UI, namespace setup, the receiver and the worker', () => {
+    expect(Object.keys(services).sort()).toEqual(['postgresql', 'receiver', 'temporal', 'temporal-setup', 'temporal-ui', 'worker']);
+    expect(services.temporal!.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgresql' });
+    expect(services.temporal!.depends_on).toHaveProperty('postgresql');
+  });
+
+  it('runs the receiver and the worker from the Dockerfile with the same entry points as npm run receiver / worker', () => {
+    expect(read('Dockerfile')).toContain('CMD ["node", "dist/src/receiver.js"]');
+    expect(services.receiver!.build).toBe('.');
+    expect(services.worker!.build).toBe('.');
+    expect(packageJson.scripts.receiver).toBe(services.receiver!.command!.join(' '));
+    expect(packageJson.scripts.worker).toBe(services.worker!.command!.join(' '));
+    expect(services['temporal-setup']!.command).toEqual(['node', packageJson.bin['durable-webhooks'], 'setup']);
+  });
+
+  it('publishes the receiver on its default port, Temporal on 7233 and the UI on 8233', () => {
+    const defaults = loadConfig({});
+    expect(services.receiver!.environment!.PORT).toBe(defaults.port);
+    expect(services.receiver!.ports).toEqual([`${defaults.port}:${defaults.port}`]);
+    expect(services.temporal!.ports).toEqual([`${DEFAULT_TEMPORAL_ADDRESS.split(':')[1]}:7233`]);
+    expect(services['temporal-ui']!.ports).toEqual(['8233:8080']);
+  });
+
+  it('points every Temporal client at the temporal service, on one namespace and one task queue', () => {
+    for (const name of ['receiver', 'worker', 'temporal-setup']) {
+      expect(services[name]!.environment).toMatchObject({
+        TEMPORAL_ADDRESS: 'temporal:7233',
+        TEMPORAL_NAMESPACE: 'default',
+        TEMPORAL_TASK_QUEUE: loadConfig({}).taskQueue,
+      });
+    }
+    expect(services['temporal-ui']!.environment!.TEMPORAL_ADDRESS).toBe('temporal:7233');
+  });
+
+  it('uses only environment names the code reads and the README documents', () => {
+    const names = new Set(['receiver', 'worker'].flatMap((name) => Object.keys(services[name]!.environment!)));
+    for (const name of names) {
+      const readByCode = name.startsWith('TEMPORAL_') || sourceText.includes(`'${name}'`) || sourceText.includes(`env.${name}`);
+      expect({ name, readByCode }).toEqual({ name, readByCode: true });
+      expect(read('README.md')).toContain(`\`${name}\``);
+    }
+  });
+
+  it('keeps closed workflows at least 7 days, longer than Stripe retries', () => {
+    expect(services.temporal!.environment!.DEFAULT_NAMESPACE_RETENTION).toBe('7d');
+  });
+});
