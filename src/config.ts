@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { Duration } from '@temporalio/common';
+import { msToNumber } from '@temporalio/common/lib/time';
 import { parse as parseYaml } from 'yaml';
+import type { FlowSettings } from '../activities';
 import { ConfigError } from './errors';
 import { ProviderKind } from './providers/types';
 
@@ -170,4 +173,54 @@ function valueOrEnv(entry: Record<string, unknown>, key: string, env: NodeJS.Pro
   if (inline !== undefined && typeof inline !== 'string') throw new ConfigError(`${where}: "${key}" must be a string.`);
   if (envName !== undefined && typeof envName !== 'string') throw new ConfigError(`${where}: "${key}Env" must name a variable.`);
   return [...splitList(inline), ...splitList(envName ? env[envName] : undefined)];
+}
+
+/** What the worker's activities need; read separately so the receiver never needs it. */
+export interface WorkerConfig {
+  /** PostgreSQL; unset means the embedded database, which only `npm run dev` may use. */
+  databaseUrl: string | undefined;
+  stripe: { secretKey: string | undefined; apiUrl: string | undefined };
+  email:
+    | { provider: 'resend'; from: string; apiKey: string; baseUrl: string | undefined }
+    | { provider: 'smtp'; from: string; url: string }
+    | { provider: 'capture'; from: string };
+  settings: FlowSettings;
+}
+
+export const DEFAULT_EMAIL_FROM = 'durable-webhooks <webhooks@example.com>';
+
+export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+  const production = env.NODE_ENV === 'production';
+  const from = env.EMAIL_FROM || DEFAULT_EMAIL_FROM;
+  const provider = env.EMAIL_PROVIDER || (production ? '' : 'capture');
+  let email: WorkerConfig['email'];
+  if (provider === 'resend') {
+    if (!env.RESEND_API_KEY) throw new ConfigError('EMAIL_PROVIDER=resend needs RESEND_API_KEY.');
+    email = { provider, from, apiKey: env.RESEND_API_KEY, baseUrl: env.RESEND_BASE_URL || undefined };
+  } else if (provider === 'smtp') {
+    if (!env.SMTP_URL) throw new ConfigError('EMAIL_PROVIDER=smtp needs SMTP_URL (smtp://user:pass@host:port).');
+    email = { provider, from, url: env.SMTP_URL };
+  } else if (provider === 'capture' && !production) {
+    email = { provider, from };
+  } else {
+    throw new ConfigError(`EMAIL_PROVIDER must be resend or smtp${production ? ' in production' : ' (or capture)'}, not "${provider}".`);
+  }
+
+  const reviewTimeout = env.REVIEW_TIMEOUT || '24h';
+  try {
+    if (msToNumber(reviewTimeout as Duration) <= 0) throw new Error('not positive');
+  } catch {
+    throw new ConfigError(`REVIEW_TIMEOUT must be a duration such as 30m, 24h or 3d, not "${reviewTimeout}".`);
+  }
+
+  return {
+    databaseUrl: env.DATABASE_URL || undefined,
+    stripe: { secretKey: env.STRIPE_SECRET_KEY || undefined, apiUrl: env.STRIPE_API_URL || undefined },
+    email,
+    settings: {
+      reviewThreshold: env.REVIEW_THRESHOLD ? positiveInteger(env, 'REVIEW_THRESHOLD', 0) : null,
+      reviewTimeout: reviewTimeout as Duration,
+      notifyEmail: env.NOTIFY_EMAIL || null,
+    },
+  };
 }

@@ -1,9 +1,11 @@
 import { Connection } from '@temporalio/client';
-import { loadConfig } from './config';
+import { startStripeStandIn } from '../test/support/stripe-stand-in';
+import { loadConfig, loadWorkerConfig } from './config';
 import { banner } from './dev/banner';
 import { isLoopback, isServing, startDevServer, type DevServer } from './dev/dev-server';
 import { createLogger } from './logger';
 import { startReceiver } from './receiver';
+import { createWorkerServices } from './services';
 import { connectWorkerConnection, lazyClient, temporalSettings } from './temporal/connection';
 import { prepareNamespace } from './temporal/search-attributes';
 import { createWorker } from './temporal/worker';
@@ -15,6 +17,7 @@ import { createWorker } from './temporal/worker';
 async function main(): Promise<void> {
   const logger = createLogger('dev');
   const config = loadConfig();
+  const workerConfig = loadWorkerConfig();
   const settings = temporalSettings();
   const address = settings.connectionOptions.address!;
 
@@ -29,13 +32,23 @@ async function main(): Promise<void> {
   await prepareNamespace(setupConnection, settings.namespace);
   await setupConnection.close();
 
+  const client = lazyClient(settings);
+  const stripeStandIn = workerConfig.stripe.secretKey ? undefined : await startStripeStandIn();
+  const services = await createWorkerServices(workerConfig, {
+    temporal: client,
+    taskQueue: config.taskQueue,
+    dataDir: config.dataDir,
+    embedded: true,
+    stripeStandIn: stripeStandIn?.url,
+  });
   const workerConnection = await connectWorkerConnection(settings);
-  const worker = await createWorker({ connection: workerConnection, namespace: settings.namespace, taskQueue: config.taskQueue });
+  const worker = await createWorker({ connection: workerConnection, namespace: settings.namespace, taskQueue: config.taskQueue, activities: services.activities });
   const running = worker.run();
 
-  const client = lazyClient(settings);
   const receiver = await startReceiver(config, client);
-  process.stdout.write(banner({ config, receiverUrl: receiver.url, temporalAddress: address, namespace: settings.namespace, devServer }));
+  process.stdout.write(
+    banner({ config, receiverUrl: receiver.url, temporalAddress: address, namespace: settings.namespace, devServer, downstream: services.describe() }),
+  );
 
   // The SDK's runtime turns SIGINT/SIGTERM into a graceful worker shutdown, which ends run().
   await running;
@@ -43,6 +56,8 @@ async function main(): Promise<void> {
   await receiver.close();
   await client.connection.close();
   await workerConnection.close();
+  await services.close();
+  await stripeStandIn?.close();
   await devServer?.stop();
   logger.info('stopped');
 }

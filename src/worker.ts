@@ -1,6 +1,7 @@
-import { loadConfig } from './config';
+import { loadConfig, loadWorkerConfig } from './config';
 import { createLogger } from './logger';
-import { connectWorkerConnection, temporalSettings } from './temporal/connection';
+import { createWorkerServices } from './services';
+import { connectWorkerConnection, lazyClient, temporalSettings } from './temporal/connection';
 import { createWorker } from './temporal/worker';
 
 /** `npm run worker`: polls the task queue until SIGINT/SIGTERM, then finishes running tasks and exits. */
@@ -8,12 +9,21 @@ async function main(): Promise<void> {
   const logger = createLogger('worker');
   const config = loadConfig();
   const settings = temporalSettings();
+  const client = lazyClient(settings);
+  const services = await createWorkerServices(loadWorkerConfig(), { temporal: client, taskQueue: config.taskQueue, dataDir: config.dataDir });
   const connection = await connectWorkerConnection(settings);
-  const worker = await createWorker({ connection, namespace: settings.namespace, taskQueue: config.taskQueue });
-  logger.info('worker polling', { temporal: settings.connectionOptions.address, namespace: settings.namespace, taskQueue: config.taskQueue });
+  const worker = await createWorker({ connection, namespace: settings.namespace, taskQueue: config.taskQueue, activities: services.activities });
+  logger.info('worker polling', {
+    temporal: settings.connectionOptions.address,
+    namespace: settings.namespace,
+    taskQueue: config.taskQueue,
+    downstream: services.describe(),
+  });
   // The SDK's runtime turns SIGINT/SIGTERM into a graceful shutdown, which ends run().
   await worker.run();
   await connection.close();
+  await client.connection.close();
+  await services.close();
 }
 
 main().catch((error: Error) => {

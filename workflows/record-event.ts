@@ -1,22 +1,22 @@
-import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
 import type { WebhookEvent } from '../src/providers/types';
+import { claim, db, trackProgress } from './steps';
 
-const { recordArrival } = proxyActivities<Activities>({ startToCloseTimeout: '1 minute' });
-
-export interface RecordedEvent {
-  outcome: 'recorded';
+export interface EventOutcome {
+  outcome: string;
   source: string;
   eventId: string;
   type: string;
-  occurredAt: string;
 }
 
 /**
- * The event workflow every verified delivery starts, with the provider's event ID as its workflow ID.
- * It records what arrived and completes; business flows per event type build on it.
+ * Every event type no flow handles: claimed in the ledger, then completed as `ignored`, so it is
+ * still visible in the Temporal UI and the ledger.
  */
-export async function recordEvent(event: WebhookEvent): Promise<RecordedEvent> {
-  await recordArrival({ source: event.source, eventId: event.id, type: event.type });
-  return { outcome: 'recorded', source: event.source, eventId: event.id, type: event.type, occurredAt: event.occurredAt };
+export async function recordEvent(event: WebhookEvent): Promise<EventOutcome> {
+  const progress = trackProgress(event);
+  if (await claim(event, progress)) {
+    await db.completeEvent({ source: event.source, eventId: event.id, status: 'ignored', outcome: { reason: 'no flow for this event type' } });
+    progress.outcome = 'ignored';
+  }
+  return { outcome: progress.outcome!, source: event.source, eventId: event.id, type: event.type };
 }

@@ -7,10 +7,12 @@ export interface BannerInput {
   namespace: string;
   /** Set when this process started the dev server. */
   devServer?: { uiUrl: string; dbFile: string };
+  /** What the activities call: live APIs or local stand-ins. */
+  downstream: string[];
 }
 
 /** What runs where, the development secrets in use, and how to send a first event. */
-export function banner({ config, receiverUrl, temporalAddress, namespace, devServer }: BannerInput): string {
+export function banner({ config, receiverUrl, temporalAddress, namespace, devServer, downstream }: BannerInput): string {
   const lines = [
     '',
     'durable-webhooks is running',
@@ -22,7 +24,7 @@ export function banner({ config, receiverUrl, temporalAddress, namespace, devSer
       : `  Temporal     ${temporalAddress} (namespace "${namespace}", already running)`,
   ];
   if (devServer) lines.push(`  Temporal UI  ${devServer.uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows`);
-  lines.push('', '  Downstream APIs: none are called yet; each event workflow records what arrived.');
+  lines.push(...downstream.map((line) => `  ${line}`));
   if (config.developmentSecrets.length > 0) {
     lines.push('', '  Development signing secrets (set these variables to use your own):');
     for (const secret of config.developmentSecrets) lines.push(`    ${secret.env}=${secret.value}`);

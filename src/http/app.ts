@@ -69,7 +69,7 @@ export function createApp(deps: AppDeps): Express {
     const receivedAt = now();
     const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const verified = source.adapter.verify({ rawBody, headers: req.headers, receivedAt });
-    const event: WebhookEvent = { source: source.name, ...verified, receivedAt: receivedAt.toISOString() };
+    const event: WebhookEvent = { source: source.name, provider: source.adapter.kind, ...verified, receivedAt: receivedAt.toISOString() };
 
     const stopTimer = metrics.startSeconds.startTimer({ source: source.name });
     const result = await starter.start(event, source.workflowIdPrefix);

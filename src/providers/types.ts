@@ -12,6 +12,8 @@ export type ProviderKind = (typeof ProviderKind)[keyof typeof ProviderKind];
 export interface WebhookEvent {
   /** The configured source name, the `:source` of `POST /webhooks/:source`. */
   source: string;
+  /** The source's provider kind, which (with the type) picks the workflow. */
+  provider: ProviderKind;
   /** The provider's event ID (Stripe `id`, GitHub `X-GitHub-Delivery`, Standard Webhooks `webhook-id`). */
   id: string;
   /** The event type (`checkout.session.completed`, `issues.opened`, `order.created`). */

@@ -2,7 +2,7 @@ import { isGrpcServiceError, WorkflowExecutionAlreadyStartedError, type Client }
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { TemporalUnavailableError } from '../errors';
 import type { WebhookEvent } from '../providers/types';
-import type { recordEvent } from '../../workflows';
+import { workflowTypeFor } from './handlers';
 import { WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE } from './search-attributes';
 
 export type StartResult =
@@ -36,7 +36,7 @@ export class TemporalEventStarter implements EventStarter {
     const workflowId = workflowIdPrefix + event.id;
     try {
       const handle = await this.withDeadline(() =>
-        this.client.workflow.start<typeof recordEvent>('recordEvent', {
+        this.client.workflow.start(workflowTypeFor(event), {
           workflowId,
           taskQueue: this.options.taskQueue,
           args: [event],

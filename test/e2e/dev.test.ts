@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -38,6 +38,11 @@ beforeAll(async () => {
     STRIPE_WEBHOOK_SECRET: '',
     GITHUB_WEBHOOK_SECRET: '',
     STANDARD_WEBHOOK_SECRET: '',
+    // No downstream configuration: the embedded database, the Stripe stand-in, captured email.
+    DATABASE_URL: '',
+    STRIPE_SECRET_KEY: '',
+    EMAIL_PROVIDER: '',
+    NOTIFY_EMAIL: 'ops@example.com',
   };
 });
 
@@ -58,6 +63,9 @@ describe('npm run dev', () => {
     expect(banner).toContain(`Temporal UI  http://localhost:${Number(env.TEMPORAL_ADDRESS!.split(':')[1]) + 1000}/namespaces/default/workflows`);
     expect(banner).toContain('STRIPE_WEBHOOK_SECRET=whsec_durable_webhooks_development_only');
     expect(banner).toContain(path.join(dataDir, 'temporal.sqlite'));
+    expect(banner).toContain(`Database     embedded PGlite in ${path.join(dataDir, 'pglite')}`);
+    expect(banner).toMatch(/Stripe {7}local stand-in at http:\/\/127\.0\.0\.1:\d+ \(set STRIPE_SECRET_KEY for Stripe\)/);
+    expect(banner).toContain(`Email        captured as .eml files in ${path.join(dataDir, 'mail')}`);
 
     const { code, attempts } = await sendJson(['stripe', 'checkout.session.completed', '--repeat', '5', '--id', 'evt_dev_e2e_1']);
     expect(code).toBe(0);
@@ -70,20 +78,28 @@ describe('npm run dev', () => {
     ]);
 
     const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS });
+    const client = new Client({ connection });
     try {
-      const handle = new Client({ connection }).workflow.getHandle('evt_dev_e2e_1');
-      expect(await handle.result()).toMatchObject({ outcome: 'recorded', source: 'stripe', type: 'checkout.session.completed' });
+      const handle = client.workflow.getHandle('evt_dev_e2e_1');
+      expect(await handle.result()).toMatchObject({ outcome: 'fulfilled', source: 'stripe', type: 'checkout.session.completed' });
       expect(await (await handle.describe()).staticSummary()).toBe('stripe · checkout.session.completed · cs_test_a1b2c3d4e5f6g7h8i9j0');
+
+      const confirmation = readFileSync(path.join(dataDir, 'mail', 'evt_dev_e2e_1.eml'), 'utf8');
+      expect(confirmation).toContain('To: ada@example.com');
+      expect(confirmation).toContain('Message-ID: <evt_dev_e2e_1@durable-webhooks>');
+      expect(confirmation).toContain('Subject: Order ord_1001 confirmed');
+
+      for (const [source, type, outcome] of [
+        ['github', 'issues.opened', 'notified'],
+        ['standard', 'order.created', 'charged'],
+      ]) {
+        const sent = await sendJson([source!, type!, '--repeat', '2']);
+        expect(sent.attempts.map((attempt) => attempt.body.status)).toEqual(['started', 'duplicate']);
+        expect(await client.workflow.getHandle(sent.attempts[0]!.body.eventId).result()).toMatchObject({ outcome });
+      }
+      expect(readdirSync(path.join(dataDir, 'mail'))).toHaveLength(3);
     } finally {
       await connection.close();
-    }
-
-    for (const [source, type] of [
-      ['github', 'issues.opened'],
-      ['standard', 'order.created'],
-    ]) {
-      const sent = await sendJson([source!, type!, '--repeat', '2']);
-      expect(sent.attempts.map((attempt) => attempt.body.status)).toEqual(['started', 'duplicate']);
     }
   });
 

@@ -41,7 +41,7 @@ describe('POST /webhooks/stripe', () => {
     expect(second.json).toEqual({ status: 'duplicate', eventId: id, workflowId: id });
 
     const handle = stack.client.workflow.getHandle(id);
-    expect(await handle.result()).toMatchObject({ outcome: 'recorded', source: 'stripe', eventId: id, type: 'checkout.session.completed' });
+    expect(await handle.result()).toMatchObject({ outcome: 'fulfilled', source: 'stripe', eventId: id, type: 'checkout.session.completed' });
     expect(await runsOf(stack.client, id)).toEqual([first.json!.runId]);
 
     const third = await post(`${stack.url}/webhooks/stripe`, headers, body);
@@ -80,7 +80,7 @@ describe('POST /webhooks/github', () => {
     const response = await post(`${stack.url}/webhooks/github`, await githubHeaders(body, SECRETS.github, { delivery, event: 'issues' }), body);
     expect(response.status).toBe(202);
     expect(response.json).toMatchObject({ status: 'started', eventId: delivery, workflowId: delivery });
-    expect(await stack.client.workflow.getHandle(delivery).result()).toMatchObject({ source: 'github', type: 'issues.opened' });
+    expect(await stack.client.workflow.getHandle(delivery).result()).toMatchObject({ outcome: 'notified', source: 'github', type: 'issues.opened' });
   });
 
   it('accepts a form-encoded delivery', async () => {
@@ -92,12 +92,12 @@ describe('POST /webhooks/github', () => {
 });
 
 describe('POST /webhooks/standard', () => {
-  it('starts the workflow under the webhook-id', async () => {
+  it('starts the workflow under the webhook-id; a type no flow handles is recorded as ignored', async () => {
     const id = `msg_${randomUUID()}`;
-    const body = JSON.stringify({ type: 'order.created', timestamp: new Date().toISOString(), data: { orderId: 'ord_1', amount: 4200 } });
+    const body = JSON.stringify({ type: 'order.shipped', timestamp: new Date().toISOString(), data: { orderId: 'ord_1' } });
     const response = await post(`${stack.url}/webhooks/standard`, standardHeaders(body, SECRETS.standard, { id }), body);
     expect(response.status).toBe(202);
-    expect(await stack.client.workflow.getHandle(id).result()).toMatchObject({ source: 'standard', type: 'order.created' });
+    expect(await stack.client.workflow.getHandle(id).result()).toMatchObject({ outcome: 'ignored', source: 'standard', type: 'order.shipped' });
   });
 });
 

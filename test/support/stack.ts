@@ -1,12 +1,20 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, type Worker, type WorkflowBundle } from '@temporalio/worker';
-import { loadConfig } from '../../src/config';
+import { loadConfig, loadWorkerConfig } from '../../src/config';
+import type { Database } from '../../src/db/database';
 import { silentLogger } from '../../src/logger';
 import { startReceiver } from '../../src/receiver';
+import { createWorkerServices, type WorkerServices } from '../../src/services';
 import { createWorker, WORKFLOWS_PATH } from '../../src/temporal/worker';
+import { createTestDatabase } from './database';
+import { startResendStandIn, type ResendStandIn } from './resend-stand-in';
 import { SECRETS } from './signing';
+import { startStripeStandIn, type StripeStandIn } from './stripe-stand-in';
 
 /** The signing secrets every test stack is configured with (two of each, for rotation). */
 export const SECRETS_ENV = {
@@ -29,36 +37,75 @@ export interface Stack {
   close(): Promise<void>;
 }
 
+/** A stack with a worker: its database and the Stripe and Resend stand-ins it talks to. */
+export interface WorkerStack extends Stack {
+  db: Database;
+  stripe: StripeStandIn;
+  resend: ResendStandIn;
+  /** The worker's environment, for starting another worker process on the same stack. */
+  workerEnv: Record<string, string>;
+}
+
+export function startStack(options: { env?: NodeJS.ProcessEnv; address?: string; worker: false }): Promise<Stack>;
+export function startStack(options?: { env?: NodeJS.ProcessEnv; address?: string; worker?: true }): Promise<WorkerStack>;
 /**
- * The receiver on a free port, with a real client to the suite's Temporal dev server and (unless
- * `worker: false`) a real worker, both on a task queue of the test's own.
+ * The receiver on a free port with a real client to the suite's Temporal dev server, on a task
+ * queue of the test's own; unless `worker: false`, also a real worker with a fresh PostgreSQL
+ * database, the Stripe stand-in and the Resend stand-in.
  */
-export async function startStack(options: { env?: NodeJS.ProcessEnv; worker?: boolean; address?: string } = {}): Promise<Stack> {
+export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: string; worker?: boolean } = {}): Promise<Stack | WorkerStack> {
   const address = options.address ?? process.env.TEMPORAL_ADDRESS!;
   const taskQueue = `test-${randomUUID()}`;
   const config = loadConfig({ ...SECRETS_ENV, PORT: '0', TEMPORAL_TASK_QUEUE: taskQueue, ...options.env });
   const client = new Client({ connection: Connection.lazy({ address }), namespace: 'default' });
   const receiver = await startReceiver(config, client, silentLogger);
+  const closeReceiver = async () => {
+    await receiver.close();
+    await client.connection.close();
+  };
+  if (options.worker === false) return { url: receiver.url, client, taskQueue, close: closeReceiver };
 
-  let worker: Worker | undefined;
-  let running: Promise<void> | undefined;
-  let workerConnection: NativeConnection | undefined;
-  if (options.worker !== false) {
-    workerConnection = await NativeConnection.connect({ address });
-    worker = await createWorker({ connection: workerConnection, namespace: 'default', taskQueue, workflowBundle: await workflowBundle() });
-    running = worker.run();
-  }
+  const database = await createTestDatabase();
+  const stripe = await startStripeStandIn();
+  const resend = await startResendStandIn();
+  const workerEnv = {
+    DATABASE_URL: database.url,
+    STRIPE_SECRET_KEY: 'sk_test_stand_in',
+    STRIPE_API_URL: stripe.url,
+    EMAIL_PROVIDER: 'resend',
+    RESEND_API_KEY: 're_test_stand_in',
+    RESEND_BASE_URL: resend.url,
+    NOTIFY_EMAIL: 'ops@example.com',
+    TEMPORAL_ADDRESS: address,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    ...(options.env as Record<string, string>),
+  };
+  const services: WorkerServices = await createWorkerServices(loadWorkerConfig(workerEnv), {
+    temporal: client,
+    taskQueue,
+    dataDir: mkdtempSync(path.join(tmpdir(), 'dw-stack-')),
+  });
+  const workerConnection = await NativeConnection.connect({ address });
+  const worker: Worker = await createWorker({ connection: workerConnection, namespace: 'default', taskQueue, activities: services.activities, workflowBundle: await workflowBundle() });
+  const running = worker.run();
 
   return {
     url: receiver.url,
     client,
     taskQueue,
+    db: services.db,
+    stripe,
+    resend,
+    workerEnv,
     async close() {
-      await receiver.close();
-      worker?.shutdown();
+      worker.shutdown();
       await running;
-      await workerConnection?.close();
-      await client.connection.close();
+      await workerConnection.close();
+      await closeReceiver();
+      await services.close();
+      await stripe.close();
+      await resend.close();
+      await database.drop();
     },
   };
 }

@@ -1,0 +1,58 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+
+/** Something SQL can run on: the database itself or one open transaction. */
+export interface Queryable {
+  query<Row extends object = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: Row[] }>;
+}
+
+/** The application database: PostgreSQL through `DATABASE_URL`, or PGlite embedded in this process. */
+export interface Database extends Queryable {
+  readonly kind: 'postgresql' | 'embedded';
+  /** Runs `work` in one transaction: committed if it resolves, rolled back if it throws. */
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** PostgreSQL's unique_violation: the row another writer already inserted. */
+export const UNIQUE_VIOLATION = '23505';
+
+export async function openDatabase(options: { url?: string; embeddedDir: string }): Promise<Database> {
+  return options.url ? openPostgres(options.url) : openEmbedded(options.embeddedDir);
+}
+
+function openPostgres(url: string): Database {
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  return {
+    kind: 'postgresql',
+    query: (sql, params) => pool.query(sql, params),
+    async transaction(work) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await work({ query: (sql, params) => client.query(sql, params) });
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK');
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    close: () => pool.end(),
+  };
+}
+
+/** PGlite keeps its files in one directory and serves only this process (`npm run dev`). */
+async function openEmbedded(dir: string): Promise<Database> {
+  mkdirSync(dir, { recursive: true });
+  const db = await PGlite.create(dir);
+  return {
+    kind: 'embedded',
+    query: (sql, params) => db.query(sql, params),
+    transaction: (work) => db.transaction((tx) => work({ query: (sql, params) => tx.query(sql, params) })),
+    close: () => db.close(),
+  };
+}

@@ -1,0 +1,105 @@
+import type { Database, Queryable } from './database';
+
+/** Where an event stands in the ledger. */
+export const EventStatus = {
+  PROCESSING: 'processing',
+  COMPLETED: 'completed',
+  FAILED: 'failed',
+  IGNORED: 'ignored',
+} as const;
+export type EventStatus = (typeof EventStatus)[keyof typeof EventStatus];
+
+export interface EventClaim {
+  source: string;
+  eventId: string;
+  type: string;
+  workflowId: string;
+  /** The run chain's first run: kept by resets and retries, new for a second start with the same ID. */
+  firstExecutionRunId: string;
+}
+
+/** What a step did: the external object it made (Stripe object, email ID) and its result. */
+export interface StepRecord<Result = unknown> {
+  externalId: string | null;
+  result: Result;
+}
+
+/**
+ * Claims the event for this run chain. `claimed` when this chain owns it (the first time, or again
+ * after a retry or reset); `duplicate` when another chain claimed it first, which happens when the
+ * provider redelivers after Temporal's retention dropped the first run.
+ */
+export async function claimEvent(db: Queryable, claim: EventClaim): Promise<'claimed' | 'duplicate'> {
+  const { rows } = await db.query<{ first_execution_run_id: string }>(
+    `INSERT INTO processed_events (source, event_id, event_type, workflow_id, first_execution_run_id)
+     VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (source, event_id) DO UPDATE SET source = processed_events.source
+     RETURNING first_execution_run_id`,
+    [claim.source, claim.eventId, claim.type, claim.workflowId, claim.firstExecutionRunId],
+  );
+  return rows[0]!.first_execution_run_id === claim.firstExecutionRunId ? 'claimed' : 'duplicate';
+}
+
+export async function completeEvent(
+  db: Queryable,
+  event: { source: string; eventId: string; status: EventStatus; outcome: unknown },
+): Promise<void> {
+  await db.query(
+    `UPDATE processed_events SET status = $3, outcome = $4, completed_at = now() WHERE source = $1 AND event_id = $2`,
+    [event.source, event.eventId, event.status, JSON.stringify(event.outcome)],
+  );
+}
+
+export async function findStep<Result>(db: Queryable, source: string, eventId: string, step: string): Promise<StepRecord<Result> | undefined> {
+  const { rows } = await db.query<{ external_id: string | null; result: Result }>(
+    'SELECT external_id, result FROM event_steps WHERE source = $1 AND event_id = $2 AND step = $3',
+    [source, eventId, step],
+  );
+  const row = rows[0];
+  return row && { externalId: row.external_id, result: row.result };
+}
+
+/** Records a step done outside the database (a Stripe call, an email); a second record is ignored. */
+export async function recordStep(db: Queryable, source: string, eventId: string, step: string, record: StepRecord): Promise<void> {
+  await db.query(
+    `INSERT INTO event_steps (source, event_id, step, external_id, result) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (source, event_id, step) DO NOTHING`,
+    [source, eventId, step, record.externalId, JSON.stringify(record.result)],
+  );
+}
+
+/**
+ * Runs a database write once per (source, event, step), its ledger row in the same transaction.
+ * The ledger row is inserted first, so a concurrent attempt waits on the unique key:
+ *
+ *   attempt A: BEGIN ─ INSERT step ✓ ─ write ─ UPDATE step result ─ COMMIT
+ *   attempt B: BEGIN ─ INSERT step … waits for A … conflict, nothing inserted ─ read A's result ─ COMMIT
+ *
+ * If A rolls back instead, B's insert goes through and B does the write.
+ */
+export async function writeOnce<Result>(
+  db: Database,
+  step: { source: string; eventId: string; step: string },
+  write: (tx: Queryable) => Promise<StepRecord<Result>>,
+): Promise<StepRecord<Result> & { replayed: boolean }> {
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query(
+      `INSERT INTO event_steps (source, event_id, step) VALUES ($1, $2, $3)
+       ON CONFLICT (source, event_id, step) DO NOTHING RETURNING step`,
+      [step.source, step.eventId, step.step],
+    );
+    if (rows.length === 0) {
+      const done = await findStep<Result>(tx, step.source, step.eventId, step.step);
+      return { ...done!, replayed: true };
+    }
+    const record = await write(tx);
+    await tx.query('UPDATE event_steps SET external_id = $4, result = $5 WHERE source = $1 AND event_id = $2 AND step = $3', [
+      step.source,
+      step.eventId,
+      step.step,
+      record.externalId,
+      JSON.stringify(record.result),
+    ]);
+    return { ...record, replayed: false };
+  });
+}

@@ -1,0 +1,75 @@
+import type { Database } from './database';
+
+/**
+ * Schema changes in order; each runs once, in a transaction, recorded in schema_migrations.
+ * Never edit one that has shipped: add the next.
+ */
+export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string[] }> = [
+  {
+    id: '001-ledger-and-orders',
+    statements: [
+      // One row per event: the dedupe record that outlives Temporal's retention.
+      `CREATE TABLE processed_events (
+         source text NOT NULL,
+         event_id text NOT NULL,
+         event_type text NOT NULL,
+         workflow_id text NOT NULL,
+         first_execution_run_id text NOT NULL,
+         status text NOT NULL DEFAULT 'processing',
+         outcome jsonb,
+         claimed_at timestamptz NOT NULL DEFAULT now(),
+         completed_at timestamptz,
+         PRIMARY KEY (source, event_id)
+       )`,
+      // One row per side effect of an event: what it made (Stripe object, email) and its result.
+      `CREATE TABLE event_steps (
+         source text NOT NULL,
+         event_id text NOT NULL,
+         step text NOT NULL,
+         external_id text,
+         result jsonb,
+         recorded_at timestamptz NOT NULL DEFAULT now(),
+         PRIMARY KEY (source, event_id, step)
+       )`,
+      `CREATE TABLE orders (
+         id text PRIMARY KEY,
+         source text NOT NULL,
+         event_id text NOT NULL,
+         status text NOT NULL,
+         customer_email text,
+         amount bigint,
+         currency text,
+         payment_intent_id text,
+         checkout_session_id text UNIQUE,
+         created_at timestamptz NOT NULL DEFAULT now(),
+         updated_at timestamptz NOT NULL DEFAULT now()
+       )`,
+      // Latest state per Stripe subscription; last_event_* order the updates.
+      `CREATE TABLE subscriptions (
+         id text PRIMARY KEY,
+         customer text,
+         status text NOT NULL,
+         data jsonb NOT NULL,
+         last_event_id text NOT NULL,
+         last_event_created bigint NOT NULL,
+         updated_at timestamptz NOT NULL DEFAULT now()
+       )`,
+    ],
+  },
+];
+
+/** Applies pending migrations; safe with several workers starting at once (advisory lock). */
+export async function migrate(db: Database): Promise<string[]> {
+  await db.query('CREATE TABLE IF NOT EXISTS schema_migrations (id text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock(7261001)');
+    const { rows } = await tx.query<{ id: string }>('SELECT id FROM schema_migrations');
+    const applied = new Set(rows.map((row) => row.id));
+    const pending = MIGRATIONS.filter((migration) => !applied.has(migration.id));
+    for (const migration of pending) {
+      for (const statement of migration.statements) await tx.query(statement);
+      await tx.query('INSERT INTO schema_migrations (id) VALUES ($1)', [migration.id]);
+    }
+    return pending.map((migration) => migration.id);
+  });
+}

@@ -1,0 +1,78 @@
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import Stripe from 'stripe';
+import { createActivities, type Activities } from '../activities';
+import { ConfigError } from './errors';
+import type { WorkerConfig } from './config';
+import { openDatabase, type Database } from './db/database';
+import { migrate } from './db/migrations';
+import { captureSender, resendSender, smtpSender, type EmailSender } from './email/sender';
+
+export interface WorkerServices {
+  db: Database;
+  email: EmailSender;
+  activities: Activities;
+  /** One line per downstream, for banners and logs: what is live and what is a stand-in. */
+  describe(): string[];
+  close(): Promise<void>;
+}
+
+/**
+ * Builds what the activities use from the worker's configuration, and migrates the database.
+ * `embeddedDir` allows the embedded database (one process only, so `npm run dev` alone passes it);
+ * `stripeStandIn` names a local stand-in used when no STRIPE_SECRET_KEY is set.
+ */
+export async function createWorkerServices(
+  config: WorkerConfig,
+  options: { temporal: Client; taskQueue: string; dataDir: string; embedded?: boolean; stripeStandIn?: string },
+): Promise<WorkerServices> {
+  if (!config.databaseUrl && !options.embedded) {
+    throw new ConfigError('DATABASE_URL is required when the worker runs on its own (npm run dev uses an embedded database in its one process).');
+  }
+  const stripeKey = config.stripe.secretKey ?? (options.stripeStandIn ? 'sk_test_local_stand_in' : undefined);
+  const stripeUrl = config.stripe.secretKey ? config.stripe.apiUrl : (options.stripeStandIn ?? config.stripe.apiUrl);
+  if (!stripeKey) throw new ConfigError('STRIPE_SECRET_KEY is required (npm run dev uses a local Stripe stand-in when it is unset).');
+
+  const db = await openDatabase({ url: config.databaseUrl, embeddedDir: path.join(options.dataDir, 'pglite') });
+  await migrate(db);
+  const email = createEmailSender(config.email, path.join(options.dataDir, 'mail'));
+  const stripe = createStripeClient(stripeKey, stripeUrl);
+  const activities = createActivities({ db, stripe, email, temporal: options.temporal, taskQueue: options.taskQueue, settings: config.settings });
+
+  return {
+    db,
+    email,
+    activities,
+    describe: () => [
+      `Database     ${db.kind === 'embedded' ? `embedded PGlite in ${path.join(options.dataDir, 'pglite')}` : 'PostgreSQL (DATABASE_URL)'}`,
+      `Stripe       ${config.stripe.secretKey ? `live API${stripeUrl ? ` at ${stripeUrl}` : ''}` : `local stand-in at ${stripeUrl} (set STRIPE_SECRET_KEY for Stripe)`}`,
+      `Email        ${email.description}`,
+    ],
+    close: () => db.close(),
+  };
+}
+
+/** The real SDK; STRIPE_API_URL points it at another base URL. Temporal does the retrying. */
+export function createStripeClient(secretKey: string, apiUrl?: string): Stripe {
+  const url = apiUrl ? new URL(apiUrl) : undefined;
+  return new Stripe(secretKey, {
+    maxNetworkRetries: 0,
+    timeout: 10_000,
+    ...(url && {
+      protocol: url.protocol === 'http:' ? 'http' : 'https',
+      host: url.hostname,
+      port: Number(url.port || (url.protocol === 'http:' ? 80 : 443)),
+    }),
+  });
+}
+
+function createEmailSender(config: WorkerConfig['email'], captureDir: string): EmailSender {
+  switch (config.provider) {
+    case 'resend':
+      return resendSender({ apiKey: config.apiKey, from: config.from, baseUrl: config.baseUrl });
+    case 'smtp':
+      return smtpSender({ url: config.url, from: config.from });
+    case 'capture':
+      return captureSender({ dir: captureDir, from: config.from });
+  }
+}

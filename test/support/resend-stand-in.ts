@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import express from 'express';
+import { listen } from './http-server';
+import { IdempotencyStore } from './idempotency-store';
+
+/**
+ * A local server speaking Resend's send endpoint (`POST /emails`) with its idempotency behaviour
+ * (https://resend.com/docs/dashboard/emails/idempotency-keys): same key and body → the first
+ * response again; same key, other body → 409 invalid_idempotent_request; a repeat while the first
+ * runs → 409 concurrent_idempotent_requests. The real `resend` SDK talks to it over HTTP.
+ */
+export interface SentEmail {
+  id: string;
+  idempotencyKey?: string;
+  from: string;
+  to: string[];
+  subject: string;
+  text?: string;
+  html?: string;
+}
+
+export async function startResendStandIn() {
+  const store = new IdempotencyStore();
+  const emails: SentEmail[] = [];
+  const requests: Array<{ idempotencyKey?: string; replayed: boolean }> = [];
+  let failures: number[] = [];
+
+  const app = express();
+  app.use(express.text({ type: '*/*' }));
+  app.post('/emails', (req, res) => {
+    const status = failures.shift();
+    if (status !== undefined) {
+      res.status(status).json({ statusCode: status, name: 'internal_server_error', message: 'Injected failure from the stand-in.' });
+      return;
+    }
+    const key = req.header('idempotency-key');
+    const body = JSON.parse(String(req.body)) as Omit<SentEmail, 'id' | 'to'> & { to: string | string[] };
+    const send = () => {
+      const email: SentEmail = { ...body, id: randomUUID(), idempotencyKey: key, to: [body.to].flat() };
+      emails.push(email);
+      return { status: 200, body: { id: email.id } };
+    };
+    if (!key) {
+      requests.push({ replayed: false });
+      const response = send();
+      res.status(response.status).json(response.body);
+      return;
+    }
+    const outcome = store.begin(key, String(req.body));
+    requests.push({ idempotencyKey: key, replayed: outcome.kind === 'replay' });
+    if (outcome.kind === 'mismatch') {
+      res.status(409).json({ statusCode: 409, name: 'invalid_idempotent_request', message: 'Same idempotency key used with a different request payload.' });
+    } else if (outcome.kind === 'in-flight') {
+      res.status(409).json({ statusCode: 409, name: 'concurrent_idempotent_requests', message: 'Same idempotency key used while the original request is still in progress.' });
+    } else if (outcome.kind === 'replay') {
+      res.status(outcome.response.status).json(outcome.response.body);
+    } else {
+      const response = send();
+      outcome.finish(response);
+      res.status(response.status).json(response.body);
+    }
+  });
+
+  const server = await listen(app);
+  return {
+    url: server.url,
+    close: server.close,
+    /** Distinct emails sent (replays are not counted). */
+    emails,
+    requests,
+    failNext: (...statuses: number[]) => {
+      failures = [...failures, ...statuses];
+    },
+  };
+}
+
+export type ResendStandIn = Awaited<ReturnType<typeof startResendStandIn>>;

@@ -1,0 +1,180 @@
+import { randomBytes } from 'node:crypto';
+import express from 'express';
+import { listen } from './http-server';
+import { IdempotencyStore, type StoredResponse } from './idempotency-store';
+
+/**
+ * A local server speaking the Stripe endpoints our flows use (PaymentIntents create, update,
+ * retrieve), with Stripe's idempotency behaviour (https://docs.stripe.com/api/idempotent_requests):
+ * same key and parameters → the stored response with `Idempotent-Replayed: true`; same key, other
+ * parameters → 400 idempotency_error; a repeat while the first runs → 409. The real `stripe` SDK
+ * talks to it over HTTP. It counts distinct effects so tests can assert "exactly one charge".
+ */
+export interface StripeRequest {
+  method: string;
+  path: string;
+  idempotencyKey?: string;
+  params: Record<string, unknown>;
+  replayed: boolean;
+}
+
+export interface PaymentIntent {
+  id: string;
+  object: 'payment_intent';
+  amount: number;
+  currency: string;
+  customer: string | null;
+  payment_method: string | null;
+  status: string;
+  metadata: Record<string, string>;
+}
+
+/** Stripe's test payment method that is always declined. */
+export const DECLINED_PAYMENT_METHOD = 'pm_card_chargeDeclined';
+
+export async function startStripeStandIn() {
+  const store = new IdempotencyStore();
+  const requests: StripeRequest[] = [];
+  const paymentIntents = new Map<string, PaymentIntent>();
+  const updates: Array<{ id: string; metadata: Record<string, string> }> = [];
+  let failures: number[] = [];
+  let holds: Array<(release: () => void) => void> = [];
+
+  const app = express();
+  app.use(express.text({ type: '*/*' }));
+
+  app.use((req, res, next) => {
+    // Faults before Stripe's idempotency layer (a 500 from the edge): nothing is stored for the key.
+    const status = failures.shift();
+    if (status !== undefined) {
+      res.status(status).json({ error: { type: 'api_error', message: 'Injected failure from the stand-in.' } });
+      return;
+    }
+    next();
+  });
+
+  const idempotent = (handle: (req: express.Request, params: Record<string, unknown>) => Promise<StoredResponse>): express.RequestHandler =>
+    async (req, res) => {
+      const params = parseForm(typeof req.body === 'string' ? req.body : '');
+      const key = req.header('idempotency-key');
+      const record = (replayed: boolean) => requests.push({ method: req.method, path: req.path, idempotencyKey: key, params, replayed });
+      if (!key) {
+        record(false);
+        const response = await handle(req, params);
+        res.status(response.status).json(response.body);
+        return;
+      }
+      const outcome = store.begin(key, `${req.method} ${req.path} ${req.body ?? ''}`);
+      if (outcome.kind === 'mismatch') {
+        record(false);
+        res.status(400).json({
+          error: { type: 'idempotency_error', message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}'.` },
+        });
+      } else if (outcome.kind === 'in-flight') {
+        record(false);
+        res.status(409).json({ error: { type: 'idempotency_error', code: 'idempotency_key_in_use', message: 'There is currently another in-progress request using this idempotency key.' } });
+      } else if (outcome.kind === 'replay') {
+        record(true);
+        res.status(outcome.response.status).set('Idempotent-Replayed', 'true').json(outcome.response.body);
+      } else {
+        record(false);
+        const response = await handle(req, params);
+        outcome.finish(response);
+        const hold = holds.shift();
+        if (hold) await new Promise<void>((release) => hold(release));
+        res.status(response.status).set('Idempotency-Key', key).json(response.body);
+      }
+    };
+
+  app.post(
+    '/v1/payment_intents',
+    idempotent(async (_req, params) => {
+      const paymentMethod = typeof params.payment_method === 'string' ? params.payment_method : null;
+      const intent: PaymentIntent = {
+        id: `pi_${randomBytes(12).toString('hex')}`,
+        object: 'payment_intent',
+        amount: Number(params.amount),
+        currency: String(params.currency),
+        customer: typeof params.customer === 'string' ? params.customer : null,
+        payment_method: paymentMethod,
+        status: params.confirm === 'true' ? 'succeeded' : 'requires_confirmation',
+        metadata: (params.metadata as Record<string, string>) ?? {},
+      };
+      if (paymentMethod === DECLINED_PAYMENT_METHOD) {
+        intent.status = 'requires_payment_method';
+        paymentIntents.set(intent.id, intent);
+        return {
+          status: 402,
+          body: { error: { type: 'card_error', code: 'card_declined', decline_code: 'generic_decline', message: 'Your card was declined.', payment_intent: intent } },
+        };
+      }
+      paymentIntents.set(intent.id, intent);
+      return { status: 200, body: intent };
+    }),
+  );
+
+  app.post(
+    '/v1/payment_intents/:id',
+    idempotent(async (req, params) => {
+      const id = String(req.params.id);
+      if (!id.startsWith('pi_')) return { status: 404, body: { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such payment_intent: '${id}'` } } };
+      // Checkout Sessions create their PaymentIntent inside Stripe; one we have not seen is taken as such.
+      const intent = paymentIntents.get(id) ?? createdByCheckout(id);
+      paymentIntents.set(id, intent);
+      const metadata = (params.metadata as Record<string, string>) ?? {};
+      Object.assign(intent.metadata, metadata);
+      updates.push({ id: intent.id, metadata });
+      return { status: 200, body: intent };
+    }),
+  );
+
+  app.get('/v1/payment_intents/:id', (req, res) => {
+    const intent = paymentIntents.get(req.params.id);
+    if (intent) res.json(intent);
+    else res.status(404).json({ error: { type: 'invalid_request_error', code: 'resource_missing', message: 'No such payment_intent' } });
+  });
+
+  const server = await listen(app);
+  return {
+    url: server.url,
+    close: server.close,
+    /** Every request that reached the idempotency layer, in order. */
+    requests,
+    /** PaymentIntents created (including declined ones). */
+    paymentIntents,
+    /** Metadata updates applied (not replays). */
+    updates,
+    /** Successful charges: PaymentIntents that succeeded. */
+    charges: () => [...paymentIntents.values()].filter((intent) => intent.status === 'succeeded'),
+    /** The next requests fail with these statuses before reaching the idempotency layer. */
+    failNext: (...statuses: number[]) => {
+      failures = [...failures, ...statuses];
+    },
+    /**
+     * The next new request does its effect, stores its response, then waits; resolves with the
+     * release function once that request is held (to kill the caller before it hears back).
+     */
+    holdNextResponse: () => new Promise<() => void>((held) => (holds = [...holds, held])),
+  };
+}
+
+export type StripeStandIn = Awaited<ReturnType<typeof startStripeStandIn>>;
+
+function createdByCheckout(id: string): PaymentIntent {
+  return { id, object: 'payment_intent', amount: 0, currency: 'eur', customer: null, payment_method: null, status: 'succeeded', metadata: {} };
+}
+
+/** Stripe's form encoding: `a=1&metadata[order_id]=x` → `{ a: '1', metadata: { order_id: 'x' } }`. */
+function parseForm(body: string): Record<string, unknown> {
+  const params: Record<string, unknown> = {};
+  for (const [name, value] of new URLSearchParams(body)) {
+    const nested = /^([^[]+)\[([^\]]+)\]$/.exec(name);
+    if (nested) {
+      const parent = (params[nested[1]!] ??= {}) as Record<string, string>;
+      parent[nested[2]!] = value;
+    } else {
+      params[name] = value;
+    }
+  }
+  return params;
+}

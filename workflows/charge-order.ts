@@ -1,0 +1,92 @@
+import { ActivityFailure, ApplicationFailure, condition, defineSignal, setHandler } from '@temporalio/workflow';
+import type { Order } from '../activities/orders';
+import type { WebhookEvent } from '../src/providers/types';
+import { formatAmount } from './fulfil-checkout';
+import type { EventOutcome } from './record-event';
+import { claim, db, external, stepOf, trackProgress } from './steps';
+
+/** An operator's decision on a held order. */
+export const approveSignal = defineSignal<[{ by?: string }?]>('approve');
+export const rejectSignal = defineSignal<[{ by?: string; reason?: string }?]>('reject');
+
+interface OrderCreated {
+  orderId: string;
+  amount: number;
+  currency: string;
+  customer: string;
+  paymentMethod: string;
+  email: string;
+}
+
+/**
+ * Standard Webhooks `order.created`: hold it for review at or above REVIEW_THRESHOLD, then charge
+ * it off-session with the event ID as Stripe's idempotency key, and email a receipt, or a
+ * "payment failed" notice on a decline (after which the workflow fails, for operators to see).
+ */
+export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
+  const progress = trackProgress(event);
+  let decision: { approved: boolean; by?: string; reason?: string } | undefined;
+  setHandler(approveSignal, (input) => void (decision ??= { approved: true, by: input?.by }));
+  setHandler(rejectSignal, (input) => void (decision ??= { approved: false, by: input?.by, reason: input?.reason }));
+  const result = (outcome: string) => {
+    progress.outcome = outcome;
+    return { outcome, source: event.source, eventId: event.id, type: event.type };
+  };
+  if (!(await claim(event, progress))) return result('duplicate');
+
+  const data = readOrder(event);
+  const order = (status: Order['status'], paymentIntentId?: string): Order => ({
+    id: data.orderId,
+    status,
+    customerEmail: data.email,
+    amount: data.amount,
+    currency: data.currency,
+    paymentIntentId,
+  });
+  const email = (step: string, subject: string, text: string) =>
+    // This flow can send more than one email over its life (a decline, then a receipt after a fix), so each has its own key.
+    external.sendEmail({ ...stepOf(event, step), idempotencyKey: `${event.id}:${step}`, to: data.email, subject, text });
+  const settings = await db.flowSettings();
+
+  if (settings.reviewThreshold !== null && data.amount >= settings.reviewThreshold) {
+    await db.saveOrder({ ...stepOf(event, 'order:awaiting-review'), order: order('awaiting_review') });
+    progress.waitingFor = `approve or reject signal (up to ${settings.reviewTimeout})`;
+    await condition(() => decision !== undefined, settings.reviewTimeout);
+    progress.waitingFor = null;
+    if (!decision?.approved) {
+      const reason = decision ? `rejected${decision.reason ? `: ${decision.reason}` : ''}` : `not reviewed within ${settings.reviewTimeout}`;
+      await db.saveOrder({ ...stepOf(event, 'order:cancelled'), order: order('cancelled') });
+      await email('email:cancelled', `Order ${data.orderId} cancelled`, `Your order ${data.orderId} was cancelled (${reason}). You have not been charged.`);
+      await db.completeEvent({ source: event.source, eventId: event.id, status: 'completed', outcome: { orderId: data.orderId, cancelled: reason } });
+      return result('cancelled');
+    }
+    progress.stepsDone.push('approved');
+  }
+
+  let charge;
+  try {
+    charge = await external.chargeOrder({ source: event.source, eventId: event.id, idempotencyKey: event.id, orderId: data.orderId, amount: data.amount, currency: data.currency, customer: data.customer, paymentMethod: data.paymentMethod });
+  } catch (error) {
+    if (!(error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === 'CardDeclined')) throw error;
+    await db.saveOrder({ ...stepOf(event, 'order:payment-failed'), order: order('payment_failed') });
+    await email('email:payment-failed', `Payment for order ${data.orderId} failed`, `We could not charge your card for order ${data.orderId}: ${error.cause.message}`);
+    await db.completeEvent({ source: event.source, eventId: event.id, status: 'failed', outcome: { orderId: data.orderId, declined: error.cause.message } });
+    progress.outcome = 'payment_failed';
+    throw ApplicationFailure.nonRetryable(`Payment for order ${data.orderId} was declined: ${error.cause.message}`, 'PaymentDeclined', error.cause.details?.[0]);
+  }
+  progress.stepsDone.push('charge');
+
+  await db.saveOrder({ ...stepOf(event, 'order:paid'), order: order('paid', charge.paymentIntentId) });
+  await email('email:receipt', `Receipt for order ${data.orderId}`, `We charged${formatAmount(data.amount, data.currency)} for order ${data.orderId}. Thank you!`);
+  progress.stepsDone.push('email:receipt');
+  await db.completeEvent({ source: event.source, eventId: event.id, status: 'completed', outcome: { orderId: data.orderId, paymentIntentId: charge.paymentIntentId } });
+  return result('charged');
+}
+
+function readOrder(event: WebhookEvent): OrderCreated {
+  const data = (event.payload as { data?: Partial<OrderCreated> }).data ?? {};
+  const missing = (['orderId', 'currency', 'customer', 'paymentMethod', 'email'] as const).filter((field) => typeof data[field] !== 'string' || data[field] === '');
+  if (!Number.isSafeInteger(data.amount) || (data.amount as number) <= 0) missing.push('amount' as never);
+  if (missing.length > 0) throw ApplicationFailure.nonRetryable(`order.created is missing or has invalid: ${missing.join(', ')}`, 'InvalidOrder');
+  return data as OrderCreated;
+}

@@ -1,0 +1,63 @@
+import type { WebhookEvent } from '../src/providers/types';
+import type { EventOutcome } from './record-event';
+import { claim, db, external, stepOf, trackProgress } from './steps';
+
+interface CheckoutSession {
+  id: string;
+  amount_total?: number | null;
+  currency?: string | null;
+  payment_intent?: string | null;
+  customer_details?: { email?: string | null } | null;
+  metadata?: Record<string, string> | null;
+}
+
+/**
+ * Stripe `checkout.session.completed`: record the order, mark the PaymentIntent fulfilled in
+ * Stripe, email the customer. Each step is keyed by the event ID, so no copy of the event, retry
+ * or reset does any of it twice.
+ */
+export async function fulfilCheckout(event: WebhookEvent): Promise<EventOutcome> {
+  const progress = trackProgress(event);
+  const done = (step: string) => progress.stepsDone.push(step);
+  const result = (outcome: string) => ({ outcome, source: event.source, eventId: event.id, type: event.type });
+  if (!(await claim(event, progress))) return result('duplicate');
+
+  const session = (event.payload as { data: { object: CheckoutSession } }).data.object;
+  const order = await db.saveOrder({
+    ...stepOf(event, 'order:fulfilled'),
+    order: {
+      id: session.metadata?.order_id ?? session.id,
+      status: 'fulfilled',
+      customerEmail: session.customer_details?.email ?? null,
+      amount: session.amount_total ?? null,
+      currency: session.currency ?? null,
+      paymentIntentId: session.payment_intent ?? null,
+      checkoutSessionId: session.id,
+    },
+  });
+  done('order');
+
+  if (session.payment_intent) {
+    await external.markPaymentIntentFulfilled({ source: event.source, eventId: event.id, idempotencyKey: event.id, paymentIntentId: session.payment_intent, orderId: order.id });
+    done('stripe:mark-fulfilled');
+  }
+
+  if (order.customerEmail) {
+    await external.sendEmail({
+      ...stepOf(event, 'email:confirmation'),
+      idempotencyKey: event.id,
+      to: order.customerEmail,
+      subject: `Order ${order.id} confirmed`,
+      text: `Thank you for your order ${order.id}${formatAmount(order.amount, order.currency)}. It is on its way.`,
+    });
+    done('email:confirmation');
+  }
+
+  await db.completeEvent({ source: event.source, eventId: event.id, status: 'completed', outcome: { orderId: order.id } });
+  progress.outcome = 'fulfilled';
+  return result('fulfilled');
+}
+
+export function formatAmount(amount: number | null, currency: string | null): string {
+  return amount === null || !currency ? '' : ` of ${(amount / 100).toFixed(2)} ${currency.toUpperCase()}`;
+}

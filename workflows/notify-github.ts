@@ -1,0 +1,39 @@
+import type { WebhookEvent } from '../src/providers/types';
+import type { EventOutcome } from './record-event';
+import { claim, db, external, stepOf, trackProgress } from './steps';
+
+interface GitHubPayload {
+  repository?: { full_name?: string };
+  issue?: { number?: number; title?: string; html_url?: string; user?: { login?: string } };
+  zen?: string;
+  hook_id?: number;
+}
+
+/** GitHub `issues.opened` and `ping`: one notification email to NOTIFY_EMAIL. */
+export async function notifyGitHub(event: WebhookEvent): Promise<EventOutcome> {
+  const progress = trackProgress(event);
+  const result = (outcome: string) => {
+    progress.outcome = outcome;
+    return { outcome, source: event.source, eventId: event.id, type: event.type };
+  };
+  if (!(await claim(event, progress))) return result('duplicate');
+
+  const { notifyEmail } = await db.flowSettings();
+  if (!notifyEmail) {
+    await db.completeEvent({ source: event.source, eventId: event.id, status: 'ignored', outcome: { reason: 'NOTIFY_EMAIL is not set' } });
+    return result('ignored');
+  }
+  const payload = event.payload as GitHubPayload;
+  const repo = payload.repository?.full_name ?? 'GitHub';
+  const { subject, text } =
+    event.type === 'ping'
+      ? { subject: `[${repo}] webhook ${payload.hook_id ?? ''} connected`.replace('  ', ' '), text: `GitHub says: ${payload.zen ?? 'ping'}` }
+      : {
+          subject: `[${repo}] Issue #${payload.issue?.number} opened: ${payload.issue?.title}`,
+          text: `${payload.issue?.user?.login ?? 'Someone'} opened ${payload.issue?.html_url ?? `issue #${payload.issue?.number}`}.`,
+        };
+  await external.sendEmail({ ...stepOf(event, 'email:notification'), idempotencyKey: event.id, to: notifyEmail, subject, text });
+  progress.stepsDone.push('email:notification');
+  await db.completeEvent({ source: event.source, eventId: event.id, status: 'completed', outcome: { notified: notifyEmail } });
+  return result('notified');
+}

@@ -1,0 +1,51 @@
+import { defineQuery, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { WebhookEvent } from '../src/providers/types';
+
+/** Database work: quick, retried until it succeeds. */
+export const db = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds' });
+
+/**
+ * Calls to Stripe and the email API. Their idempotency keys live 24 hours, so retries stop well
+ * inside that window; the ledger covers anything later.
+ */
+export const external = proxyActivities<Activities>({
+  startToCloseTimeout: '15 seconds',
+  scheduleToCloseTimeout: '23 hours',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 minutes' },
+});
+
+/** What the `status` query answers for every event workflow. */
+export interface EventProgress {
+  eventId: string;
+  type: string;
+  stepsDone: string[];
+  waitingFor: string | null;
+  outcome: string | null;
+}
+
+export const statusQuery = defineQuery<EventProgress>('status');
+
+/** Registers the `status` query and returns the progress it reports, for the workflow to update. */
+export function trackProgress(event: WebhookEvent): EventProgress {
+  const progress: EventProgress = { eventId: event.id, type: event.type, stepsDone: [], waitingFor: null, outcome: null };
+  setHandler(statusQuery, () => progress);
+  return progress;
+}
+
+/**
+ * Claims the event in the ledger for this run chain. False when another chain already owns it (a
+ * redelivery after Temporal's retention): the workflow then completes as a duplicate, doing nothing.
+ */
+export async function claim(event: WebhookEvent, progress: EventProgress): Promise<boolean> {
+  const { workflowId, firstExecutionRunId } = workflowInfo();
+  const claimed = await db.claimEvent({ source: event.source, eventId: event.id, type: event.type, workflowId, firstExecutionRunId });
+  progress.stepsDone.push('claim');
+  if (claimed === 'duplicate') progress.outcome = 'duplicate';
+  return claimed === 'claimed';
+}
+
+/** The ledger key of one step of this event. */
+export function stepOf(event: WebhookEvent, step: string) {
+  return { source: event.source, eventId: event.id, step };
+}

@@ -1,0 +1,69 @@
+import { condition, continueAsNew, defineQuery, defineSignal, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { SubscriptionUpdate } from '../activities/subscriptions';
+import type { WebhookEvent } from '../src/providers/types';
+import type { EventOutcome } from './record-event';
+import { claim, db, trackProgress } from './steps';
+
+export const applySignal = defineSignal<[SubscriptionUpdate]>('apply');
+export const subscriptionStateQuery = defineQuery<SubscriptionState>('state');
+
+export interface SubscriptionState {
+  subscriptionId: string;
+  /** The newest update applied: its event's `created` and ID. */
+  last: { created: number; eventId: string } | null;
+  status: string | null;
+}
+
+/**
+ * Stripe `customer.subscription.created|updated|deleted`: idempotency does not order events, so
+ * each one is handed to the subscription's entity workflow, which applies them in order.
+ */
+export async function applySubscriptionEvent(event: WebhookEvent): Promise<EventOutcome> {
+  const progress = trackProgress(event);
+  const result = (outcome: string) => {
+    progress.outcome = outcome;
+    return { outcome, source: event.source, eventId: event.id, type: event.type };
+  };
+  if (!(await claim(event, progress))) return result('duplicate');
+  const payload = event.payload as { created: number; data: { object: SubscriptionUpdate['subscription'] } };
+  const entity = await db.forwardSubscriptionUpdate({
+    eventId: event.id,
+    created: payload.created,
+    subscription: payload.data.object,
+    deleted: event.type === 'customer.subscription.deleted',
+  });
+  progress.stepsDone.push('forwarded');
+  await db.completeEvent({ source: event.source, eventId: event.id, status: 'completed', outcome: { entity } });
+  return result('forwarded');
+}
+
+/** How long an entity with nothing to apply stays open before it completes. */
+const IDLE_TIMEOUT = '1 day';
+
+/**
+ * One per subscription (`subscription:<id>`), started by signal-with-start. Applies an update only
+ * if it is newer than the last one applied (by `created`, then event ID); older ones and repeats are
+ * ignored. The database applies the same rule, so the order holds across entity runs too.
+ */
+export async function subscriptionEntity(input: { subscriptionId: string; last?: SubscriptionState['last'] }): Promise<SubscriptionState> {
+  const state: SubscriptionState = { subscriptionId: input.subscriptionId, last: input.last ?? null, status: null };
+  const pending: SubscriptionUpdate[] = [];
+  setHandler(applySignal, (update) => void pending.push(update));
+  setHandler(subscriptionStateQuery, () => state);
+
+  while (await condition(() => pending.length > 0, IDLE_TIMEOUT)) {
+    const update = pending.shift()!;
+    if (state.last && !isNewer(update, state.last)) continue;
+    await db.storeSubscription(update);
+    state.last = { created: update.created, eventId: update.eventId };
+    state.status = update.deleted ? 'deleted' : update.subscription.status;
+    if (pending.length === 0 && workflowInfo().continueAsNewSuggested) {
+      await continueAsNew<typeof subscriptionEntity>({ subscriptionId: state.subscriptionId, last: state.last });
+    }
+  }
+  return state;
+}
+
+function isNewer(update: SubscriptionUpdate, last: { created: number; eventId: string }): boolean {
+  return update.created > last.created || (update.created === last.created && update.eventId > last.eventId);
+}
