@@ -12,6 +12,8 @@ export interface SubscriptionState {
   /** The newest update applied: its event's `created` and ID. */
   last: { created: number; eventId: string } | null;
   status: string | null;
+  /** Updates received by this run, applied or ignored. */
+  updatesSeen: number;
 }
 
 /**
@@ -46,13 +48,14 @@ const IDLE_TIMEOUT = '1 day';
  * ignored. The database applies the same rule, so the order holds across entity runs too.
  */
 export async function subscriptionEntity(input: { subscriptionId: string; last?: SubscriptionState['last'] }): Promise<SubscriptionState> {
-  const state: SubscriptionState = { subscriptionId: input.subscriptionId, last: input.last ?? null, status: null };
+  const state: SubscriptionState = { subscriptionId: input.subscriptionId, last: input.last ?? null, status: null, updatesSeen: 0 };
   const pending: SubscriptionUpdate[] = [];
   setHandler(applySignal, (update) => void pending.push(update));
   setHandler(subscriptionStateQuery, () => state);
 
   while (await condition(() => pending.length > 0, IDLE_TIMEOUT)) {
     const update = pending.shift()!;
+    state.updatesSeen++;
     if (state.last && !isNewer(update, state.last)) continue;
     await db.storeSubscription(update);
     state.last = { created: update.created, eventId: update.eventId };

@@ -16,6 +16,8 @@ export interface StripeRequest {
   idempotencyKey?: string;
   params: Record<string, unknown>;
   replayed: boolean;
+  /** Set when the stand-in failed the request on purpose, before the idempotency layer. */
+  injectedStatus?: number;
 }
 
 export interface PaymentIntent {
@@ -47,6 +49,7 @@ export async function startStripeStandIn() {
     // Faults before Stripe's idempotency layer (a 500 from the edge): nothing is stored for the key.
     const status = failures.shift();
     if (status !== undefined) {
+      requests.push({ method: req.method, path: req.path, idempotencyKey: req.header('idempotency-key'), params: {}, replayed: false, injectedStatus: status });
       res.status(status).json({ error: { type: 'api_error', message: 'Injected failure from the stand-in.' } });
       return;
     }
@@ -138,7 +141,7 @@ export async function startStripeStandIn() {
   return {
     url: server.url,
     close: server.close,
-    /** Every request that reached the idempotency layer, in order. */
+    /** Every request, in order, including those failed on purpose. */
     requests,
     /** PaymentIntents created (including declined ones). */
     paymentIntents,

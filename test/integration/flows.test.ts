@@ -1,0 +1,218 @@
+import { randomUUID } from 'node:crypto';
+import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { resetToFirstWorkflowTask } from '../../src/temporal/reset';
+import { checkoutCompleted, orderCreated, subscriptionEvent, type SignedDelivery } from '../support/events';
+import { githubHeaders, SECRETS, stripeHeaders } from '../support/signing';
+import { post, startStack, type WorkerStack } from '../support/stack';
+import { DECLINED_PAYMENT_METHOD } from '../support/stripe-stand-in';
+
+let stack: WorkerStack;
+beforeAll(async () => {
+  stack = await startStack({ env: { REVIEW_THRESHOLD: '100000', REVIEW_TIMEOUT: '1h' } });
+});
+afterAll(() => stack.close());
+
+const deliver = async (delivery: SignedDelivery) => post(`${stack.url}/webhooks/${delivery.path}`, delivery.headers, delivery.body);
+const resultOf = (workflowId: string) => stack.client.workflow.getHandle(workflowId).result();
+const rows = async <Row extends object>(sql: string, params: unknown[]) => (await stack.db.query<Row>(sql, params)).rows;
+const stripeRequestsFor = (eventId: string) => stack.stripe.requests.filter((request) => request.idempotencyKey?.startsWith(eventId));
+const emailsFor = (eventId: string) => stack.resend.emails.filter((email) => email.idempotencyKey?.startsWith(eventId));
+const ledger = (eventId: string) => rows<{ status: string; step_count: string }>(
+  `SELECT status, (SELECT count(*) FROM event_steps s WHERE s.event_id = e.event_id) AS step_count FROM processed_events e WHERE event_id = $1`,
+  [eventId],
+);
+
+describe('Stripe checkout.session.completed → fulfilCheckout', () => {
+  it('writes the order, marks the PaymentIntent fulfilled with the event ID as key, and emails the customer once', async () => {
+    const delivery = checkoutCompleted({ orderId: `ord_${randomUUID()}`, email: 'ada@example.com', paymentIntent: 'pi_checkout_1' });
+    expect((await deliver(delivery)).status).toBe(202);
+    expect(await resultOf(delivery.id)).toMatchObject({ outcome: 'fulfilled' });
+
+    const [order] = await rows<{ id: string; status: string; payment_intent_id: string; amount: string; event_id: string }>('SELECT * FROM orders WHERE event_id = $1', [delivery.id]);
+    expect(order).toMatchObject({ status: 'fulfilled', payment_intent_id: 'pi_checkout_1', amount: '4200' });
+
+    expect(stripeRequestsFor(delivery.id)).toEqual([
+      expect.objectContaining({ method: 'POST', path: '/v1/payment_intents/pi_checkout_1', idempotencyKey: delivery.id, params: { metadata: { fulfilled: 'true', order_id: order!.id } } }),
+    ]);
+    expect(emailsFor(delivery.id)).toEqual([expect.objectContaining({ idempotencyKey: delivery.id, to: ['ada@example.com'], subject: `Order ${order!.id} confirmed` })]);
+    expect(await ledger(delivery.id)).toEqual([{ status: 'completed', step_count: '3' }]);
+  });
+
+  it('three deliveries of one event, and 20 concurrent copies of another: one row, one Stripe update, one email each', async () => {
+    const sequential = checkoutCompleted();
+    const concurrent = checkoutCompleted();
+    for (let i = 0; i < 3; i++) await deliver(sequential);
+    const statuses = (await Promise.all(Array.from({ length: 20 }, () => deliver(concurrent)))).map((response) => response.status).sort();
+    expect(statuses).toEqual([200, ...Array(18).fill(200), 202].sort());
+
+    for (const delivery of [sequential, concurrent]) {
+      await resultOf(delivery.id);
+      expect(await rows('SELECT id FROM orders WHERE event_id = $1', [delivery.id])).toHaveLength(1);
+      expect(stripeRequestsFor(delivery.id)).toHaveLength(1);
+      expect(emailsFor(delivery.id)).toHaveLength(1);
+    }
+  });
+});
+
+describe('Standard Webhooks order.created → chargeOrder', () => {
+  it('charges off-session with the event ID as Stripe idempotency key, marks the order paid and emails a receipt', async () => {
+    const delivery = orderCreated({ amount: 4200 });
+    await deliver(delivery);
+    expect(await resultOf(delivery.id)).toMatchObject({ outcome: 'charged' });
+
+    const [create] = stripeRequestsFor(delivery.id);
+    expect(create).toMatchObject({
+      path: '/v1/payment_intents',
+      idempotencyKey: delivery.id,
+      params: { amount: '4200', currency: 'eur', customer: 'cus_test_1', payment_method: 'pm_card_visa', confirm: 'true', off_session: 'true' },
+    });
+    const charges = stack.stripe.charges().filter((intent) => intent.metadata.event_id === delivery.id);
+    expect(charges).toHaveLength(1);
+    expect(await rows('SELECT status, payment_intent_id FROM orders WHERE id = $1', [delivery.orderId])).toEqual([{ status: 'paid', payment_intent_id: charges[0]!.id }]);
+    expect(emailsFor(delivery.id)).toEqual([expect.objectContaining({ idempotencyKey: `${delivery.id}:email:receipt`, subject: `Receipt for order ${delivery.orderId}` })]);
+  });
+
+  it('retries a Stripe 500 with the same key and charges once', async () => {
+    const delivery = orderCreated();
+    stack.stripe.failNext(500);
+    await deliver(delivery);
+    expect(await resultOf(delivery.id)).toMatchObject({ outcome: 'charged' });
+    const attempts = stripeRequestsFor(delivery.id).filter((request) => request.path === '/v1/payment_intents');
+    expect(attempts.map((request) => [request.idempotencyKey, request.injectedStatus])).toEqual([
+      [delivery.id, 500],
+      [delivery.id, undefined],
+    ]);
+    expect(stack.stripe.charges().filter((intent) => intent.metadata.event_id === delivery.id)).toHaveLength(1);
+  });
+
+  it('does not retry a decline: the workflow fails with PaymentDeclined, the order is payment_failed, one failure email', async () => {
+    const delivery = orderCreated({ paymentMethod: DECLINED_PAYMENT_METHOD });
+    await deliver(delivery);
+    const failure = await resultOf(delivery.id).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    const cause = (failure as WorkflowFailedError).cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect(cause).toMatchObject({ type: 'PaymentDeclined', nonRetryable: true });
+
+    expect(stripeRequestsFor(delivery.id)).toHaveLength(1);
+    expect(await rows('SELECT status FROM orders WHERE id = $1', [delivery.orderId])).toEqual([{ status: 'payment_failed' }]);
+    expect(emailsFor(delivery.id)).toEqual([expect.objectContaining({ idempotencyKey: `${delivery.id}:email:payment-failed` })]);
+    expect((await ledger(delivery.id))[0]!.status).toBe('failed');
+  });
+
+  it('holds an order at or above REVIEW_THRESHOLD until approve, then charges it', async () => {
+    const delivery = orderCreated({ amount: 250000 });
+    await deliver(delivery);
+    const handle = stack.client.workflow.getHandle(delivery.id);
+    await waitFor(async () => (await handle.query<{ waitingFor: string | null }>('status')).waitingFor !== null);
+    expect(await handle.query('status')).toMatchObject({ waitingFor: 'approve or reject signal (up to 1h)', outcome: null });
+    expect(stripeRequestsFor(delivery.id)).toEqual([]);
+    expect(await rows('SELECT status FROM orders WHERE id = $1', [delivery.orderId])).toEqual([{ status: 'awaiting_review' }]);
+
+    await handle.signal('approve', { by: 'ops' });
+    expect(await handle.result()).toMatchObject({ outcome: 'charged' });
+    expect(stack.stripe.charges().filter((intent) => intent.metadata.event_id === delivery.id)).toHaveLength(1);
+  });
+
+  it('cancels a held order on reject, charges nothing and emails the customer', async () => {
+    const delivery = orderCreated({ amount: 250000 });
+    await deliver(delivery);
+    const handle = stack.client.workflow.getHandle(delivery.id);
+    await handle.signal('reject', { reason: 'suspected fraud' });
+    expect(await handle.result()).toMatchObject({ outcome: 'cancelled' });
+    expect(stripeRequestsFor(delivery.id)).toEqual([]);
+    expect(await rows('SELECT status FROM orders WHERE id = $1', [delivery.orderId])).toEqual([{ status: 'cancelled' }]);
+    expect(emailsFor(delivery.id)).toEqual([expect.objectContaining({ text: expect.stringContaining('rejected: suspected fraud') })]);
+  });
+});
+
+describe('GitHub issues.opened and ping → notifyGitHub', () => {
+  it('emails NOTIFY_EMAIL once, keyed by the delivery ID', async () => {
+    const delivery = randomUUID();
+    const body = JSON.stringify({ action: 'opened', issue: { number: 7, title: 'Double charge', html_url: 'https://github.com/o/r/issues/7', user: { login: 'octocat' } }, repository: { full_name: 'o/r' } });
+    const headers = await githubHeaders(body, SECRETS.github, { delivery, event: 'issues' });
+    await post(`${stack.url}/webhooks/github`, headers, body);
+    await post(`${stack.url}/webhooks/github`, headers, body);
+    expect(await resultOf(delivery)).toMatchObject({ outcome: 'notified' });
+    expect(emailsFor(delivery)).toEqual([expect.objectContaining({ idempotencyKey: delivery, to: ['ops@example.com'], subject: '[o/r] Issue #7 opened: Double charge' })]);
+  });
+});
+
+describe('other event types', () => {
+  it('are recorded in the ledger as ignored', async () => {
+    const delivery = checkoutCompleted();
+    const body = delivery.body.replace('checkout.session.completed', 'invoice.paid');
+    await post(`${stack.url}/webhooks/stripe`, stripeHeaders(body, SECRETS.stripe), body);
+    expect(await resultOf(delivery.id)).toMatchObject({ outcome: 'ignored', type: 'invoice.paid' });
+    expect(await ledger(delivery.id)).toEqual([{ status: 'ignored', step_count: '0' }]);
+  });
+});
+
+describe('resets and redeliveries', () => {
+  it('a reset of a completed workflow to its first workflow task re-runs the steps with no new charge, email or row', async () => {
+    const delivery = orderCreated();
+    await deliver(delivery);
+    await resultOf(delivery.id);
+    const before = { stripe: stack.stripe.requests.length, charges: stack.stripe.charges().length, emails: stack.resend.emails.length };
+
+    const newRunId = await resetToFirstWorkflowTask(stack.client, delivery.id, 'test: re-run after a fix');
+    const rerun = stack.client.workflow.getHandle(delivery.id, newRunId);
+    expect(await rerun.result()).toMatchObject({ outcome: 'charged' });
+
+    expect({ stripe: stack.stripe.requests.length, charges: stack.stripe.charges().length, emails: stack.resend.emails.length }).toEqual(before);
+    expect(await rows('SELECT id FROM orders WHERE event_id = $1', [delivery.id])).toHaveLength(1);
+  });
+
+  it('a second run chain with the same ID (redelivery after retention) completes as duplicate with no side effect', async () => {
+    const delivery = checkoutCompleted();
+    await deliver(delivery);
+    await resultOf(delivery.id);
+    const before = { stripe: stack.stripe.requests.length, emails: stack.resend.emails.length };
+    const first = stack.client.workflow.getHandle(delivery.id);
+    const firstRunId = (await first.describe()).runId;
+    const { events } = await first.fetchHistory();
+    const event = defaultPayloadConverter.fromPayload(events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!);
+
+    // What the receiver would start once retention has dropped the first run: same ID, new run chain.
+    const second = await stack.client.workflow.start('fulfilCheckout', {
+      workflowId: delivery.id,
+      taskQueue: stack.taskQueue,
+      args: [event],
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    });
+    expect(second.firstExecutionRunId).not.toBe(firstRunId);
+    expect(await second.result()).toMatchObject({ outcome: 'duplicate' });
+    expect({ stripe: stack.stripe.requests.length, emails: stack.resend.emails.length }).toEqual(before);
+    expect(await rows('SELECT id FROM orders WHERE event_id = $1', [delivery.id])).toHaveLength(1);
+  });
+});
+
+describe('Stripe customer.subscription.* → one entity workflow per subscription', () => {
+  it('stores the newest state when events arrive newest-first', async () => {
+    const subscriptionId = `sub_${randomUUID()}`;
+    const newest = subscriptionEvent(subscriptionId, 'updated', 1_700_000_300, 'past_due');
+    const middle = subscriptionEvent(subscriptionId, 'updated', 1_700_000_200, 'active');
+    const oldest = subscriptionEvent(subscriptionId, 'created', 1_700_000_100, 'incomplete');
+    for (const delivery of [newest, middle, oldest]) {
+      await deliver(delivery);
+      expect(await resultOf(delivery.id)).toMatchObject({ outcome: 'forwarded' });
+    }
+    const entity = stack.client.workflow.getHandle(`subscription:${subscriptionId}`);
+    await waitFor(async () => (await entity.query<{ updatesSeen: number }>('state')).updatesSeen === 3);
+    expect(await entity.query('state')).toMatchObject({ last: { created: 1_700_000_300, eventId: newest.id }, status: 'past_due' });
+    expect(await rows('SELECT status, last_event_id FROM subscriptions WHERE id = $1', [subscriptionId])).toEqual([{ status: 'past_due', last_event_id: newest.id }]);
+  });
+});
+
+/** Polls a condition the workflow exposes through a query, for a bounded time. */
+async function waitFor(condition: () => Promise<boolean>): Promise<void> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('condition not met within 10 s');
+}

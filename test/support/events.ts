@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import { SECRETS, standardHeaders, stripeEvent, stripeHeaders } from './signing';
+
+export interface SignedDelivery {
+  id: string;
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** A signed Stripe `checkout.session.completed` for one order. */
+export function checkoutCompleted(options: { orderId?: string; email?: string; paymentIntent?: string } = {}): SignedDelivery {
+  const orderId = options.orderId ?? `ord_${randomUUID()}`;
+  const event = stripeEvent({
+    type: 'checkout.session.completed',
+    data: {
+      object: {
+        id: `cs_test_${randomUUID()}`,
+        object: 'checkout.session',
+        amount_total: 4200,
+        currency: 'eur',
+        payment_intent: options.paymentIntent ?? `pi_${randomUUID().replace(/-/g, '')}`,
+        customer_details: { email: options.email ?? 'ada@example.com' },
+        metadata: { order_id: orderId },
+      },
+    },
+  });
+  const body = JSON.stringify(event);
+  return { id: event.id as string, path: 'stripe', body, headers: stripeHeaders(body, SECRETS.stripe) };
+}
+
+/** A signed Standard Webhooks `order.created`. */
+export function orderCreated(options: { amount?: number; paymentMethod?: string; orderId?: string } = {}): SignedDelivery & { orderId: string } {
+  const id = `msg_${randomUUID()}`;
+  const orderId = options.orderId ?? `ord_${randomUUID()}`;
+  const body = JSON.stringify({
+    type: 'order.created',
+    timestamp: new Date().toISOString(),
+    data: {
+      orderId,
+      amount: options.amount ?? 4200,
+      currency: 'eur',
+      customer: 'cus_test_1',
+      paymentMethod: options.paymentMethod ?? 'pm_card_visa',
+      email: 'grace@example.com',
+    },
+  });
+  return { id, orderId, path: 'standard', body, headers: standardHeaders(body, SECRETS.standard, { id }) };
+}
+
+/** A signed Stripe `customer.subscription.<action>` with its own `created`. */
+export function subscriptionEvent(subscriptionId: string, action: 'created' | 'updated' | 'deleted', created: number, status: string): SignedDelivery {
+  const event = stripeEvent({
+    type: `customer.subscription.${action}`,
+    created,
+    data: { object: { id: subscriptionId, object: 'subscription', customer: 'cus_test_1', status } },
+  });
+  const body = JSON.stringify(event);
+  return { id: event.id as string, path: 'stripe', body, headers: stripeHeaders(body, SECRETS.stripe) };
+}
