@@ -2,7 +2,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 
 export const ROOT = path.resolve(__dirname, '../..');
-const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
 
 export interface Spawned {
   child: ChildProcess;
@@ -12,9 +11,12 @@ export interface Spawned {
   exited: Promise<number | null>;
 }
 
-/** Runs a TypeScript entry point of ours with tsx, collecting stdout and stderr. */
+/**
+ * Runs a TypeScript entry point of ours in one Node process (tsx as a loader, so signals reach the
+ * program itself, not a wrapper), collecting stdout and stderr.
+ */
 export function spawnTs(entry: string, args: string[], env: NodeJS.ProcessEnv): Spawned {
-  const child = spawn(TSX, [path.join(ROOT, entry), ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry), ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const listeners = new Set<() => void>();
   const collect = (chunk: Buffer) => {

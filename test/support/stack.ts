@@ -47,13 +47,14 @@ export interface WorkerStack extends Stack {
 }
 
 export function startStack(options: { env?: NodeJS.ProcessEnv; address?: string; worker: false }): Promise<Stack>;
-export function startStack(options?: { env?: NodeJS.ProcessEnv; address?: string; worker?: true }): Promise<WorkerStack>;
+export function startStack(options?: { env?: NodeJS.ProcessEnv; address?: string; worker?: true | 'external' }): Promise<WorkerStack>;
 /**
  * The receiver on a free port with a real client to the suite's Temporal dev server, on a task
  * queue of the test's own; unless `worker: false`, also a real worker with a fresh PostgreSQL
- * database, the Stripe stand-in and the Resend stand-in.
+ * database, the Stripe stand-in and the Resend stand-in. With `worker: 'external'` everything but
+ * the worker itself is there, for a test that runs the worker as a process (`workerEnv`).
  */
-export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: string; worker?: boolean } = {}): Promise<Stack | WorkerStack> {
+export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: string; worker?: boolean | 'external' } = {}): Promise<Stack | WorkerStack> {
   const address = options.address ?? process.env.TEMPORAL_ADDRESS!;
   const taskQueue = `test-${randomUUID()}`;
   const config = loadConfig({ ...SECRETS_ENV, PORT: '0', TEMPORAL_TASK_QUEUE: taskQueue, ...options.env });
@@ -85,9 +86,14 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: s
     taskQueue,
     dataDir: mkdtempSync(path.join(tmpdir(), 'dw-stack-')),
   });
-  const workerConnection = await NativeConnection.connect({ address });
-  const worker: Worker = await createWorker({ connection: workerConnection, namespace: 'default', taskQueue, activities: services.activities, workflowBundle: await workflowBundle() });
-  const running = worker.run();
+  let worker: Worker | undefined;
+  let workerConnection: NativeConnection | undefined;
+  let running: Promise<void> | undefined;
+  if (options.worker !== 'external') {
+    workerConnection = await NativeConnection.connect({ address });
+    worker = await createWorker({ connection: workerConnection, namespace: 'default', taskQueue, activities: services.activities, workflowBundle: await workflowBundle() });
+    running = worker.run();
+  }
 
   return {
     url: receiver.url,
@@ -98,9 +104,9 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: s
     resend,
     workerEnv,
     async close() {
-      worker.shutdown();
+      worker?.shutdown();
       await running;
-      await workerConnection.close();
+      await workerConnection?.close();
       await closeReceiver();
       await services.close();
       await stripe.close();

@@ -1,0 +1,52 @@
+import { orderCreated } from '../support/events';
+import { spawnTs, type Spawned } from '../support/processes';
+import { post, startStack, type WorkerStack } from '../support/stack';
+
+/**
+ * The worker process is killed (SIGKILL) after the charge request reached Stripe and before the
+ * activity completed. Temporal retries the activity on a new worker process once its 15 s
+ * start-to-close timeout passes; the retry carries the same Idempotency-Key, so Stripe answers with
+ * the stored PaymentIntent and the card is charged once.
+ */
+let stack: WorkerStack;
+let worker: Spawned | undefined;
+
+beforeAll(async () => {
+  stack = await startStack({ worker: 'external' });
+});
+afterAll(async () => {
+  worker?.child.kill('SIGKILL');
+  await stack.close();
+});
+
+async function startWorkerProcess(): Promise<Spawned> {
+  const started = spawnTs('src/worker.ts', [], stack.workerEnv);
+  await started.waitFor('worker polling');
+  return started;
+}
+
+it('charges exactly once when the worker dies mid-charge, and the retry reuses the key', async () => {
+  worker = await startWorkerProcess();
+  const held = stack.stripe.holdNextResponse();
+  const delivery = orderCreated();
+  expect((await post(`${stack.url}/webhooks/${delivery.path}`, delivery.headers, delivery.body)).status).toBe(202);
+
+  const release = await held;
+  expect(stack.stripe.charges().filter((intent) => intent.metadata.event_id === delivery.id)).toHaveLength(1);
+  worker.child.kill('SIGKILL');
+  expect(await worker.exited).toBeNull();
+  release();
+
+  worker = await startWorkerProcess();
+  expect(await stack.client.workflow.getHandle(delivery.id).result()).toMatchObject({ outcome: 'charged' });
+
+  const creates = stack.stripe.requests.filter((request) => request.path === '/v1/payment_intents' && request.idempotencyKey === delivery.id);
+  expect(creates.map((request) => request.replayed)).toEqual([false, true]);
+  expect(stack.stripe.charges().filter((intent) => intent.metadata.event_id === delivery.id)).toHaveLength(1);
+  expect((await stack.db.query('SELECT status FROM orders WHERE id = $1', [delivery.orderId])).rows).toEqual([{ status: 'paid' }]);
+  expect(stack.resend.emails.filter((email) => email.idempotencyKey?.startsWith(delivery.id))).toHaveLength(1);
+
+  worker.child.kill('SIGINT');
+  expect(await worker.exited).toBe(0);
+  worker = undefined;
+}, 90_000);
