@@ -19,11 +19,11 @@ interface Service {
 const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, Service> };
 const { services } = compose;
 const packageJson = JSON.parse(read('package.json')) as { scripts: Record<string, string>; bin: Record<string, string> };
-const sourceText = ['src/config.ts', 'src/temporal/connection.ts', 'README.md'].map(read).join('\n');
+const sourceText = ['src/config.ts', 'src/temporal/connection.ts'].map(read).join('\n');
 
 describe('docker-compose.yml', () => {
-  it('runs PostgreSQL, Temporal on it, the Temporal UI, namespace setup, the receiver and the worker', () => {
-    expect(Object.keys(services).sort()).toEqual(['postgresql', 'receiver', 'temporal', 'temporal-setup', 'temporal-ui', 'worker']);
+  it('runs PostgreSQL, Temporal on it, the Temporal UI, namespace setup, Mailpit, the receiver and the worker', () => {
+    expect(Object.keys(services).sort()).toEqual(['mailpit', 'postgresql', 'receiver', 'temporal', 'temporal-setup', 'temporal-ui', 'worker']);
     expect(services.temporal!.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgresql' });
     expect(services.temporal!.depends_on).toHaveProperty('postgresql');
   });
@@ -63,6 +63,13 @@ describe('docker-compose.yml', () => {
       expect({ name, readByCode }).toEqual({ name, readByCode: true });
       expect(read('README.md')).toContain(`\`${name}\``);
     }
+  });
+
+  it('gives the worker the PostgreSQL database the postgresql service creates, and Mailpit for email', () => {
+    const postgres = services.postgresql!.environment!;
+    const url = new URL(String(services.worker!.environment!.DATABASE_URL));
+    expect([url.hostname, url.port, url.username, url.password, url.pathname]).toEqual(['postgresql', '5432', postgres.POSTGRES_USER, postgres.POSTGRES_PASSWORD, `/${postgres.POSTGRES_DB}`]);
+    expect(services.worker!.environment).toMatchObject({ EMAIL_PROVIDER: '${EMAIL_PROVIDER:-smtp}', SMTP_URL: '${SMTP_URL:-smtp://mailpit:1025}' });
   });
 
   it('keeps closed workflows at least 7 days, longer than Stripe retries', () => {

@@ -1,0 +1,33 @@
+import { randomUUID } from 'node:crypto';
+import { resetToFirstWorkflowTask } from '../../src/temporal/reset';
+import { startMailpit } from '../support/mailpit';
+import { githubHeaders, SECRETS } from '../support/signing';
+import { post, startStack, type WorkerStack } from '../support/stack';
+
+/** EMAIL_PROVIDER=smtp through nodemailer to a real SMTP server (Mailpit). */
+let mailpit: Awaited<ReturnType<typeof startMailpit>>;
+let stack: WorkerStack;
+beforeAll(async () => {
+  mailpit = await startMailpit();
+  stack = await startStack({ env: { EMAIL_PROVIDER: 'smtp', SMTP_URL: mailpit.smtpUrl, EMAIL_FROM: 'Shop <shop@example.com>' } });
+});
+afterAll(async () => {
+  await stack?.close();
+  await mailpit?.stop();
+});
+
+it('sends one email with a Message-ID made from the event ID, through duplicates and a reset', async () => {
+  const delivery = randomUUID();
+  const body = JSON.stringify({ zen: 'Anything added dilutes everything else.', hook_id: 42, repository: { full_name: 'o/r' } });
+  const headers = await githubHeaders(body, SECRETS.github, { delivery, event: 'ping' });
+  await post(`${stack.url}/webhooks/github`, headers, body);
+  await post(`${stack.url}/webhooks/github`, headers, body);
+  expect(await stack.client.workflow.getHandle(delivery).result()).toMatchObject({ outcome: 'notified' });
+
+  const newRunId = await resetToFirstWorkflowTask(stack.client, delivery, 'test: reset after SMTP send');
+  expect(await stack.client.workflow.getHandle(delivery, newRunId).result()).toMatchObject({ outcome: 'notified' });
+
+  const messages = (await mailpit.messages()).filter((message) => message.MessageID === `${delivery}@durable-webhooks`);
+  expect(messages).toHaveLength(1);
+  expect(messages[0]).toMatchObject({ Subject: '[o/r] webhook 42 connected', To: [{ Address: 'ops@example.com' }] });
+});
