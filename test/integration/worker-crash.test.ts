@@ -27,7 +27,7 @@ async function startWorkerProcess(): Promise<Spawned> {
 
 it('charges exactly once when the worker dies mid-charge, and the retry reuses the key', async () => {
   worker = await startWorkerProcess();
-  const held = stack.stripe.holdNextResponse();
+  const held = stack.stripe.holdNext('responding');
   const delivery = orderCreated();
   expect((await post(`${stack.url}/webhooks/${delivery.path}`, delivery.headers, delivery.body)).status).toBe(202);
 

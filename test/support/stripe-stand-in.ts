@@ -31,6 +31,8 @@ export interface PaymentIntent {
   metadata: Record<string, string>;
 }
 
+export type HoldPhase = 'processing' | 'responding';
+
 /** Stripe's test payment method that is always declined. */
 export const DECLINED_PAYMENT_METHOD = 'pm_card_chargeDeclined';
 
@@ -40,7 +42,12 @@ export async function startStripeStandIn() {
   const paymentIntents = new Map<string, PaymentIntent>();
   const updates: Array<{ id: string; metadata: Record<string, string> }> = [];
   let failures: number[] = [];
-  let holds: Array<(release: () => void) => void> = [];
+  let holds: Array<{ phase: HoldPhase; held: (release: () => void) => void }> = [];
+  const holdIn = async (phase: HoldPhase) => {
+    if (holds[0]?.phase !== phase) return;
+    const { held } = holds.shift()!;
+    await new Promise<void>((release) => held(release));
+  };
 
   const app = express();
   app.use(express.text({ type: '*/*' }));
@@ -82,9 +89,9 @@ export async function startStripeStandIn() {
       } else {
         record(false);
         const response = await handle(req, params);
+        await holdIn('processing');
         outcome.finish(response);
-        const hold = holds.shift();
-        if (hold) await new Promise<void>((release) => hold(release));
+        await holdIn('responding');
         res.status(response.status).set('Idempotency-Key', key).json(response.body);
       }
     };
@@ -154,10 +161,11 @@ export async function startStripeStandIn() {
       failures = [...failures, ...statuses];
     },
     /**
-     * The next new request does its effect, stores its response, then waits; resolves with the
-     * release function once that request is held (to kill the caller before it hears back).
+     * Holds the next new request after its effect: while still `processing` (its key in use, so a
+     * repeat gets 409), or `responding` (response stored, not yet sent: kill the caller then).
+     * Resolves with the release function once the request is held.
      */
-    holdNextResponse: () => new Promise<() => void>((held) => (holds = [...holds, held])),
+    holdNext: (phase: HoldPhase) => new Promise<() => void>((held) => (holds = [...holds, { phase, held }])),
   };
 }
 
