@@ -2,8 +2,7 @@ import { ActivityFailure, ApplicationFailure, condition, defineSignal, setHandle
 import type { Order } from '../activities/orders';
 import type { WebhookEvent } from '../src/providers/types';
 import { formatAmount } from './fulfil-checkout';
-import type { EventOutcome } from './record-event';
-import { claim, db, external, stepOf, trackProgress } from './steps';
+import { claim, db, external, finish, stepOf, trackProgress, type EventOutcome } from './steps';
 
 /** An operator's decision on a held order. */
 export const approveSignal = defineSignal<[{ by?: string }?]>('approve');
@@ -28,11 +27,7 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
   let decision: { approved: boolean; by?: string; reason?: string } | undefined;
   setHandler(approveSignal, (input) => void (decision ??= { approved: true, by: input?.by }));
   setHandler(rejectSignal, (input) => void (decision ??= { approved: false, by: input?.by, reason: input?.reason }));
-  const result = (outcome: string) => {
-    progress.outcome = outcome;
-    return { outcome, source: event.source, eventId: event.id, type: event.type };
-  };
-  if (!(await claim(event, progress))) return result('duplicate');
+  if (!(await claim(event, progress))) return finish(event, progress, 'duplicate');
 
   const data = readOrder(event);
   const order = (status: Order['status'], paymentIntentId?: string): Order => ({
@@ -58,7 +53,7 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
       await db.saveOrder({ ...stepOf(event, 'order:cancelled'), order: order('cancelled') });
       await email('email:cancelled', `Order ${data.orderId} cancelled`, `Your order ${data.orderId} was cancelled (${reason}). You have not been charged.`);
       await db.completeEvent({ source: event.source, eventId: event.id, status: 'completed', outcome: { orderId: data.orderId, cancelled: reason } });
-      return result('cancelled');
+      return finish(event, progress, 'cancelled');
     }
     progress.stepsDone.push('approved');
   }
@@ -80,7 +75,7 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
   await email('email:receipt', `Receipt for order ${data.orderId}`, `We charged${formatAmount(data.amount, data.currency)} for order ${data.orderId}. Thank you!`);
   progress.stepsDone.push('email:receipt');
   await db.completeEvent({ source: event.source, eventId: event.id, status: 'completed', outcome: { orderId: data.orderId, paymentIntentId: charge.paymentIntentId } });
-  return result('charged');
+  return finish(event, progress, 'charged');
 }
 
 function readOrder(event: WebhookEvent): OrderCreated {

@@ -1,6 +1,5 @@
 import type { WebhookEvent } from '../src/providers/types';
-import type { EventOutcome } from './record-event';
-import { claim, db, external, stepOf, trackProgress } from './steps';
+import { claim, db, external, finish, stepOf, trackProgress, type EventOutcome } from './steps';
 
 interface CheckoutSession {
   id: string;
@@ -19,8 +18,7 @@ interface CheckoutSession {
 export async function fulfilCheckout(event: WebhookEvent): Promise<EventOutcome> {
   const progress = trackProgress(event);
   const done = (step: string) => progress.stepsDone.push(step);
-  const result = (outcome: string) => ({ outcome, source: event.source, eventId: event.id, type: event.type });
-  if (!(await claim(event, progress))) return result('duplicate');
+  if (!(await claim(event, progress))) return finish(event, progress, 'duplicate');
 
   const session = (event.payload as { data: { object: CheckoutSession } }).data.object;
   const order = await db.saveOrder({
@@ -54,8 +52,7 @@ export async function fulfilCheckout(event: WebhookEvent): Promise<EventOutcome>
   }
 
   await db.completeEvent({ source: event.source, eventId: event.id, status: 'completed', outcome: { orderId: order.id } });
-  progress.outcome = 'fulfilled';
-  return result('fulfilled');
+  return finish(event, progress, 'fulfilled');
 }
 
 export function formatAmount(amount: number | null, currency: string | null): string {

@@ -1,6 +1,5 @@
 import type { WebhookEvent } from '../src/providers/types';
-import type { EventOutcome } from './record-event';
-import { claim, db, external, stepOf, trackProgress } from './steps';
+import { claim, db, external, finish, stepOf, trackProgress, type EventOutcome } from './steps';
 
 interface GitHubPayload {
   repository?: { full_name?: string };
@@ -12,16 +11,12 @@ interface GitHubPayload {
 /** GitHub `issues.opened` and `ping`: one notification email to NOTIFY_EMAIL. */
 export async function notifyGitHub(event: WebhookEvent): Promise<EventOutcome> {
   const progress = trackProgress(event);
-  const result = (outcome: string) => {
-    progress.outcome = outcome;
-    return { outcome, source: event.source, eventId: event.id, type: event.type };
-  };
-  if (!(await claim(event, progress))) return result('duplicate');
+  if (!(await claim(event, progress))) return finish(event, progress, 'duplicate');
 
   const { notifyEmail } = await db.flowSettings();
   if (!notifyEmail) {
     await db.completeEvent({ source: event.source, eventId: event.id, status: 'ignored', outcome: { reason: 'NOTIFY_EMAIL is not set' } });
-    return result('ignored');
+    return finish(event, progress, 'ignored');
   }
   const payload = event.payload as GitHubPayload;
   const repo = payload.repository?.full_name ?? 'GitHub';
@@ -35,5 +30,5 @@ export async function notifyGitHub(event: WebhookEvent): Promise<EventOutcome> {
   await external.sendEmail({ ...stepOf(event, 'email:notification'), idempotencyKey: event.id, to: notifyEmail, subject, text });
   progress.stepsDone.push('email:notification');
   await db.completeEvent({ source: event.source, eventId: event.id, status: 'completed', outcome: { notified: notifyEmail } });
-  return result('notified');
+  return finish(event, progress, 'notified');
 }

@@ -1,12 +1,5 @@
 import type { WebhookEvent } from '../src/providers/types';
-import { claim, db, trackProgress } from './steps';
-
-export interface EventOutcome {
-  outcome: string;
-  source: string;
-  eventId: string;
-  type: string;
-}
+import { claim, db, finish, trackProgress, type EventOutcome } from './steps';
 
 /**
  * Every event type no flow handles: claimed in the ledger, then completed as `ignored`, so it is
@@ -14,9 +7,7 @@ export interface EventOutcome {
  */
 export async function recordEvent(event: WebhookEvent): Promise<EventOutcome> {
   const progress = trackProgress(event);
-  if (await claim(event, progress)) {
-    await db.completeEvent({ source: event.source, eventId: event.id, status: 'ignored', outcome: { reason: 'no flow for this event type' } });
-    progress.outcome = 'ignored';
-  }
-  return { outcome: progress.outcome!, source: event.source, eventId: event.id, type: event.type };
+  if (!(await claim(event, progress))) return finish(event, progress, 'duplicate');
+  await db.completeEvent({ source: event.source, eventId: event.id, status: 'ignored', outcome: { reason: 'no flow for this event type' } });
+  return finish(event, progress, 'ignored');
 }

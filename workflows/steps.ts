@@ -15,6 +15,14 @@ export const external = proxyActivities<Activities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 minutes' },
 });
 
+/** What every event workflow returns. */
+export interface EventOutcome {
+  outcome: string;
+  source: string;
+  eventId: string;
+  type: string;
+}
+
 /** What the `status` query answers for every event workflow. */
 export interface EventProgress {
   eventId: string;
@@ -33,6 +41,12 @@ export function trackProgress(event: WebhookEvent): EventProgress {
   return progress;
 }
 
+/** Sets the outcome the `status` query reports and returns it as the workflow's result. */
+export function finish(event: WebhookEvent, progress: EventProgress, outcome: string): EventOutcome {
+  progress.outcome = outcome;
+  return { outcome, source: event.source, eventId: event.id, type: event.type };
+}
+
 /**
  * Claims the event in the ledger for this run chain. False when another chain already owns it (a
  * redelivery after Temporal's retention): the workflow then completes as a duplicate, doing nothing.
@@ -41,7 +55,6 @@ export async function claim(event: WebhookEvent, progress: EventProgress): Promi
   const { workflowId, firstExecutionRunId } = workflowInfo();
   const claimed = await db.claimEvent({ source: event.source, eventId: event.id, type: event.type, workflowId, firstExecutionRunId });
   progress.stepsDone.push('claim');
-  if (claimed === 'duplicate') progress.outcome = 'duplicate';
   return claimed === 'claimed';
 }
 

@@ -1,8 +1,7 @@
 import { condition, continueAsNew, defineQuery, defineSignal, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { SubscriptionUpdate } from '../activities/subscriptions';
 import type { WebhookEvent } from '../src/providers/types';
-import type { EventOutcome } from './record-event';
-import { claim, db, trackProgress } from './steps';
+import { claim, db, finish, trackProgress, type EventOutcome } from './steps';
 
 export const applySignal = defineSignal<[SubscriptionUpdate]>('apply');
 export const subscriptionStateQuery = defineQuery<SubscriptionState>('state');
@@ -22,11 +21,7 @@ export interface SubscriptionState {
  */
 export async function applySubscriptionEvent(event: WebhookEvent): Promise<EventOutcome> {
   const progress = trackProgress(event);
-  const result = (outcome: string) => {
-    progress.outcome = outcome;
-    return { outcome, source: event.source, eventId: event.id, type: event.type };
-  };
-  if (!(await claim(event, progress))) return result('duplicate');
+  if (!(await claim(event, progress))) return finish(event, progress, 'duplicate');
   const payload = event.payload as { created: number; data: { object: SubscriptionUpdate['subscription'] } };
   const entity = await db.forwardSubscriptionUpdate({
     eventId: event.id,
@@ -36,7 +31,7 @@ export async function applySubscriptionEvent(event: WebhookEvent): Promise<Event
   });
   progress.stepsDone.push('forwarded');
   await db.completeEvent({ source: event.source, eventId: event.id, status: 'completed', outcome: { entity } });
-  return result('forwarded');
+  return finish(event, progress, 'forwarded');
 }
 
 /** How long an entity with nothing to apply stays open before it completes. */
