@@ -38,6 +38,10 @@ export interface Config {
   disabledSources: string[];
   /** Where `npm run dev` keeps the Temporal SQLite file. @default '<project>/.data' */
   dataDir: string;
+  /** Bearer token for `/admin`; the admin API is off without it. */
+  adminToken: string | undefined;
+  /** The Temporal Web UI, for links. @default the dev server's UI: http://localhost:8233 */
+  temporalUiUrl: string;
 }
 
 /**
@@ -106,7 +110,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     developmentSecrets,
     disabledSources,
     dataDir: path.resolve(env.DATA_DIR || path.join(PROJECT_ROOT, '.data')),
+    adminToken: env.ADMIN_TOKEN || undefined,
+    temporalUiUrl: (env.TEMPORAL_UI_URL || devServerUiUrl(env.TEMPORAL_ADDRESS)).replace(/\/$/, ''),
   };
+}
+
+/** The dev server serves its UI on the gRPC port + 1000 (7233 → 8233). */
+function devServerUiUrl(address: string | undefined): string {
+  const port = /^(?:127\.0\.0\.1|localhost):(\d+)$/.exec(address ?? '')?.[1];
+  return `http://localhost:${port ? Number(port) + 1000 : 8233}`;
 }
 
 /** Several secrets in one variable, separated by spaces or commas (key rotation). */

@@ -69,3 +69,21 @@ export class TemporalUnavailableError extends Error {
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
+
+/** No workflow has this event ID in the namespace. Maps to 404 / exit 1. */
+export class EventNotFoundError extends Error {
+  override readonly name = 'EventNotFoundError';
+  constructor(readonly eventId: string) {
+    super(`No event ${eventId}: no workflow has that ID in this namespace.`);
+  }
+}
+
+/** An operator request that cannot be carried out as asked; nothing was changed. Maps to 400 / exit 1. */
+export class OperationRejectedError extends Error {
+  override readonly name = 'OperationRejectedError';
+}
+
+/** `/admin` without the right bearer token. Maps to 401. */
+export class AdminAuthError extends Error {
+  override readonly name = 'AdminAuthError';
+}

@@ -6,6 +6,7 @@ import { createApp } from './http/app';
 import { createLogger, type Logger } from './logger';
 import { SourceRegistry } from './providers/registry';
 import { lazyClient, temporalSettings } from './temporal/connection';
+import { EventOperations } from './temporal/operations';
 import { TemporalEventStarter } from './temporal/start-event';
 
 export interface RunningReceiver {
@@ -21,6 +22,7 @@ export async function startReceiver(config: Config, client: Client, logger: Logg
     starter: new TemporalEventStarter(client, { taskQueue: config.taskQueue }),
     maxBodyBytes: config.maxBodyBytes,
     logger,
+    admin: config.adminToken ? { operations: new EventOperations(client, { uiUrl: config.temporalUiUrl }), token: config.adminToken } : undefined,
   });
   const server = await new Promise<Server>((resolve, reject) => {
     const listening = app.listen(config.port, (error?: Error) => (error ? reject(error) : resolve(listening)));

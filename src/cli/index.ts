@@ -4,6 +4,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig } from '../config';
 import { temporalSettings } from '../temporal/connection';
 import { MIN_RETENTION_SECONDS, prepareNamespace } from '../temporal/search-attributes';
+import { eventsCommand } from './events';
 import { send } from './send';
 
 const program = new Command('durable-webhooks').description('Operate durable-webhooks: send signed sample events, inspect events by ID.');
@@ -52,6 +53,8 @@ program
       `Namespace "${settings.namespace}" at ${address}: search attributes WebhookSource and WebhookEventType registered, retention at least ${MIN_RETENTION_SECONDS / 86400} days.`,
     );
   });
+
+program.addCommand(eventsCommand());
 
 function positiveInteger(value: string): number {
   const parsed = Number(value);

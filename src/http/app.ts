@@ -3,7 +3,9 @@ import { PayloadTooLargeError, UnsupportedContentTypeError } from '../errors';
 import { createLogger, type Logger } from '../logger';
 import type { Source, SourceRegistry } from '../providers/registry';
 import type { WebhookEvent } from '../providers/types';
+import type { EventOperations } from '../temporal/operations';
 import type { EventStarter } from '../temporal/start-event';
+import { createAdminRouter } from './admin';
 import { createMetrics } from './metrics';
 import { sendProblem, toProblem } from './problem';
 
@@ -15,6 +17,8 @@ export interface AppDeps {
   /** The clock used for timestamp tolerance. @default () => new Date() */
   now?: () => Date;
   logger?: Logger;
+  /** The `/admin` API; off (404) without it. */
+  admin?: { operations: EventOperations; token: string };
 }
 
 /**
@@ -85,6 +89,8 @@ export function createApp(deps: AppDeps): Express {
   };
 
   app.post('/webhooks/:source', selectSource, readRawBody, receive);
+
+  if (deps.admin) app.use('/admin', createAdminRouter(deps.admin.operations, deps.admin.token));
 
   app.all('/webhooks/:source', (_req, res) => {
     res.set('Allow', 'POST');

@@ -1,6 +1,9 @@
 import type { Response } from 'express';
 import {
+  AdminAuthError,
+  EventNotFoundError,
   MalformedEventError,
+  OperationRejectedError,
   PayloadTooLargeError,
   SignatureVerificationError,
   TemporalUnavailableError,
@@ -39,6 +42,15 @@ export function toProblem(error: unknown): Problem {
   if (error instanceof UnsupportedContentTypeError) {
     return { type: problemType('unsupported-media-type'), title: 'Unsupported content type', status: 415, detail: error.message, accepted: error.accepted };
   }
+  if (error instanceof AdminAuthError) {
+    return { type: problemType('unauthorized'), title: 'Unauthorized', status: 401, detail: error.message };
+  }
+  if (error instanceof EventNotFoundError) {
+    return { type: problemType('event-not-found'), title: 'Event not found', status: 404, detail: error.message, eventId: error.eventId };
+  }
+  if (error instanceof OperationRejectedError) {
+    return { type: problemType('operation-rejected'), title: 'Operation rejected', status: 400, detail: error.message };
+  }
   if (error instanceof TemporalUnavailableError) {
     return { type: problemType('temporal-unavailable'), title: 'Temporal unavailable', status: 503, detail: error.message, eventId: error.eventId };
   }
@@ -51,6 +63,7 @@ export function toProblem(error: unknown): Problem {
 
 export function sendProblem(res: Response, problem: Problem): void {
   if (problem.status === 503) res.set('Retry-After', String(RETRY_AFTER_SECONDS));
+  if (problem.status === 401) res.set('WWW-Authenticate', 'Bearer realm="durable-webhooks admin"');
   res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
 }
 

@@ -72,9 +72,18 @@ export class TemporalEventStarter implements EventStarter {
   }
 }
 
-/** One line a person can read in the Temporal UI's workflow list. */
+/** One line a person can read in the Temporal UI's workflow list: `stripe · checkout.session.completed · cs_… · 42.00 EUR`. */
 export function summaryOf(event: WebhookEvent): string {
-  return [event.source, event.type, event.subject].filter(Boolean).join(' · ');
+  return [event.source, event.type, event.subject, amountOf(event.payload)].filter(Boolean).join(' · ');
+}
+
+/** The amount of a Stripe object (`data.object`) or a Standard Webhooks body (`data`), in major units. */
+function amountOf(payload: unknown): string | undefined {
+  const data = (payload as { data?: Record<string, unknown> } | null)?.data;
+  const object = (data?.object ?? data) as { amount_total?: unknown; amount?: unknown; currency?: unknown } | undefined;
+  const amount = object?.amount_total ?? object?.amount;
+  if (typeof amount !== 'number' || typeof object?.currency !== 'string') return undefined;
+  return `${(amount / 100).toFixed(2)} ${object.currency.toUpperCase()}`;
 }
 
 function isUnavailable(error: unknown): boolean {

@@ -82,7 +82,7 @@ describe('npm run dev', () => {
     try {
       const handle = client.workflow.getHandle('evt_dev_e2e_1');
       expect(await handle.result()).toMatchObject({ outcome: 'fulfilled', source: 'stripe', type: 'checkout.session.completed' });
-      expect(await (await handle.describe()).staticSummary()).toBe('stripe · checkout.session.completed · cs_test_a1b2c3d4e5f6g7h8i9j0');
+      expect(await (await handle.describe()).staticSummary()).toBe('stripe · checkout.session.completed · cs_test_a1b2c3d4e5f6g7h8i9j0 · 42.00 EUR');
 
       const confirmation = readFileSync(path.join(dataDir, 'mail', 'evt_dev_e2e_1.eml'), 'utf8');
       expect(confirmation).toContain('To: ada@example.com');

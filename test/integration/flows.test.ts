@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { resetToFirstWorkflowTask } from '../../src/temporal/reset';
+import { EventOperations } from '../../src/temporal/operations';
 import { checkoutCompleted, orderCreated, subscriptionEvent, type SignedDelivery } from '../support/events';
 import { githubHeaders, SECRETS, stripeHeaders } from '../support/signing';
 import { post, startStack, type WorkerStack } from '../support/stack';
@@ -159,7 +159,7 @@ describe('resets and redeliveries', () => {
     await resultOf(delivery.id);
     const before = { stripe: stack.stripe.requests.length, charges: stack.stripe.charges().length, emails: stack.resend.emails.length };
 
-    const newRunId = await resetToFirstWorkflowTask(stack.client, delivery.id, 'test: re-run after a fix');
+    const { runId: newRunId } = await new EventOperations(stack.client, { uiUrl: 'http://ui' }).reset(delivery.id, 'first', 'test: re-run after a fix');
     const rerun = stack.client.workflow.getHandle(delivery.id, newRunId);
     expect(await rerun.result()).toMatchObject({ outcome: 'charged' });
 

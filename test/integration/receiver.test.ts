@@ -53,7 +53,7 @@ describe('POST /webhooks/stripe', () => {
     expect((await post(`${stack.url}/webhooks/stripe`, headers, body)).status).toBe(202);
     const description = await stack.client.workflow.getHandle(id).describe();
     expect(description.searchAttributes).toMatchObject({ WebhookSource: ['stripe'], WebhookEventType: ['checkout.session.completed'] });
-    expect(await description.staticSummary()).toBe('stripe · checkout.session.completed · cs_test_123');
+    expect(await description.staticSummary()).toBe('stripe · checkout.session.completed · cs_test_123 · 42.00 EUR');
     expect(description.taskQueue).toBe(stack.taskQueue);
   });
 
@@ -235,6 +235,10 @@ describe('bad input gets a problem+json answer and starts nothing', () => {
 });
 
 describe('operational routes', () => {
+  it('keeps /admin off (404) when ADMIN_TOKEN is unset', async () => {
+    expect((await fetch(`${stack.url}/admin/events`, { headers: { authorization: 'Bearer anything' } })).status).toBe(404);
+  });
+
   it('GET /healthz and /readyz answer 200 while Temporal is up', async () => {
     expect((await fetch(`${stack.url}/healthz`)).status).toBe(200);
     const ready = await fetch(`${stack.url}/readyz`);

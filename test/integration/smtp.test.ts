@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { resetToFirstWorkflowTask } from '../../src/temporal/reset';
+import { EventOperations } from '../../src/temporal/operations';
 import { startMailpit } from '../support/mailpit';
 import { githubHeaders, SECRETS } from '../support/signing';
 import { post, startStack, type WorkerStack } from '../support/stack';
@@ -24,7 +24,7 @@ it('sends one email with a Message-ID made from the event ID, through duplicates
   await post(`${stack.url}/webhooks/github`, headers, body);
   expect(await stack.client.workflow.getHandle(delivery).result()).toMatchObject({ outcome: 'notified' });
 
-  const newRunId = await resetToFirstWorkflowTask(stack.client, delivery, 'test: reset after SMTP send');
+  const { runId: newRunId } = await new EventOperations(stack.client, { uiUrl: 'http://ui' }).reset(delivery, 'first', 'test: reset after SMTP send');
   expect(await stack.client.workflow.getHandle(delivery, newRunId).result()).toMatchObject({ outcome: 'notified' });
 
   const messages = (await mailpit.messages()).filter((message) => message.MessageID === `${delivery}@durable-webhooks`);

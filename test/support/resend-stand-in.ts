@@ -24,10 +24,15 @@ export async function startResendStandIn() {
   const emails: SentEmail[] = [];
   const requests: Array<{ idempotencyKey?: string; replayed: boolean }> = [];
   let failures: number[] = [];
+  let acceptedApiKey: string | undefined;
 
   const app = express();
   app.use(express.text({ type: '*/*' }));
   app.post('/emails', (req, res) => {
+    if (acceptedApiKey !== undefined && req.header('authorization') !== `Bearer ${acceptedApiKey}`) {
+      res.status(403).json({ statusCode: 403, name: 'invalid_api_key', message: 'API key is invalid' });
+      return;
+    }
     const status = failures.shift();
     if (status !== undefined) {
       res.status(status).json({ statusCode: status, name: 'internal_server_error', message: 'Injected failure from the stand-in.' });
@@ -70,6 +75,10 @@ export async function startResendStandIn() {
     requests,
     failNext: (...statuses: number[]) => {
       failures = [...failures, ...statuses];
+    },
+    /** Accept only this API key (403 invalid_api_key for others); undefined accepts any. */
+    acceptApiKey: (key: string | undefined) => {
+      acceptedApiKey = key;
     },
   };
 }

@@ -1,0 +1,148 @@
+import { Command, Option } from 'commander';
+import { loadConfig } from '../config';
+import { OperationRejectedError } from '../errors';
+import { lazyClient, temporalSettings } from '../temporal/connection';
+import { EVENT_STATUSES, EventOperations, parseResetTarget, type EventFilter, type EventSummary, type EventView } from '../temporal/operations';
+
+/** `durable-webhooks events …`: operate on event workflows by event ID, with Temporal's own settings. */
+export function eventsCommand(): Command {
+  const events = new Command('events').description('Inspect and operate on events by event ID (the workflow ID).');
+  let operations: EventOperations | undefined;
+  const ops = () => {
+    const settings = temporalSettings();
+    operations ??= new EventOperations(lazyClient(settings), { uiUrl: loadConfig().temporalUiUrl });
+    return operations;
+  };
+  const json = new Option('--json', 'print JSON instead of text');
+
+  events
+    .command('show')
+    .argument('<eventId>')
+    .description('Status, type, source, times, steps done, result or failure, and the Web UI link.')
+    .addOption(json)
+    .action(async (eventId: string, options: { json?: boolean }) => {
+      const view = await ops().show(eventId);
+      print(options.json, view, () => showText(view));
+    });
+
+  events
+    .command('list')
+    .description('Events from Temporal visibility, newest first.')
+    .option('--source <source>', 'only this source')
+    .option('--type <type>', 'only this event type')
+    .addOption(new Option('--status <status>', 'only this status').choices([...EVENT_STATUSES]))
+    .option('--since <when>', 'started since a duration ago (30m, 2h, 3d) or an ISO time')
+    .option('--query <query>', 'a raw visibility query, ANDed with the rest')
+    .option('--limit <n>', 'at most this many', (value) => Number(value), 100)
+    .addOption(json)
+    .action(async (options: EventFilter & { limit: number; json?: boolean }) => {
+      const found = await ops().list(options, options.limit);
+      print(options.json, found, () => table(found));
+    });
+
+  events
+    .command('signal')
+    .argument('<eventId>')
+    .argument('<name>', 'the signal, e.g. approve or reject for a held order')
+    .option('--data <json>', 'the signal argument, as JSON')
+    .addOption(json)
+    .action(async (eventId: string, name: string, options: { data?: string; json?: boolean }) => {
+      await ops().signal(eventId, name, options.data === undefined ? undefined : parseJson(options.data));
+      print(options.json, { eventId, signal: name, status: 'sent' }, () => `Sent ${name} to ${eventId}.`);
+    });
+
+  events
+    .command('query')
+    .argument('<eventId>')
+    .argument('<name>', 'the query, e.g. status')
+    .addOption(json)
+    .action(async (eventId: string, name: string, options: { json?: boolean }) => {
+      const answer = await ops().query(eventId, name);
+      print(options.json, answer, () => JSON.stringify(answer, null, 2));
+    });
+
+  events
+    .command('cancel')
+    .argument('<eventId>')
+    .description('Ask a running event workflow to cancel.')
+    .addOption(json)
+    .action(async (eventId: string, options: { json?: boolean }) => {
+      await ops().cancel(eventId);
+      print(options.json, { eventId, status: 'cancel requested' }, () => `Cancellation requested for ${eventId}.`);
+    });
+
+  events
+    .command('terminate')
+    .argument('<eventId>')
+    .requiredOption('--reason <reason>', 'why; kept in the history')
+    .addOption(json)
+    .action(async (eventId: string, options: { reason: string; json?: boolean }) => {
+      await ops().terminate(eventId, options.reason);
+      print(options.json, { eventId, status: 'terminated' }, () => `Terminated ${eventId}.`);
+    });
+
+  events
+    .command('reset')
+    .argument('[eventId]', 'the event to reset; or use --query for many')
+    .requiredOption('--to <point>', 'first | last-task | last-failure | <historyEventId>')
+    .requiredOption('--reason <reason>', 'why; kept in the history')
+    .option('--query <query>', 'reset every event this visibility query matches')
+    .option('--yes', 'with --query: do it (without, only list what would be reset)')
+    .addOption(json)
+    .action(async (eventId: string | undefined, options: { to: string; reason: string; query?: string; yes?: boolean; json?: boolean }) => {
+      const to = parseResetTarget(options.to);
+      if (eventId && options.query) throw new OperationRejectedError('Give an event ID or --query, not both.');
+      if (eventId) {
+        const reset = await ops().reset(eventId, to, options.reason);
+        print(options.json, reset, () => `Reset ${eventId} to history event ${reset.resetToEventId}; new run ${reset.runId}`);
+      } else if (options.query) {
+        const results = await ops().resetMatching({ query: options.query }, to, options.reason, { dryRun: !options.yes });
+        print(options.json, results, () =>
+          options.yes
+            ? results.map((result) => `Reset ${result.eventId}; new run ${result.runId}`).join('\n')
+            : [`Would reset ${results.length} event(s); run again with --yes to do it:`, ...results.map((result) => `  ${result.eventId}`)].join('\n'),
+        );
+      } else {
+        throw new OperationRejectedError('Give an event ID, or --query for a batch.');
+      }
+    });
+
+  return events;
+}
+
+function print(asJson: boolean | undefined, value: unknown, text: () => string): void {
+  console.log(asJson ? JSON.stringify(value, null, 2) : text());
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new OperationRejectedError(`--data is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+function showText(view: EventView): string {
+  const lines = [
+    `Event      ${view.eventId}`,
+    `Source     ${view.source ?? '-'}`,
+    `Type       ${view.eventType ?? '-'}  (workflow ${view.workflowType})`,
+    `Status     ${view.status}`,
+    `Summary    ${view.summary ?? '-'}`,
+    `Started    ${view.startTime}`,
+    `Closed     ${view.closeTime ?? '-'}`,
+    `Steps      ${view.progress ? view.progress.stepsDone.join(', ') || '(none yet)' : '(no worker answered the status query)'}`,
+  ];
+  if (view.progress?.waitingFor) lines.push(`Waiting    ${view.progress.waitingFor}`);
+  if (view.result !== null) lines.push(`Result     ${JSON.stringify(view.result)}`);
+  if (view.failure) lines.push('Failure', ...view.failure.map((cause, depth) => `${'  '.repeat(depth + 1)}${cause}`));
+  lines.push(`UI         ${view.uiUrl}`);
+  return lines.join('\n');
+}
+
+function table(events: EventSummary[]): string {
+  if (events.length === 0) return 'No events match.';
+  const rows = [['EVENT', 'SOURCE', 'TYPE', 'STATUS', 'STARTED'], ...events.map((event) => [event.eventId, event.source ?? '-', event.eventType ?? '-', event.status, event.startTime])];
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
+}

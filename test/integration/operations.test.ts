@@ -1,0 +1,188 @@
+import { randomUUID } from 'node:crypto';
+import { orderCreated, type SignedDelivery } from '../support/events';
+import { runCli } from '../support/processes';
+import { githubHeaders, SECRETS } from '../support/signing';
+import { post, startStack, type WorkerStack } from '../support/stack';
+
+/**
+ * `durable-webhooks events …` and `/admin`, against the real dev server, a real worker, PostgreSQL
+ * and the stand-ins. Every operation is addressed by event ID; resets repeat no side effect.
+ */
+const ADMIN_TOKEN = 'admin-test-token';
+let stack: WorkerStack;
+beforeAll(async () => {
+  stack = await startStack({ env: { REVIEW_THRESHOLD: '100000', ADMIN_TOKEN } });
+});
+afterAll(() => stack.close());
+
+const cli = (...args: string[]) => runCli(['events', ...args], { TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS, TEMPORAL_UI_URL: 'http://ui.test' });
+const cliJson = async (...args: string[]) => {
+  const { code, output } = await cli(...args, '--json');
+  expect({ code, output }).toMatchObject({ code: 0 });
+  return JSON.parse(output) as Record<string, unknown>;
+};
+const deliver = (delivery: SignedDelivery) => post(`${stack.url}/webhooks/${delivery.path}`, delivery.headers, delivery.body);
+const admin = (path: string, init: RequestInit = {}, token = ADMIN_TOKEN) =>
+  fetch(`${stack.url}/admin${path}`, { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...init.headers } });
+
+async function heldOrder(): Promise<string> {
+  const delivery = orderCreated({ amount: 250000 });
+  await deliver(delivery);
+  const handle = stack.client.workflow.getHandle(delivery.id);
+  for (let attempt = 0; attempt < 100 && !(await handle.query<{ waitingFor: string | null }>('status')).waitingFor; attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return delivery.id;
+}
+
+/** A GitHub ping whose notification email fails for good (Resend refuses the API key): a failed event. */
+async function failedPing(): Promise<string> {
+  const delivery = randomUUID();
+  const body = JSON.stringify({ zen: 'Practicality beats purity.', hook_id: 9, repository: { full_name: 'o/r' } });
+  await post(`${stack.url}/webhooks/github`, await githubHeaders(body, SECRETS.github, { delivery, event: 'ping' }), body);
+  await expect(stack.client.workflow.getHandle(delivery).result()).rejects.toThrow();
+  return delivery;
+}
+
+describe('durable-webhooks events', () => {
+  it('show: source, type, status, steps, result and the UI link; exit 1 for an unknown event', async () => {
+    const delivery = orderCreated();
+    await deliver(delivery);
+    await stack.client.workflow.getHandle(delivery.id).result();
+
+    const view = await cliJson('show', delivery.id);
+    expect(view).toMatchObject({
+      eventId: delivery.id,
+      source: 'standard',
+      eventType: 'order.created',
+      workflowType: 'chargeOrder',
+      status: 'completed',
+      summary: `standard · order.created · ${delivery.orderId} · 42.00 EUR`,
+      progress: { stepsDone: ['claim', 'charge', 'email:receipt'] },
+      result: { outcome: 'charged' },
+      uiUrl: `http://ui.test/namespaces/default/workflows/${delivery.id}`,
+    });
+    expect((await cli('show', delivery.id)).output).toContain(`UI         http://ui.test/namespaces/default/workflows/${delivery.id}`);
+
+    expect(await cli('show', 'evt_does_not_exist')).toEqual({ code: 1, output: 'durable-webhooks: No event evt_does_not_exist: no workflow has that ID in this namespace.\n' });
+  });
+
+  it('list: by source, type and status from visibility, and a raw --query', async () => {
+    const held = await heldOrder();
+    const running = (await cliJson('list', '--source', 'standard', '--type', 'order.created', '--status', 'running')) as unknown as Array<{ eventId: string }>;
+    expect(running.map((event) => event.eventId)).toContain(held);
+    const byQuery = (await cliJson('list', '--query', `WorkflowId = '${held}'`)) as unknown as Array<{ eventId: string; status: string }>;
+    expect(byQuery).toEqual([expect.objectContaining({ eventId: held, status: 'running' })]);
+    expect(await cli('list', '--since', 'yesterday')).toMatchObject({ code: 1, output: expect.stringContaining('--since must be a duration') });
+  });
+
+  it('signal approve releases a held order, which is then charged once; query answers status', async () => {
+    const held = await heldOrder();
+    expect(await cliJson('query', held, 'status')).toMatchObject({ waitingFor: expect.stringContaining('approve or reject') });
+
+    expect(await cli('signal', held, 'refund')).toEqual({ code: 1, output: 'durable-webhooks: chargeOrder does not handle the signal "refund"; it accepts approve, reject.\n' });
+    expect(await cli('signal', held, 'approve', '--data', '{"by":')).toMatchObject({ code: 1, output: expect.stringContaining('--data is not valid JSON') });
+    expect((await stack.client.workflow.getHandle(held).describe()).status.name).toBe('RUNNING');
+
+    expect(await cliJson('signal', held, 'approve', '--data', '{"by":"ops"}')).toEqual({ eventId: held, signal: 'approve', status: 'sent' });
+    expect(await stack.client.workflow.getHandle(held).result()).toMatchObject({ outcome: 'charged' });
+    expect(stack.stripe.charges().filter((intent) => intent.metadata.event_id === held)).toHaveLength(1);
+  });
+
+  it('cancel and terminate stop held orders; a closed event refuses both', async () => {
+    const toCancel = await heldOrder();
+    const toTerminate = await heldOrder();
+    await cliJson('cancel', toCancel);
+    await cliJson('terminate', toTerminate, '--reason', 'duplicate order placed by mistake');
+    await expect(stack.client.workflow.getHandle(toCancel).result()).rejects.toThrow();
+    expect((await stack.client.workflow.getHandle(toCancel).describe()).status.name).toBe('CANCELLED');
+    expect((await stack.client.workflow.getHandle(toTerminate).describe()).status.name).toBe('TERMINATED');
+    expect(await cli('cancel', toTerminate)).toMatchObject({ code: 1, output: expect.stringContaining('is terminated, not running') });
+    expect(stack.stripe.charges().filter((intent) => [toCancel, toTerminate].includes(intent.metadata.event_id!))).toEqual([]);
+  });
+
+  it('reset --to last-failure re-runs a failed event after the cause is fixed, repeating nothing that succeeded', async () => {
+    stack.resend.acceptApiKey('re_some_other_key');
+    const failed = await failedPing();
+    const shown = await cliJson('show', failed);
+    expect(shown).toMatchObject({ status: 'failed', failure: [expect.stringContaining('Activity task failed'), expect.stringMatching(/^EmailRejected: Resend refused the email: invalid_api_key/)] });
+    const claimsBefore = (await stack.db.query('SELECT count(*)::int AS n FROM processed_events WHERE event_id = $1', [failed])).rows;
+
+    stack.resend.acceptApiKey(undefined);
+    expect(await cli('reset', failed, '--to', '999', '--reason', 'x')).toMatchObject({ code: 1, output: expect.stringContaining('History event 999 is not a completed workflow task') });
+    const reset = await cliJson('reset', failed, '--to', 'last-failure', '--reason', 'Resend key fixed');
+    expect(await stack.client.workflow.getHandle(failed, reset.runId as string).result()).toMatchObject({ outcome: 'notified' });
+
+    expect(stack.resend.emails.filter((email) => email.idempotencyKey === failed)).toHaveLength(1);
+    expect((await stack.db.query('SELECT count(*)::int AS n FROM processed_events WHERE event_id = $1', [failed])).rows).toEqual(claimsBefore);
+    expect((await stack.db.query('SELECT status FROM processed_events WHERE event_id = $1', [failed])).rows).toEqual([{ status: 'completed' }]);
+  });
+
+  it('reset --query lists what it would reset, and with --yes resets every match; a query matching nothing changes nothing', async () => {
+    stack.resend.acceptApiKey('re_some_other_key');
+    const failed = [await failedPing(), await failedPing()];
+    stack.resend.acceptApiKey(undefined);
+    const query = `TaskQueue = '${stack.taskQueue}' AND WebhookEventType = 'ping' AND ExecutionStatus = 'Failed'`;
+
+    const dryRun = await cli('reset', '--query', query, '--to', 'last-failure', '--reason', 'Resend key fixed');
+    expect(dryRun.code).toBe(0);
+    expect(dryRun.output).toContain('Would reset 2 event(s); run again with --yes to do it:');
+    for (const id of failed) expect((await stack.client.workflow.getHandle(id).describe()).status.name).toBe('FAILED');
+
+    const done = (await cliJson('reset', '--query', query, '--to', 'last-failure', '--reason', 'Resend key fixed', '--yes')) as unknown as Array<{ eventId: string; runId: string }>;
+    expect(done.map((result) => result.eventId).sort()).toEqual([...failed].sort());
+    for (const result of done) expect(await stack.client.workflow.getHandle(result.eventId, result.runId).result()).toMatchObject({ outcome: 'notified' });
+    expect(stack.resend.emails.filter((email) => failed.includes(email.idempotencyKey!))).toHaveLength(2);
+
+    expect(await cli('reset', '--query', `WorkflowId = 'evt_nothing_${randomUUID()}'`, '--to', 'first', '--reason', 'x', '--yes')).toMatchObject({
+      code: 1,
+      output: expect.stringContaining('nothing was reset'),
+    });
+  });
+});
+
+describe('/admin', () => {
+  it('refuses a missing or wrong bearer token with 401', async () => {
+    const missing = await fetch(`${stack.url}/admin/events`);
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    expect((await admin('/events', {}, 'wrong-token')).status).toBe(401);
+  });
+
+  it('GET /admin/events/:eventId and GET /admin/events?…', async () => {
+    const held = await heldOrder();
+    const view = await admin(`/events/${held}`);
+    expect(view.status).toBe(200);
+    expect(await view.json()).toMatchObject({ eventId: held, status: 'running', progress: { waitingFor: expect.any(String) } });
+    expect((await admin('/events/evt_unknown')).status).toBe(404);
+
+    const list = (await (await admin(`/events?source=standard&status=running&query=${encodeURIComponent(`WorkflowId = '${held}'`)}`)).json()) as { events: Array<{ eventId: string }> };
+    expect(list.events.map((event) => event.eventId)).toEqual([held]);
+    expect((await admin('/events?status=sleeping')).status).toBe(400);
+    await admin(`/events/${held}/signals/reject`, { method: 'POST', body: '{}' });
+  });
+
+  it('POST /admin/events/:eventId/signals/:name approves a held order; unknown names and bad JSON are 400', async () => {
+    const held = await heldOrder();
+    expect((await admin(`/events/${held}/signals/refund`, { method: 'POST', body: '{}' })).status).toBe(400);
+    expect((await admin(`/events/${held}/signals/approve`, { method: 'POST', body: '{"by":' })).status).toBe(400);
+    const approved = await admin(`/events/${held}/signals/approve`, { method: 'POST', body: JSON.stringify({ by: 'ops' }) });
+    expect(approved.status).toBe(202);
+    expect(await stack.client.workflow.getHandle(held).result()).toMatchObject({ outcome: 'charged' });
+  });
+
+  it('POST /admin/events/:eventId/reset re-runs a completed event with no new side effect', async () => {
+    const delivery = orderCreated();
+    await deliver(delivery);
+    await stack.client.workflow.getHandle(delivery.id).result();
+    const before = { requests: stack.stripe.requests.length, emails: stack.resend.emails.length };
+
+    expect((await admin(`/events/${delivery.id}/reset`, { method: 'POST', body: JSON.stringify({ to: 'first' }) })).status).toBe(400);
+    expect((await admin(`/events/${delivery.id}/reset`, { method: 'POST', body: JSON.stringify({ to: 'sideways', reason: 'x' }) })).status).toBe(400);
+    const response = await admin(`/events/${delivery.id}/reset`, { method: 'POST', body: JSON.stringify({ to: 'first', reason: 're-run' }) });
+    expect(response.status).toBe(200);
+    const { runId } = (await response.json()) as { runId: string };
+    expect(await stack.client.workflow.getHandle(delivery.id, runId).result()).toMatchObject({ outcome: 'charged' });
+    expect({ requests: stack.stripe.requests.length, emails: stack.resend.emails.length }).toEqual(before);
+  });
+});
