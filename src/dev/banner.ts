@@ -25,6 +25,7 @@ export function banner({ config, receiverUrl, temporalAddress, namespace, devSer
   ];
   if (devServer) lines.push(`  Temporal UI  ${devServer.uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows`);
   lines.push(...downstream.map((line) => `  ${line}`));
+  lines.push(`  Admin API    ${config.adminToken ? `${receiverUrl}/admin (Authorization: Bearer $ADMIN_TOKEN)` : 'off (set ADMIN_TOKEN to turn on /admin)'}`);
   if (config.developmentSecrets.length > 0) {
     lines.push('', '  Development signing secrets (set these variables to use your own):');
     for (const secret of config.developmentSecrets) lines.push(`    ${secret.env}=${secret.value}`);
@@ -33,6 +34,7 @@ export function banner({ config, receiverUrl, temporalAddress, namespace, devSer
     '',
     '  Send a signed test event five times; the first is started, the rest are duplicates:',
     '    npx durable-webhooks send stripe checkout.session.completed --repeat 5',
+    '  Then look at it by event ID:  npx durable-webhooks events list   ·   npx durable-webhooks events show <eventId>',
     '  Forward real Stripe test events:',
     `    stripe listen --forward-to ${receiverUrl}/webhooks/stripe`,
     '',

@@ -1,0 +1,66 @@
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { chromium, type Browser } from 'playwright-core';
+import { startDevServer, type DevServer } from '../../src/dev/dev-server';
+import { prepareNamespace } from '../../src/temporal/search-attributes';
+import { checkoutCompleted } from '../support/events';
+import { ROOT } from '../support/processes';
+import { freePort, post, startStack, type WorkerStack } from '../support/stack';
+
+/**
+ * A real browser (Debian's Chromium, driven by playwright-core) on the dev server's Web UI: an
+ * operator finds an event by its ID and sees our search attributes and summary. The screenshots
+ * are kept in test-results/ as artifacts.
+ */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARTIFACTS = path.join(ROOT, 'test-results');
+let devServer: DevServer;
+let stack: WorkerStack;
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: apt-get install chromium (.ci/run does), or set CHROMIUM_PATH.`);
+  const port = await freePort(1000);
+  devServer = await startDevServer({ address: `127.0.0.1:${port}`, dataDir: mkdtempSync(path.join(tmpdir(), 'dw-ui-')), stdio: 'ignore' });
+  const connection = await Connection.connect({ address: devServer.address });
+  await prepareNamespace(connection, 'default');
+  await connection.close();
+  stack = await startStack({ address: devServer.address });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+  mkdirSync(ARTIFACTS, { recursive: true });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await stack?.close();
+  await devServer?.stop();
+});
+
+it('finds an event by its ID in the Web UI and shows WebhookSource, WebhookEventType and the summary', async () => {
+  const delivery = checkoutCompleted();
+  expect((await post(`${stack.url}/webhooks/stripe`, delivery.headers, delivery.body)).status).toBe(202);
+  await stack.client.workflow.getHandle(delivery.id).result();
+
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const query = encodeURIComponent(`WorkflowId = "${delivery.id}"`);
+  await page.goto(`${devServer.uiUrl}/namespaces/default/workflows?query=${query}`);
+  await page.getByRole('link', { name: delivery.id }).first().click();
+  await page.getByRole('heading', { name: delivery.id }).waitFor();
+
+  await page.getByText('Search Attributes', { exact: true }).click();
+  await page.getByText('"WebhookSource": "stripe"').waitFor();
+  await page.getByText('"WebhookEventType": "checkout.session.completed"').waitFor();
+  await page.screenshot({ path: path.join(ARTIFACTS, 'temporal-ui-search-attributes.png'), fullPage: true });
+
+  await page.getByText('User Metadata', { exact: true }).click();
+  const session = (JSON.parse(delivery.body) as { data: { object: { id: string } } }).data.object.id;
+  // The UI renders user metadata as markdown inside a sandboxed iframe.
+  await page.frameLocator('#user-metadata-summary').getByText(`stripe · checkout.session.completed · ${session} · 42.00 EUR`).waitFor();
+  await page.screenshot({ path: path.join(ARTIFACTS, 'temporal-ui-summary.png'), fullPage: true });
+  await page.close();
+});
