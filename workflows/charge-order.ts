@@ -1,8 +1,7 @@
 import { ActivityFailure, ApplicationFailure, condition, defineSignal, setHandler } from '@temporalio/workflow';
 import type { Order } from '../activities/orders';
 import type { WebhookEvent } from '../src/providers/types';
-import { formatAmount } from './fulfil-checkout';
-import { claim, db, external, finish, stepOf, trackProgress, type EventOutcome } from './steps';
+import { charge as chargeCard, claim, db, finish, formatAmount, sendEmail, stepOf, trackProgress, type EventOutcome } from './steps';
 
 /** An operator's decision on a held order. */
 export const approveSignal = defineSignal<[{ by?: string }?]>('approve');
@@ -40,7 +39,7 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
   });
   const email = (step: string, subject: string, text: string) =>
     // This flow can send more than one email over its life (a decline, then a receipt after a fix), so each has its own key.
-    external.sendEmail({ ...stepOf(event, step), idempotencyKey: `${event.id}:${step}`, to: data.email, subject, text });
+    sendEmail({ ...stepOf(event, step), idempotencyKey: `${event.id}:${step}`, to: data.email, subject, text });
   const settings = await db.flowSettings();
 
   if (settings.reviewThreshold !== null && data.amount >= settings.reviewThreshold) {
@@ -60,7 +59,7 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
 
   let charge;
   try {
-    charge = await external.chargeOrder({ source: event.source, eventId: event.id, idempotencyKey: event.id, orderId: data.orderId, amount: data.amount, currency: data.currency, customer: data.customer, paymentMethod: data.paymentMethod });
+    charge = await chargeCard({ source: event.source, eventId: event.id, idempotencyKey: event.id, orderId: data.orderId, amount: data.amount, currency: data.currency, customer: data.customer, paymentMethod: data.paymentMethod });
   } catch (error) {
     if (!(error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === 'CardDeclined')) throw error;
     await db.saveOrder({ ...stepOf(event, 'order:payment-failed'), order: order('payment_failed') });
@@ -72,7 +71,7 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
   progress.stepsDone.push('charge');
 
   await db.saveOrder({ ...stepOf(event, 'order:paid'), order: order('paid', charge.paymentIntentId) });
-  await email('email:receipt', `Receipt for order ${data.orderId}`, `We charged${formatAmount(data.amount, data.currency)} for order ${data.orderId}. Thank you!`);
+  await email('email:receipt', `Receipt for order ${data.orderId}`, `We charged ${formatAmount(data.amount, data.currency)} for order ${data.orderId}. Thank you!`);
   progress.stepsDone.push('email:receipt');
   await db.completeEvent({ source: event.source, eventId: event.id, status: 'completed', outcome: { orderId: data.orderId, paymentIntentId: charge.paymentIntentId } });
   return finish(event, progress, 'charged');

@@ -1,5 +1,5 @@
 import type { WebhookEvent } from '../src/providers/types';
-import { claim, db, external, finish, stepOf, trackProgress, type EventOutcome } from './steps';
+import { claim, db, external, finish, formatAmount, sendEmail, stepOf, trackProgress, type EventOutcome } from './steps';
 
 interface CheckoutSession {
   id: string;
@@ -36,25 +36,23 @@ export async function fulfilCheckout(event: WebhookEvent): Promise<EventOutcome>
   done('order');
 
   if (session.payment_intent) {
-    await external.markPaymentIntentFulfilled({ source: event.source, eventId: event.id, idempotencyKey: event.id, paymentIntentId: session.payment_intent, orderId: order.id });
+    await external.markPaymentIntentFulfilled.executeWithOptions({ summary: `mark ${session.payment_intent} fulfilled` }, [
+      { source: event.source, eventId: event.id, idempotencyKey: event.id, paymentIntentId: session.payment_intent, orderId: order.id },
+    ]);
     done('stripe:mark-fulfilled');
   }
 
   if (order.customerEmail) {
-    await external.sendEmail({
+    await sendEmail({
       ...stepOf(event, 'email:confirmation'),
       idempotencyKey: event.id,
       to: order.customerEmail,
       subject: `Order ${order.id} confirmed`,
-      text: `Thank you for your order ${order.id}${formatAmount(order.amount, order.currency)}. It is on its way.`,
+      text: `Thank you for your order ${order.id}${order.amount !== null && order.currency ? ` of ${formatAmount(order.amount, order.currency)}` : ''}. It is on its way.`,
     });
     done('email:confirmation');
   }
 
   await db.completeEvent({ source: event.source, eventId: event.id, status: 'completed', outcome: { orderId: order.id } });
   return finish(event, progress, 'fulfilled');
-}
-
-export function formatAmount(amount: number | null, currency: string | null): string {
-  return amount === null || !currency ? '' : ` of ${(amount / 100).toFixed(2)} ${currency.toUpperCase()}`;
 }

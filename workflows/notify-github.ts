@@ -1,5 +1,5 @@
 import type { WebhookEvent } from '../src/providers/types';
-import { claim, db, external, finish, stepOf, trackProgress, type EventOutcome } from './steps';
+import { claim, db, finish, sendEmail, stepOf, trackProgress, type EventOutcome } from './steps';
 
 interface GitHubPayload {
   repository?: { full_name?: string };
@@ -27,7 +27,7 @@ export async function notifyGitHub(event: WebhookEvent): Promise<EventOutcome> {
           subject: `[${repo}] Issue #${payload.issue?.number} opened: ${payload.issue?.title}`,
           text: `${payload.issue?.user?.login ?? 'Someone'} opened ${payload.issue?.html_url ?? `issue #${payload.issue?.number}`}.`,
         };
-  await external.sendEmail({ ...stepOf(event, 'email:notification'), idempotencyKey: event.id, to: notifyEmail, subject, text });
+  await sendEmail({ ...stepOf(event, 'email:notification'), idempotencyKey: event.id, to: notifyEmail, subject, text });
   progress.stepsDone.push('email:notification');
   await db.completeEvent({ source: event.source, eventId: event.id, status: 'completed', outcome: { notified: notifyEmail } });
   return finish(event, progress, 'notified');

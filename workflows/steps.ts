@@ -1,5 +1,7 @@
 import { defineQuery, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import type { EmailInput } from '../activities/email';
+import type { ChargeInput } from '../activities/stripe';
 import type { WebhookEvent } from '../src/providers/types';
 
 /** Database work: quick, retried until it succeeds. */
@@ -14,6 +16,21 @@ export const external = proxyActivities<Activities>({
   scheduleToCloseTimeout: '23 hours',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 minutes' },
 });
+
+/** Sends an email, its activity summarised for the Web UI as `email <to>: <subject>`. */
+export function sendEmail(input: EmailInput) {
+  return external.sendEmail.executeWithOptions({ summary: `email ${input.to}: ${input.subject}` }, [input]);
+}
+
+/** Charges the order through Stripe, its activity summarised as `charge 42.00 EUR to cus_…`. */
+export function charge(input: ChargeInput) {
+  return external.chargeOrder.executeWithOptions({ summary: `charge ${formatAmount(input.amount, input.currency)} to ${input.customer}` }, [input]);
+}
+
+/** `42.00 EUR` from minor units. */
+export function formatAmount(amount: number, currency: string): string {
+  return `${(amount / 100).toFixed(2)} ${currency.toUpperCase()}`;
+}
 
 /** What every event workflow returns. */
 export interface EventOutcome {

@@ -71,6 +71,11 @@ describe('Standard Webhooks order.created → chargeOrder', () => {
     expect(charges).toHaveLength(1);
     expect(await rows('SELECT status, payment_intent_id FROM orders WHERE id = $1', [delivery.orderId])).toEqual([{ status: 'paid', payment_intent_id: charges[0]!.id }]);
     expect(emailsFor(delivery.id)).toEqual([expect.objectContaining({ idempotencyKey: `${delivery.id}:email:receipt`, subject: `Receipt for order ${delivery.orderId}` })]);
+
+    // What the Web UI shows on each activity of the run.
+    const { events } = await stack.client.workflow.getHandle(delivery.id).fetchHistory();
+    const summaries = events!.filter((event) => event.activityTaskScheduledEventAttributes && event.userMetadata?.summary).map((event) => defaultPayloadConverter.fromPayload(event.userMetadata!.summary!));
+    expect(summaries).toEqual(['charge 42.00 EUR to cus_test_1', `email grace@example.com: Receipt for order ${delivery.orderId}`]);
   });
 
   it('retries a Stripe 500 with the same key and charges once', async () => {
