@@ -3,6 +3,7 @@ import type { Duration } from '@temporalio/common';
 import type Stripe from 'stripe';
 import type { Database } from '../src/db/database';
 import type { EmailSender } from '../src/email/sender';
+import { createDeliveryActivities } from './delivery';
 import { createEmailActivities } from './email';
 import { createLedgerActivities } from './ledger';
 import { createOrderActivities } from './orders';
@@ -26,6 +27,8 @@ export interface ActivityDeps {
   temporal: Client;
   taskQueue: string;
   settings: FlowSettings;
+  /** Lets outbound deliveries reach loopback and private addresses (tests, local development). */
+  allowPrivateEndpoints: boolean;
 }
 
 /**
@@ -39,6 +42,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createStripeActivities(deps),
     ...createEmailActivities(deps),
     ...createSubscriptionActivities(deps),
+    ...createDeliveryActivities({ db: deps.db, allowPrivateEndpoints: deps.allowPrivateEndpoints }),
     async flowSettings(): Promise<FlowSettings> {
       return deps.settings;
     },

@@ -42,7 +42,16 @@ export interface Config {
   adminToken: string | undefined;
   /** The Temporal Web UI, for links. @default the dev server's UI: http://localhost:8233 */
   temporalUiUrl: string;
+  /** Bearer tokens for `/v1`; the API is off without any. Idempotency keys are scoped per token. */
+  apiTokens: string[];
+  /** Lets endpoints live on loopback, private and link-local addresses. @default false */
+  allowPrivateEndpoints: boolean;
+  /** Milliseconds before each delivery attempt. @default immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h */
+  deliveryScheduleMs: number[];
 }
+
+/** Immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later: eight attempts over about 28 hours. */
+export const DEFAULT_DELIVERY_SCHEDULE = '0s 5s 5m 30m 2h 5h 10h 10h';
 
 /**
  * Temporal refuses payloads over 2 MB and warns above 256 KB; the event workflow's input is the
@@ -112,6 +121,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(env.DATA_DIR || path.join(PROJECT_ROOT, '.data')),
     adminToken: env.ADMIN_TOKEN || undefined,
     temporalUiUrl: (env.TEMPORAL_UI_URL || devServerUiUrl(env.TEMPORAL_ADDRESS)).replace(/\/$/, ''),
+    apiTokens: splitList(env.API_TOKENS),
+    allowPrivateEndpoints: flag(env, 'ALLOW_PRIVATE_ENDPOINTS'),
+    deliveryScheduleMs: splitList(env.DELIVERY_SCHEDULE || DEFAULT_DELIVERY_SCHEDULE).map((step) => durationMs(step, 'DELIVERY_SCHEDULE')),
   };
 }
 
@@ -124,6 +136,24 @@ function devServerUiUrl(address: string | undefined): string {
 /** Several secrets in one variable, separated by spaces or commas (key rotation). */
 export function splitList(value: string | undefined): string[] {
   return (value ?? '').split(/[\s,]+/).filter(Boolean);
+}
+
+function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = (env[name] ?? '').toLowerCase();
+  if (raw === '' || raw === 'false' || raw === '0') return false;
+  if (raw === 'true' || raw === '1') return true;
+  throw new ConfigError(`${name} must be true or false, not "${env[name]}".`);
+}
+
+function durationMs(value: string, name: string): number {
+  let ms: number;
+  try {
+    ms = msToNumber(value as Duration);
+  } catch {
+    ms = Number.NaN;
+  }
+  if (!Number.isFinite(ms) || ms < 0) throw new ConfigError(`${name} must list durations such as 0s 5s 5m 2h, not "${value}".`);
+  return ms;
 }
 
 /** 0 asks the system for a free port. */
@@ -197,6 +227,7 @@ export interface WorkerConfig {
     | { provider: 'smtp'; from: string; url: string }
     | { provider: 'capture'; from: string };
   settings: FlowSettings;
+  allowPrivateEndpoints: boolean;
 }
 
 export const DEFAULT_EMAIL_FROM = 'durable-webhooks <webhooks@example.com>';
@@ -234,5 +265,6 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
       reviewTimeout: reviewTimeout as Duration,
       notifyEmail: env.NOTIFY_EMAIL || null,
     },
+    allowPrivateEndpoints: flag(env, 'ALLOW_PRIVATE_ENDPOINTS'),
   };
 }

@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   const worker = await createWorker({ connection: workerConnection, namespace: settings.namespace, taskQueue: config.taskQueue, activities: services.activities });
   const running = worker.run();
 
-  const receiver = await startReceiver(config, client);
+  const receiver = await startReceiver(config, client, undefined, services.db);
   process.stdout.write(
     banner({ config, receiverUrl: receiver.url, temporalAddress: address, namespace: settings.namespace, devServer, downstream: services.describe() }),
   );

@@ -87,3 +87,40 @@ export class OperationRejectedError extends Error {
 export class AdminAuthError extends Error {
   override readonly name = 'AdminAuthError';
 }
+
+/** `/v1` without a valid API token. Maps to 401. */
+export class ApiAuthError extends Error {
+  override readonly name = 'ApiAuthError';
+}
+
+/** A request to our API that is not valid as sent (missing Idempotency-Key, bad fields). Maps to 400. */
+export class InvalidRequestError extends Error {
+  override readonly name = 'InvalidRequestError';
+}
+
+/** The Idempotency-Key was first used with another request body. Maps to 422. */
+export class IdempotencyKeyReusedError extends Error {
+  override readonly name = 'IdempotencyKeyReusedError';
+  constructor(readonly idempotencyKey: string) {
+    super(`The Idempotency-Key "${idempotencyKey}" was already used with a different request body; use a new key for a new message.`);
+  }
+}
+
+/** The first request with this Idempotency-Key is still being recorded. Maps to 409. */
+export class IdempotencyConflictError extends Error {
+  override readonly name = 'IdempotencyConflictError';
+  constructor(readonly idempotencyKey: string) {
+    super(`A request with the Idempotency-Key "${idempotencyKey}" is still being processed; retry shortly.`);
+  }
+}
+
+/** No such endpoint or message for this API token. Maps to 404. */
+export class ResourceNotFoundError extends Error {
+  override readonly name = 'ResourceNotFoundError';
+  constructor(
+    readonly kind: 'endpoint' | 'message',
+    readonly id: string,
+  ) {
+    super(`No ${kind} ${id}.`);
+  }
+}

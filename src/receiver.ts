@@ -2,6 +2,10 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import { loadConfig, type Config } from './config';
+import { openDatabase, type Database } from './db/database';
+import { migrate } from './db/migrations';
+import { ConfigError } from './errors';
+import { MessageService } from './outbound/messages';
 import { createApp } from './http/app';
 import { createLogger, type Logger } from './logger';
 import { SourceRegistry } from './providers/registry';
@@ -15,14 +19,27 @@ export interface RunningReceiver {
   close(): Promise<void>;
 }
 
-/** Starts the receiver on `config.port` (0 picks a free port) with a client that connects on first use. */
-export async function startReceiver(config: Config, client: Client, logger: Logger = createLogger('receiver')): Promise<RunningReceiver> {
+/**
+ * Starts the receiver on `config.port` (0 picks a free port) with a client that connects on first
+ * use. `db` serves the `/v1` API, which is on when API_TOKENS is set.
+ */
+export async function startReceiver(config: Config, client: Client, logger: Logger = createLogger('receiver'), db?: Database): Promise<RunningReceiver> {
+  if (config.apiTokens.length > 0 && !db) throw new ConfigError('API_TOKENS turns on /v1, which needs DATABASE_URL.');
   const app = createApp({
     sources: new SourceRegistry(config.sources),
     starter: new TemporalEventStarter(client, { taskQueue: config.taskQueue }),
     maxBodyBytes: config.maxBodyBytes,
     logger,
     admin: config.adminToken ? { operations: new EventOperations(client, { uiUrl: config.temporalUiUrl }), token: config.adminToken } : undefined,
+    api:
+      config.apiTokens.length > 0 && db
+        ? {
+            db,
+            messages: new MessageService(client, db, { taskQueue: config.taskQueue, scheduleMs: config.deliveryScheduleMs }),
+            tokens: config.apiTokens,
+            allowPrivateEndpoints: config.allowPrivateEndpoints,
+          }
+        : undefined,
   });
   const server = await new Promise<Server>((resolve, reject) => {
     const listening = app.listen(config.port, (error?: Error) => (error ? reject(error) : resolve(listening)));
@@ -43,7 +60,13 @@ async function main(): Promise<void> {
   }
   const settings = temporalSettings();
   const client = lazyClient(settings);
-  const receiver = await startReceiver(config, client, logger);
+  let db: Database | undefined;
+  if (config.apiTokens.length > 0) {
+    if (!process.env.DATABASE_URL) throw new ConfigError('API_TOKENS turns on /v1, which needs DATABASE_URL.');
+    db = await openDatabase({ url: process.env.DATABASE_URL, embeddedDir: '' });
+    await migrate(db);
+  }
+  const receiver = await startReceiver(config, client, logger, db);
   logger.info('receiver listening', {
     url: receiver.url,
     sources: config.sources.map((source) => source.name),
@@ -56,6 +79,7 @@ async function main(): Promise<void> {
     process.once(signal, async () => {
       await receiver.close();
       await client.connection.close();
+      await db?.close();
       process.exit(0);
     });
   }

@@ -37,7 +37,15 @@ export async function createWorkerServices(
   await migrate(db);
   const email = createEmailSender(config.email, path.join(options.dataDir, 'mail'));
   const stripe = createStripeClient(stripeKey, stripeUrl);
-  const activities = createActivities({ db, stripe, email, temporal: options.temporal, taskQueue: options.taskQueue, settings: config.settings });
+  const activities = createActivities({
+    db,
+    stripe,
+    email,
+    temporal: options.temporal,
+    taskQueue: options.taskQueue,
+    settings: config.settings,
+    allowPrivateEndpoints: config.allowPrivateEndpoints,
+  });
 
   return {
     db,

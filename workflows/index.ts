@@ -4,3 +4,5 @@ export { fulfilCheckout } from './fulfil-checkout';
 export { notifyGitHub } from './notify-github';
 export { recordEvent } from './record-event';
 export { applySubscriptionEvent, subscriptionEntity } from './subscriptions';
+export { deliverMessage } from './deliver-message';
+export { publishMessage } from './publish-message';

@@ -56,6 +56,39 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
        )`,
     ],
   },
+  {
+    id: '002-outbound-endpoints',
+    statements: [
+      // Subscribers to our API's messages, per API token scope. Deleted ones are kept for their attempts.
+      `CREATE TABLE endpoints (
+         id text PRIMARY KEY,
+         token_scope text NOT NULL,
+         url text NOT NULL,
+         description text,
+         event_types jsonb,
+         secret text NOT NULL,
+         previous_secret text,
+         previous_secret_expires_at timestamptz,
+         disabled_at timestamptz,
+         disabled_reason text,
+         deleted_at timestamptz,
+         created_at timestamptz NOT NULL DEFAULT now(),
+         updated_at timestamptz NOT NULL DEFAULT now()
+       )`,
+      `CREATE INDEX endpoints_scope ON endpoints (token_scope) WHERE deleted_at IS NULL`,
+      // One row per delivery attempt of a message to an endpoint.
+      `CREATE TABLE delivery_attempts (
+         message_id text NOT NULL,
+         endpoint_id text NOT NULL,
+         attempt integer NOT NULL,
+         attempted_at timestamptz NOT NULL,
+         status_code integer,
+         latency_ms integer NOT NULL,
+         error text,
+         PRIMARY KEY (message_id, endpoint_id, attempt)
+       )`,
+    ],
+  },
 ];
 
 /** Applies pending migrations; safe with several workers starting at once (advisory lock). */

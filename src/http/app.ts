@@ -6,6 +6,7 @@ import type { WebhookEvent } from '../providers/types';
 import type { EventOperations } from '../temporal/operations';
 import type { EventStarter } from '../temporal/start-event';
 import { createAdminRouter } from './admin';
+import { createApiRouter, type ApiDeps } from './api';
 import { createMetrics } from './metrics';
 import { sendProblem, toProblem } from './problem';
 
@@ -19,6 +20,8 @@ export interface AppDeps {
   logger?: Logger;
   /** The `/admin` API; off (404) without it. */
   admin?: { operations: EventOperations; token: string };
+  /** Our own `/v1` API; off (404) without it. */
+  api?: Omit<ApiDeps, 'maxBodyBytes'>;
 }
 
 /**
@@ -91,6 +94,7 @@ export function createApp(deps: AppDeps): Express {
   app.post('/webhooks/:source', selectSource, readRawBody, receive);
 
   if (deps.admin) app.use('/admin', createAdminRouter(deps.admin.operations, deps.admin.token));
+  if (deps.api) app.use('/v1', createApiRouter({ ...deps.api, maxBodyBytes }));
 
   app.all('/webhooks/:source', (_req, res) => {
     res.set('Allow', 'POST');

@@ -1,6 +1,12 @@
 import type { Response } from 'express';
+import { UnsafeDestinationError } from '../outbound/destination';
 import {
   AdminAuthError,
+  ApiAuthError,
+  IdempotencyConflictError,
+  IdempotencyKeyReusedError,
+  InvalidRequestError,
+  ResourceNotFoundError,
   EventNotFoundError,
   MalformedEventError,
   OperationRejectedError,
@@ -41,6 +47,21 @@ export function toProblem(error: unknown): Problem {
   }
   if (error instanceof UnsupportedContentTypeError) {
     return { type: problemType('unsupported-media-type'), title: 'Unsupported content type', status: 415, detail: error.message, accepted: error.accepted };
+  }
+  if (error instanceof ApiAuthError) {
+    return { type: problemType('unauthorized'), title: 'Unauthorized', status: 401, detail: error.message };
+  }
+  if (error instanceof InvalidRequestError || error instanceof UnsafeDestinationError) {
+    return { type: problemType('invalid-request'), title: 'Invalid request', status: 400, detail: error.message };
+  }
+  if (error instanceof IdempotencyKeyReusedError) {
+    return { type: problemType('idempotency-key-reused'), title: 'Idempotency-Key reused', status: 422, detail: error.message };
+  }
+  if (error instanceof IdempotencyConflictError) {
+    return { type: problemType('idempotency-key-in-use'), title: 'Request in progress', status: 409, detail: error.message };
+  }
+  if (error instanceof ResourceNotFoundError) {
+    return { type: problemType(`${error.kind}-not-found`), title: 'Not found', status: 404, detail: error.message };
   }
   if (error instanceof AdminAuthError) {
     return { type: problemType('unauthorized'), title: 'Unauthorized', status: 401, detail: error.message };

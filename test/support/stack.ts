@@ -59,12 +59,18 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: s
   const taskQueue = `test-${randomUUID()}`;
   const config = loadConfig({ ...SECRETS_ENV, PORT: '0', TEMPORAL_TASK_QUEUE: taskQueue, ...options.env });
   const client = new Client({ connection: Connection.lazy({ address }), namespace: 'default' });
-  const receiver = await startReceiver(config, client, silentLogger);
-  const closeReceiver = async () => {
-    await receiver.close();
-    await client.connection.close();
-  };
-  if (options.worker === false) return { url: receiver.url, client, taskQueue, close: closeReceiver };
+  if (options.worker === false) {
+    const receiver = await startReceiver(config, client, silentLogger);
+    return {
+      url: receiver.url,
+      client,
+      taskQueue,
+      async close() {
+        await receiver.close();
+        await client.connection.close();
+      },
+    };
+  }
 
   const database = await createTestDatabase();
   const stripe = await startStripeStandIn();
@@ -94,6 +100,7 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: s
     worker = await createWorker({ connection: workerConnection, namespace: 'default', taskQueue, activities: services.activities, workflowBundle: await workflowBundle() });
     running = worker.run();
   }
+  const receiver = await startReceiver(config, client, silentLogger, services.db);
 
   return {
     url: receiver.url,
@@ -107,7 +114,8 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: s
       worker?.shutdown();
       await running;
       await workerConnection?.close();
-      await closeReceiver();
+      await receiver.close();
+      await client.connection.close();
       await services.close();
       await stripe.close();
       await resend.close();

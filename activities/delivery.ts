@@ -1,0 +1,107 @@
+import { performance } from 'node:perf_hooks';
+import { Webhook } from 'standardwebhooks';
+import { fetch as undiciFetch } from 'undici';
+import type { Database } from '../src/db/database';
+import { checkDestination, safeAgent } from '../src/outbound/destination';
+import { disableEndpoint, endpointSecrets } from '../src/outbound/endpoints';
+
+/** How long an endpoint has to answer one attempt. */
+export const DELIVERY_TIMEOUT_MS = 15_000;
+/** At most this much of a response body is read (and only to drain it). */
+export const MAX_RESPONSE_BYTES = 4096;
+
+export interface DeliveryAttempt {
+  messageId: string;
+  endpointId: string;
+  attempt: number;
+  eventType: string;
+  payload: unknown;
+  createdAt: string;
+}
+
+export type DeliveryOutcome =
+  | { result: 'delivered'; statusCode: number }
+  | { result: 'failed'; statusCode: number | null; error: string }
+  | { result: 'gone' | 'endpoint_disabled' | 'endpoint_deleted' };
+
+export function createDeliveryActivities({ db, allowPrivateEndpoints }: { db: Database; allowPrivateEndpoints: boolean }) {
+  const agent = safeAgent({ allowPrivate: allowPrivateEndpoints });
+  return {
+    /**
+     * One attempt: POST the message signed as a Standard Webhook. `webhook-id` is the message ID
+     * on every attempt, so receivers can deduplicate; the timestamp and signature are the attempt's.
+     * Each attempt is recorded; a 410 disables the endpoint.
+     */
+    async attemptDelivery(input: DeliveryAttempt): Promise<DeliveryOutcome> {
+      const endpoint = await endpointSecrets(db, input.endpointId);
+      if (!endpoint || endpoint.deleted) return { result: 'endpoint_deleted' };
+      if (endpoint.disabled) return { result: 'endpoint_disabled' };
+
+      const body = JSON.stringify({ type: input.eventType, timestamp: input.createdAt, data: input.payload });
+      const attemptedAt = new Date();
+      const started = performance.now();
+      let statusCode: number | null = null;
+      let error: string | null = null;
+      try {
+        // Checked again at delivery time; the agent also checks every address it connects to (DNS rebinding).
+        const url = await checkDestination(endpoint.url, { allowPrivate: allowPrivateEndpoints });
+        const response = await undiciFetch(url, {
+          method: 'POST',
+          dispatcher: agent,
+          redirect: 'manual',
+          signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
+          headers: {
+            'content-type': 'application/json',
+            'user-agent': 'durable-webhooks',
+            'webhook-id': input.messageId,
+            'webhook-timestamp': String(Math.floor(attemptedAt.getTime() / 1000)),
+            'webhook-signature': endpoint.secrets.map((secret) => new Webhook(secret).sign(input.messageId, attemptedAt, body)).join(' '),
+          },
+          body,
+        });
+        statusCode = response.status;
+        const excerpt = await readCapped(response.body);
+        if (statusCode < 200 || statusCode >= 300) error = `HTTP ${statusCode}${excerpt ? `: ${excerpt.slice(0, 200)}` : ''}`;
+      } catch (cause) {
+        error = describe(cause);
+      }
+      const latencyMs = Math.round(performance.now() - started);
+      await db.query(
+        `INSERT INTO delivery_attempts (message_id, endpoint_id, attempt, attempted_at, status_code, latency_ms, error)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
+        [input.messageId, input.endpointId, input.attempt, attemptedAt, statusCode, latencyMs, error],
+      );
+
+      if (statusCode !== null && statusCode >= 200 && statusCode < 300) return { result: 'delivered', statusCode };
+      if (statusCode === 410) {
+        await disableEndpoint(db, input.endpointId, 'the endpoint answered 410 Gone');
+        return { result: 'gone' };
+      }
+      return { result: 'failed', statusCode, error: error ?? 'unknown error' };
+    },
+  };
+}
+
+async function readCapped(body: ReadableStream<Uint8Array> | null): Promise<string> {
+  if (!body) return '';
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.length;
+    if (size >= MAX_RESPONSE_BYTES) {
+      await reader.cancel();
+      break;
+    }
+  }
+  return Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString('utf8');
+}
+
+function describe(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  const message = (error as Error).message ?? String(error);
+  return cause?.message ? `${message}: ${cause.code ?? ''} ${cause.message}`.trim() : message;
+}

@@ -1,0 +1,121 @@
+import express, { type Request, type Router } from 'express';
+import type { Database } from '../db/database';
+import { ApiAuthError, InvalidRequestError, ResourceNotFoundError } from '../errors';
+import { checkDestination } from '../outbound/destination';
+import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateSecret, updateEndpoint } from '../outbound/endpoints';
+import { tokenScope, type MessageService } from '../outbound/messages';
+import { safeEqual } from '../providers/secrets';
+
+export interface ApiDeps {
+  db: Database;
+  messages: MessageService;
+  tokens: string[];
+  allowPrivateEndpoints: boolean;
+  /** Largest accepted JSON body for /v1. */
+  maxBodyBytes: number;
+}
+
+/** Idempotency keys longer than this are refused. */
+const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+/**
+ * Our own API under `/v1`, behind `Authorization: Bearer <one of API_TOKENS>`; each token is its
+ * own scope for endpoints and idempotency keys.
+ */
+export function createApiRouter(deps: ApiDeps): Router {
+  const { db, messages } = deps;
+  const router = express.Router();
+
+  router.use((req, res, next) => {
+    const header = req.headers.authorization ?? '';
+    const token = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
+    if (!token || !deps.tokens.some((candidate) => safeEqual(candidate, token))) {
+      throw new ApiAuthError('Send Authorization: Bearer <one of API_TOKENS>.');
+    }
+    res.locals.scope = tokenScope(token);
+    next();
+  });
+  router.use(express.json({ limit: deps.maxBodyBytes, strict: true, type: () => true }));
+  const scopeOf = (res: express.Response) => res.locals.scope as string;
+
+  router.post('/messages', async (req, res) => {
+    const key = req.header('idempotency-key');
+    if (!key) throw new InvalidRequestError('The Idempotency-Key header is required: a unique value per message, the same on every retry of it.');
+    if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) throw new InvalidRequestError(`The Idempotency-Key may be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters.`);
+    const { eventType, payload } = objectBody(req);
+    if (typeof eventType !== 'string' || !/^[\w.:-]{1,200}$/.test(eventType)) {
+      throw new InvalidRequestError('"eventType" is required: letters, digits and . _ : - (for example order.shipped).');
+    }
+    if (payload === undefined) throw new InvalidRequestError('"payload" is required (any JSON value).');
+    const { replayed, receipt } = await messages.publish(scopeOf(res), key, { eventType, payload });
+    if (replayed) res.set('Idempotent-Replayed', 'true');
+    res.status(replayed ? 200 : 201).json(receipt);
+  });
+
+  router.get('/messages/:id', async (req, res) => {
+    res.json(await messages.view(scopeOf(res), req.params.id!));
+  });
+
+  router.post('/endpoints', async (req, res) => {
+    const body = objectBody(req);
+    const url = await checkDestination(body.url, { allowPrivate: deps.allowPrivateEndpoints });
+    const endpoint = await createEndpoint(db, scopeOf(res), { url: url.toString(), description: description(body.description), eventTypes: eventTypes(body.eventTypes) });
+    res.status(201).json(endpoint);
+  });
+
+  router.get('/endpoints', async (_req, res) => {
+    res.json({ endpoints: await listEndpoints(db, scopeOf(res)) });
+  });
+
+  router.get('/endpoints/:id', async (req, res) => {
+    res.json(found(await getEndpoint(db, scopeOf(res), req.params.id!), req.params.id!));
+  });
+
+  router.patch('/endpoints/:id', async (req, res) => {
+    const body = objectBody(req);
+    const changes: Parameters<typeof updateEndpoint>[3] = {};
+    if ('url' in body) changes.url = (await checkDestination(body.url, { allowPrivate: deps.allowPrivateEndpoints })).toString();
+    if ('description' in body) changes.description = description(body.description);
+    if ('eventTypes' in body) changes.eventTypes = eventTypes(body.eventTypes);
+    if ('disabled' in body) {
+      if (typeof body.disabled !== 'boolean') throw new InvalidRequestError('"disabled" must be true or false.');
+      changes.disabled = body.disabled;
+    }
+    res.json(found(await updateEndpoint(db, scopeOf(res), req.params.id!, changes), req.params.id!));
+  });
+
+  router.delete('/endpoints/:id', async (req, res) => {
+    if (!(await deleteEndpoint(db, scopeOf(res), req.params.id!))) throw new ResourceNotFoundError('endpoint', req.params.id!);
+    res.status(204).end();
+  });
+
+  router.post('/endpoints/:id/rotate-secret', async (req, res) => {
+    res.json(found(await rotateSecret(db, scopeOf(res), req.params.id!), req.params.id!));
+  });
+
+  return router;
+}
+
+function objectBody(req: Request): Record<string, unknown> {
+  if (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body)) throw new InvalidRequestError('The body must be a JSON object.');
+  return req.body as Record<string, unknown>;
+}
+
+function found<T>(value: T | undefined, id: string): T {
+  if (value === undefined) throw new ResourceNotFoundError('endpoint', id);
+  return value;
+}
+
+function description(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string' || value.length > 500) throw new InvalidRequestError('"description" must be a string of at most 500 characters.');
+  return value;
+}
+
+function eventTypes(value: unknown): string[] | null {
+  if (value === undefined || value === null) return null;
+  if (!Array.isArray(value) || !value.every((type) => typeof type === 'string' && type !== '')) {
+    throw new InvalidRequestError('"eventTypes" must be a list of event type names, or null for all.');
+  }
+  return value as string[];
+}

@@ -1,0 +1,97 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { BlockList, isIP } from 'node:net';
+import { Agent } from 'undici';
+
+/** An endpoint URL we refuse to call: not http(s), or resolving to a private or special address. */
+export class UnsafeDestinationError extends Error {
+  override readonly name = 'UnsafeDestinationError';
+}
+
+/**
+ * Loopback, private, link-local (cloud metadata 169.254.169.254 included), carrier-grade NAT,
+ * unspecified and multicast ranges: never a customer's public endpoint.
+ */
+const BLOCKED = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
+  BLOCKED.addSubnet(network, prefix, 'ipv4');
+}
+for (const [network, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+] as const) {
+  BLOCKED.addSubnet(network, prefix, 'ipv6');
+}
+
+export function isBlockedAddress(address: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+  if (mapped) return BLOCKED.check(mapped, 'ipv4');
+  const family = isIP(address);
+  return family === 4 ? BLOCKED.check(address, 'ipv4') : family === 6 ? BLOCKED.check(address, 'ipv6') : true;
+}
+
+/** Parses an endpoint URL: http or https, no credentials in it. */
+export function parseEndpointUrl(value: unknown): URL {
+  let url: URL;
+  try {
+    url = new URL(String(value));
+  } catch {
+    throw new UnsafeDestinationError(`"${String(value)}" is not a URL.`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UnsafeDestinationError('Endpoint URLs must be http or https.');
+  if (url.username || url.password) throw new UnsafeDestinationError('Endpoint URLs must not carry credentials.');
+  return url;
+}
+
+/** Resolves the URL's host and refuses it if any address is private, unless private endpoints are allowed. */
+export async function checkDestination(value: unknown, { allowPrivate }: { allowPrivate: boolean }): Promise<URL> {
+  const url = parseEndpointUrl(value);
+  if (allowPrivate) return url;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const addresses = isIP(host) ? [host] : await resolveAll(host);
+  const blocked = addresses.find(isBlockedAddress);
+  if (blocked) throw new UnsafeDestinationError(`${url.hostname} resolves to ${blocked}, a private or reserved address; set ALLOW_PRIVATE_ENDPOINTS=true to allow it.`);
+  return url;
+}
+
+/**
+ * An HTTP agent whose connections re-check every resolved address as they are made, so a host that
+ * re-resolves to a private address after the endpoint was accepted (DNS rebinding) is refused.
+ */
+export function safeAgent({ allowPrivate }: { allowPrivate: boolean }): Agent {
+  return new Agent({
+    connect: {
+      lookup(hostname, options, callback) {
+        const reply = callback as (error: Error | null, address: string | LookupAddress[], family?: number) => void;
+        dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+          if (error) return reply(error, []);
+          const blocked = allowPrivate ? undefined : addresses.find((entry) => isBlockedAddress(entry.address));
+          if (blocked) return reply(new UnsafeDestinationError(`${hostname} resolves to ${blocked.address}, a private or reserved address.`), []);
+          // net.connect asks for every address (happy eyeballs) or for one.
+          if ((options as { all?: boolean }).all) return reply(null, addresses);
+          reply(null, addresses[0]!.address, addresses[0]!.family);
+        });
+      },
+    },
+  });
+}
+
+async function resolveAll(host: string): Promise<string[]> {
+  return new Promise((resolve, reject) =>
+    dnsLookup(host, { all: true }, (error, addresses) => (error ? reject(new UnsafeDestinationError(`${host} does not resolve: ${error.code}`)) : resolve(addresses.map((entry) => entry.address)))),
+  );
+}

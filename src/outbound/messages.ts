@@ -1,0 +1,183 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { Database } from '../db/database';
+import { IdempotencyConflictError, IdempotencyKeyReusedError, ResourceNotFoundError } from '../errors';
+import type { DeliveryInput, DeliveryState } from '../../workflows/deliver-message';
+import { deliveryWorkflowId, type PublishInput } from '../../workflows/publish-message';
+import { subscribedEndpoints } from './endpoints';
+
+/** What `POST /v1/messages` answers, the first time and on every replay. */
+export interface Receipt {
+  id: string;
+  eventType: string;
+  createdAt: string;
+  endpoints: string[];
+}
+
+interface MessageMemo {
+  scope: string;
+  fingerprint: string;
+  receipt: Receipt;
+}
+
+/** The scope idempotency keys (and endpoints) live in: one per API token, never the token itself. */
+export const tokenScope = (token: string) => createHash('sha256').update(token).digest('hex').slice(0, 16);
+
+/** The message ID, and its workflow ID: the same token and key always give the same one. */
+export const messageIdFor = (scope: string, idempotencyKey: string) =>
+  `msg_${createHash('sha256').update(`${scope}\n${idempotencyKey}`).digest('hex').slice(0, 24)}`;
+
+/** A fingerprint of the request body as canonical JSON (keys sorted), so key order does not matter. */
+export function fingerprintOf(body: unknown): string {
+  return createHash('sha256').update(canonicalJson(body)).digest('hex');
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, item]) => item !== undefined);
+    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export interface MessageServiceOptions {
+  taskQueue: string;
+  scheduleMs: number[];
+  /** How long a repeat waits for the first request with its key before answering 409. @default 10_000 */
+  inFlightWaitMs?: number;
+}
+
+/**
+ * Publishing with Idempotency-Key (draft-ietf-httpapi-idempotency-key-header): the message's
+ * workflow ID derives from the token scope and the key, so Temporal itself refuses a second message,
+ * and the workflow's memo keeps the body's fingerprint and the receipt for replays. Keys are honoured
+ * while Temporal keeps the message workflow: its deliveries, then the namespace retention.
+ */
+export class MessageService {
+  private readonly inFlight = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly client: Client,
+    private readonly db: Database,
+    private readonly options: MessageServiceOptions,
+  ) {}
+
+  async publish(scope: string, idempotencyKey: string, body: { eventType: string; payload: unknown }): Promise<{ replayed: boolean; receipt: Receipt }> {
+    const messageId = messageIdFor(scope, idempotencyKey);
+    const fingerprint = fingerprintOf(body);
+    const first = this.inFlight.get(messageId);
+    if (first) {
+      if (!(await settlesWithin(first, this.options.inFlightWaitMs ?? 10_000))) throw new IdempotencyConflictError(idempotencyKey);
+      return this.replay(scope, idempotencyKey, messageId, fingerprint);
+    }
+    const attempt = this.record(scope, idempotencyKey, messageId, fingerprint, body);
+    this.inFlight.set(messageId, attempt);
+    try {
+      return await attempt;
+    } finally {
+      this.inFlight.delete(messageId);
+    }
+  }
+
+  /** The receipt, and for each endpoint its delivery status and attempts. */
+  async view(scope: string, messageId: string) {
+    const memo = await this.memoOf(messageId).catch((error: unknown) => {
+      if (error instanceof ResourceNotFoundError) return undefined;
+      throw error;
+    });
+    if (!memo || memo.scope !== scope) throw new ResourceNotFoundError('message', messageId);
+    const { rows } = await this.db.query<{ endpoint_id: string; attempt: number; attempted_at: Date; status_code: number | null; latency_ms: number; error: string | null }>(
+      'SELECT * FROM delivery_attempts WHERE message_id = $1 ORDER BY endpoint_id, attempt',
+      [messageId],
+    );
+    const deliveries = await Promise.all(
+      memo.receipt.endpoints.map(async (endpointId) => {
+        const state = await this.client.workflow
+          .getHandle(deliveryWorkflowId(messageId, endpointId))
+          .query<DeliveryState>('status')
+          .catch(() => null);
+        return {
+          endpointId,
+          status: state?.status ?? 'unknown',
+          attempts: rows
+            .filter((row) => row.endpoint_id === endpointId)
+            .map((row) => ({ attempt: row.attempt, at: new Date(row.attempted_at).toISOString(), statusCode: row.status_code, latencyMs: row.latency_ms, error: row.error })),
+        };
+      }),
+    );
+    return { ...memo.receipt, deliveries };
+  }
+
+  /** A fresh delivery of a message (to one endpoint, or all of its endpoints), on the full schedule again. */
+  async redeliver(messageId: string, endpointId?: string): Promise<string[]> {
+    const memo = await this.memoOf(messageId);
+    const endpoints = endpointId ? [endpointId] : memo.receipt.endpoints;
+    if (endpointId && !memo.receipt.endpoints.includes(endpointId)) throw new ResourceNotFoundError('endpoint', `${endpointId} for message ${messageId}`);
+    const input = await this.publishInput(messageId);
+    return Promise.all(
+      endpoints.map(async (id) => {
+        const workflowId = `${deliveryWorkflowId(messageId, id)}:redeliver-${randomUUID().slice(0, 8)}`;
+        const delivery: DeliveryInput = { ...input, endpointId: id, scheduleMs: this.options.scheduleMs };
+        await this.client.workflow.start('deliverMessage', { workflowId, taskQueue: this.options.taskQueue, args: [delivery], staticSummary: `redeliver ${messageId} to ${id}` });
+        return workflowId;
+      }),
+    );
+  }
+
+  private async record(scope: string, idempotencyKey: string, messageId: string, fingerprint: string, body: { eventType: string; payload: unknown }) {
+    const receipt: Receipt = {
+      id: messageId,
+      eventType: body.eventType,
+      createdAt: new Date().toISOString(),
+      endpoints: await subscribedEndpoints(this.db, scope, body.eventType),
+    };
+    const input: PublishInput = { messageId, eventType: body.eventType, payload: body.payload, createdAt: receipt.createdAt, endpointIds: receipt.endpoints, scheduleMs: this.options.scheduleMs };
+    try {
+      await this.client.workflow.start('publishMessage', {
+        workflowId: messageId,
+        taskQueue: this.options.taskQueue,
+        args: [input],
+        memo: { scope, fingerprint, receipt } satisfies MessageMemo,
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        workflowIdConflictPolicy: 'FAIL',
+        staticSummary: `api · ${body.eventType} · ${receipt.endpoints.length} endpoint(s)`,
+      });
+      return { replayed: false, receipt };
+    } catch (error) {
+      if (error instanceof WorkflowExecutionAlreadyStartedError) return this.replay(scope, idempotencyKey, messageId, fingerprint);
+      throw error;
+    }
+  }
+
+  private async replay(scope: string, idempotencyKey: string, messageId: string, fingerprint: string) {
+    const memo = await this.memoOf(messageId);
+    if (memo.scope !== scope || memo.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError(idempotencyKey);
+    return { replayed: true, receipt: memo.receipt };
+  }
+
+  private async memoOf(messageId: string): Promise<MessageMemo> {
+    try {
+      const { memo } = await this.client.workflow.getHandle(messageId).describe();
+      return memo as unknown as MessageMemo;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) throw new ResourceNotFoundError('message', messageId);
+      throw error;
+    }
+  }
+
+  private async publishInput(messageId: string): Promise<PublishInput> {
+    const { events } = await this.client.workflow.getHandle(messageId).fetchHistory();
+    const started = events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+    if (!started) throw new ResourceNotFoundError('message', messageId);
+    return defaultPayloadConverter.fromPayload<PublishInput>(started);
+  }
+}
+
+/** True when the promise settles (either way) within `ms`. */
+function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  return Promise.race([promise.then(() => true, () => true), timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,197 @@
+import { Webhook } from 'standardwebhooks';
+import { createApp } from '../../src/http/app';
+import { MessageService } from '../../src/outbound/messages';
+import { SourceRegistry } from '../../src/providers/registry';
+import type { EventStarter } from '../../src/temporal/start-event';
+import { startEndpointServer } from '../support/endpoint-server';
+import { listen } from '../support/http-server';
+import { startStack, type WorkerStack } from '../support/stack';
+
+/** `POST /v1/messages` with Idempotency-Key, the endpoints registry, and durable delivery. */
+let stack: WorkerStack;
+beforeAll(async () => {
+  stack = await startStack({ env: { API_TOKENS: 'tok_alpha tok_beta', ALLOW_PRIVATE_ENDPOINTS: 'true', DELIVERY_SCHEDULE: '0s 1s 1s' } });
+});
+afterAll(() => stack.close());
+
+const api = (path: string, init: RequestInit & { token?: string; key?: string } = {}) =>
+  fetch(`${stack.url}/v1${path}`, {
+    ...init,
+    headers: {
+      'content-type': 'application/json',
+      ...(init.token !== '' && { authorization: `Bearer ${init.token ?? 'tok_alpha'}` }),
+      ...(init.key && { 'idempotency-key': init.key }),
+      ...init.headers,
+    },
+  });
+const publish = (key: string, body: unknown, token?: string) => api('/messages', { method: 'POST', key, token, body: JSON.stringify(body) });
+const newKey = () => `key-${Math.random().toString(36).slice(2)}`;
+
+async function endpointFor(url: string, extra: Record<string, unknown> = {}, token?: string) {
+  const response = await api('/endpoints', { method: 'POST', token, body: JSON.stringify({ url, ...extra }) });
+  expect(response.status).toBe(201);
+  return (await response.json()) as { id: string; secret: string };
+}
+
+describe('POST /v1/messages', () => {
+  it('201 with a receipt, then 200 with the same receipt and Idempotent-Replayed for the same key and body, 422 for another body', async () => {
+    const endpoint = await startEndpointServer();
+    const { id: endpointId } = await endpointFor(endpoint.url, { eventTypes: ['order.shipped'] });
+    const key = newKey();
+    const body = { eventType: 'order.shipped', payload: { orderId: 'ord_1', carrier: 'dhl' } };
+
+    const first = await publish(key, body);
+    expect(first.status).toBe(201);
+    const receipt = (await first.json()) as { id: string; endpoints: string[] };
+    expect(receipt).toEqual({ id: expect.stringMatching(/^msg_/), eventType: 'order.shipped', createdAt: expect.any(String), endpoints: [endpointId] });
+
+    const again = await publish(key, { payload: { carrier: 'dhl', orderId: 'ord_1' }, eventType: 'order.shipped' });
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(await again.json()).toEqual(receipt);
+
+    const other = await publish(key, { ...body, payload: { orderId: 'ord_2' } });
+    expect(other.status).toBe(422);
+    expect(await other.json()).toMatchObject({ type: 'urn:durable-webhooks:problem:idempotency-key-reused' });
+
+    const otherToken = await publish(key, body, 'tok_beta');
+    expect(otherToken.status).toBe(201);
+    expect(((await otherToken.json()) as { id: string }).id).not.toBe(receipt.id);
+    await endpoint.close();
+  });
+
+  it('50 concurrent requests with one key and body: one message, one delivery, the same receipt in every response', async () => {
+    const endpoint = await startEndpointServer();
+    await endpointFor(endpoint.url, { eventTypes: ['invoice.paid'] });
+    const key = newKey();
+    const responses = await Promise.all(Array.from({ length: 50 }, () => publish(key, { eventType: 'invoice.paid', payload: { invoice: 'in_1' } })));
+    const statuses = responses.map((response) => response.status);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(1);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(49);
+    const receipts = await Promise.all(responses.map((response) => response.json()));
+    expect(new Set(receipts.map((receipt) => JSON.stringify(receipt))).size).toBe(1);
+
+    const messageId = (receipts[0] as { id: string }).id;
+    await stack.client.workflow.getHandle(messageId).result();
+    expect(endpoint.received).toHaveLength(1);
+    await endpoint.close();
+  });
+
+  it.each([
+    ['no Idempotency-Key', () => api('/messages', { method: 'POST', body: JSON.stringify({ eventType: 'a.b', payload: {} }) }), 400, /Idempotency-Key header is required/],
+    ['no token', () => api('/messages', { method: 'POST', token: '', key: newKey(), body: '{}' }), 401, /Bearer/],
+    ['a wrong token', () => api('/messages', { method: 'POST', token: 'tok_wrong', key: newKey(), body: '{}' }), 401, /Bearer/],
+    ['invalid JSON', () => api('/messages', { method: 'POST', key: newKey(), body: '{"eventType":' }), 400, /JSON/],
+    ['no eventType', () => publish(newKey(), { payload: {} }), 400, /"eventType" is required/],
+    ['no payload', () => publish(newKey(), { eventType: 'a.b' }), 400, /"payload" is required/],
+    ['a payload over the size limit', () => publish(newKey(), { eventType: 'a.b', payload: 'x'.repeat(300 * 1024) }), 413, /larger than the limit/],
+  ])('refuses %s, publishing nothing', async (_reason, request, status, detail) => {
+    const response = await request();
+    expect(response.status).toBe(status);
+    expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(((await response.json()) as { detail: string }).detail).toMatch(detail);
+  });
+
+  it('409 for a repeat that arrives while the first request with its key is still being recorded', async () => {
+    const messages = new MessageService(stack.client, stack.db, { taskQueue: stack.taskQueue, scheduleMs: [0], inFlightWaitMs: 0 });
+    const starter: EventStarter = { start: () => Promise.reject(new Error('unused')), ready: async () => true };
+    const app = createApp({ sources: new SourceRegistry([]), starter, maxBodyBytes: 65536, api: { db: stack.db, messages, tokens: ['tok_alpha'], allowPrivateEndpoints: true } });
+    const server = await listen(app);
+    const key = newKey();
+    const send = () =>
+      fetch(`${server.url}/v1/messages`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer tok_alpha', 'idempotency-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify({ eventType: 'a.b', payload: {} }),
+      });
+    const statuses = (await Promise.all([send(), send(), send()])).map((response) => response.status).sort();
+    expect(statuses[0]).toBe(201);
+    expect(statuses.slice(1)).toEqual([409, 409]);
+    await server.close();
+  });
+});
+
+describe('delivery', () => {
+  it('retries a 500 twice, then succeeds: three attempts, one webhook-id, signatures that verify, attempts on GET /v1/messages/:id', async () => {
+    const endpoint = await startEndpointServer([500, 500]);
+    const { id: endpointId, secret } = await endpointFor(endpoint.url, { eventTypes: ['payout.sent'] });
+    const response = await publish(newKey(), { eventType: 'payout.sent', payload: { payout: 'po_1', amount: 1000 } });
+    const { id: messageId } = (await response.json()) as { id: string };
+    expect(await stack.client.workflow.getHandle(messageId).result()).toMatchObject({ deliveries: [{ status: 'delivered', attempts: 3 }] });
+
+    expect(endpoint.received).toHaveLength(3);
+    expect(endpoint.received.map((delivery) => delivery.headers['webhook-id'])).toEqual([messageId, messageId, messageId]);
+    for (const delivery of endpoint.received) {
+      expect(new Webhook(secret).verify(delivery.body, delivery.headers)).toMatchObject({ type: 'payout.sent', data: { payout: 'po_1', amount: 1000 } });
+    }
+
+    const view = (await (await api(`/messages/${messageId}`)).json()) as { deliveries: Array<{ endpointId: string; status: string; attempts: Array<{ statusCode: number; latencyMs: number; error: string | null }> }> };
+    expect(view.deliveries).toEqual([
+      {
+        endpointId,
+        status: 'delivered',
+        attempts: [
+          expect.objectContaining({ attempt: 1, statusCode: 500, error: 'HTTP 500: ok', latencyMs: expect.any(Number) }),
+          expect.objectContaining({ attempt: 2, statusCode: 500 }),
+          expect.objectContaining({ attempt: 3, statusCode: 200, error: null }),
+        ],
+      },
+    ]);
+    expect((await api(`/messages/${messageId}`, { token: 'tok_beta' })).status).toBe(404);
+    await endpoint.close();
+  });
+
+  it('disables an endpoint that answers 410 and stops delivering to it', async () => {
+    const endpoint = await startEndpointServer([410]);
+    const { id: endpointId } = await endpointFor(endpoint.url, { eventTypes: ['user.deleted'] });
+    const { id: messageId } = (await (await publish(newKey(), { eventType: 'user.deleted', payload: {} })).json()) as { id: string };
+    expect(await stack.client.workflow.getHandle(messageId).result()).toMatchObject({ deliveries: [{ status: 'gone', attempts: 1 }] });
+    expect(await (await api(`/endpoints/${endpointId}`)).json()).toMatchObject({ disabled: true, disabledReason: 'the endpoint answered 410 Gone' });
+    expect(((await (await publish(newKey(), { eventType: 'user.deleted', payload: {} })).json()) as { endpoints: string[] }).endpoints).toEqual([]);
+    await endpoint.close();
+  });
+});
+
+describe('/v1/endpoints', () => {
+  it('creates with a whsec_ secret, lists, reads, updates, rotates and deletes, within the token scope', async () => {
+    const created = await endpointFor('https://hooks.example.com/in', { description: 'shop', eventTypes: ['a.b'] });
+    expect(created).toMatchObject({ id: expect.stringMatching(/^ep_/), secret: expect.stringMatching(/^whsec_/), url: 'https://hooks.example.com/in', eventTypes: ['a.b'], disabled: false });
+
+    const listed = (await (await api('/endpoints')).json()) as { endpoints: Array<Record<string, unknown>> };
+    expect(listed.endpoints.find((endpoint) => endpoint.id === created.id)).not.toHaveProperty('secret');
+    expect((await api(`/endpoints/${created.id}`, { token: 'tok_beta' })).status).toBe(404);
+
+    const patched = await api(`/endpoints/${created.id}`, { method: 'PATCH', body: JSON.stringify({ eventTypes: null, description: 'all events' }) });
+    expect(await patched.json()).toMatchObject({ eventTypes: null, description: 'all events' });
+
+    const rotated = (await (await api(`/endpoints/${created.id}/rotate-secret`, { method: 'POST' })).json()) as { secret: string; previousSecretExpiresAt: string };
+    expect(rotated.secret).not.toBe(created.secret);
+    expect(new Date(rotated.previousSecretExpiresAt).getTime() - Date.now()).toBeGreaterThan(23 * 3600 * 1000);
+
+    expect((await api(`/endpoints/${created.id}`, { method: 'DELETE' })).status).toBe(204);
+    expect((await api(`/endpoints/${created.id}`)).status).toBe(404);
+    expect((await api('/endpoints/ep_unknown', { method: 'PATCH', body: '{}' })).status).toBe(404);
+  });
+
+  it('signs with the old and the new secret for 24 h after a rotation', async () => {
+    const endpoint = await startEndpointServer();
+    const { id, secret: oldSecret } = await endpointFor(endpoint.url, { eventTypes: ['rotate.test'] });
+    const { secret: newSecret } = (await (await api(`/endpoints/${id}/rotate-secret`, { method: 'POST' })).json()) as { secret: string };
+    const { id: messageId } = (await (await publish(newKey(), { eventType: 'rotate.test', payload: {} })).json()) as { id: string };
+    await stack.client.workflow.getHandle(messageId).result();
+    const [delivery] = endpoint.received;
+    expect(delivery!.headers['webhook-signature']!.split(' ')).toHaveLength(2);
+    for (const secret of [oldSecret, newSecret]) expect(() => new Webhook(secret).verify(delivery!.body, delivery!.headers)).not.toThrow();
+    await endpoint.close();
+  });
+
+  it.each([
+    ['a string that is not a URL', 'not a url', /is not a URL/],
+    ['an ftp URL', 'ftp://example.com/x', /must be http or https/],
+    ['credentials in the URL', 'https://user:pw@example.com/x', /must not carry credentials/],
+  ])('refuses %s', async (_reason, url, detail) => {
+    const response = await api('/endpoints', { method: 'POST', body: JSON.stringify({ url }) });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { detail: string }).detail).toMatch(detail);
+  });
+});

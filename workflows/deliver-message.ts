@@ -1,0 +1,50 @@
+import { defineQuery, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { DeliveryOutcome } from '../activities/delivery';
+
+/** Each attempt is one activity; the schedule between attempts is the workflow's own durable timers. */
+const { attemptDelivery } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 3 },
+});
+
+export interface DeliveryInput {
+  messageId: string;
+  endpointId: string;
+  eventType: string;
+  payload: unknown;
+  createdAt: string;
+  /** Milliseconds to wait before each attempt; its length is the number of attempts. */
+  scheduleMs: number[];
+}
+
+export interface DeliveryState {
+  endpointId: string;
+  status: 'delivering' | 'delivered' | 'failed' | 'gone' | 'endpoint_disabled' | 'endpoint_deleted';
+  attempts: number;
+  lastOutcome: DeliveryOutcome | null;
+}
+
+export const deliveryStateQuery = defineQuery<DeliveryState>('status');
+
+/**
+ * One message to one endpoint: attempts on the schedule (by default immediately, 5 s, 5 min,
+ * 30 min, 2 h, 5 h, 10 h, 10 h) until a 2xx, a 410 (the endpoint is disabled), or the last attempt.
+ */
+export async function deliverMessage(input: DeliveryInput): Promise<DeliveryState> {
+  const state: DeliveryState = { endpointId: input.endpointId, status: 'delivering', attempts: 0, lastOutcome: null };
+  setHandler(deliveryStateQuery, () => state);
+
+  for (const delayMs of input.scheduleMs) {
+    if (delayMs > 0) await sleep(delayMs);
+    state.attempts++;
+    const { messageId, endpointId, eventType, payload, createdAt } = input;
+    state.lastOutcome = await attemptDelivery({ messageId, endpointId, eventType, payload, createdAt, attempt: state.attempts });
+    if (state.lastOutcome.result !== 'failed') {
+      state.status = state.lastOutcome.result;
+      return state;
+    }
+  }
+  state.status = 'failed';
+  return state;
+}
