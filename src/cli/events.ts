@@ -3,6 +3,7 @@ import { loadConfig } from '../config';
 import { OperationRejectedError } from '../errors';
 import { lazyClient, temporalSettings } from '../temporal/connection';
 import { EVENT_STATUSES, EventOperations, parseResetTarget, type EventFilter, type EventSummary, type EventView } from '../temporal/operations';
+import { print } from './output';
 
 /** `durable-webhooks events …`: operate on event workflows by event ID, with Temporal's own settings. */
 export function eventsCommand(): Command {
@@ -108,10 +109,6 @@ export function eventsCommand(): Command {
     });
 
   return events;
-}
-
-function print(asJson: boolean | undefined, value: unknown, text: () => string): void {
-  console.log(asJson ? JSON.stringify(value, null, 2) : text());
 }
 
 function parseJson(text: string): unknown {

@@ -5,6 +5,7 @@ import { loadConfig } from '../config';
 import { temporalSettings } from '../temporal/connection';
 import { MIN_RETENTION_SECONDS, prepareNamespace } from '../temporal/search-attributes';
 import { eventsCommand } from './events';
+import { messagesCommand } from './messages';
 import { send } from './send';
 
 const program = new Command('durable-webhooks').description('Operate durable-webhooks: send signed sample events, inspect events by ID.');
@@ -55,6 +56,7 @@ program
   });
 
 program.addCommand(eventsCommand());
+program.addCommand(messagesCommand());
 
 function positiveInteger(value: string): number {
   const parsed = Number(value);

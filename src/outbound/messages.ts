@@ -110,22 +110,6 @@ export class MessageService {
     return { ...memo.receipt, deliveries };
   }
 
-  /** A fresh delivery of a message (to one endpoint, or all of its endpoints), on the full schedule again. */
-  async redeliver(messageId: string, endpointId?: string): Promise<string[]> {
-    const memo = await this.memoOf(messageId);
-    const endpoints = endpointId ? [endpointId] : memo.receipt.endpoints;
-    if (endpointId && !memo.receipt.endpoints.includes(endpointId)) throw new ResourceNotFoundError('endpoint', `${endpointId} for message ${messageId}`);
-    const input = await this.publishInput(messageId);
-    return Promise.all(
-      endpoints.map(async (id) => {
-        const workflowId = `${deliveryWorkflowId(messageId, id)}:redeliver-${randomUUID().slice(0, 8)}`;
-        const delivery: DeliveryInput = { ...input, endpointId: id, scheduleMs: this.options.scheduleMs };
-        await this.client.workflow.start('deliverMessage', { workflowId, taskQueue: this.options.taskQueue, args: [delivery], staticSummary: `redeliver ${messageId} to ${id}` });
-        return workflowId;
-      }),
-    );
-  }
-
   private async record(scope: string, idempotencyKey: string, messageId: string, fingerprint: string, body: { eventType: string; payload: unknown }) {
     const receipt: Receipt = {
       id: messageId,
@@ -166,13 +150,38 @@ export class MessageService {
       throw error;
     }
   }
+}
 
-  private async publishInput(messageId: string): Promise<PublishInput> {
-    const { events } = await this.client.workflow.getHandle(messageId).fetchHistory();
-    const started = events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
-    if (!started) throw new ResourceNotFoundError('message', messageId);
-    return defaultPayloadConverter.fromPayload<PublishInput>(started);
+/**
+ * A fresh delivery of a published message (to one of its endpoints, or all of them), on the full
+ * schedule again, under a new workflow ID. The message itself comes from its workflow's input.
+ * @returns the new delivery workflow IDs
+ */
+export async function redeliverMessage(
+  client: Client,
+  options: { taskQueue: string; scheduleMs: number[] },
+  messageId: string,
+  endpointId?: string,
+): Promise<string[]> {
+  const handle = client.workflow.getHandle(messageId);
+  let memo: MessageMemo;
+  try {
+    memo = (await handle.describe()).memo as unknown as MessageMemo;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) throw new ResourceNotFoundError('message', messageId);
+    throw error;
   }
+  if (endpointId && !memo.receipt.endpoints.includes(endpointId)) throw new ResourceNotFoundError('endpoint', `${endpointId} for message ${messageId}`);
+  const { events } = await handle.fetchHistory();
+  const input = defaultPayloadConverter.fromPayload<PublishInput>(events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!);
+  return Promise.all(
+    (endpointId ? [endpointId] : memo.receipt.endpoints).map(async (id) => {
+      const workflowId = `${deliveryWorkflowId(messageId, id)}:redeliver-${randomUUID().slice(0, 8)}`;
+      const delivery: DeliveryInput = { ...input, endpointId: id, scheduleMs: options.scheduleMs };
+      await client.workflow.start('deliverMessage', { workflowId, taskQueue: options.taskQueue, args: [delivery], staticSummary: `redeliver ${messageId} to ${id}` });
+      return workflowId;
+    }),
+  );
 }
 
 /** True when the promise settles (either way) within `ms`. */

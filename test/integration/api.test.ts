@@ -5,6 +5,7 @@ import { SourceRegistry } from '../../src/providers/registry';
 import type { EventStarter } from '../../src/temporal/start-event';
 import { startEndpointServer } from '../support/endpoint-server';
 import { listen } from '../support/http-server';
+import { runCli } from '../support/processes';
 import { startStack, type WorkerStack } from '../support/stack';
 
 /** `POST /v1/messages` with Idempotency-Key, the endpoints registry, and durable delivery. */
@@ -148,6 +149,25 @@ describe('delivery', () => {
     expect(await stack.client.workflow.getHandle(messageId).result()).toMatchObject({ deliveries: [{ status: 'gone', attempts: 1 }] });
     expect(await (await api(`/endpoints/${endpointId}`)).json()).toMatchObject({ disabled: true, disabledReason: 'the endpoint answered 410 Gone' });
     expect(((await (await publish(newKey(), { eventType: 'user.deleted', payload: {} })).json()) as { endpoints: string[] }).endpoints).toEqual([]);
+    await endpoint.close();
+  });
+});
+
+describe('durable-webhooks messages redeliver', () => {
+  it('starts a fresh delivery after the schedule ran out; an unknown message exits 1', async () => {
+    const endpoint = await startEndpointServer([500, 500, 500]);
+    await endpointFor(endpoint.url, { eventTypes: ['refund.created'] });
+    const { id: messageId } = (await (await publish(newKey(), { eventType: 'refund.created', payload: { refund: 're_1' } })).json()) as { id: string };
+    expect(await stack.client.workflow.getHandle(messageId).result()).toMatchObject({ deliveries: [{ status: 'failed', attempts: 3 }] });
+
+    const env = { TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE: stack.taskQueue, DELIVERY_SCHEDULE: '0s' };
+    const { code, output } = await runCli(['messages', 'redeliver', messageId, '--json'], env);
+    expect(code).toBe(0);
+    const { deliveries } = JSON.parse(output) as { deliveries: string[] };
+    expect(await stack.client.workflow.getHandle(deliveries[0]!).result()).toMatchObject({ status: 'delivered', attempts: 1 });
+    expect(endpoint.received.map((delivery) => delivery.headers['webhook-id'])).toEqual(Array(4).fill(messageId));
+
+    expect(await runCli(['messages', 'redeliver', 'msg_unknown'], env)).toEqual({ code: 1, output: 'durable-webhooks: No message msg_unknown.\n' });
     await endpoint.close();
   });
 });

@@ -1,0 +1,61 @@
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { createDeliveryActivities } from '../../activities/delivery';
+import { DEFAULT_DELIVERY_SCHEDULE, loadConfig } from '../../src/config';
+import { openDatabase, type Database } from '../../src/db/database';
+import { migrate } from '../../src/db/migrations';
+import { temporalTestServerPath } from '../../src/dev/temporal-cli';
+import { createEndpoint } from '../../src/outbound/endpoints';
+import { MessageService, redeliverMessage } from '../../src/outbound/messages';
+import { createTestDatabase } from '../support/database';
+import { startEndpointServer } from '../support/endpoint-server';
+import { workflowBundle } from '../support/stack';
+
+/**
+ * The whole retry schedule (immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h) running out
+ * against an endpoint that always fails, on the time-skipping test server with the real delivery
+ * activity, PostgreSQL and a real HTTP endpoint; then a redelivery once the endpoint is fixed.
+ */
+let env: TestWorkflowEnvironment;
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let db: Database;
+beforeAll(async () => {
+  env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: temporalTestServerPath() } } });
+  database = await createTestDatabase();
+  db = await openDatabase({ url: database.url, embeddedDir: '' });
+  await migrate(db);
+});
+afterAll(async () => {
+  await db?.close();
+  await database?.drop();
+  await env?.teardown();
+});
+
+it('fails after the last scheduled attempt, days later, and a redelivery then succeeds', async () => {
+  const scheduleMs = loadConfig({}).deliveryScheduleMs;
+  expect(DEFAULT_DELIVERY_SCHEDULE).toBe('0s 5s 5m 30m 2h 5h 10h 10h');
+  const endpoint = await startEndpointServer(Array(scheduleMs.length).fill(503));
+  const { id: endpointId } = await createEndpoint(db, 'scope', { url: endpoint.url, description: null, eventTypes: null });
+  const taskQueue = 'delivery-schedule';
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: await workflowBundle(),
+    activities: createDeliveryActivities({ db, allowPrivateEndpoints: true }),
+  });
+
+  await worker.runUntil(async () => {
+    const messages = new MessageService(env.client, db, { taskQueue, scheduleMs });
+    const { receipt } = await messages.publish('scope', 'key-schedule', { eventType: 'order.shipped', payload: { orderId: 'ord_1' } });
+    const startedAt = await env.currentTimeMs();
+    expect(await env.client.workflow.getHandle(receipt.id).result()).toMatchObject({ deliveries: [{ endpointId, status: 'failed', attempts: 8 }] });
+    expect((await env.currentTimeMs()) - startedAt).toBeGreaterThanOrEqual(scheduleMs.reduce((sum, ms) => sum + ms, 0));
+    expect(endpoint.received).toHaveLength(8);
+
+    endpoint.answer(200);
+    const [redelivery] = await redeliverMessage(env.client, { taskQueue, scheduleMs }, receipt.id);
+    expect(await env.client.workflow.getHandle(redelivery!).result()).toMatchObject({ status: 'delivered', attempts: 1 });
+    expect(new Set(endpoint.received.map((delivery) => delivery.headers['webhook-id']))).toEqual(new Set([receipt.id]));
+  });
+  await endpoint.close();
+});
