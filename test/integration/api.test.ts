@@ -1,6 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { createApp } from '../../src/http/app';
-import { MessageService } from '../../src/outbound/messages';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { MessageService, messageIdFor, tokenScope } from '../../src/outbound/messages';
 import { SourceRegistry } from '../../src/providers/registry';
 import type { EventStarter } from '../../src/temporal/start-event';
 import { startEndpointServer } from '../support/endpoint-server';
@@ -79,18 +80,20 @@ describe('POST /v1/messages', () => {
   });
 
   it.each([
-    ['no Idempotency-Key', () => api('/messages', { method: 'POST', body: JSON.stringify({ eventType: 'a.b', payload: {} }) }), 400, /Idempotency-Key header is required/],
-    ['no token', () => api('/messages', { method: 'POST', token: '', key: newKey(), body: '{}' }), 401, /Bearer/],
-    ['a wrong token', () => api('/messages', { method: 'POST', token: 'tok_wrong', key: newKey(), body: '{}' }), 401, /Bearer/],
-    ['invalid JSON', () => api('/messages', { method: 'POST', key: newKey(), body: '{"eventType":' }), 400, /JSON/],
-    ['no eventType', () => publish(newKey(), { payload: {} }), 400, /"eventType" is required/],
-    ['no payload', () => publish(newKey(), { eventType: 'a.b' }), 400, /"payload" is required/],
-    ['a payload over the size limit', () => publish(newKey(), { eventType: 'a.b', payload: 'x'.repeat(300 * 1024) }), 413, /larger than the limit/],
+    ['no Idempotency-Key', (key: string) => api('/messages', { method: 'POST', body: JSON.stringify({ eventType: 'a.b', payload: {}, key }) }), 400, /Idempotency-Key header is required/],
+    ['no token', (key: string) => api('/messages', { method: 'POST', token: '', key, body: '{}' }), 401, /Bearer/],
+    ['a wrong token', (key: string) => api('/messages', { method: 'POST', token: 'tok_wrong', key, body: '{}' }), 401, /Bearer/],
+    ['invalid JSON', (key: string) => api('/messages', { method: 'POST', key, body: '{"eventType":' }), 400, /JSON/],
+    ['no eventType', (key: string) => publish(key, { payload: {} }), 400, /"eventType" is required/],
+    ['no payload', (key: string) => publish(key, { eventType: 'a.b' }), 400, /"payload" is required/],
+    ['a payload over the size limit', (key: string) => publish(key, { eventType: 'a.b', payload: 'x'.repeat(300 * 1024) }), 413, /larger than the limit/],
   ])('refuses %s, publishing nothing', async (_reason, request, status, detail) => {
-    const response = await request();
+    const key = newKey();
+    const response = await request(key);
     expect(response.status).toBe(status);
     expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(((await response.json()) as { detail: string }).detail).toMatch(detail);
+    await expect(stack.client.workflow.getHandle(messageIdFor(tokenScope('tok_alpha'), key)).describe()).rejects.toThrow(WorkflowNotFoundError);
   });
 
   it('409 for a repeat that arrives while the first request with its key is still being recorded', async () => {
