@@ -1,4 +1,5 @@
 import { Webhook } from 'standardwebhooks';
+import type { Database } from '../../src/db/database';
 import { createApp } from '../../src/http/app';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { MessageService, messageIdFor, tokenScope } from '../../src/outbound/messages';
@@ -96,10 +97,25 @@ describe('POST /v1/messages', () => {
     await expect(stack.client.workflow.getHandle(messageIdFor(tokenScope('tok_alpha'), key)).describe()).rejects.toThrow(WorkflowNotFoundError);
   });
 
-  it('409 for a repeat that arrives while the first request with its key is still being recorded', async () => {
-    const messages = new MessageService(stack.client, stack.db, { taskQueue: stack.taskQueue, scheduleMs: [0], inFlightWaitMs: 0 });
+  it('409 for a repeat that arrives while the first request with its key is still being recorded; 200 once it is', async () => {
+    // A database whose endpoint lookup waits at a gate: the first request is provably still in flight.
+    let reached!: () => void;
+    const atGate = new Promise<void>((resolve) => (reached = resolve));
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const db: Database = {
+      ...stack.db,
+      query: async (sql, params) => {
+        if (sql.includes('FROM endpoints')) {
+          reached();
+          await gate;
+        }
+        return stack.db.query(sql, params);
+      },
+    };
+    const messages = new MessageService(stack.client, db, { taskQueue: stack.taskQueue, scheduleMs: [0], inFlightWaitMs: 0 });
     const starter: EventStarter = { start: () => Promise.reject(new Error('unused')), ready: async () => true };
-    const app = createApp({ sources: new SourceRegistry([]), starter, maxBodyBytes: 65536, api: { db: stack.db, messages, tokens: ['tok_alpha'], allowPrivateEndpoints: true } });
+    const app = createApp({ sources: new SourceRegistry([]), starter, maxBodyBytes: 65536, api: { db, messages, tokens: ['tok_alpha'], allowPrivateEndpoints: true } });
     const server = await listen(app);
     const key = newKey();
     const send = () =>
@@ -108,9 +124,15 @@ describe('POST /v1/messages', () => {
         headers: { authorization: 'Bearer tok_alpha', 'idempotency-key': key, 'content-type': 'application/json' },
         body: JSON.stringify({ eventType: 'a.b', payload: {} }),
       });
-    const statuses = (await Promise.all([send(), send(), send()])).map((response) => response.status).sort();
-    expect(statuses[0]).toBe(201);
-    expect(statuses.slice(1)).toEqual([409, 409]);
+
+    const first = send();
+    await atGate;
+    const repeat = await send();
+    expect(repeat.status).toBe(409);
+    expect(await repeat.json()).toMatchObject({ type: 'urn:durable-webhooks:problem:idempotency-key-in-use' });
+    open();
+    expect((await first).status).toBe(201);
+    expect((await send()).status).toBe(200);
     await server.close();
   });
 });
