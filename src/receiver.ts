@@ -30,7 +30,7 @@ export async function startReceiver(config: Config, client: Client, logger: Logg
     starter: new TemporalEventStarter(client, { taskQueue: config.taskQueue }),
     maxBodyBytes: config.maxBodyBytes,
     logger,
-    admin: config.adminToken ? { operations: new EventOperations(client, { uiUrl: config.temporalUiUrl }), token: config.adminToken } : undefined,
+    admin: config.adminToken ? { operations: new EventOperations(client, { uiUrl: config.temporalUiUrl, db }), token: config.adminToken } : undefined,
     api:
       config.apiTokens.length > 0 && db
         ? {

@@ -1,4 +1,5 @@
 import { Command, Option } from 'commander';
+import pg from 'pg';
 import { loadConfig } from '../config';
 import { OperationRejectedError } from '../errors';
 import { lazyClient, temporalSettings } from '../temporal/connection';
@@ -9,9 +10,11 @@ import { print } from './output';
 export function eventsCommand(): Command {
   const events = new Command('events').description('Inspect and operate on events by event ID (the workflow ID).');
   let operations: EventOperations | undefined;
+  // With DATABASE_URL, `show` adds the event's ledger record (claim and steps) to what Temporal says.
   const ops = () => {
     const settings = temporalSettings();
-    operations ??= new EventOperations(lazyClient(settings), { uiUrl: loadConfig().temporalUiUrl });
+    const db = process.env.DATABASE_URL ? new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 1, allowExitOnIdle: true }) : undefined;
+    operations ??= new EventOperations(lazyClient(settings), { uiUrl: loadConfig().temporalUiUrl, db });
     return operations;
   };
   const json = new Option('--json', 'print JSON instead of text');
@@ -131,6 +134,10 @@ function showText(view: EventView): string {
     `Steps      ${view.progress ? view.progress.stepsDone.join(', ') || '(none yet)' : '(no worker answered the status query)'}`,
   ];
   if (view.progress?.waitingFor) lines.push(`Waiting    ${view.progress.waitingFor}`);
+  if (view.ledger) {
+    lines.push(`Ledger     ${view.ledger.status}, claimed ${view.ledger.claimedAt}`);
+    for (const step of view.ledger.steps) lines.push(`           ${step.step}${step.externalId ? ` → ${step.externalId}` : ''}  (${step.recordedAt})`);
+  }
   if (view.result !== null) lines.push(`Result     ${JSON.stringify(view.result)}`);
   if (view.failure) lines.push('Failure', ...view.failure.map((cause, depth) => `${'  '.repeat(depth + 1)}${cause}`));
   lines.push(`UI         ${view.uiUrl}`);

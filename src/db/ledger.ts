@@ -103,3 +103,32 @@ export async function writeOnce<Result>(
     return { ...record, replayed: false };
   });
 }
+
+/** What the ledger holds for one event workflow: its claim and the steps it recorded. */
+export interface LedgerRecord {
+  status: EventStatus;
+  outcome: unknown;
+  claimedAt: string;
+  completedAt: string | null;
+  steps: Array<{ step: string; externalId: string | null; recordedAt: string }>;
+}
+
+export async function ledgerRecord(db: Queryable, workflowId: string): Promise<LedgerRecord | null> {
+  const { rows } = await db.query<{ source: string; event_id: string; status: EventStatus; outcome: unknown; claimed_at: Date; completed_at: Date | null }>(
+    'SELECT source, event_id, status, outcome, claimed_at, completed_at FROM processed_events WHERE workflow_id = $1',
+    [workflowId],
+  );
+  const claim = rows[0];
+  if (!claim) return null;
+  const steps = await db.query<{ step: string; external_id: string | null; recorded_at: Date }>(
+    'SELECT step, external_id, recorded_at FROM event_steps WHERE source = $1 AND event_id = $2 ORDER BY recorded_at, step',
+    [claim.source, claim.event_id],
+  );
+  return {
+    status: claim.status,
+    outcome: claim.outcome,
+    claimedAt: new Date(claim.claimed_at).toISOString(),
+    completedAt: claim.completed_at && new Date(claim.completed_at).toISOString(),
+    steps: steps.rows.map((row) => ({ step: row.step, externalId: row.external_id, recordedAt: new Date(row.recorded_at).toISOString() })),
+  };
+}

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import Long from 'long';
+import type { Queryable } from '../db/database';
+import { ledgerRecord, type LedgerRecord } from '../db/ledger';
 import { EventNotFoundError, OperationRejectedError } from '../errors';
 import type { EventProgress } from '../../workflows/steps';
 import { WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE } from './search-attributes';
@@ -42,6 +44,8 @@ export interface EventView extends EventSummary {
   summary: string | null;
   /** The `status` query's answer; null when no worker answered it. */
   progress: EventProgress | null;
+  /** The event's claim and recorded steps in the ledger; null without database access or before the claim. */
+  ledger: LedgerRecord | null;
   result: unknown;
   /** The failure and its causes, outermost first, as `Type: message`. */
   failure: string[] | null;
@@ -65,7 +69,7 @@ export interface EventFilter {
 export class EventOperations {
   constructor(
     private readonly client: Client,
-    private readonly options: { uiUrl: string; now?: () => Date },
+    private readonly options: { uiUrl: string; now?: () => Date; db?: Queryable },
   ) {}
 
   async show(eventId: string): Promise<EventView> {
@@ -83,7 +87,8 @@ export class EventOperations {
         (error: unknown) => causeChain(error instanceof WorkflowFailedError ? error.cause : error),
       );
     }
-    return { ...summary, summary: (await description.staticSummary()) ?? null, progress, result, failure, uiUrl: this.uiLink(eventId) };
+    const ledger = this.options.db ? await ledgerRecord(this.options.db, eventId) : null;
+    return { ...summary, summary: (await description.staticSummary()) ?? null, progress, ledger, result, failure, uiUrl: this.uiLink(eventId) };
   }
 
   /**

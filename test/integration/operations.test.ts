@@ -15,7 +15,8 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-const cli = (...args: string[]) => runCli(['events', ...args], { TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS, TEMPORAL_UI_URL: 'http://ui.test' });
+const cli = (...args: string[]) =>
+  runCli(['events', ...args], { TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS, TEMPORAL_UI_URL: 'http://ui.test', DATABASE_URL: stack.workerEnv.DATABASE_URL });
 const cliJson = async (...args: string[]) => {
   const { code, output } = await cli(...args, '--json');
   expect({ code, output }).toMatchObject({ code: 0 });
@@ -59,6 +60,14 @@ describe('durable-webhooks events', () => {
       status: 'completed',
       summary: `standard · order.created · ${delivery.orderId} · 42.00 EUR`,
       progress: { stepsDone: ['claim', 'charge', 'email:receipt'] },
+      ledger: {
+        status: 'completed',
+        steps: expect.arrayContaining([
+          expect.objectContaining({ step: 'charge', externalId: expect.stringMatching(/^pi_/) }),
+          expect.objectContaining({ step: 'order:paid', externalId: delivery.orderId }),
+          expect.objectContaining({ step: 'email:receipt' }),
+        ]),
+      },
       result: { outcome: 'charged' },
       uiUrl: `http://ui.test/namespaces/default/workflows/${delivery.id}`,
     });
@@ -153,7 +162,7 @@ describe('/admin', () => {
     const held = await heldOrder();
     const view = await admin(`/events/${held}`);
     expect(view.status).toBe(200);
-    expect(await view.json()).toMatchObject({ eventId: held, status: 'running', progress: { waitingFor: expect.any(String) } });
+    expect(await view.json()).toMatchObject({ eventId: held, status: 'running', progress: { waitingFor: expect.any(String) }, ledger: { status: 'processing' } });
     expect((await admin('/events/evt_unknown')).status).toBe(404);
 
     const list = (await (await admin(`/events?source=standard&status=running&query=${encodeURIComponent(`WorkflowId = '${held}'`)}`)).json()) as { events: Array<{ eventId: string }> };
