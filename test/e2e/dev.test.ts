@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { isServing } from '../../src/dev/dev-server';
-import { freePort } from '../support/stack';
+import { freePort } from '../support/ports';
 import { runCli, spawnTs, type Spawned } from '../support/processes';
 
 /**

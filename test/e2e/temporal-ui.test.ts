@@ -7,7 +7,8 @@ import { startDevServer, type DevServer } from '../../src/dev/dev-server';
 import { prepareNamespace } from '../../src/temporal/search-attributes';
 import { checkoutCompleted } from '../support/events';
 import { ROOT } from '../support/processes';
-import { freePort, post, startStack, type WorkerStack } from '../support/stack';
+import { freePort } from '../support/ports';
+import { post, startStack, type WorkerStack } from '../support/stack';
 
 /**
  * A real browser (Debian's Chromium, driven by playwright-core) on the dev server's Web UI: an

@@ -6,7 +6,8 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { temporalCliPath } from '../../src/dev/temporal-cli';
 import { prepareNamespace } from '../../src/temporal/search-attributes';
 import { SECRETS, stripeEvent, stripeHeaders } from '../support/signing';
-import { freePort, post, startStack, workflowExists, type Stack } from '../support/stack';
+import { freePort } from '../support/ports';
+import { post, startStack, workflowExists, type Stack } from '../support/stack';
 
 /**
  * A dev server of this file's own, on a fixed port and SQLite file, so it can be stopped and

@@ -3,7 +3,7 @@ import pg from 'pg';
 
 /**
  * A fresh PostgreSQL database for one test file, on the server DATABASE_URL names (.ci/run starts
- * one and sets it). Dropped again by `drop()`.
+ * one and sets it; without it, the global setup starts a throwaway cluster). Dropped by `drop()`.
  */
 export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const adminUrl = process.env.DATABASE_URL;

@@ -2,11 +2,14 @@ import { Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { temporalCliPath } from '../../src/dev/temporal-cli';
 import { prepareNamespace } from '../../src/temporal/search-attributes';
+import { startThrowawayPostgres } from './postgres';
+import { freePort } from './ports';
 
 /**
  * One real Temporal dev server (the pinned CLI from .tools/bin, never a download) for the whole run.
  * Its address reaches every test file through TEMPORAL_ADDRESS. Namespace setup is our own
  * prepareNamespace, so a broken setup fails the suite the way it would fail `npm run dev`.
+ * Without DATABASE_URL, a throwaway PostgreSQL cluster serves the run.
  */
 export default async function globalSetup(): Promise<void> {
   const env = await TestWorkflowEnvironment.createLocal({
@@ -19,4 +22,10 @@ export default async function globalSetup(): Promise<void> {
   process.env.TEMPORAL_ADDRESS = address;
   process.env.TEMPORAL_NAMESPACE = 'default';
   (globalThis as { temporalTestEnv?: TestWorkflowEnvironment }).temporalTestEnv = env;
+
+  if (!process.env.DATABASE_URL) {
+    const postgres = startThrowawayPostgres(await freePort());
+    process.env.DATABASE_URL = postgres.url;
+    (globalThis as { throwawayPostgres?: { stop(): void } }).throwawayPostgres = postgres;
+  }
 }

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { freePort } from './stack';
+import { freePort } from './ports';
 
 const MAILPIT = path.resolve(__dirname, '../../.tools/bin/mailpit');
 

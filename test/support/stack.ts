@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
@@ -146,23 +145,4 @@ export async function post(url: string, headers: Record<string, string>, body: s
   const response = await fetch(url, { method: 'POST', headers, body });
   const text = await response.text();
   return { status: response.status, headers: response.headers, text, json: text ? (JSON.parse(text) as Record<string, unknown>) : undefined };
-}
-
-/** A port nothing listens on now (and, with `plus`, the port that far above it too). */
-export async function freePort(plus?: number): Promise<number> {
-  for (;;) {
-    const port = await listenOnce(0);
-    if (plus === undefined || (await listenOnce(port + plus).then(() => true, () => false))) return port;
-  }
-}
-
-function listenOnce(port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => {
-      const { port: bound } = server.address() as { port: number };
-      server.close(() => resolve(bound));
-    });
-  });
 }
