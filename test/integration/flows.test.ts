@@ -162,13 +162,14 @@ describe('resets and redeliveries', () => {
     const delivery = orderCreated();
     await deliver(delivery);
     await resultOf(delivery.id);
-    const before = { stripe: stack.stripe.requests.length, charges: stack.stripe.charges().length, emails: stack.resend.emails.length };
+    // Requests, not just effects: the ledger must stop the calls themselves, not lean on the APIs' idempotency.
+    const before = { stripe: stack.stripe.requests.length, charges: stack.stripe.charges().length, email: stack.resend.requests.length };
 
     const { runId: newRunId } = await new EventOperations(stack.client, { uiUrl: 'http://ui' }).reset(delivery.id, 'first', 'test: re-run after a fix');
     const rerun = stack.client.workflow.getHandle(delivery.id, newRunId);
     expect(await rerun.result()).toMatchObject({ outcome: 'charged' });
 
-    expect({ stripe: stack.stripe.requests.length, charges: stack.stripe.charges().length, emails: stack.resend.emails.length }).toEqual(before);
+    expect({ stripe: stack.stripe.requests.length, charges: stack.stripe.charges().length, email: stack.resend.requests.length }).toEqual(before);
     expect(await rows('SELECT id FROM orders WHERE event_id = $1', [delivery.id])).toHaveLength(1);
   });
 
@@ -176,7 +177,7 @@ describe('resets and redeliveries', () => {
     const delivery = checkoutCompleted();
     await deliver(delivery);
     await resultOf(delivery.id);
-    const before = { stripe: stack.stripe.requests.length, emails: stack.resend.emails.length };
+    const before = { stripe: stack.stripe.requests.length, email: stack.resend.requests.length };
     const first = stack.client.workflow.getHandle(delivery.id);
     const firstRunId = (await first.describe()).runId;
     const { events } = await first.fetchHistory();
@@ -191,7 +192,7 @@ describe('resets and redeliveries', () => {
     });
     expect(second.firstExecutionRunId).not.toBe(firstRunId);
     expect(await second.result()).toMatchObject({ outcome: 'duplicate' });
-    expect({ stripe: stack.stripe.requests.length, emails: stack.resend.emails.length }).toEqual(before);
+    expect({ stripe: stack.stripe.requests.length, email: stack.resend.requests.length }).toEqual(before);
     expect(await rows('SELECT id FROM orders WHERE event_id = $1', [delivery.id])).toHaveLength(1);
   });
 });

@@ -184,7 +184,7 @@ describe('/admin', () => {
     const delivery = orderCreated();
     await deliver(delivery);
     await stack.client.workflow.getHandle(delivery.id).result();
-    const before = { requests: stack.stripe.requests.length, emails: stack.resend.emails.length };
+    const before = { stripe: stack.stripe.requests.length, email: stack.resend.requests.length };
 
     expect((await admin(`/events/${delivery.id}/reset`, { method: 'POST', body: JSON.stringify({ to: 'first' }) })).status).toBe(400);
     expect((await admin(`/events/${delivery.id}/reset`, { method: 'POST', body: JSON.stringify({ to: 'sideways', reason: 'x' }) })).status).toBe(400);
@@ -192,6 +192,6 @@ describe('/admin', () => {
     expect(response.status).toBe(200);
     const { runId } = (await response.json()) as { runId: string };
     expect(await stack.client.workflow.getHandle(delivery.id, runId).result()).toMatchObject({ outcome: 'charged' });
-    expect({ requests: stack.stripe.requests.length, emails: stack.resend.emails.length }).toEqual(before);
+    expect({ stripe: stack.stripe.requests.length, email: stack.resend.requests.length }).toEqual(before);
   });
 });

@@ -72,6 +72,7 @@ export async function startResendStandIn() {
     close: server.close,
     /** Distinct emails sent (replays are not counted). */
     emails,
+    /** Every request that reached the idempotency layer, replays included. */
     requests,
     failNext: (...statuses: number[]) => {
       failures = [...failures, ...statuses];

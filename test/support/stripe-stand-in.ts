@@ -4,8 +4,7 @@ import { listen } from './http-server';
 import { IdempotencyStore, type StoredResponse } from './idempotency-store';
 
 /**
- * A local server speaking the Stripe endpoints our flows use (PaymentIntents create, update,
- * retrieve), with Stripe's idempotency behaviour (https://docs.stripe.com/api/idempotent_requests):
+ * A local server speaking the Stripe endpoints our flows use (PaymentIntents create and update), with Stripe's idempotency behaviour (https://docs.stripe.com/api/idempotent_requests):
  * same key and parameters → the stored response with `Idempotent-Replayed: true`; same key, other
  * parameters → 400 idempotency_error; a repeat while the first runs → 409. The real `stripe` SDK
  * talks to it over HTTP. It counts distinct effects so tests can assert "exactly one charge".
@@ -40,7 +39,6 @@ export async function startStripeStandIn() {
   const store = new IdempotencyStore();
   const requests: StripeRequest[] = [];
   const paymentIntents = new Map<string, PaymentIntent>();
-  const updates: Array<{ id: string; metadata: Record<string, string> }> = [];
   let failures: number[] = [];
   let holds: Array<{ phase: HoldPhase; held: (release: () => void) => void }> = [];
   const holdIn = async (phase: HoldPhase) => {
@@ -133,16 +131,9 @@ export async function startStripeStandIn() {
       paymentIntents.set(id, intent);
       const metadata = (params.metadata as Record<string, string>) ?? {};
       Object.assign(intent.metadata, metadata);
-      updates.push({ id: intent.id, metadata });
       return { status: 200, body: intent };
     }),
   );
-
-  app.get('/v1/payment_intents/:id', (req, res) => {
-    const intent = paymentIntents.get(req.params.id);
-    if (intent) res.json(intent);
-    else res.status(404).json({ error: { type: 'invalid_request_error', code: 'resource_missing', message: 'No such payment_intent' } });
-  });
 
   const server = await listen(app);
   return {
@@ -152,8 +143,6 @@ export async function startStripeStandIn() {
     requests,
     /** PaymentIntents created (including declined ones). */
     paymentIntents,
-    /** Metadata updates applied (not replays). */
-    updates,
     /** Successful charges: PaymentIntents that succeeded. */
     charges: () => [...paymentIntents.values()].filter((intent) => intent.status === 'succeeded'),
     /** The next requests fail with these statuses before reaching the idempotency layer. */
