@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { Webhook } from 'standardwebhooks';
 import { fetch as undiciFetch } from 'undici';
 import type { Database } from '../src/db/database';
-import { checkDestination, safeAgent } from '../src/outbound/destination';
+import { checkLiteralHost, parseEndpointUrl, safeAgent } from '../src/outbound/destination';
 import { disableEndpoint, endpointSecrets } from '../src/outbound/endpoints';
 
 /** How long an endpoint has to answer one attempt. */
@@ -43,8 +43,9 @@ export function createDeliveryActivities({ db, allowPrivateEndpoints }: { db: Da
       let statusCode: number | null = null;
       let error: string | null = null;
       try {
-        // Checked again at delivery time; the agent also checks every address it connects to (DNS rebinding).
-        const url = await checkDestination(endpoint.url, { allowPrivate: allowPrivateEndpoints });
+        // Checked again at delivery time: the agent checks every address it connects to (DNS rebinding).
+        const url = parseEndpointUrl(endpoint.url);
+        checkLiteralHost(url, { allowPrivate: allowPrivateEndpoints });
         const response = await undiciFetch(url, {
           method: 'POST',
           dispatcher: agent,

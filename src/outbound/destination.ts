@@ -61,11 +61,28 @@ export function parseEndpointUrl(value: unknown): URL {
 export async function checkDestination(value: unknown, { allowPrivate }: { allowPrivate: boolean }): Promise<URL> {
   const url = parseEndpointUrl(value);
   if (allowPrivate) return url;
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const addresses = isIP(host) ? [host] : await resolveAll(host);
-  const blocked = addresses.find(isBlockedAddress);
-  if (blocked) throw new UnsafeDestinationError(`${url.hostname} resolves to ${blocked}, a private or reserved address; set ALLOW_PRIVATE_ENDPOINTS=true to allow it.`);
+  const host = hostOf(url);
+  for (const address of isIP(host) ? [host] : await resolveAll(host)) refuseBlocked(url, address);
   return url;
+}
+
+/**
+ * At delivery time: an IP-literal host is checked here, since connecting to it looks nothing up;
+ * a hostname is checked by `safeAgent` on every connection.
+ */
+export function checkLiteralHost(url: URL, { allowPrivate }: { allowPrivate: boolean }): void {
+  const host = hostOf(url);
+  if (!allowPrivate && isIP(host)) refuseBlocked(url, host);
+}
+
+function hostOf(url: URL): string {
+  return url.hostname.replace(/^\[|\]$/g, '');
+}
+
+function refuseBlocked(url: URL, address: string): void {
+  if (isBlockedAddress(address)) {
+    throw new UnsafeDestinationError(`${url.hostname} resolves to ${address}, a private or reserved address; set ALLOW_PRIVATE_ENDPOINTS=true to allow it.`);
+  }
 }
 
 /**

@@ -23,12 +23,15 @@ it('refuses to register an endpoint on a loopback or metadata address (400), sto
   expect((await stack.db.query('SELECT count(*)::int AS n FROM endpoints')).rows).toEqual([{ n: 0 }]);
 });
 
-it('checks again at delivery time: an endpoint that now points at a private address is not called', async () => {
+it.each([
+  ['a private IP address', (url: string) => url],
+  ['a hostname resolving to a private address (DNS rebinding: refused by the connecting agent)', (url: string) => url.replace('127.0.0.1', 'localhost')],
+])('checks again at delivery time: an endpoint on %s is not called', async (_case, address) => {
   const endpoint = await startEndpointServer();
-  // As if the address had changed since registration (or DNS now answers with a private one).
-  const { id } = await createEndpoint(stack.db, 'scope', { url: endpoint.url, description: null, eventTypes: null });
+  // Stored as if it had passed registration: the address changed, or DNS now answers differently.
+  const { id } = await createEndpoint(stack.db, 'scope', { url: address(endpoint.url), description: null, eventTypes: null });
   const { attemptDelivery } = createDeliveryActivities({ db: stack.db, allowPrivateEndpoints: false });
-  const outcome = await attemptDelivery({ messageId: 'msg_safety', endpointId: id, attempt: 1, eventType: 'a.b', payload: {}, createdAt: new Date().toISOString() });
+  const outcome = await attemptDelivery({ messageId: `msg_safety_${id}`, endpointId: id, attempt: 1, eventType: 'a.b', payload: {}, createdAt: new Date().toISOString() });
   expect(outcome).toMatchObject({ result: 'failed', statusCode: null, error: expect.stringMatching(/private or reserved address/) });
   expect(endpoint.received).toEqual([]);
   await endpoint.close();
