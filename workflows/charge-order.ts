@@ -79,8 +79,8 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
 
 function readOrder(event: WebhookEvent): OrderCreated {
   const data = (event.payload as { data?: Partial<OrderCreated> }).data ?? {};
-  const missing = (['orderId', 'currency', 'customer', 'paymentMethod', 'email'] as const).filter((field) => typeof data[field] !== 'string' || data[field] === '');
-  if (!Number.isSafeInteger(data.amount) || (data.amount as number) <= 0) missing.push('amount' as never);
+  const missing: string[] = (['orderId', 'currency', 'customer', 'paymentMethod', 'email'] as const).filter((field) => typeof data[field] !== 'string' || data[field] === '');
+  if (!Number.isSafeInteger(data.amount) || (data.amount as number) <= 0) missing.push('amount');
   if (missing.length > 0) throw ApplicationFailure.nonRetryable(`order.created is missing or has invalid: ${missing.join(', ')}`, 'InvalidOrder');
   return data as OrderCreated;
 }

@@ -10,13 +10,7 @@ import { print } from './output';
 export function eventsCommand(): Command {
   const events = new Command('events').description('Inspect and operate on events by event ID (the workflow ID).');
   let operations: EventOperations | undefined;
-  // With DATABASE_URL, `show` adds the event's ledger record (claim and steps) to what Temporal says.
-  const ops = () => {
-    const settings = temporalSettings();
-    const db = process.env.DATABASE_URL ? new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 1, allowExitOnIdle: true }) : undefined;
-    operations ??= new EventOperations(lazyClient(settings), { uiUrl: loadConfig().temporalUiUrl, db });
-    return operations;
-  };
+  const ops = () => (operations ??= createOperations());
   const json = new Option('--json', 'print JSON instead of text');
 
   events
@@ -112,6 +106,12 @@ export function eventsCommand(): Command {
     });
 
   return events;
+}
+
+/** With DATABASE_URL, `show` adds the event's ledger record (claim and steps) to what Temporal says. */
+function createOperations(): EventOperations {
+  const db = process.env.DATABASE_URL ? new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 1, allowExitOnIdle: true }) : undefined;
+  return new EventOperations(lazyClient(temporalSettings()), { uiUrl: loadConfig().temporalUiUrl, db });
 }
 
 function parseJson(text: string): unknown {
