@@ -10,7 +10,6 @@ import { captureSender, resendSender, smtpSender, type EmailSender } from './ema
 
 export interface WorkerServices {
   db: Database;
-  email: EmailSender;
   activities: Activities;
   /** One line per downstream, for banners and logs: what is live and what is a stand-in. */
   describe(): string[];
@@ -49,7 +48,6 @@ export async function createWorkerServices(
 
   return {
     db,
-    email,
     activities,
     describe: () => [
       `Database     ${db.kind === 'embedded' ? `embedded PGlite in ${path.join(options.dataDir, 'pglite')}` : 'PostgreSQL (DATABASE_URL)'}`,

@@ -15,9 +15,6 @@ export interface Database extends Queryable {
   close(): Promise<void>;
 }
 
-/** PostgreSQL's unique_violation: the row another writer already inserted. */
-export const UNIQUE_VIOLATION = '23505';
-
 export async function openDatabase(options: { url?: string; embeddedDir: string }): Promise<Database> {
   return options.url ? openPostgres(options.url) : openEmbedded(options.embeddedDir);
 }

@@ -40,8 +40,4 @@ export class SourceRegistry {
     if (!source) throw new UnknownSourceError(name);
     return source;
   }
-
-  names(): string[] {
-    return [...this.sources.keys()];
-  }
 }
