@@ -38,6 +38,8 @@ export interface Config {
   disabledSources: string[];
   /** Where `npm run dev` keeps the Temporal SQLite file. @default '<project>/.data' */
   dataDir: string;
+  /** PostgreSQL for the ledger, application rows and `/v1`; unset means the embedded database, which only `npm run dev` may use. */
+  databaseUrl: string | undefined;
   /** Bearer token for `/admin`; the admin API is off without it. */
   adminToken: string | undefined;
   /** The Temporal Web UI, for links. @default the dev server's UI: http://localhost:8233 */
@@ -119,6 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     developmentSecrets,
     disabledSources,
     dataDir: path.resolve(env.DATA_DIR || path.join(PROJECT_ROOT, '.data')),
+    databaseUrl: env.DATABASE_URL || undefined,
     adminToken: env.ADMIN_TOKEN || undefined,
     temporalUiUrl: (env.TEMPORAL_UI_URL || devServerUiUrl(env.TEMPORAL_ADDRESS)).replace(/\/$/, ''),
     apiTokens: splitList(env.API_TOKENS),
@@ -219,8 +222,6 @@ function valueOrEnv(entry: Record<string, unknown>, key: string, env: NodeJS.Pro
 
 /** What the worker's activities need; read separately so the receiver never needs it. */
 export interface WorkerConfig {
-  /** PostgreSQL; unset means the embedded database, which only `npm run dev` may use. */
-  databaseUrl: string | undefined;
   stripe: { secretKey: string | undefined; apiUrl: string | undefined };
   email:
     | { provider: 'resend'; from: string; apiKey: string; baseUrl: string | undefined }
@@ -257,7 +258,6 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   }
 
   return {
-    databaseUrl: env.DATABASE_URL || undefined,
     stripe: { secretKey: env.STRIPE_SECRET_KEY || undefined, apiUrl: env.STRIPE_API_URL || undefined },
     email,
     settings: {

@@ -35,6 +35,7 @@ async function main(): Promise<void> {
   const client = lazyClient(settings);
   const stripeStandIn = workerConfig.stripe.secretKey ? undefined : await startStripeStandIn();
   const services = await createWorkerServices(workerConfig, {
+    databaseUrl: config.databaseUrl,
     temporal: client,
     taskQueue: config.taskQueue,
     dataDir: config.dataDir,

@@ -60,12 +60,8 @@ async function main(): Promise<void> {
   }
   const settings = temporalSettings();
   const client = lazyClient(settings);
-  let db: Database | undefined;
-  if (config.apiTokens.length > 0) {
-    if (!process.env.DATABASE_URL) throw new ConfigError('API_TOKENS turns on /v1, which needs DATABASE_URL.');
-    db = await openDatabase({ url: process.env.DATABASE_URL, embeddedDir: '' });
-    await migrate(db);
-  }
+  const db = config.apiTokens.length > 0 && config.databaseUrl ? await openDatabase({ url: config.databaseUrl }) : undefined;
+  if (db) await migrate(db);
   const receiver = await startReceiver(config, client, logger, db);
   logger.info('receiver listening', {
     url: receiver.url,

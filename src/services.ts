@@ -18,21 +18,21 @@ export interface WorkerServices {
 
 /**
  * Builds what the activities use from the worker's configuration, and migrates the database.
- * `embeddedDir` allows the embedded database (one process only, so `npm run dev` alone passes it);
+ * Without `databaseUrl`, `embedded` allows PGlite under `dataDir` (one process only, so `npm run dev` alone passes it);
  * `stripeStandIn` names a local stand-in used when no STRIPE_SECRET_KEY is set.
  */
 export async function createWorkerServices(
   config: WorkerConfig,
-  options: { temporal: Client; taskQueue: string; dataDir: string; embedded?: boolean; stripeStandIn?: string },
+  options: { databaseUrl: string | undefined; temporal: Client; taskQueue: string; dataDir: string; embedded?: boolean; stripeStandIn?: string },
 ): Promise<WorkerServices> {
-  if (!config.databaseUrl && !options.embedded) {
+  if (!options.databaseUrl && !options.embedded) {
     throw new ConfigError('DATABASE_URL is required when the worker runs on its own (npm run dev uses an embedded database in its one process).');
   }
   const stripeKey = config.stripe.secretKey ?? (options.stripeStandIn ? 'sk_test_local_stand_in' : undefined);
   const stripeUrl = config.stripe.secretKey ? config.stripe.apiUrl : (options.stripeStandIn ?? config.stripe.apiUrl);
   if (!stripeKey) throw new ConfigError('STRIPE_SECRET_KEY is required (npm run dev uses a local Stripe stand-in when it is unset).');
 
-  const db = await openDatabase({ url: config.databaseUrl, embeddedDir: path.join(options.dataDir, 'pglite') });
+  const db = await openDatabase({ url: options.databaseUrl, embeddedDir: path.join(options.dataDir, 'pglite') });
   await migrate(db);
   const email = createEmailSender(config.email, path.join(options.dataDir, 'mail'));
   const stripe = createStripeClient(stripeKey, stripeUrl);

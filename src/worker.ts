@@ -10,7 +10,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const settings = temporalSettings();
   const client = lazyClient(settings);
-  const services = await createWorkerServices(loadWorkerConfig(), { temporal: client, taskQueue: config.taskQueue, dataDir: config.dataDir });
+  const services = await createWorkerServices(loadWorkerConfig(), { databaseUrl: config.databaseUrl, temporal: client, taskQueue: config.taskQueue, dataDir: config.dataDir });
   const connection = await connectWorkerConnection(settings);
   const worker = await createWorker({ connection, namespace: settings.namespace, taskQueue: config.taskQueue, activities: services.activities });
   logger.info('worker polling', {

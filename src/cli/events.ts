@@ -110,8 +110,9 @@ export function eventsCommand(): Command {
 
 /** With DATABASE_URL, `show` adds the event's ledger record (claim and steps) to what Temporal says. */
 function createOperations(): EventOperations {
-  const db = process.env.DATABASE_URL ? new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 1, allowExitOnIdle: true }) : undefined;
-  return new EventOperations(lazyClient(temporalSettings()), { uiUrl: loadConfig().temporalUiUrl, db });
+  const { databaseUrl, temporalUiUrl } = loadConfig();
+  const db = databaseUrl ? new pg.Pool({ connectionString: databaseUrl, max: 1, allowExitOnIdle: true }) : undefined;
+  return new EventOperations(lazyClient(temporalSettings()), { uiUrl: temporalUiUrl, db });
 }
 
 function parseJson(text: string): unknown {

@@ -15,8 +15,11 @@ export interface Database extends Queryable {
   close(): Promise<void>;
 }
 
-export async function openDatabase(options: { url?: string; embeddedDir: string }): Promise<Database> {
-  return options.url ? openPostgres(options.url) : openEmbedded(options.embeddedDir);
+/** PostgreSQL when `url` is set, else PGlite in `embeddedDir`. */
+export async function openDatabase(options: { url?: string; embeddedDir?: string }): Promise<Database> {
+  if (options.url) return openPostgres(options.url);
+  if (options.embeddedDir) return openEmbedded(options.embeddedDir);
+  throw new Error('openDatabase needs a PostgreSQL URL or a directory for the embedded database.');
 }
 
 function openPostgres(url: string): Database {

@@ -22,7 +22,7 @@ let db: Database;
 beforeAll(async () => {
   env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: temporalTestServerPath() } } });
   database = await createTestDatabase();
-  db = await openDatabase({ url: database.url, embeddedDir: '' });
+  db = await openDatabase({ url: database.url });
   await migrate(db);
 });
 afterAll(async () => {

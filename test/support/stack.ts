@@ -87,6 +87,7 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: s
     ...(options.env as Record<string, string>),
   };
   const services: WorkerServices = await createWorkerServices(loadWorkerConfig(workerEnv), {
+    databaseUrl: database.url,
     temporal: client,
     taskQueue,
     dataDir: mkdtempSync(path.join(tmpdir(), 'dw-stack-')),
