@@ -8,7 +8,7 @@ import type { EventStarter } from '../temporal/start-event';
 import { createAdminRouter } from './admin';
 import { createApiRouter, type ApiDeps } from './api';
 import { createMetrics } from './metrics';
-import { sendProblem, toProblem } from './problem';
+import { problemType, sendProblem, toProblem } from './problem';
 
 export interface AppDeps {
   sources: SourceRegistry;
@@ -47,7 +47,7 @@ export function createApp(deps: AppDeps): Express {
       res.json({ status: 'ready' });
     } else {
       sendProblem(res, {
-        type: 'urn:durable-webhooks:problem:temporal-unavailable',
+        type: problemType('temporal-unavailable'),
         title: 'Temporal unavailable',
         status: 503,
         detail: 'Temporal cannot be reached; deliveries are answered 503 until it is back.',
@@ -98,11 +98,11 @@ export function createApp(deps: AppDeps): Express {
 
   app.all('/webhooks/:source', (_req, res) => {
     res.set('Allow', 'POST');
-    sendProblem(res, { type: 'urn:durable-webhooks:problem:method-not-allowed', title: 'Method not allowed', status: 405, detail: 'Webhooks are delivered with POST.' });
+    sendProblem(res, { type: problemType('method-not-allowed'), title: 'Method not allowed', status: 405, detail: 'Webhooks are delivered with POST.' });
   });
 
   app.use((req, res) => {
-    sendProblem(res, { type: 'urn:durable-webhooks:problem:not-found', title: 'Not found', status: 404, detail: `No route for ${req.method} ${req.path}.` });
+    sendProblem(res, { type: problemType('not-found'), title: 'Not found', status: 404, detail: `No route for ${req.method} ${req.path}.` });
   });
 
   const handleError: ErrorRequestHandler = (error, req, res, _next) => {

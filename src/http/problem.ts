@@ -29,7 +29,8 @@ export interface Problem {
 /** Seconds a provider should wait before retrying when Temporal is unavailable. */
 export const RETRY_AFTER_SECONDS = 5;
 
-const problemType = (slug: string) => `urn:durable-webhooks:problem:${slug}`;
+/** The problem `type` URI for a slug. */
+export const problemType = (slug: string) => `urn:durable-webhooks:problem:${slug}`;
 
 /** The one place errors become HTTP status codes. Unknown errors are 500 with no detail. */
 export function toProblem(error: unknown): Problem {
