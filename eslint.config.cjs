@@ -4,6 +4,8 @@ const tseslint = require('typescript-eslint');
 const { builtinModules } = require('node:module');
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];
+// Shipped code (what the image builds) must not reach into test/: the Dockerfile never copies it.
+const noTestImports = { group: ['**/test', '**/test/**'], message: 'Shipped code never imports test/; shared helpers live under src/ (development stand-ins in src/dev/).' };
 const ioPackages = ['pg', 'stripe', 'express', 'resend', 'nodemailer', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'];
 
 module.exports = tseslint.config(
@@ -21,6 +23,10 @@ module.exports = tseslint.config(
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
+    files: ['src/**/*.ts', 'activities/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [noTestImports] }] },
+  },
+  {
     // Workflow code is replayed and must be deterministic: no Node modules, no I/O, no clock or
     // randomness outside the SDK's replacements. Activities are imported as types only.
     files: ['workflows/**/*.ts'],
@@ -33,6 +39,7 @@ module.exports = tseslint.config(
             ...ioPackages.map((name) => ({ name, message: 'Workflows cannot do I/O; call an activity instead.' })),
           ],
           patterns: [
+            noTestImports,
             { group: ['../src', '../src/*'], message: 'Workflows import only @temporalio/workflow and types.', allowTypeImports: true },
             { group: ['../activities', '../activities/*'], message: "Import activities as types: import type { Activities } from '../activities'.", allowTypeImports: true },
           ],

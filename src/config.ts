@@ -34,8 +34,8 @@ export interface Config {
   taskQueue: string;
   sources: SourceConfig[];
   developmentSecrets: DevelopmentSecret[];
-  /** Sources left off because their secret is unset in production. */
-  disabledSources: string[];
+  /** Built-in sources left off because their secret is unset (always, outside development). */
+  disabledSources: Array<{ name: string; env: string }>;
   /** Where `npm run dev` keeps the Temporal SQLite file. @default '<project>/.data' */
   dataDir: string;
   /** PostgreSQL for the ledger, application rows and `/v1`; unset means the embedded database, which only `npm run dev` may use. */
@@ -62,8 +62,9 @@ export const DEFAULT_DELIVERY_SCHEDULE = '0s 5s 5m 30m 2h 5h 10h 10h';
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
 
 /**
- * Values used when a secret is unset outside production, so `npm run dev` and `durable-webhooks send`
- * work with no setup. They are printed in the banner; never use them for a real endpoint.
+ * Values used when a secret is unset in development only (`npm run dev`, `durable-webhooks send` and
+ * the tests), so they work with no setup. They are printed in the banner and public in this
+ * repository: the production processes never use them, whatever NODE_ENV says.
  */
 export const DEVELOPMENT_SECRETS = {
   STRIPE_WEBHOOK_SECRET: 'whsec_durable_webhooks_development_only',
@@ -82,19 +83,27 @@ const PROVIDER_KINDS: readonly string[] = Object.values(ProviderKind);
 
 export const PROJECT_ROOT = path.resolve(__dirname, path.basename(path.dirname(__dirname)) === 'dist' ? '../..' : '..');
 
+export interface LoadOptions {
+  /**
+   * Fill unset secrets with the public development values, and allow development-only settings.
+   * Only `npm run dev`, `durable-webhooks send` and tests pass it.
+   * @default false
+   */
+  development?: boolean;
+}
+
 /** Reads and validates the whole configuration; throws `ConfigError` naming the bad setting. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const production = env.NODE_ENV === 'production';
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, { development = false }: LoadOptions = {}): Config {
   const developmentSecrets: DevelopmentSecret[] = [];
-  const disabledSources: string[] = [];
+  const disabledSources: Config['disabledSources'] = [];
   const sources: SourceConfig[] = [];
 
   for (const builtIn of BUILT_IN_SOURCES) {
     let secrets = splitList(env[builtIn.secretEnv]);
     const publicKeys = 'publicKeyEnv' in builtIn ? splitList(env[builtIn.publicKeyEnv]) : [];
     if (secrets.length === 0 && publicKeys.length === 0) {
-      if (production) {
-        disabledSources.push(builtIn.name);
+      if (!development) {
+        disabledSources.push({ name: builtIn.name, env: builtIn.secretEnv });
         continue;
       }
       const value = DEVELOPMENT_SECRETS[builtIn.secretEnv];
@@ -106,7 +115,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   if (env.WEBHOOKS_CONFIG) {
     for (const source of readSourcesFile(env.WEBHOOKS_CONFIG, env)) {
-      if (sources.some((existing) => existing.name === source.name) || disabledSources.includes(source.name)) {
+      if (sources.some((existing) => existing.name === source.name) || disabledSources.some((disabled) => disabled.name === source.name)) {
         throw new ConfigError(`WEBHOOKS_CONFIG: a source named "${source.name}" already exists.`);
       }
       sources.push(source);
@@ -233,10 +242,10 @@ export interface WorkerConfig {
 
 export const DEFAULT_EMAIL_FROM = 'durable-webhooks <webhooks@example.com>';
 
-export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
-  const production = env.NODE_ENV === 'production';
+/** The worker's settings; only `development` may capture email to files instead of sending it. */
+export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env, { development = false }: LoadOptions = {}): WorkerConfig {
   const from = env.EMAIL_FROM || DEFAULT_EMAIL_FROM;
-  const provider = env.EMAIL_PROVIDER || (production ? '' : 'capture');
+  const provider = env.EMAIL_PROVIDER || (development ? 'capture' : '');
   let email: WorkerConfig['email'];
   if (provider === 'resend') {
     if (!env.RESEND_API_KEY) throw new ConfigError('EMAIL_PROVIDER=resend needs RESEND_API_KEY.');
@@ -244,10 +253,10 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   } else if (provider === 'smtp') {
     if (!env.SMTP_URL) throw new ConfigError('EMAIL_PROVIDER=smtp needs SMTP_URL (smtp://user:pass@host:port).');
     email = { provider, from, url: env.SMTP_URL };
-  } else if (provider === 'capture' && !production) {
+  } else if (provider === 'capture' && development) {
     email = { provider, from };
   } else {
-    throw new ConfigError(`EMAIL_PROVIDER must be resend or smtp${production ? ' in production' : ' (or capture)'}, not "${provider}".`);
+    throw new ConfigError(`EMAIL_PROVIDER must be resend or smtp${development ? ' (or capture)' : ''}, not "${provider}".`);
   }
 
   const reviewTimeout = env.REVIEW_TIMEOUT || '24h';

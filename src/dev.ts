@@ -1,8 +1,9 @@
 import { Connection } from '@temporalio/client';
-import { startStripeStandIn } from '../test/support/stripe-stand-in';
+import { startStripeStandIn } from './dev/stripe-stand-in';
 import { loadConfig, loadWorkerConfig } from './config';
 import { banner } from './dev/banner';
-import { isLoopback, isServing, startDevServer, type DevServer } from './dev/dev-server';
+import { startDevServer, type DevServer } from './dev/dev-server';
+import { isLoopback, isServing } from './temporal/server-process';
 import { createLogger } from './logger';
 import { startReceiver } from './receiver';
 import { createWorkerServices } from './services';
@@ -16,8 +17,8 @@ import { createWorker } from './temporal/worker';
  */
 async function main(): Promise<void> {
   const logger = createLogger('dev');
-  const config = loadConfig();
-  const workerConfig = loadWorkerConfig();
+  const config = loadConfig(process.env, { development: true });
+  const workerConfig = loadWorkerConfig(process.env, { development: true });
   const settings = temporalSettings();
   const address = settings.connectionOptions.address!;
 
@@ -43,7 +44,7 @@ async function main(): Promise<void> {
     stripeStandIn: stripeStandIn?.url,
   });
   const workerConnection = await connectWorkerConnection(settings);
-  const worker = await createWorker({ connection: workerConnection, namespace: settings.namespace, taskQueue: config.taskQueue, activities: services.activities });
+  const worker = await createWorker({ connection: workerConnection, namespace: settings.namespace, taskQueue: config.taskQueue, activities: services.activities, workflows: 'bundle-now' });
   const running = worker.run();
 
   const receiver = await startReceiver(config, client, undefined, services.db);

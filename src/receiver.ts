@@ -56,7 +56,10 @@ async function main(): Promise<void> {
   const logger = createLogger('receiver');
   const config = loadConfig();
   if (config.sources.length === 0) {
-    throw new Error(`no source has a signing secret (${config.disabledSources.join(', ')} are off); set STRIPE_WEBHOOK_SECRET, GITHUB_WEBHOOK_SECRET, STANDARD_WEBHOOK_SECRET or WEBHOOKS_CONFIG.`);
+    throw new ConfigError(`no source has a signing secret; set ${config.disabledSources.map((source) => source.env).join(', ')} or WEBHOOKS_CONFIG.`);
+  }
+  for (const source of config.disabledSources) {
+    logger.warn(`source ${source.name} disabled: ${source.env} is unset`, { source: source.name });
   }
   const settings = temporalSettings();
   const client = lazyClient(settings);
@@ -66,7 +69,7 @@ async function main(): Promise<void> {
   logger.info('receiver listening', {
     url: receiver.url,
     sources: config.sources.map((source) => source.name),
-    disabledSources: config.disabledSources,
+    disabledSources: config.disabledSources.map((source) => source.name),
     temporal: settings.connectionOptions.address,
     namespace: settings.namespace,
     taskQueue: config.taskQueue,

@@ -2,17 +2,18 @@ import { loadConfig, loadWorkerConfig } from './config';
 import { createLogger } from './logger';
 import { createWorkerServices } from './services';
 import { connectWorkerConnection, lazyClient, temporalSettings } from './temporal/connection';
-import { createWorker } from './temporal/worker';
+import { createWorker, prebuiltWorkflowBundle } from './temporal/worker';
 
 /** `npm run worker`: polls the task queue until SIGINT/SIGTERM, then finishes running tasks and exits. */
 async function main(): Promise<void> {
   const logger = createLogger('worker');
   const config = loadConfig();
+  const workflows = prebuiltWorkflowBundle();
   const settings = temporalSettings();
   const client = lazyClient(settings);
   const services = await createWorkerServices(loadWorkerConfig(), { databaseUrl: config.databaseUrl, temporal: client, taskQueue: config.taskQueue, dataDir: config.dataDir });
   const connection = await connectWorkerConnection(settings);
-  const worker = await createWorker({ connection, namespace: settings.namespace, taskQueue: config.taskQueue, activities: services.activities });
+  const worker = await createWorker({ connection, namespace: settings.namespace, taskQueue: config.taskQueue, activities: services.activities, workflows });
   logger.info('worker polling', {
     temporal: settings.connectionOptions.address,
     namespace: settings.namespace,

@@ -20,8 +20,9 @@ program
   .option('--id <eventId>', 'use this event ID instead of a new one')
   .option('--json', 'print each response as one JSON line')
   .action(async (source: string, fixtureOrType: string, options: { repeat: number; url: string; id?: string; json?: boolean }) => {
+    // A client that signs samples: an unset secret means the development value `npm run dev` uses.
     const attempts = await send(
-      loadConfig(),
+      loadConfig(process.env, { development: true }),
       { source, fixtureOrType, repeat: options.repeat, url: options.url, eventId: options.id },
       (attempt, index) => {
         if (options.json) {

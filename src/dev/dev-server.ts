@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
-import { Connection } from '@temporalio/client';
-import { temporalCliPath } from './temporal-cli';
+import { temporalCliPath } from '../tools';
+import { splitAddress, stopChild, waitUntilServing } from '../temporal/server-process';
 
 export interface DevServer {
   address: string;
@@ -46,56 +45,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     stop: () => stopChild(child, exited),
   };
   try {
-    await waitUntilServing(options.address, exited, options.startTimeoutMs ?? 60_000);
+    await waitUntilServing('The Temporal dev server', options.address, exited, options.startTimeoutMs ?? 60_000);
   } catch (error) {
     await server.stop();
     throw error;
   }
   return server;
-}
-
-/** True when a Temporal frontend answers at the address within a second. */
-export async function isServing(address: string): Promise<boolean> {
-  try {
-    const connection = await Connection.connect({ address, connectTimeout: 1_000 });
-    try {
-      await connection.withDeadline(Date.now() + 1_000, () => connection.workflowService.getSystemInfo({}));
-      return true;
-    } finally {
-      await connection.close();
-    }
-  } catch {
-    return false;
-  }
-}
-
-async function waitUntilServing(address: string, exited: Promise<number | null>, timeoutMs: number): Promise<void> {
-  let exitCode: number | null | undefined;
-  void exited.then((code) => (exitCode = code));
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (exitCode !== undefined) throw new Error(`The Temporal dev server exited with code ${exitCode} before it was ready (is ${address} in use?).`);
-    if (await isServing(address)) return;
-    await delay(250);
-  }
-  throw new Error(`The Temporal dev server did not answer at ${address} within ${timeoutMs / 1000} s.`);
-}
-
-async function stopChild(child: ChildProcess, exited: Promise<number | null>): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-export function splitAddress(address: string): { host: string; port: number } {
-  const match = /^(.*):(\d+)$/.exec(address);
-  if (!match) throw new Error(`TEMPORAL_ADDRESS must be host:port, not "${address}".`);
-  return { host: match[1]!, port: Number(match[2]) };
-}
-
-export function isLoopback(address: string): boolean {
-  const { host } = splitAddress(address);
-  return host === 'localhost' || host === '::1' || host === '[::1]' || host.startsWith('127.');
 }

@@ -1,3 +1,5 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { status as grpcStatus } from '@grpc/grpc-js';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
@@ -14,18 +16,26 @@ export const SEARCH_ATTRIBUTES = [WEBHOOK_SOURCE, WEBHOOK_EVENT_TYPE];
 export const MIN_RETENTION_SECONDS = 7 * 24 * 60 * 60;
 
 /**
- * Registers our search attributes and raises the namespace's retention to at least 7 days.
- * Safe to run on every start, against the dev server or any self-hosted cluster.
+ * Registers the namespace when it is missing (a fresh cluster has none), registers our search
+ * attributes, and raises the namespace's retention to at least 7 days. Resolves once the namespace
+ * answers visibility queries on those attributes. Safe to run on every start, against the dev
+ * server or any self-hosted cluster.
  */
-export async function prepareNamespace(connection: Connection, namespace: string): Promise<void> {
-  const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
-  const missing = SEARCH_ATTRIBUTES.filter((key) => !customAttributes?.[key.name]);
-  if (missing.length > 0) {
-    await connection.operatorService.addSearchAttributes({
-      namespace,
-      searchAttributes: Object.fromEntries(missing.map((key) => [key.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
-    });
-  }
+export async function prepareNamespace(connection: Connection, namespace: string, { timeoutMs = 60_000 } = {}): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  await registerIfMissing(connection, namespace);
+  // A cluster's frontend learns of a new namespace and new attributes from its caches, a few seconds
+  // later; until then calls fail as if they did not exist, so each step is retried until the deadline.
+  await untilReady(deadline, `Namespace "${namespace}"`, async () => {
+    const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
+    const missing = SEARCH_ATTRIBUTES.filter((key) => !customAttributes?.[key.name]);
+    if (missing.length > 0) {
+      await connection.operatorService.addSearchAttributes({
+        namespace,
+        searchAttributes: Object.fromEntries(missing.map((key) => [key.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
+      });
+    }
+  });
 
   const { config } = await connection.workflowService.describeNamespace({ namespace });
   const retentionSeconds = Number(config?.workflowExecutionRetentionTtl?.seconds ?? 0);
@@ -34,5 +44,34 @@ export async function prepareNamespace(connection: Connection, namespace: string
       namespace,
       config: { workflowExecutionRetentionTtl: msToTs(MIN_RETENTION_SECONDS * 1000) },
     });
+  }
+
+  const probe = SEARCH_ATTRIBUTES.map((key) => `${key.name} = 'probe'`).join(' AND ');
+  await untilReady(deadline, `Namespace "${namespace}"`, () => connection.workflowService.countWorkflowExecutions({ namespace, query: probe }));
+}
+
+async function untilReady(deadline: number, what: string, step: () => Promise<unknown>): Promise<void> {
+  for (;;) {
+    try {
+      await step();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`${what} is not ready for our search attributes: ${(error as Error).message}`, { cause: error });
+      await delay(500);
+    }
+  }
+}
+
+async function registerIfMissing(connection: Connection, namespace: string): Promise<void> {
+  try {
+    await connection.workflowService.describeNamespace({ namespace });
+  } catch (error) {
+    if ((error as { code?: number }).code !== grpcStatus.NOT_FOUND) throw error;
+    try {
+      await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs(MIN_RETENTION_SECONDS * 1000) });
+    } catch (registerError) {
+      // Another process (a second worker, `durable-webhooks setup`) registered it first.
+      if ((registerError as { code?: number }).code !== grpcStatus.ALREADY_EXISTS) throw registerError;
+    }
   }
 }

@@ -1,24 +1,41 @@
-import { Worker, type NativeConnection, type WorkflowBundle } from '@temporalio/worker';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Activities } from '../../activities';
+import { PROJECT_ROOT } from '../config';
+import { ConfigError } from '../errors';
 
 /** The workflow bundle's entry, resolved the same way from `src/` (tsx, Jest) and from `dist/`. */
 export const WORKFLOWS_PATH = require.resolve('../../workflows');
+
+/** Where `npm run build` writes the prebuilt workflow bundle that production workers load. */
+export const WORKFLOW_BUNDLE_PATH = path.join(PROJECT_ROOT, 'dist', 'workflow-bundle.js');
 
 export interface WorkerOptions {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
   activities: Activities;
-  /** A prebuilt bundle (tests build one per file); otherwise the worker bundles `workflows/` itself. */
-  workflowBundle?: WorkflowBundle;
+  /**
+   * The workflow code: a bundle (prebuilt by `npm run build`, or built in memory by tests), or
+   * `'bundle-now'` to bundle `workflows/` at start, which only `npm run dev` does (seconds, and
+   * about 1 GB of memory for webpack).
+   */
+  workflows: WorkflowBundleOption | 'bundle-now';
 }
 
-export function createWorker({ connection, namespace, taskQueue, activities, workflowBundle }: WorkerOptions): Promise<Worker> {
+export function createWorker({ connection, namespace, taskQueue, activities, workflows }: WorkerOptions): Promise<Worker> {
   return Worker.create({
     connection,
     namespace,
     taskQueue,
-    ...(workflowBundle ? { workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    ...(workflows === 'bundle-now' ? { workflowsPath: WORKFLOWS_PATH } : { workflowBundle: workflows }),
     activities,
   });
+}
+
+/** The bundle `npm run build` wrote; a clear error when it is missing. */
+export function prebuiltWorkflowBundle(file: string = WORKFLOW_BUNDLE_PATH): WorkflowBundleOption {
+  if (!existsSync(file)) throw new ConfigError(`The workflow bundle ${file} is missing; run npm run build.`);
+  return { codePath: file };
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { isServing } from '../../src/dev/dev-server';
+import { isServing } from '../../src/temporal/server-process';
 import { freePort } from '../support/ports';
 import { runCli, spawnTs, type Spawned } from '../support/processes';
 

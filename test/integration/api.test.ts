@@ -6,7 +6,7 @@ import { MessageService, messageIdFor, tokenScope } from '../../src/outbound/mes
 import { SourceRegistry } from '../../src/providers/registry';
 import type { EventStarter } from '../../src/temporal/start-event';
 import { startEndpointServer } from '../support/endpoint-server';
-import { listen } from '../support/http-server';
+import { listen } from '../../src/dev/http-server';
 import { runCli } from '../support/processes';
 import { startStack, type WorkerStack } from '../support/stack';
 

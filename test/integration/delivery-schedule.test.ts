@@ -4,7 +4,7 @@ import { createDeliveryActivities } from '../../activities/delivery';
 import { DEFAULT_DELIVERY_SCHEDULE, loadConfig } from '../../src/config';
 import { openDatabase, type Database } from '../../src/db/database';
 import { migrate } from '../../src/db/migrations';
-import { temporalTestServerPath } from '../../src/dev/temporal-cli';
+import { temporalTestServerPath } from '../../src/tools';
 import { createEndpoint } from '../../src/outbound/endpoints';
 import { MessageService, redeliverMessage } from '../../src/outbound/messages';
 import { createTestDatabase } from '../support/database';

@@ -5,7 +5,7 @@ import { EventOperations } from '../../src/temporal/operations';
 import { checkoutCompleted, orderCreated, subscriptionEvent, type SignedDelivery } from '../support/events';
 import { githubHeaders, SECRETS, stripeHeaders } from '../support/signing';
 import { post, startStack, type WorkerStack } from '../support/stack';
-import { DECLINED_PAYMENT_METHOD } from '../support/stripe-stand-in';
+import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-stand-in';
 
 let stack: WorkerStack;
 beforeAll(async () => {

@@ -2,7 +2,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { Activities } from '../../activities';
 import type { Order } from '../../activities/orders';
-import { temporalTestServerPath } from '../../src/dev/temporal-cli';
+import { temporalTestServerPath } from '../../src/tools';
 import { ProviderKind, type WebhookEvent } from '../../src/providers/types';
 import { workflowBundle } from '../support/stack';
 

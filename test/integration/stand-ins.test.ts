@@ -2,7 +2,7 @@ import { Resend } from 'resend';
 import Stripe from 'stripe';
 import { createStripeClient } from '../../src/services';
 import { startResendStandIn, type ResendStandIn } from '../support/resend-stand-in';
-import { startStripeStandIn, type StripeStandIn } from '../support/stripe-stand-in';
+import { startStripeStandIn, type StripeStandIn } from '../../src/dev/stripe-stand-in';
 
 /** The stand-ins honour Idempotency-Key as Stripe and Resend document it, seen through the real SDKs. */
 let stripeStandIn: StripeStandIn;

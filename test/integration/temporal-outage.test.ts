@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { temporalCliPath } from '../../src/dev/temporal-cli';
+import { temporalCliPath } from '../../src/tools';
 import { prepareNamespace } from '../../src/temporal/search-attributes';
 import { SECRETS, stripeEvent, stripeHeaders } from '../support/signing';
 import { freePort } from '../support/ports';

@@ -1,5 +1,5 @@
 import express from 'express';
-import { listen } from './http-server';
+import { listen } from '../../src/dev/http-server';
 
 export interface ReceivedDelivery {
   headers: Record<string, string>;

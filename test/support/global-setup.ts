@@ -1,8 +1,8 @@
 import { Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { temporalCliPath } from '../../src/dev/temporal-cli';
+import { temporalCliPath } from '../../src/tools';
 import { prepareNamespace } from '../../src/temporal/search-attributes';
-import { startThrowawayPostgres } from './postgres';
+import { startLocalPostgres } from '../../src/cluster/postgres';
 import { freePort } from './ports';
 
 /**
@@ -24,7 +24,7 @@ export default async function globalSetup(): Promise<void> {
   (globalThis as { temporalTestEnv?: TestWorkflowEnvironment }).temporalTestEnv = env;
 
   if (!process.env.DATABASE_URL) {
-    const postgres = startThrowawayPostgres(await freePort());
+    const postgres = startLocalPostgres({ port: await freePort(), user: 'webhooks' });
     process.env.DATABASE_URL = postgres.url;
     (globalThis as { throwawayPostgres?: { stop(): void } }).throwawayPostgres = postgres;
   }

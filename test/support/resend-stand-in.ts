@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import express from 'express';
-import { listen } from './http-server';
-import { IdempotencyStore } from './idempotency-store';
+import { listen } from '../../src/dev/http-server';
+import { IdempotencyStore } from '../../src/dev/idempotency-store';
 
 /**
  * A local server speaking Resend's send endpoint (`POST /emails`) with its idempotency behaviour

@@ -13,7 +13,7 @@ import { createWorker, WORKFLOWS_PATH } from '../../src/temporal/worker';
 import { createTestDatabase } from './database';
 import { startResendStandIn, type ResendStandIn } from './resend-stand-in';
 import { SECRETS } from './signing';
-import { startStripeStandIn, type StripeStandIn } from './stripe-stand-in';
+import { startStripeStandIn, type StripeStandIn } from '../../src/dev/stripe-stand-in';
 
 /** The signing secrets every test stack is configured with (two of each, for rotation). */
 export const SECRETS_ENV = {
@@ -56,7 +56,7 @@ export function startStack(options?: { env?: NodeJS.ProcessEnv; address?: string
 export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: string; worker?: boolean | 'external' } = {}): Promise<Stack | WorkerStack> {
   const address = options.address ?? process.env.TEMPORAL_ADDRESS!;
   const taskQueue = `test-${randomUUID()}`;
-  const config = loadConfig({ ...SECRETS_ENV, PORT: '0', TEMPORAL_TASK_QUEUE: taskQueue, ...options.env });
+  const config = loadConfig({ ...SECRETS_ENV, PORT: '0', TEMPORAL_TASK_QUEUE: taskQueue, ...options.env }, { development: true });
   const client = new Client({ connection: Connection.lazy({ address }), namespace: 'default' });
   if (options.worker === false) {
     const receiver = await startReceiver(config, client, silentLogger);
@@ -86,7 +86,7 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: s
     TEMPORAL_TASK_QUEUE: taskQueue,
     ...(options.env as Record<string, string>),
   };
-  const services: WorkerServices = await createWorkerServices(loadWorkerConfig(workerEnv), {
+  const services: WorkerServices = await createWorkerServices(loadWorkerConfig(workerEnv, { development: true }), {
     databaseUrl: database.url,
     temporal: client,
     taskQueue,
@@ -97,7 +97,7 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: s
   let running: Promise<void> | undefined;
   if (options.worker !== 'external') {
     workerConnection = await NativeConnection.connect({ address });
-    worker = await createWorker({ connection: workerConnection, namespace: 'default', taskQueue, activities: services.activities, workflowBundle: await workflowBundle() });
+    worker = await createWorker({ connection: workerConnection, namespace: 'default', taskQueue, activities: services.activities, workflows: await workflowBundle() });
     running = worker.run();
   }
   const receiver = await startReceiver(config, client, silentLogger, services.db);

@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { DEFAULT_MAX_BODY_BYTES, DEVELOPMENT_SECRETS, loadConfig } from '../../src/config';
+import { DEFAULT_MAX_BODY_BYTES, DEVELOPMENT_SECRETS, loadConfig, loadWorkerConfig } from '../../src/config';
 
 const writeConfig = (text: string, name = 'webhooks.yaml') => {
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'dw-config-')), name);
@@ -10,8 +10,8 @@ const writeConfig = (text: string, name = 'webhooks.yaml') => {
 };
 
 describe('loadConfig', () => {
-  it('runs with no settings: port 3000, task queue webhooks, 256 KiB bodies, development secrets for the three sources', () => {
-    const config = loadConfig({});
+  it('in development, runs with no settings: port 3000, task queue webhooks, 256 KiB bodies, development secrets for the three sources', () => {
+    const config = loadConfig({}, { development: true });
     expect(config).toMatchObject({ port: 3000, taskQueue: 'webhooks', maxBodyBytes: DEFAULT_MAX_BODY_BYTES });
     expect(config.sources.map((source) => [source.name, source.kind, source.secrets])).toEqual([
       ['stripe', 'stripe', [DEVELOPMENT_SECRETS.STRIPE_WEBHOOK_SECRET]],
@@ -22,21 +22,38 @@ describe('loadConfig', () => {
   });
 
   it('accepts several secrets separated by spaces or commas (rotation)', () => {
-    const config = loadConfig({ STRIPE_WEBHOOK_SECRET: 'whsec_new, whsec_old  whsec_older', GITHUB_WEBHOOK_SECRET: 'one,two' });
+    const config = loadConfig({ STRIPE_WEBHOOK_SECRET: 'whsec_new, whsec_old  whsec_older', GITHUB_WEBHOOK_SECRET: 'one,two' }, { development: true });
     expect(config.sources[0]!.secrets).toEqual(['whsec_new', 'whsec_old', 'whsec_older']);
     expect(config.sources[1]!.secrets).toEqual(['one', 'two']);
     expect(config.developmentSecrets.map((secret) => secret.env)).toEqual(['STANDARD_WEBHOOK_SECRET']);
   });
 
-  it('in production, leaves a source off when its secret is unset instead of using a development value', () => {
-    const config = loadConfig({ NODE_ENV: 'production', STRIPE_WEBHOOK_SECRET: 'whsec_live' });
-    expect(config.sources.map((source) => source.name)).toEqual(['stripe']);
-    expect(config.disabledSources).toEqual(['github', 'standard']);
-    expect(config.developmentSecrets).toEqual([]);
+  it.each([[undefined], ['development'], ['test'], ['production']])(
+    'outside development (NODE_ENV=%s), leaves a source off when its secret is unset instead of using a development value',
+    (nodeEnv) => {
+      const config = loadConfig({ NODE_ENV: nodeEnv, STRIPE_WEBHOOK_SECRET: 'whsec_live' });
+      expect(config.sources.map((source) => source.name)).toEqual(['stripe']);
+      expect(config.disabledSources).toEqual([
+        { name: 'github', env: 'GITHUB_WEBHOOK_SECRET' },
+        { name: 'standard', env: 'STANDARD_WEBHOOK_SECRET' },
+      ]);
+      expect(config.developmentSecrets).toEqual([]);
+      expect(JSON.stringify(config)).not.toContain(DEVELOPMENT_SECRETS.STRIPE_WEBHOOK_SECRET.slice(6));
+    },
+  );
+
+  it('outside development, has no source at all when no secret is set', () => {
+    expect(loadConfig({}).sources).toEqual([]);
+  });
+
+  it('outside development, the worker refuses to capture email to files', () => {
+    expect(() => loadWorkerConfig({ NODE_ENV: 'development' })).toThrow('EMAIL_PROVIDER must be resend or smtp, not "".');
+    expect(() => loadWorkerConfig({ EMAIL_PROVIDER: 'capture' })).toThrow('EMAIL_PROVIDER must be resend or smtp, not "capture".');
+    expect(loadWorkerConfig({}, { development: true }).email.provider).toBe('capture');
   });
 
   it('keeps a Standard Webhooks source with only a public key', () => {
-    const config = loadConfig({ NODE_ENV: 'production', STANDARD_WEBHOOK_PUBLIC_KEY: 'whpk_abc' });
+    const config = loadConfig({ STANDARD_WEBHOOK_PUBLIC_KEY: 'whpk_abc' });
     expect(config.sources).toEqual([{ name: 'standard', kind: 'standard-webhooks', secrets: [], publicKeys: ['whpk_abc'], workflowIdPrefix: '' }]);
   });
 
@@ -61,7 +78,7 @@ sources:
     secret: whsec_cGFydG5lcg==
 `);
     const config = loadConfig({ WEBHOOKS_CONFIG: file, CONNECT_SECRET: 'whsec_a whsec_b' });
-    expect(config.sources.slice(3)).toEqual([
+    expect(config.sources).toEqual([
       { name: 'stripe-connect', kind: 'stripe', secrets: ['whsec_a', 'whsec_b'], publicKeys: [], workflowIdPrefix: 'connect:' },
       { name: 'partner', kind: 'standard-webhooks', secrets: ['whsec_cGFydG5lcg=='], publicKeys: [], workflowIdPrefix: '' },
     ]);
@@ -69,7 +86,7 @@ sources:
 
   it('reads a JSON WEBHOOKS_CONFIG too', () => {
     const file = writeConfig(JSON.stringify({ sources: [{ name: 'gh-enterprise', kind: 'github', secret: 's3cret' }] }), 'webhooks.json');
-    expect(loadConfig({ WEBHOOKS_CONFIG: file }).sources[3]).toMatchObject({ name: 'gh-enterprise', kind: 'github', secrets: ['s3cret'] });
+    expect(loadConfig({ WEBHOOKS_CONFIG: file }).sources[0]).toMatchObject({ name: 'gh-enterprise', kind: 'github', secrets: ['s3cret'] });
   });
 
   it.each([

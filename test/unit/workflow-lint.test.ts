@@ -6,10 +6,11 @@ import config from '../../eslint.config.cjs';
 const root = path.resolve(__dirname, '../..');
 // ESLint loads config files with import(), which Jest's module system lacks; hand it the same config.
 const eslint = new ESLint({ cwd: root, overrideConfigFile: true, overrideConfig: config });
-const lintWorkflow = async (code: string, file = 'example.ts') => {
-  const [result] = await eslint.lintText(code, { filePath: path.join(root, 'workflows', file) });
+const lintIn = async (folder: string, code: string, file = 'example.ts') => {
+  const [result] = await eslint.lintText(code, { filePath: path.join(root, folder, file) });
   return result!.messages.map((message) => message.ruleId);
 };
+const lintWorkflow = (code: string, file?: string) => lintIn('workflows', code, file);
 
 describe('lint rules for workflows/', () => {
   it.each([
@@ -20,6 +21,7 @@ describe('lint rules for workflows/', () => {
     ['export const at = Date.now();', 'no-restricted-properties'],
     ['export const roll = Math.random();', 'no-restricted-properties'],
     ['export const env = process.env.SECRET;', 'no-restricted-globals'],
+    ["import { SECRETS } from '../test/support/signing';", 'no-restricted-imports'],
   ])('rejects %s', async (code, rule) => {
     expect(await lintWorkflow(code)).toContain(rule);
   });
@@ -43,5 +45,19 @@ describe('lint rules for workflows/', () => {
     for (const file of files) {
       expect(await lintWorkflow(readFileSync(path.join(root, 'workflows', file), 'utf8'), file)).toEqual([]);
     }
+  });
+});
+
+describe('lint rules for shipped code (src/, activities/)', () => {
+  it.each([
+    ['src', "import { startStack } from '../test/support/stack';"],
+    ['src/dev', "import { startStack } from '../../test/support/stack';"],
+    ['activities', "import { SECRETS } from '../test/support/signing';"],
+  ])('rejects an import of test/ from %s', async (folder, code) => {
+    expect(await lintIn(folder, `${code}\nexport const used = [startStack, SECRETS];`)).toContain('no-restricted-imports');
+  });
+
+  it('accepts imports within src/', async () => {
+    expect(await lintIn('src', "import { startStripeStandIn } from './dev/stripe-stand-in';\nexport const used = startStripeStandIn;")).toEqual([]);
   });
 });

@@ -1,0 +1,72 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+export interface LocalPostgres {
+  /** `postgres://<user>@127.0.0.1:<port>/postgres`, trust authentication on loopback only. */
+  url: string;
+  /** Stops the server (fast shutdown: open connections are cut, as in a real restart). */
+  stop(): void;
+  /** Starts it again on the same port and data directory. */
+  start(): void;
+}
+
+export interface LocalPostgresOptions {
+  port: number;
+  /** The superuser initdb creates. */
+  user: string;
+  /** Keeps the cluster here across runs; a temporary directory otherwise. */
+  dir?: string;
+}
+
+/**
+ * A PostgreSQL cluster of our own from the installed server binaries (Debian's
+ * /usr/lib/postgresql/<version>/bin, or initdb on PATH): `npm test` without DATABASE_URL, the
+ * production tests (which restart it), and `npm run cluster` when no PostgreSQL answers. As root, the
+ * server runs as `postgres`, which initdb requires.
+ */
+export function startLocalPostgres({ port, user, dir }: LocalPostgresOptions): LocalPostgres {
+  const bin = postgresBin();
+  const home = dir ?? mkdtempSync(path.join(tmpdir(), 'dw-postgres-'));
+  mkdirSync(home, { recursive: true });
+  chmodSync(home, 0o777);
+  const dataDir = path.join(home, 'data');
+  const run = (tool: string, args: string[]) => {
+    const command = path.join(bin, tool);
+    if (process.getuid?.() === 0) execFileSync('runuser', ['-u', 'postgres', '--', command, ...args], { stdio: 'ignore' });
+    else execFileSync(command, args, { stdio: 'ignore' });
+  };
+  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) run('initdb', ['-D', dataDir, '-U', user, '--auth=trust', '--no-sync']);
+  const start = () =>
+    run('pg_ctl', ['-D', dataDir, '-w', '-l', path.join(home, 'postgres.log'), '-o', `-p ${port} -k ${home} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300`, 'start']);
+  start();
+  return {
+    url: `postgres://${user}@127.0.0.1:${port}/postgres`,
+    stop: () => run('pg_ctl', ['-D', dataDir, '-m', 'fast', '-w', 'stop']),
+    start,
+  };
+}
+
+/** True when PostgreSQL's server binaries are installed here. */
+export function hasPostgresBinaries(): boolean {
+  try {
+    postgresBin();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function postgresBin(): string {
+  const debian = '/usr/lib/postgresql';
+  if (existsSync(debian)) {
+    const newest = readdirSync(debian).sort((a, b) => Number(b) - Number(a))[0];
+    if (newest && existsSync(path.join(debian, newest, 'bin', 'initdb'))) return path.join(debian, newest, 'bin');
+  }
+  try {
+    return path.dirname(execFileSync('which', ['initdb'], { encoding: 'utf8' }).trim());
+  } catch {
+    throw new Error('PostgreSQL is not installed: apt-get install postgresql (npm test does it as root), or set DATABASE_URL.');
+  }
+}

@@ -1,0 +1,200 @@
+import { execFile, spawn } from 'node:child_process';
+import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { stringify } from 'yaml';
+import { ConfigError } from '../errors';
+import { isLoopback, splitAddress, stopChild, waitUntilServing } from '../temporal/server-process';
+import { temporalServerPath, temporalSqlToolPath } from '../tools';
+
+/** The Temporal server version scripts/install-temporal-server.sh builds, and docker-compose.yml runs. */
+export const TEMPORAL_SERVER_VERSION = '1.32.2';
+
+/** Shards are fixed when the databases are created; 8 spreads work the way a production cluster does. */
+export const HISTORY_SHARDS = 8;
+
+/** Where `npm run cluster` expects PostgreSQL when TEMPORAL_DB_URL is unset (compose's credentials). */
+export const DEFAULT_TEMPORAL_DB_URL = 'postgres://temporal:temporal@127.0.0.1:5432/postgres';
+
+/** Temporal's two databases on that server, created with their schemas when missing. */
+export const TEMPORAL_DATABASES = { temporal: 'postgresql/v12/temporal', temporal_visibility: 'postgresql/v12/visibility' } as const;
+
+export interface ClusterOptions {
+  /** The frontend's `host:port`; the other services take the ports after it (see `servicePorts`). */
+  address: string;
+  /** A PostgreSQL server URL whose user may create databases; its path names the database to connect to first. */
+  dbUrl: string;
+  /** Where the server's config and log go. */
+  dir: string;
+  /** Where the server's own log lines go besides `<dir>/temporal.log`. @default 'log-file-only' */
+  output?: 'inherit' | 'log-file-only';
+  /** @default 60_000 */
+  startTimeoutMs?: number;
+}
+
+export interface RunningCluster {
+  address: string;
+  logFile: string;
+  /** Stops the server and waits for it to exit. */
+  stop(): Promise<void>;
+  /** Resolves with the exit code when the server exits by itself or is stopped. */
+  exited: Promise<number | null>;
+}
+
+/**
+ * The pinned Temporal server with PostgreSQL persistence and SQL visibility: creates or upgrades the
+ * schemas, writes its config, starts it, and resolves once the frontend answers.
+ */
+export async function startCluster(options: ClusterOptions): Promise<RunningCluster> {
+  await ensureSchemas(options.dbUrl);
+  mkdirSync(options.dir, { recursive: true });
+  const configFile = path.join(options.dir, 'config.yaml');
+  writeFileSync(configFile, stringify(serverConfig(options)));
+  writeFileSync(path.join(options.dir, 'dynamicconfig.yaml'), stringify(DYNAMIC_CONFIG));
+
+  const logFile = path.join(options.dir, 'temporal.log');
+  const log = createWriteStream(logFile, { flags: 'a' });
+  const child = spawn(temporalServerPath(), ['--config-file', configFile, '--allow-no-auth', 'start'], { cwd: options.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  for (const stream of [child.stdout!, child.stderr!]) {
+    stream.pipe(log, { end: false });
+    if (options.output === 'inherit') stream.pipe(process.stderr, { end: false });
+  }
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const stop = () => stopChild(child, exited);
+  try {
+    await waitUntilServing(`The Temporal server (log: ${logFile})`, options.address, exited, options.startTimeoutMs ?? 60_000);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { address: options.address, logFile, stop, exited };
+}
+
+/**
+ * The frontend keeps the requested port; history, matching and the internal worker service take the
+ * next ports the way Temporal's own configs space them (7233 → 7234, 7235, 7239), and membership
+ * (ringpop) ports sit 300 below.
+ */
+export function servicePorts(frontendPort: number) {
+  const grpc = { frontend: frontendPort, history: frontendPort + 1, matching: frontendPort + 2, worker: frontendPort + 6 };
+  return {
+    grpc,
+    membership: Object.fromEntries(Object.entries(grpc).map(([name, port]) => [name, port - 300])) as typeof grpc,
+    http: frontendPort + 10,
+  };
+}
+
+function serverConfig({ address, dbUrl }: ClusterOptions) {
+  const { host, port } = splitAddress(address);
+  const ports = servicePorts(port);
+  const url = new URL(dbUrl);
+  const sql = (databaseName: string, maxConns: number) => ({
+    sql: {
+      pluginName: 'postgres12',
+      databaseName,
+      connectAddr: `${url.hostname}:${url.port || 5432}`,
+      connectProtocol: 'tcp',
+      user: decodeURIComponent(url.username),
+      password: decodeURIComponent(url.password),
+      maxConns,
+      maxIdleConns: maxConns,
+      maxConnLifetime: '1h',
+    },
+  });
+  const bind = isLoopback(address) ? { bindOnLocalHost: true } : { bindOnIP: host };
+  const service = (name: keyof typeof ports.grpc) => ({
+    rpc: { grpcPort: ports.grpc[name], membershipPort: ports.membership[name], ...bind, ...(name === 'frontend' && { httpPort: ports.http }) },
+  });
+  return {
+    log: { stdout: true, level: 'warn' },
+    persistence: {
+      defaultStore: 'postgres-default',
+      visibilityStore: 'postgres-visibility',
+      numHistoryShards: HISTORY_SHARDS,
+      datastores: { 'postgres-default': sql('temporal', 20), 'postgres-visibility': sql('temporal_visibility', 10) },
+    },
+    global: { membership: { maxJoinDuration: '30s', broadcastAddress: isLoopback(address) ? '127.0.0.1' : host } },
+    services: { frontend: service('frontend'), history: service('history'), matching: service('matching'), worker: service('worker') },
+    clusterMetadata: {
+      enableGlobalNamespace: false,
+      failoverVersionIncrement: 10,
+      masterClusterName: 'active',
+      currentClusterName: 'active',
+      clusterInformation: { active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: `${isLoopback(address) ? '127.0.0.1' : host}:${port}` } },
+    },
+    dcRedirectionPolicy: { policy: 'noop' },
+    dynamicConfigClient: { filepath: 'dynamicconfig.yaml', pollInterval: '10s' },
+  };
+}
+
+/**
+ * Keeps production defaults (workflow IDs up to 1,000 bytes, as Temporal Cloud) and only shortens how
+ * long a new namespace or search attribute takes to become visible, so setup finishes in seconds.
+ */
+const DYNAMIC_CONFIG = {
+  'system.forceSearchAttributesCacheRefreshOnRead': [{ value: true, constraints: {} }],
+};
+
+/**
+ * Creates `temporal` and `temporal_visibility` with their schemas when missing, and upgrades them
+ * to what the pinned server needs (a no-op when they are current). The schemas come from the SQL
+ * tool's embedded copies.
+ */
+export async function ensureSchemas(dbUrl: string): Promise<void> {
+  const existing = await existingDatabases(dbUrl);
+  const url = new URL(dbUrl);
+  const connection = [
+    '--plugin', 'postgres12',
+    '--ep', url.hostname,
+    '--port', url.port || '5432',
+    '--user', decodeURIComponent(url.username),
+    '--password', decodeURIComponent(url.password),
+  ];
+  for (const [database, schemaName] of Object.entries(TEMPORAL_DATABASES)) {
+    const tool = (...args: string[]) => sqlTool([...connection, '--db', database, ...args]);
+    if (!existing.has(database)) {
+      await tool('create-database', '--defaultdb', url.pathname.slice(1) || 'postgres');
+      await tool('setup-schema', '-v', '0.0');
+    }
+    await tool('update-schema', '--schema-name', schemaName);
+  }
+}
+
+async function existingDatabases(dbUrl: string): Promise<Set<string>> {
+  const client = new pg.Client({ connectionString: dbUrl, connectionTimeoutMillis: 3_000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+  } catch (error) {
+    throw new PostgresUnreachableError(dbUrl, (error as Error).message);
+  }
+  try {
+    const { rows } = await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname = ANY($1)', [Object.keys(TEMPORAL_DATABASES)]);
+    return new Set(rows.map((row) => row.datname));
+  } finally {
+    await client.end();
+  }
+}
+
+async function sqlTool(args: string[]): Promise<void> {
+  try {
+    await promisify(execFile)(temporalSqlToolPath(), args, { maxBuffer: 16 * 1024 * 1024 });
+  } catch (error) {
+    const { stderr, stdout } = error as { stderr?: string; stdout?: string };
+    const command = args.filter((arg, index) => args[index - 1] !== '--password').join(' ');
+    throw new Error(`temporal-sql-tool ${command} failed: ${(stderr || stdout || (error as Error).message).trim()}`, { cause: error });
+  }
+}
+
+/** PostgreSQL does not answer at the URL; the message says what to start. */
+export class PostgresUnreachableError extends ConfigError {
+  constructor(dbUrl: string, reason: string) {
+    const url = new URL(dbUrl);
+    const where = `${url.hostname}:${url.port || 5432}`;
+    super(
+      `PostgreSQL does not answer at ${where} (TEMPORAL_DB_URL): ${reason}. Start one whose user "${decodeURIComponent(url.username)}" may create databases, ` +
+        `for example \`docker run -d -p 127.0.0.1:5432:5432 -e POSTGRES_USER=temporal -e POSTGRES_PASSWORD=temporal postgres:16\`, or set TEMPORAL_DB_URL to yours.`,
+    );
+  }
+}

@@ -1,0 +1,51 @@
+import type { ChildProcess } from 'node:child_process';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Connection } from '@temporalio/client';
+
+/** True when a Temporal frontend answers at the address within a second. */
+export async function isServing(address: string): Promise<boolean> {
+  try {
+    const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+    try {
+      await connection.withDeadline(Date.now() + 1_000, () => connection.workflowService.getSystemInfo({}));
+      return true;
+    } finally {
+      await connection.close();
+    }
+  } catch {
+    return false;
+  }
+}
+
+/** Resolves once a server process we started answers at `address`; rejects if it exits first or the time runs out. */
+export async function waitUntilServing(what: string, address: string, exited: Promise<number | null>, timeoutMs: number): Promise<void> {
+  let exitCode: number | null | undefined;
+  void exited.then((code) => (exitCode = code));
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (exitCode !== undefined) throw new Error(`${what} exited with code ${exitCode} before it was ready (is ${address} in use?).`);
+    if (await isServing(address)) return;
+    await delay(250);
+  }
+  throw new Error(`${what} did not answer at ${address} within ${timeoutMs / 1000} s.`);
+}
+
+/** SIGTERM, then SIGKILL after 10 s; resolves when the process has exited. */
+export async function stopChild(child: ChildProcess, exited: Promise<number | null>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+export function splitAddress(address: string): { host: string; port: number } {
+  const match = /^(.*):(\d+)$/.exec(address);
+  if (!match) throw new Error(`TEMPORAL_ADDRESS must be host:port, not "${address}".`);
+  return { host: match[1]!, port: Number(match[2]) };
+}
+
+export function isLoopback(address: string): boolean {
+  const { host } = splitAddress(address);
+  return host === 'localhost' || host === '::1' || host === '[::1]' || host.startsWith('127.');
+}
