@@ -24,6 +24,9 @@ export async function openDatabase(options: { url?: string; embeddedDir?: string
 
 function openPostgres(url: string): Database {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // An idle connection dies when PostgreSQL restarts; the pool drops it and the next query opens a
+  // new one. Without a listener, that 'error' event would end the process.
+  pool.on('error', () => {});
   return {
     kind: 'postgresql',
     query: (sql, params) => pool.query(sql, params),

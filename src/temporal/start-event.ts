@@ -1,4 +1,4 @@
-import { isGrpcServiceError, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { isGrpcServiceError, NamespaceNotFoundError, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { TemporalUnavailableError } from '../errors';
 import type { WebhookEvent } from '../providers/types';
@@ -88,6 +88,9 @@ function amountOf(payload: unknown): string | undefined {
 
 function isUnavailable(error: unknown): boolean {
   for (let current = error; current; current = (current as { cause?: unknown }).cause) {
+    // A restarted cluster answers this until it has loaded its namespaces; a wrong TEMPORAL_NAMESPACE
+    // too, which /readyz reports. Either way Temporal recorded nothing and a retry is the answer.
+    if (current instanceof NamespaceNotFoundError) return true;
     if (isGrpcServiceError(current) && UNAVAILABLE_CODES.has(current.code)) return true;
   }
   return false;
