@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
+import { HISTORY_SHARDS, TEMPORAL_DATABASES, TEMPORAL_SERVER_VERSION } from '../../src/cluster/server';
 import { loadConfig } from '../../src/config';
 import { DEFAULT_TEMPORAL_ADDRESS } from '../../src/temporal/connection';
 
@@ -12,6 +13,7 @@ interface Service {
   image?: string;
   build?: string;
   command?: string[];
+  entrypoint?: string[];
   environment?: Record<string, string | number>;
   ports?: string[];
   depends_on?: Record<string, { condition: string }>;
@@ -22,10 +24,32 @@ const packageJson = JSON.parse(read('package.json')) as { scripts: Record<string
 const sourceText = ['src/config.ts', 'src/temporal/connection.ts'].map(read).join('\n');
 
 describe('docker-compose.yml', () => {
-  it('runs PostgreSQL, Temporal on it, the Temporal UI, namespace setup, Mailpit, the receiver and the worker', () => {
-    expect(Object.keys(services).sort()).toEqual(['mailpit', 'postgresql', 'receiver', 'temporal', 'temporal-setup', 'temporal-ui', 'worker']);
-    expect(services.temporal!.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgresql' });
-    expect(services.temporal!.depends_on).toHaveProperty('postgresql');
+  it('runs PostgreSQL, schema setup, Temporal on it, the Temporal UI, namespace setup, Mailpit, the receiver and the worker', () => {
+    expect(Object.keys(services).sort()).toEqual(['mailpit', 'postgresql', 'receiver', 'temporal', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'worker']);
+    expect(services.temporal!.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgresql', NUM_HISTORY_SHARDS: HISTORY_SHARDS });
+    expect(services.temporal!.depends_on).toEqual({ 'temporal-schema': { condition: 'service_completed_successfully' } });
+    expect(services['temporal-schema']!.depends_on).toEqual({ postgresql: { condition: 'service_healthy' } });
+  });
+
+  it('runs the Temporal server version npm run cluster builds, from the official server and admin-tools images (not auto-setup)', () => {
+    expect(services.temporal!.image).toBe(`temporalio/server:${TEMPORAL_SERVER_VERSION}`);
+    expect(services['temporal-schema']!.image).toBe(`temporalio/admin-tools:${TEMPORAL_SERVER_VERSION}`);
+    expect(read('docker-compose.yml')).not.toContain('auto-setup');
+    expect(read('scripts/install-temporal-server.sh')).toContain(`TEMPORAL_SERVER_VERSION=v${TEMPORAL_SERVER_VERSION}`);
+  });
+
+  it('sets up both of Temporal\'s databases with the schemas npm run cluster uses', () => {
+    const script = services['temporal-schema']!.command!.join('\n');
+    for (const [database, schema] of Object.entries(TEMPORAL_DATABASES)) expect(script).toContain(`${database}:${schema}`);
+  });
+
+  it('publishes Temporal\'s gRPC port, the Temporal UI and Mailpit on 127.0.0.1 only; only the receiver faces the network', () => {
+    for (const [name, service] of Object.entries(services)) {
+      for (const port of service.ports ?? []) {
+        if (name === 'receiver') continue;
+        expect({ name, port, loopback: port.startsWith('127.0.0.1:') }).toEqual({ name, port, loopback: true });
+      }
+    }
   });
 
   it('runs the receiver and the worker from the Dockerfile with the same entry points as npm run receiver / worker', () => {
@@ -41,8 +65,8 @@ describe('docker-compose.yml', () => {
     const defaults = loadConfig({});
     expect(services.receiver!.environment!.PORT).toBe(defaults.port);
     expect(services.receiver!.ports).toEqual([`${defaults.port}:${defaults.port}`]);
-    expect(services.temporal!.ports).toEqual([`${DEFAULT_TEMPORAL_ADDRESS.split(':')[1]}:7233`]);
-    expect(services['temporal-ui']!.ports).toEqual(['8233:8080']);
+    expect(services.temporal!.ports).toEqual([`127.0.0.1:${DEFAULT_TEMPORAL_ADDRESS.split(':')[1]}:7233`]);
+    expect(services['temporal-ui']!.ports).toEqual(['127.0.0.1:8233:8080']);
   });
 
   it('points every Temporal client at the temporal service, on one namespace and one task queue', () => {
@@ -70,9 +94,5 @@ describe('docker-compose.yml', () => {
     const url = new URL(String(services.worker!.environment!.DATABASE_URL));
     expect([url.hostname, url.port, url.username, url.password, url.pathname]).toEqual(['postgresql', '5432', postgres.POSTGRES_USER, postgres.POSTGRES_PASSWORD, `/${postgres.POSTGRES_DB}`]);
     expect(services.worker!.environment).toMatchObject({ EMAIL_PROVIDER: '${EMAIL_PROVIDER:-smtp}', SMTP_URL: '${SMTP_URL:-smtp://mailpit:1025}' });
-  });
-
-  it('keeps closed workflows at least 7 days, longer than Stripe retries', () => {
-    expect(services.temporal!.environment!.DEFAULT_NAMESPACE_RETENTION).toBe('7d');
   });
 });
