@@ -3,6 +3,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  // test/production runs on its own (npm run test:production): a Temporal cluster and processes.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/production/'],
   // @octokit/webhooks-methods ships only ES modules; compile it to CommonJS with the tests.
   transform: { '^.+\\.(ts|js)$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }] },
   transformIgnorePatterns: ['/node_modules/(?!@octokit/)'],

@@ -18,7 +18,12 @@ say() { printf 'install-temporal-server: %s\n' "$*" >&2; }
 
 if [ ! -x "$cache/server" ] || [ ! -x "$cache/sql" ]; then
   if ! command -v go >/dev/null 2>&1; then
-    say "Go is missing; install Go 1.21+ (Debian: apt-get install golang), which fetches the $GO_TOOLCHAIN toolchain itself."
+    say "Go is missing; install Go 1.21 or newer, which fetches the $GO_TOOLCHAIN toolchain itself from the Go module proxy."
+    exit 1
+  fi
+  go_version=$(go env GOVERSION | sed 's/^go//')
+  if [ "$(printf '%s\n%s\n' 1.21 "$go_version" | sort -V | head -n 1)" != 1.21 ]; then
+    say "Go $go_version cannot fetch the $GO_TOOLCHAIN toolchain (GOTOOLCHAIN needs Go 1.21 or newer); install a newer Go."
     exit 1
   fi
   say "building Temporal server $TEMPORAL_SERVER_VERSION with $GO_TOOLCHAIN into $cache (about 7 minutes the first time)"

@@ -12,7 +12,8 @@ missing=()
 python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || [ -n "${DATABASE_URL:-}" ] || missing+=(postgresql)
 [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || missing+=(chromium)
-command -v go >/dev/null 2>&1 || [ -x "$root/.tools/bin/mailpit" ] || missing+=(golang)
+# Go builds Mailpit and, for the production suite, the Temporal server.
+command -v go >/dev/null 2>&1 || missing+=(golang)
 
 if [ ${#missing[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1 && as_root true 2>/dev/null; then

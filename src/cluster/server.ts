@@ -77,6 +77,10 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
  * (ringpop) ports sit 300 below.
  */
 export function servicePorts(frontendPort: number) {
+  // Temporal's SQL schema stores membership ports as smallint.
+  if (frontendPort - 300 > MAX_MEMBERSHIP_PORT || frontendPort < 1324) {
+    throw new ConfigError(`npm run cluster needs a TEMPORAL_ADDRESS port from 1324 to ${MAX_MEMBERSHIP_PORT + 294}, not ${frontendPort}: its membership ports (300 below) must fit Temporal's schema.`);
+  }
   const grpc = { frontend: frontendPort, history: frontendPort + 1, matching: frontendPort + 2, worker: frontendPort + 6 };
   return {
     grpc,
@@ -84,6 +88,9 @@ export function servicePorts(frontendPort: number) {
     http: frontendPort + 10,
   };
 }
+
+/** The largest port Temporal's SQL schema can store for cluster membership (a smallint). */
+export const MAX_MEMBERSHIP_PORT = 32767;
 
 function serverConfig({ address, dbUrl }: ClusterOptions) {
   const { host, port } = splitAddress(address);

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 export const ROOT = path.resolve(__dirname, '../..');
@@ -12,11 +13,11 @@ export interface Spawned {
 }
 
 /**
- * Runs a TypeScript entry point of ours in one Node process (tsx as a loader, so signals reach the
- * program itself, not a wrapper), collecting stdout and stderr.
+ * Runs a command in the project folder, collecting stdout and stderr. `env` adds to this process's
+ * environment; a variable set to undefined is left out.
  */
-export function spawnTs(entry: string, args: string[], env: NodeJS.ProcessEnv): Spawned {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry), ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnProcess(command: string, args: string[], env: NodeJS.ProcessEnv): Spawned {
+  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const listeners = new Set<() => void>();
   const collect = (chunk: Buffer) => {
@@ -43,6 +44,25 @@ export function spawnTs(entry: string, args: string[], env: NodeJS.ProcessEnv): 
         void exited.then((code) => reject(new Error(`exited with ${code} before printing "${text}":\n${output}`)));
       }),
   };
+}
+
+/**
+ * Runs a TypeScript entry point of ours in one Node process (tsx as a loader, so signals reach the
+ * program itself, not a wrapper).
+ */
+export function spawnTs(entry: string, args: string[], env: NodeJS.ProcessEnv): Spawned {
+  return spawnProcess(process.execPath, ['--import', 'tsx', path.join(ROOT, entry), ...args], env);
+}
+
+/**
+ * Runs what `npm run <script>` runs for a `node …` script (`receiver`, `worker`: the production
+ * build), without npm in between, so signals reach the process itself.
+ */
+export function spawnNpmScript(script: string, env: NodeJS.ProcessEnv): Spawned {
+  const { scripts } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const [command, ...args] = scripts[script]!.split(' ');
+  if (command !== 'node') throw new Error(`npm run ${script} is "${scripts[script]}", not a node command.`);
+  return spawnProcess(process.execPath, args, env);
 }
 
 /** Runs the operator CLI to completion. */

@@ -1,0 +1,30 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { Worker } from '@temporalio/worker';
+import * as workflows from '../../workflows';
+import { prebuiltWorkflowBundle } from '../../src/temporal/worker';
+
+/**
+ * Recorded histories of every workflow type (test/production/histories, written by
+ * `npm run record-histories`) replayed against today's prebuilt bundle, the code production workers
+ * load. A change that would break a running workflow (a step added, removed or reordered without
+ * `patched()`) fails here with a DeterminismViolationError before it is deployed.
+ */
+const dir = path.join(__dirname, 'histories');
+const files = readdirSync(dir).filter((file) => file.endsWith('.json'));
+const histories = files.map((file) => ({ workflowId: path.basename(file, '.json'), history: historyFromJSON(JSON.parse(readFileSync(path.join(dir, file), 'utf8'))) }));
+
+it('has a recorded history for every workflow type the worker runs', () => {
+  const types = new Set(histories.map(({ history }) => history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name));
+  expect([...types].sort()).toEqual(Object.keys(workflows).sort());
+});
+
+it('replays every recorded history against the prebuilt workflow bundle', async () => {
+  const failures: string[] = [];
+  for await (const result of Worker.runReplayHistories({ workflowBundle: prebuiltWorkflowBundle() }, histories)) {
+    if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+  }
+  expect(failures).toEqual([]);
+  expect(histories.length).toBeGreaterThanOrEqual(Object.keys(workflows).length);
+});

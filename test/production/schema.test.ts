@@ -1,0 +1,61 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { parse } from 'yaml';
+import { startLocalPostgres, type LocalPostgres } from '../../src/cluster/postgres';
+import { ensureSchemas, TEMPORAL_DATABASES } from '../../src/cluster/server';
+import { temporalSqlToolPath } from '../../src/tools';
+import { freePort } from '../support/ports';
+import { ROOT, spawnTs } from '../support/processes';
+
+/**
+ * Temporal's schemas: what `npm run cluster` sets up, and what docker-compose.yml's temporal-schema
+ * job runs in the admin-tools image, replayed here with the same temporal-sql-tool version.
+ */
+let postgres: LocalPostgres;
+beforeAll(async () => {
+  postgres = startLocalPostgres({ port: await freePort(), user: 'temporal' });
+});
+afterAll(() => postgres.stop());
+
+async function schemaVersions(): Promise<Record<string, string>> {
+  const versions: Record<string, string> = {};
+  for (const database of Object.keys(TEMPORAL_DATABASES)) {
+    const client = new pg.Client({ connectionString: postgres.url.replace(/\/postgres$/, `/${database}`) });
+    await client.connect();
+    const { rows } = await client.query<{ curr_version: string }>('SELECT curr_version FROM schema_version');
+    versions[database] = rows[0]!.curr_version;
+    await client.end();
+  }
+  return versions;
+}
+
+/** docker-compose.yml's temporal-schema command, as its shell would run it (compose turns $$ into $). */
+function runComposeSchemaJob(): void {
+  const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')) as { services: Record<string, { command: string[]; environment: Record<string, string | number> }> };
+  const job = compose.services['temporal-schema']!;
+  const url = new URL(postgres.url);
+  const env = { ...Object.fromEntries(Object.entries(job.environment).map(([name, value]) => [name, String(value)])), SQL_HOST: url.hostname, SQL_PORT: url.port };
+  const bin = path.dirname(temporalSqlToolPath());
+  execFileSync('sh', ['-c', job.command.join('\n').replaceAll('$$', '$')], { env: { ...env, PATH: `${bin}:${process.env.PATH}` }, stdio: 'pipe' });
+}
+
+it("compose's schema job creates both databases on the first run and only upgrades on the next; npm run cluster then finds them current", async () => {
+  runComposeSchemaJob();
+  const first = await schemaVersions();
+  expect(Object.values(first).every((version) => /^\d+\.\d+/.test(version))).toBe(true);
+  runComposeSchemaJob();
+  await ensureSchemas(postgres.url);
+  expect(await schemaVersions()).toEqual(first);
+}, 120_000);
+
+it('npm run cluster says what to start when no PostgreSQL answers at TEMPORAL_DB_URL', async () => {
+  const closed = await freePort();
+  const cluster = spawnTs('src/temporal-cluster.ts', [], { TEMPORAL_DB_URL: `postgres://temporal:temporal@127.0.0.1:${closed}/postgres`, TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` });
+  expect(await cluster.exited).toBe(1);
+  const lines = cluster.output().trim().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(JSON.parse(lines[0]!).message).toMatch(new RegExp(`PostgreSQL does not answer at 127\\.0\\.0\\.1:${closed} \\(TEMPORAL_DB_URL\\).*docker run .*postgres:16.*or set TEMPORAL_DB_URL`));
+  expect(cluster.output()).not.toContain('temporal:temporal@');
+});

@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { startLocalPostgres } from '../../src/cluster/postgres';
+import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-stand-in';
+import { startDevServer } from '../../src/dev/dev-server';
+import { prepareNamespace } from '../../src/temporal/search-attributes';
+import { temporalCliPath } from '../../src/tools';
+import { startEndpointServer } from './endpoint-server';
+import { eventually } from './eventually';
+import { checkoutCompleted, orderCreated, subscriptionEvent, type SignedDelivery } from './events';
+import { githubHeaders, SECRETS, stripeEvent, stripeHeaders } from './signing';
+import { freePort } from './ports';
+import { post, startStack } from './stack';
+
+/** Where the replay test (test/production/replay.test.ts) reads the recorded histories. */
+export const HISTORIES_DIR = path.resolve(__dirname, '../production/histories');
+
+/**
+ * `npm run record-histories`: runs every workflow type through its flows on a fresh dev server and
+ * writes each history as Temporal's JSON (what `temporal workflow show -o json` prints). Record again
+ * only for a new workflow or a new path through one; the committed files are what today's code must
+ * still replay.
+ */
+async function main(): Promise<void> {
+  const port = await freePort(1000);
+  const server = await startDevServer({ address: `127.0.0.1:${port}`, dataDir: mkdtempSync(path.join(tmpdir(), 'dw-record-')), stdio: 'ignore' });
+  const postgres = process.env.DATABASE_URL ? undefined : startLocalPostgres({ port: await freePort(), user: 'webhooks' });
+  process.env.TEMPORAL_ADDRESS = server.address;
+  process.env.DATABASE_URL ??= postgres!.url;
+  const connection = await Connection.connect({ address: server.address });
+  await prepareNamespace(connection, 'default');
+  await connection.close();
+
+  const stack = await startStack({ env: { REVIEW_THRESHOLD: '100000', REVIEW_TIMEOUT: '1h', API_TOKENS: 'tok_record', ALLOW_PRIVATE_ENDPOINTS: 'true' } });
+  const recorded: Record<string, string> = {};
+  const deliver = async (name: string, delivery: SignedDelivery) => {
+    await post(`${stack.url}/webhooks/${delivery.path}`, delivery.headers, delivery.body);
+    recorded[name] = delivery.id;
+    await stack.client.workflow.getHandle(delivery.id).result().catch(() => undefined);
+  };
+
+  await deliver('fulfilCheckout', checkoutCompleted());
+  await deliver('chargeOrder-charged', orderCreated());
+  await deliver('chargeOrder-declined', orderCreated({ paymentMethod: DECLINED_PAYMENT_METHOD }));
+
+  const held = orderCreated({ amount: 150_000 });
+  await post(`${stack.url}/webhooks/standard`, held.headers, held.body);
+  const handle = stack.client.workflow.getHandle(held.id);
+  await eventually('the order waits for approval', async () => ((await handle.query('status')) as { waitingFor: string | null }).waitingFor !== null);
+  await handle.signal('approve', { by: 'ops' });
+  await handle.result();
+  recorded['chargeOrder-approved'] = held.id;
+
+  const delivery = randomUUID();
+  const issue = JSON.stringify({ action: 'opened', issue: { number: 1, title: 'Refund', html_url: 'https://github.com/o/r/issues/1', user: { login: 'octocat' } }, repository: { full_name: 'o/r' } });
+  await deliver('notifyGitHub', { id: delivery, path: 'github', body: issue, headers: await githubHeaders(issue, SECRETS.github, { delivery, event: 'issues' }) });
+
+  const invoice = stripeEvent({ type: 'invoice.paid' });
+  const invoiceBody = JSON.stringify(invoice);
+  await deliver('recordEvent', { id: invoice.id as string, path: 'stripe', body: invoiceBody, headers: stripeHeaders(invoiceBody, SECRETS.stripe) });
+
+  const subscriptionId = `sub_${randomUUID()}`;
+  await deliver('applySubscriptionEvent', subscriptionEvent(subscriptionId, 'updated', 1_700_000_300, 'past_due'));
+  await deliver('applySubscriptionEvent-older', subscriptionEvent(subscriptionId, 'created', 1_700_000_100, 'incomplete'));
+  const entity = stack.client.workflow.getHandle(`subscription:${subscriptionId}`);
+  await eventually('the entity applied both', async () => ((await entity.query('state')) as { updatesSeen: number }).updatesSeen === 2);
+  recorded.subscriptionEntity = entity.workflowId;
+
+  const endpoint = await startEndpointServer([500]);
+  const api = (route: string, body: unknown, key?: string) =>
+    fetch(`${stack.url}/v1${route}`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer tok_record', 'content-type': 'application/json', ...(key && { 'idempotency-key': key }) },
+      body: JSON.stringify(body),
+    });
+  const { id: endpointId } = (await (await api('/endpoints', { url: endpoint.url, eventTypes: ['order.shipped'] })).json()) as { id: string };
+  const { id: messageId } = (await (await api('/messages', { eventType: 'order.shipped', payload: { orderId: 'ord_1' } }, 'record-1')).json()) as { id: string };
+  await stack.client.workflow.getHandle(messageId).result();
+  await stack.client.workflow.getHandle(`${messageId}:${endpointId}`).result();
+  recorded.publishMessage = messageId;
+  recorded.deliverMessage = `${messageId}:${endpointId}`;
+
+  mkdirSync(HISTORIES_DIR, { recursive: true });
+  for (const [name, workflowId] of Object.entries(recorded)) {
+    const json = execFileSync(temporalCliPath(), ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', server.address], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    writeFileSync(path.join(HISTORIES_DIR, `${name}.json`), json);
+    console.log(`recorded ${name} (${(JSON.parse(json) as { events: unknown[] }).events.length} events)`);
+  }
+
+  await endpoint.close();
+  await stack.close();
+  await server.stop();
+  postgres?.stop();
+}
+
+main().catch((error: Error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,158 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import pg from 'pg';
+import { startLocalPostgres, type LocalPostgres } from '../../src/cluster/postgres';
+import { MAX_MEMBERSHIP_PORT, servicePorts } from '../../src/cluster/server';
+import { startStripeStandIn, type StripeStandIn } from '../../src/dev/stripe-stand-in';
+import { freePort, freePortIn } from './ports';
+import { ROOT, spawnNpmScript, spawnTs, type Spawned } from './processes';
+import { startResendStandIn, type ResendStandIn } from './resend-stand-in';
+import { SECRETS_ENV } from './stack';
+
+/**
+ * What users deploy, as processes: `npm run cluster` (the pinned Temporal server on PostgreSQL), two
+ * `npm run receiver` and two `npm run worker` from the production build, with NODE_ENV unset and
+ * real (non-development) secrets. PostgreSQL is a cluster of the run's own, so a test can restart
+ * it; our database on it is what the processes get as DATABASE_URL. Stripe and Resend are the
+ * local stand-ins, reached through the real SDKs. close() keeps every process's output in
+ * test-results/production/.
+ */
+export interface Topology {
+  client: Client;
+  receivers: Array<{ url: string; process: Spawned }>;
+  workers: Spawned[];
+  stripe: StripeStandIn;
+  resend: ResendStandIn;
+  /** Our database, for assertions. */
+  db: pg.Pool;
+  /** The environment every receiver and worker gets. */
+  env: NodeJS.ProcessEnv;
+  postgres: LocalPostgres;
+  temporalAddress: string;
+  /** Stops the Temporal server (SIGTERM) and waits for it to exit. */
+  stopTemporal(): Promise<void>;
+  /** Starts `npm run cluster` again on the same databases. */
+  startTemporal(): Promise<void>;
+  /** SIGKILLs the worker at this index. */
+  killWorker(index: number): Promise<void>;
+  /** Starts a worker in that slot again. */
+  startWorker(index: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const ADMIN_TOKEN = 'admin-production-test-token';
+export const API_TOKEN = 'tok_production_test';
+
+export async function startTopology(extraEnv: NodeJS.ProcessEnv = {}): Promise<Topology> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'dw-production-'));
+  const postgres = startLocalPostgres({ port: await freePort(), user: 'webhooks' });
+  const admin = new pg.Client({ connectionString: postgres.url });
+  await admin.connect();
+  await admin.query('CREATE DATABASE webhooks');
+  await admin.end();
+  const databaseUrl = postgres.url.replace(/\/postgres$/, '/webhooks');
+
+  // Below the ephemeral range, where Temporal's membership ports (300 lower) fit its schema.
+  const port = await freePortIn(20_000, MAX_MEMBERSHIP_PORT, ...otherClusterPorts());
+  const temporalAddress = `127.0.0.1:${port}`;
+  const clusterEnv = { TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_DB_URL: postgres.url, DATA_DIR: dir, NODE_ENV: undefined };
+  let cluster: Spawned | undefined;
+  // Every process that ran, for the logs close() keeps in test-results/production/.
+  const ran: Array<{ name: string; process: Spawned }> = [];
+  const startTemporal = async () => {
+    cluster = spawnTs('src/temporal-cluster.ts', [], clusterEnv);
+    ran.push({ name: 'cluster', process: cluster });
+    await cluster.waitFor('cluster ready');
+  };
+  const stopTemporal = async () => {
+    cluster?.child.kill('SIGTERM');
+    await cluster?.exited;
+    cluster = undefined;
+  };
+  await startTemporal();
+
+  const stripe = await startStripeStandIn();
+  const resend = await startResendStandIn();
+  const env: NodeJS.ProcessEnv = {
+    NODE_ENV: undefined,
+    ...SECRETS_ENV,
+    TEMPORAL_ADDRESS: temporalAddress,
+    TEMPORAL_NAMESPACE: 'default',
+    TEMPORAL_TASK_QUEUE: 'webhooks',
+    DATABASE_URL: databaseUrl,
+    STRIPE_SECRET_KEY: 'sk_test_production_topology',
+    STRIPE_API_URL: stripe.url,
+    EMAIL_PROVIDER: 'resend',
+    RESEND_API_KEY: 're_test_production_topology',
+    RESEND_BASE_URL: resend.url,
+    NOTIFY_EMAIL: 'ops@example.com',
+    ADMIN_TOKEN,
+    API_TOKENS: API_TOKEN,
+    ALLOW_PRIVATE_ENDPOINTS: 'true',
+    ...extraEnv,
+  };
+
+  const workers: Spawned[] = [];
+  const startWorker = async (index: number) => {
+    const worker = spawnNpmScript('worker', env);
+    ran.push({ name: `worker-${index}`, process: worker });
+    await worker.waitFor('worker polling');
+    workers[index] = worker;
+  };
+  await Promise.all([startWorker(0), startWorker(1)]);
+
+  const receivers = await Promise.all(
+    [0, 1].map(async () => {
+      const receiverPort = await freePort();
+      const receiver = spawnNpmScript('receiver', { ...env, PORT: String(receiverPort) });
+      ran.push({ name: `receiver-${receiverPort}`, process: receiver });
+      await receiver.waitFor('receiver listening');
+      return { url: `http://127.0.0.1:${receiverPort}`, process: receiver };
+    }),
+  );
+
+  const client = new Client({ connection: Connection.lazy({ address: temporalAddress }), namespace: 'default' });
+  const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  db.on('error', () => {});
+
+  return {
+    client,
+    receivers,
+    workers,
+    stripe,
+    resend,
+    db,
+    env,
+    postgres,
+    temporalAddress,
+    stopTemporal,
+    startTemporal,
+    async killWorker(index) {
+      workers[index]!.child.kill('SIGKILL');
+      await workers[index]!.exited;
+    },
+    startWorker,
+    async close() {
+      for (const process of [...workers, ...receivers.map((receiver) => receiver.process)]) process.child.kill('SIGTERM');
+      await Promise.all([...workers, ...receivers.map((receiver) => receiver.process)].map((process) => process.exited));
+      await client.connection.close();
+      await db.end();
+      await stopTemporal();
+      await stripe.close();
+      await resend.close();
+      postgres.stop();
+      const logs = path.join(ROOT, 'test-results', 'production');
+      mkdirSync(logs, { recursive: true });
+      ran.forEach(({ name, process }, index) => writeFileSync(path.join(logs, `${index}-${name}.log`), process.output()));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The offsets from the frontend port of every other port the cluster binds. */
+function otherClusterPorts(): number[] {
+  const ports = servicePorts(7233);
+  return [...Object.values(ports.grpc), ...Object.values(ports.membership), ports.http].map((port) => port - 7233).filter((offset) => offset !== 0);
+}
