@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { EventOperations } from '../../src/temporal/operations';
+import { eventually } from '../support/eventually';
 import { checkoutCompleted, orderCreated, subscriptionEvent, type SignedDelivery } from '../support/events';
 import { githubHeaders, SECRETS, stripeHeaders } from '../support/signing';
 import { post, startStack, type WorkerStack } from '../support/stack';
@@ -113,7 +114,7 @@ describe('Standard Webhooks order.created → chargeOrder', () => {
     const delivery = orderCreated({ amount: 250000 });
     await deliver(delivery);
     const handle = stack.client.workflow.getHandle(delivery.id);
-    await waitFor(async () => (await handle.query<{ waitingFor: string | null }>('status')).waitingFor !== null);
+    await eventually('the order is held for review', async () => (await handle.query<{ waitingFor: string | null }>('status')).waitingFor !== null);
     expect(await handle.query('status')).toMatchObject({ waitingFor: 'approve or reject signal (up to 1h)', outcome: null });
     expect(stripeRequestsFor(delivery.id)).toEqual([]);
     expect(await rows('SELECT status FROM orders WHERE id = $1', [delivery.orderId])).toEqual([{ status: 'awaiting_review' }]);
@@ -208,17 +209,8 @@ describe('Stripe customer.subscription.* → one entity workflow per subscriptio
       expect(await resultOf(delivery.id)).toMatchObject({ outcome: 'forwarded' });
     }
     const entity = stack.client.workflow.getHandle(`subscription:${subscriptionId}`);
-    await waitFor(async () => (await entity.query<{ updatesSeen: number }>('state')).updatesSeen === 3);
+    await eventually('the entity applied all three', async () => (await entity.query<{ updatesSeen: number }>('state')).updatesSeen === 3);
     expect(await entity.query('state')).toMatchObject({ last: { created: 1_700_000_300, eventId: newest.id }, status: 'past_due' });
     expect(await rows('SELECT status, last_event_id FROM subscriptions WHERE id = $1', [subscriptionId])).toEqual([{ status: 'past_due', last_event_id: newest.id }]);
   });
 });
-
-/** Polls a condition the workflow exposes through a query, for a bounded time. */
-async function waitFor(condition: () => Promise<boolean>): Promise<void> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('condition not met within 10 s');
-}

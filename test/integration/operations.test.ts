@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { eventually } from '../support/eventually';
 import { orderCreated, type SignedDelivery } from '../support/events';
 import { runCli } from '../support/processes';
 import { githubHeaders, SECRETS } from '../support/signing';
@@ -30,9 +31,7 @@ async function heldOrder(): Promise<string> {
   const delivery = orderCreated({ amount: 250000 });
   await deliver(delivery);
   const handle = stack.client.workflow.getHandle(delivery.id);
-  for (let attempt = 0; attempt < 100 && !(await handle.query<{ waitingFor: string | null }>('status')).waitingFor; attempt++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await eventually('the order is held for review', async () => (await handle.query<{ waitingFor: string | null }>('status')).waitingFor !== null);
   return delivery.id;
 }
 

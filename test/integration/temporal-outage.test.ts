@@ -5,6 +5,7 @@ import { Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { temporalCliPath } from '../../src/tools';
 import { prepareNamespace } from '../../src/temporal/search-attributes';
+import { eventually } from '../support/eventually';
 import { SECRETS, stripeEvent, stripeHeaders } from '../support/signing';
 import { freePort } from '../support/ports';
 import { post, startStack, workflowExists, type Stack } from '../support/stack';
@@ -33,12 +34,8 @@ async function stopServer(): Promise<void> {
 }
 
 /** Polls /readyz, as a load balancer would, until the receiver reaches Temporal again. */
-async function untilReady(url: string): Promise<void> {
-  for (let attempt = 0; attempt < 120; attempt++) {
-    if ((await fetch(`${url}/readyz`)).status === 200) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error('the receiver never became ready');
+function untilReady(url: string): Promise<void> {
+  return eventually('the receiver reports ready', async () => (await fetch(`${url}/readyz`)).status === 200, { timeoutMs: 30_000, intervalMs: 250 });
 }
 
 function signedStripe() {

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { eventually } from './eventually';
 import { freePort } from './ports';
 
 const MAILPIT = path.resolve(__dirname, '../../.tools/bin/mailpit');
@@ -20,14 +21,7 @@ export async function startMailpit() {
   const child = spawn(MAILPIT, ['--smtp', `127.0.0.1:${smtpPort}`, '--listen', `127.0.0.1:${httpPort}`, '--quiet', '--disable-version-check'], { stdio: 'ignore' });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const api = `http://127.0.0.1:${httpPort}/api/v1`;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      if ((await fetch(`${api}/messages`)).ok) break;
-    } catch {
-      if (attempt > 100) throw new Error('Mailpit did not start');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
+  await eventually('Mailpit answers', () => fetch(`${api}/messages`).then((response) => response.ok, () => false), { timeoutMs: 15_000, intervalMs: 100 });
   return {
     smtpUrl: `smtp://127.0.0.1:${smtpPort}`,
     async messages(): Promise<MailpitMessage[]> {
