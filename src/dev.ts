@@ -7,9 +7,9 @@ import { isLoopback, isServing } from './temporal/server-process';
 import { createLogger } from './logger';
 import { startReceiver } from './receiver';
 import { createWorkerServices } from './services';
-import { connectWorkerConnection, lazyClient, temporalSettings } from './temporal/connection';
+import { lazyClient, temporalSettings } from './temporal/connection';
 import { prepareNamespace } from './temporal/search-attributes';
-import { createWorker } from './temporal/worker';
+import { startWorker } from './temporal/worker';
 
 /**
  * `npm run dev`: the Temporal dev server (unless one already answers), the worker and the receiver
@@ -43,21 +43,18 @@ async function main(): Promise<void> {
     embedded: true,
     stripeStandIn: stripeStandIn?.url,
   });
-  const workerConnection = await connectWorkerConnection(settings);
-  const worker = await createWorker({ connection: workerConnection, namespace: settings.namespace, taskQueue: config.taskQueue, activities: services.activities, workflows: 'bundle-now' });
-  const running = worker.run();
+  const worker = await startWorker({ settings, taskQueue: config.taskQueue, activities: services.activities, workflows: 'bundle-now' });
 
   const receiver = await startReceiver(config, client, undefined, services.db);
   process.stdout.write(
     banner({ config, receiverUrl: receiver.url, temporalAddress: address, namespace: settings.namespace, devServer, downstream: services.describe() }),
   );
 
-  // The SDK's runtime turns SIGINT/SIGTERM into a graceful worker shutdown, which ends run().
-  await running;
+  // The SDK's runtime turns SIGINT/SIGTERM into a graceful worker shutdown, which ends it.
+  await worker.stopped;
   logger.info('stopping');
   await receiver.close();
   await client.connection.close();
-  await workerConnection.close();
   await services.close();
   await stripeStandIn?.close();
   await devServer?.stop();

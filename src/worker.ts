@@ -1,8 +1,8 @@
 import { loadConfig, loadWorkerConfig } from './config';
 import { createLogger } from './logger';
 import { createWorkerServices } from './services';
-import { connectWorkerConnection, lazyClient, temporalSettings } from './temporal/connection';
-import { createWorker, prebuiltWorkflowBundle } from './temporal/worker';
+import { lazyClient, temporalSettings } from './temporal/connection';
+import { prebuiltWorkflowBundle, startWorker } from './temporal/worker';
 
 /** `npm run worker`: polls the task queue until SIGINT/SIGTERM, then finishes running tasks and exits. */
 async function main(): Promise<void> {
@@ -12,19 +12,19 @@ async function main(): Promise<void> {
   const settings = temporalSettings();
   const client = lazyClient(settings);
   const services = await createWorkerServices(loadWorkerConfig(), { databaseUrl: config.databaseUrl, temporal: client, taskQueue: config.taskQueue, dataDir: config.dataDir });
-  const connection = await connectWorkerConnection(settings);
-  const worker = await createWorker({ connection, namespace: settings.namespace, taskQueue: config.taskQueue, activities: services.activities, workflows });
+  const worker = await startWorker({ settings, taskQueue: config.taskQueue, activities: services.activities, workflows });
   logger.info('worker polling', {
     temporal: settings.connectionOptions.address,
     namespace: settings.namespace,
     taskQueue: config.taskQueue,
     downstream: services.describe(),
   });
-  // The SDK's runtime turns SIGINT/SIGTERM into a graceful shutdown, which ends run().
-  await worker.run();
-  await connection.close();
-  await client.connection.close();
-  await services.close();
+  try {
+    await worker.stopped;
+  } finally {
+    await client.connection.close();
+    await services.close();
+  }
 }
 
 main().catch((error: Error) => {

@@ -4,6 +4,7 @@ import { Worker, type NativeConnection, type WorkflowBundleOption } from '@tempo
 import type { Activities } from '../../activities';
 import { PROJECT_ROOT } from '../config';
 import { ConfigError } from '../errors';
+import { connectWorkerConnection, type TemporalSettings } from './connection';
 
 /** The workflow bundle's entry, resolved the same way from `src/` (tsx, Jest) and from `dist/`. */
 export const WORKFLOWS_PATH = require.resolve('../../workflows');
@@ -38,4 +39,40 @@ export function createWorker({ connection, namespace, taskQueue, activities, wor
 export function prebuiltWorkflowBundle(file: string = WORKFLOW_BUNDLE_PATH): WorkflowBundleOption {
   if (!existsSync(file)) throw new ConfigError(`The workflow bundle ${file} is missing; run npm run build.`);
   return { codePath: file };
+}
+
+export interface RunningWorker {
+  /** Resolves when the worker has stopped (after SIGINT/SIGTERM, which the SDK turns into a graceful shutdown, or `shutdown()`) and its connection is closed. */
+  stopped: Promise<void>;
+  /** Finishes the tasks it holds, stops polling, closes its connection. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * The one way every process runs a worker (`npm run worker`, `npm run dev`, the tests): connect,
+ * create, run; the connection is closed in `finally`, however the run ends.
+ */
+export async function startWorker(options: { settings: TemporalSettings; taskQueue: string; activities: Activities; workflows: WorkerOptions['workflows'] }): Promise<RunningWorker> {
+  const connection = await connectWorkerConnection(options.settings);
+  let worker: Worker;
+  try {
+    worker = await createWorker({ connection, namespace: options.settings.namespace, taskQueue: options.taskQueue, activities: options.activities, workflows: options.workflows });
+  } catch (error) {
+    await connection.close();
+    throw error;
+  }
+  const stopped = (async () => {
+    try {
+      await worker.run();
+    } finally {
+      await connection.close();
+    }
+  })();
+  return {
+    stopped,
+    async shutdown() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await stopped;
+    },
+  };
 }

@@ -3,13 +3,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
-import { bundleWorkflowCode, NativeConnection, type Worker, type WorkflowBundle } from '@temporalio/worker';
+import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import { loadConfig, loadWorkerConfig } from '../../src/config';
 import type { Database } from '../../src/db/database';
 import { silentLogger } from '../../src/logger';
 import { startReceiver } from '../../src/receiver';
 import { createWorkerServices, type WorkerServices } from '../../src/services';
-import { createWorker, WORKFLOWS_PATH } from '../../src/temporal/worker';
+import { startWorker, WORKFLOWS_PATH, type RunningWorker } from '../../src/temporal/worker';
+import { temporalSettings } from '../../src/temporal/connection';
 import { createTestDatabase } from './database';
 import { startResendStandIn, type ResendStandIn } from './resend-stand-in';
 import { SECRETS } from './signing';
@@ -92,14 +93,10 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: s
     taskQueue,
     dataDir: mkdtempSync(path.join(tmpdir(), 'dw-stack-')),
   });
-  let worker: Worker | undefined;
-  let workerConnection: NativeConnection | undefined;
-  let running: Promise<void> | undefined;
-  if (options.worker !== 'external') {
-    workerConnection = await NativeConnection.connect({ address });
-    worker = await createWorker({ connection: workerConnection, namespace: 'default', taskQueue, activities: services.activities, workflows: await workflowBundle() });
-    running = worker.run();
-  }
+  const worker: RunningWorker | undefined =
+    options.worker === 'external'
+      ? undefined
+      : await startWorker({ settings: temporalSettings(workerEnv), taskQueue, activities: services.activities, workflows: await workflowBundle() });
   const receiver = await startReceiver(config, client, silentLogger, services.db);
 
   return {
@@ -111,9 +108,7 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: s
     resend,
     workerEnv,
     async close() {
-      worker?.shutdown();
-      await running;
-      await workerConnection?.close();
+      await worker?.shutdown();
       await receiver.close();
       await client.connection.close();
       await services.close();
