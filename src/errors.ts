@@ -1,34 +1,62 @@
 /**
- * The receiver's failure modes, one class each. They carry identifiers, never payloads, secrets
- * or signature headers, so a logger can print them safely. `src/http/problem.ts` maps them to
- * HTTP status codes in one place.
+ * The failure modes, one class each. They carry identifiers, never payloads, secrets or signature
+ * headers, so a logger can print them safely. Each one that reaches HTTP extends `ProblemError` and
+ * states its status once, on the class; `src/http/problem.ts` turns any of them into a problem
+ * document.
  */
 
-/** The delivery's signature, timestamp or signing headers do not verify. Maps to 400. */
-export class SignatureVerificationError extends Error {
+/** An error an HTTP route answers with a problem document (RFC 9457): its status, type slug and title. */
+export abstract class ProblemError extends Error {
+  abstract readonly status: number;
+  /** The last part of the problem `type` URI. */
+  abstract readonly slug: string;
+  abstract readonly title: string;
+  /** Extra members of the problem document: identifiers only. */
+  get extensions(): Record<string, unknown> {
+    return {};
+  }
+}
+
+/** The delivery's signature, timestamp or signing headers do not verify. */
+export class SignatureVerificationError extends ProblemError {
   override readonly name = 'SignatureVerificationError';
+  readonly status = 400;
+  readonly slug = 'invalid-signature';
+  readonly title = 'Signature verification failed';
   constructor(
     message: string,
     readonly source: string,
   ) {
     super(message);
   }
+  override get extensions() {
+    return { source: this.source };
+  }
 }
 
-/** The body verified but is not an event we can read (bad JSON, no event ID, no type). Maps to 400. */
-export class MalformedEventError extends Error {
+/** The body verified but is not an event we can read (bad JSON, no event ID, no type). */
+export class MalformedEventError extends ProblemError {
   override readonly name = 'MalformedEventError';
+  readonly status = 400;
+  readonly slug = 'malformed-event';
+  readonly title = 'Malformed event';
   constructor(
     message: string,
     readonly source: string,
   ) {
     super(message);
   }
+  override get extensions() {
+    return { source: this.source };
+  }
 }
 
-/** The request's Content-Type is not one the source's provider sends. Maps to 415. */
-export class UnsupportedContentTypeError extends Error {
+/** The request's Content-Type is not one the source's provider sends. */
+export class UnsupportedContentTypeError extends ProblemError {
   override readonly name = 'UnsupportedContentTypeError';
+  readonly status = 415;
+  readonly slug = 'unsupported-media-type';
+  readonly title = 'Unsupported content type';
   constructor(
     readonly source: string,
     readonly contentType: string | undefined,
@@ -36,32 +64,53 @@ export class UnsupportedContentTypeError extends Error {
   ) {
     super(`Content-Type ${contentType ?? '(none)'} is not accepted here; send ${accepted.join(' or ')}.`);
   }
+  override get extensions() {
+    return { accepted: this.accepted };
+  }
 }
 
-/** No source of that name is configured. Maps to 404. */
-export class UnknownSourceError extends Error {
+/** No source of that name is configured. */
+export class UnknownSourceError extends ProblemError {
   override readonly name = 'UnknownSourceError';
+  readonly status = 404;
+  readonly slug = 'unknown-source';
+  readonly title = 'Unknown webhook source';
   constructor(readonly source: string) {
     super(`No webhook source named "${source}" is configured.`);
   }
-}
-
-/** The body is larger than MAX_BODY_BYTES. Maps to 413. */
-export class PayloadTooLargeError extends Error {
-  override readonly name = 'PayloadTooLargeError';
-  constructor(readonly maxBodyBytes: number) {
-    super(`The body is larger than the limit of ${maxBodyBytes} bytes (MAX_BODY_BYTES).`);
+  override get extensions() {
+    return { source: this.source };
   }
 }
 
-/** Temporal did not confirm the start in time; the event is not recorded and the provider should retry. Maps to 503. */
-export class TemporalUnavailableError extends Error {
+/** The body is larger than MAX_BODY_BYTES. */
+export class PayloadTooLargeError extends ProblemError {
+  override readonly name = 'PayloadTooLargeError';
+  readonly status = 413;
+  readonly slug = 'payload-too-large';
+  readonly title = 'Payload too large';
+  constructor(readonly maxBodyBytes: number) {
+    super(`The body is larger than the limit of ${maxBodyBytes} bytes (MAX_BODY_BYTES).`);
+  }
+  override get extensions() {
+    return { maxBodyBytes: this.maxBodyBytes };
+  }
+}
+
+/** Temporal did not confirm the start in time; the event is not recorded and the provider should retry. */
+export class TemporalUnavailableError extends ProblemError {
   override readonly name = 'TemporalUnavailableError';
+  readonly status = 503;
+  readonly slug = 'temporal-unavailable';
+  readonly title = 'Temporal unavailable';
   constructor(
     readonly eventId: string,
     options?: { cause?: unknown },
   ) {
     super('Temporal could not be reached in time; the event was not recorded. Retry the delivery.', options);
+  }
+  override get extensions() {
+    return { eventId: this.eventId };
   }
 }
 
@@ -70,57 +119,86 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-/** No workflow has this event ID in the namespace. Maps to 404 / exit 1. */
-export class EventNotFoundError extends Error {
+/** No workflow has this event ID in the namespace. Exit 1 in the CLI. */
+export class EventNotFoundError extends ProblemError {
   override readonly name = 'EventNotFoundError';
+  readonly status = 404;
+  readonly slug = 'event-not-found';
+  readonly title = 'Event not found';
   constructor(readonly eventId: string) {
     super(`No event ${eventId}: no workflow has that ID in this namespace.`);
   }
+  override get extensions() {
+    return { eventId: this.eventId };
+  }
 }
 
-/** An operator request that cannot be carried out as asked; nothing was changed. Maps to 400 / exit 1. */
-export class OperationRejectedError extends Error {
+/** An operator request that cannot be carried out as asked; nothing was changed. Exit 1 in the CLI. */
+export class OperationRejectedError extends ProblemError {
   override readonly name = 'OperationRejectedError';
+  readonly status = 400;
+  readonly slug = 'operation-rejected';
+  readonly title = 'Operation rejected';
 }
 
-/** `/admin` without the right bearer token. Maps to 401. */
-export class AdminAuthError extends Error {
+/** `/admin` without the right bearer token. */
+export class AdminAuthError extends ProblemError {
   override readonly name = 'AdminAuthError';
+  readonly status = 401;
+  readonly slug = 'unauthorized';
+  readonly title = 'Unauthorized';
 }
 
-/** `/v1` without a valid API token. Maps to 401. */
-export class ApiAuthError extends Error {
+/** `/v1` without a valid API token. */
+export class ApiAuthError extends ProblemError {
   override readonly name = 'ApiAuthError';
+  readonly status = 401;
+  readonly slug = 'unauthorized';
+  readonly title = 'Unauthorized';
 }
 
-/** A request to our API that is not valid as sent (missing Idempotency-Key, bad fields). Maps to 400. */
-export class InvalidRequestError extends Error {
-  override readonly name = 'InvalidRequestError';
+/** A request to our API that is not valid as sent (missing Idempotency-Key, bad fields). */
+export class InvalidRequestError extends ProblemError {
+  override readonly name: string = 'InvalidRequestError';
+  readonly status = 400;
+  readonly slug = 'invalid-request';
+  readonly title = 'Invalid request';
 }
 
-/** The Idempotency-Key was first used with another request body. Maps to 422. */
-export class IdempotencyKeyReusedError extends Error {
+/** The Idempotency-Key was first used with another request body. */
+export class IdempotencyKeyReusedError extends ProblemError {
   override readonly name = 'IdempotencyKeyReusedError';
+  readonly status = 422;
+  readonly slug = 'idempotency-key-reused';
+  readonly title = 'Idempotency-Key reused';
   constructor(readonly idempotencyKey: string) {
     super(`The Idempotency-Key "${idempotencyKey}" was already used with a different request body; use a new key for a new message.`);
   }
 }
 
-/** The first request with this Idempotency-Key is still being recorded. Maps to 409. */
-export class IdempotencyConflictError extends Error {
+/** The first request with this Idempotency-Key is still being recorded. */
+export class IdempotencyConflictError extends ProblemError {
   override readonly name = 'IdempotencyConflictError';
+  readonly status = 409;
+  readonly slug = 'idempotency-key-in-use';
+  readonly title = 'Request in progress';
   constructor(readonly idempotencyKey: string) {
     super(`A request with the Idempotency-Key "${idempotencyKey}" is still being processed; retry shortly.`);
   }
 }
 
-/** No such endpoint or message for this API token. Maps to 404. */
-export class ResourceNotFoundError extends Error {
+/** No such endpoint or message for this API token. */
+export class ResourceNotFoundError extends ProblemError {
   override readonly name = 'ResourceNotFoundError';
+  readonly status = 404;
+  readonly title = 'Not found';
   constructor(
     readonly kind: 'endpoint' | 'message',
     readonly id: string,
   ) {
     super(`No ${kind} ${id}.`);
+  }
+  get slug() {
+    return `${this.kind}-not-found`;
   }
 }
