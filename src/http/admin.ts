@@ -1,13 +1,15 @@
 import express, { type Request, type Router } from 'express';
 import { AdminAuthError, OperationRejectedError } from '../errors';
 import { safeEqual } from '../providers/secrets';
+import type { Logger } from '../logger';
+import { routeErrorHandler } from './problem';
 import { parseResetTarget, type EventFilter, type EventOperations, type EventStatusName } from '../temporal/operations';
 
 /**
  * `/admin`: the operator CLI's operations over HTTP, by event ID, behind `Authorization: Bearer
  * $ADMIN_TOKEN` (compared in constant time).
  */
-export function createAdminRouter(operations: EventOperations, token: string): Router {
+export function createAdminRouter(operations: EventOperations, token: string, logger: Logger): Router {
   const router = express.Router();
 
   router.use((req, _res, next) => {
@@ -37,6 +39,7 @@ export function createAdminRouter(operations: EventOperations, token: string): R
     res.json(await operations.reset(req.params.eventId, parseResetTarget(to ?? 'last-failure'), reason));
   });
 
+  router.use(routeErrorHandler({ realm: 'durable-webhooks admin', internalDetail: 'The operation failed on our side; nothing is known to have changed. See the receiver log.', logger, what: 'admin request' }));
   return router;
 }
 

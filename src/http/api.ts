@@ -4,7 +4,9 @@ import { ApiAuthError, InvalidRequestError, ResourceNotFoundError } from '../err
 import { checkDestination } from '../outbound/destination';
 import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateSecret, updateEndpoint } from '../outbound/endpoints';
 import { tokenScope, type MessageService } from '../outbound/messages';
+import type { Logger } from '../logger';
 import { safeEqual } from '../providers/secrets';
+import { routeErrorHandler } from './problem';
 
 export interface ApiDeps {
   db: Database;
@@ -13,6 +15,7 @@ export interface ApiDeps {
   allowPrivateEndpoints: boolean;
   /** Largest accepted JSON body for /v1. */
   maxBodyBytes: number;
+  logger: Logger;
 }
 
 /** Idempotency keys longer than this are refused. */
@@ -93,6 +96,7 @@ export function createApiRouter(deps: ApiDeps): Router {
     res.json(found(await rotateSecret(db, scopeOf(res), req.params.id!), req.params.id!));
   });
 
+  router.use(routeErrorHandler({ realm: 'durable-webhooks api', internalDetail: 'The request failed on our side; retry it with the same Idempotency-Key.', logger: deps.logger, what: 'API request' }));
   return router;
 }
 

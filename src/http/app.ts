@@ -1,5 +1,5 @@
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
-import { PayloadTooLargeError, UnsupportedContentTypeError } from '../errors';
+import { UnsupportedContentTypeError } from '../errors';
 import { createLogger, type Logger } from '../logger';
 import type { Source, SourceRegistry } from '../providers/registry';
 import type { WebhookEvent } from '../providers/types';
@@ -21,7 +21,7 @@ export interface AppDeps {
   /** The `/admin` API; off (404) without it. */
   admin?: { operations: EventOperations; token: string };
   /** Our own `/v1` API; off (404) without it. */
-  api?: Omit<ApiDeps, 'maxBodyBytes'>;
+  api?: Omit<ApiDeps, 'maxBodyBytes' | 'logger'>;
 }
 
 /**
@@ -91,22 +91,10 @@ export function createApp(deps: AppDeps): Express {
     }
   };
 
-  app.post('/webhooks/:source', selectSource, readRawBody, receive);
-
-  if (deps.admin) app.use('/admin', createAdminRouter(deps.admin.operations, deps.admin.token));
-  if (deps.api) app.use('/v1', createApiRouter({ ...deps.api, maxBodyBytes }));
-
-  app.all('/webhooks/:source', (_req, res) => {
-    res.set('Allow', 'POST');
-    sendProblem(res, { type: problemType('method-not-allowed'), title: 'Method not allowed', status: 405, detail: 'Webhooks are delivered with POST.' });
-  });
-
-  app.use((req, res) => {
-    sendProblem(res, { type: problemType('not-found'), title: 'Not found', status: 404, detail: `No route for ${req.method} ${req.path}.` });
-  });
-
-  const handleError: ErrorRequestHandler = (error, req, res, _next) => {
-    const problem = toProblem(fromBodyParser(error, maxBodyBytes));
+  // The webhook route owns its errors: they are deliveries, counted by source and outcome, and
+  // worded for the provider that will retry them.
+  const handleDeliveryError: ErrorRequestHandler = (error, req, res, _next) => {
+    const problem = toProblem(error, 'The event was not recorded; retry the delivery.');
     const source = (res.locals.source as Source | undefined)?.name ?? 'unknown';
     metrics.deliveries.inc({ source, outcome: problem.type.split(':').pop() });
     if (problem.status >= 500) {
@@ -116,16 +104,23 @@ export function createApp(deps: AppDeps): Express {
     }
     sendProblem(res, problem);
   };
-  app.use(handleError);
+  const webhooks = express.Router();
+  webhooks.post('/:source', selectSource, readRawBody, receive);
+  webhooks.all('/:source', (_req, res) => {
+    res.set('Allow', 'POST');
+    sendProblem(res, { type: problemType('method-not-allowed'), title: 'Method not allowed', status: 405, detail: 'Webhooks are delivered with POST.' });
+  });
+  webhooks.use(handleDeliveryError);
+  app.use('/webhooks', webhooks);
+
+  if (deps.admin) app.use('/admin', createAdminRouter(deps.admin.operations, deps.admin.token, logger));
+  if (deps.api) app.use('/v1', createApiRouter({ ...deps.api, maxBodyBytes, logger }));
+
+  app.use((req, res) => {
+    sendProblem(res, { type: problemType('not-found'), title: 'Not found', status: 404, detail: `No route for ${req.method} ${req.path}.` });
+  });
 
   return app;
-}
-
-/** body-parser reports its own failures as http-errors with a `type`; give them ours. */
-function fromBodyParser(error: unknown, maxBodyBytes: number): unknown {
-  const type = (error as { type?: unknown }).type;
-  if (type === 'entity.too.large') return new PayloadTooLargeError(maxBodyBytes);
-  return error;
 }
 
 function describe(error: unknown): string {

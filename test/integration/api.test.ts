@@ -97,6 +97,16 @@ describe('POST /v1/messages', () => {
     await expect(stack.client.workflow.getHandle(messageIdFor(tokenScope('tok_alpha'), key)).describe()).rejects.toThrow(WorkflowNotFoundError);
   });
 
+  it('answers its own errors: a 401 names the API realm, and no refused request counts as a webhook delivery', async () => {
+    const deliveries = async () => (await (await fetch(`${stack.url}/metrics`)).text()).split('\n').filter((line) => line.startsWith('webhook_deliveries_total'));
+    const before = await deliveries();
+    const refused = await api('/messages', { method: 'POST', token: '', key: newKey(), body: '{}' });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="durable-webhooks api"');
+    expect((await publish(newKey(), { eventType: 'a.b', payload: 'x'.repeat(300 * 1024) })).status).toBe(413);
+    expect(await deliveries()).toEqual(before);
+  });
+
   it('409 for a repeat that arrives while the first request with its key is still being recorded; 200 once it is', async () => {
     // A database whose endpoint lookup waits at a gate: the first request is provably still in flight.
     let reached!: () => void;
