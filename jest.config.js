@@ -10,6 +10,7 @@ module.exports = {
   transformIgnorePatterns: ['/node_modules/(?!@octokit/)'],
   // Its package exports offer only an `import` condition, which Jest's CommonJS resolver skips.
   moduleNameMapper: { '^@octokit/webhooks-methods$': '<rootDir>/node_modules/@octokit/webhooks-methods/dist-node/index.js' },
+  setupFiles: ['<rootDir>/test/support/quiet-runtime.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   // Integration tests run workers and Temporal dev servers on a 2-core machine.
