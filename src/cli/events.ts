@@ -3,7 +3,9 @@ import pg from 'pg';
 import { loadConfig } from '../config';
 import { OperationRejectedError } from '../errors';
 import { lazyClient, temporalSettings } from '../temporal/connection';
-import { EVENT_STATUSES, EventOperations, parseResetTarget, type EventFilter, type EventSummary, type EventView } from '../temporal/operations';
+import { EventOperations, type EventView } from '../temporal/operations';
+import { parseResetTarget } from '../temporal/reset-points';
+import { EVENT_STATUSES, type EventFilter, type EventSummary } from '../temporal/visibility';
 import { print } from './output';
 
 /** `durable-webhooks events …`: operate on event workflows by event ID, with Temporal's own settings. */

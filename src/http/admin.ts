@@ -3,7 +3,9 @@ import { AdminAuthError, OperationRejectedError } from '../errors';
 import { safeEqual } from '../providers/secrets';
 import type { Logger } from '../logger';
 import { routeErrorHandler } from './problem';
-import { parseResetTarget, type EventFilter, type EventOperations, type EventStatusName } from '../temporal/operations';
+import type { EventOperations } from '../temporal/operations';
+import { parseResetTarget } from '../temporal/reset-points';
+import type { EventFilter, EventStatusName } from '../temporal/visibility';
 
 /**
  * `/admin`: the operator CLI's operations over HTTP, by event ID, behind `Authorization: Bearer

@@ -1,44 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
 import Long from 'long';
 import type { Queryable } from '../db/database';
 import { ledgerRecord, type LedgerRecord } from '../db/ledger';
 import { EventNotFoundError, OperationRejectedError } from '../errors';
 import type { EventProgress } from '../../workflows/steps';
-import { WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE } from './search-attributes';
-
-const EventType = temporal.api.enums.v1.EventType;
-type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+import { resetPoint, type ResetTarget } from './reset-points';
+import { toSummary, visibilityQuery, type EventFilter, type EventSummary } from './visibility';
 
 /** Signals each workflow type handles; anything else is refused before it reaches Temporal. */
 export const SIGNALS: Readonly<Record<string, readonly string[]>> = {
   chargeOrder: ['approve', 'reject'],
   subscriptionEntity: ['apply'],
 };
-
-/** Where `reset --to` can point: the `temporal` CLI's reset types, the last failure, or a history event ID. */
-export type ResetTarget = 'first' | 'last-task' | 'last-failure' | number;
-
-export function parseResetTarget(value: unknown): ResetTarget {
-  if (value === 'first' || value === 'last-task' || value === 'last-failure') return value;
-  if (typeof value === 'number' || (typeof value === 'string' && /^\d+$/.test(value))) return Number(value);
-  throw new OperationRejectedError(`--to must be first, last-task, last-failure or a history event ID, not "${String(value)}".`);
-}
-
-export const EVENT_STATUSES = ['running', 'completed', 'failed', 'cancelled', 'terminated', 'timed_out', 'continued_as_new'] as const;
-export type EventStatusName = (typeof EVENT_STATUSES)[number];
-
-export interface EventSummary {
-  eventId: string;
-  runId: string;
-  workflowType: string;
-  status: EventStatusName;
-  source: string | null;
-  eventType: string | null;
-  startTime: string;
-  closeTime: string | null;
-}
 
 export interface EventView extends EventSummary {
   summary: string | null;
@@ -50,16 +24,6 @@ export interface EventView extends EventSummary {
   /** The failure and its causes, outermost first, as `Type: message`. */
   failure: string[] | null;
   uiUrl: string;
-}
-
-export interface EventFilter {
-  source?: string;
-  type?: string;
-  status?: EventStatusName;
-  /** A duration back from now (`2h`, `3d`) or an ISO 8601 time. */
-  since?: string;
-  /** A raw visibility query, ANDed with the other filters. */
-  query?: string;
 }
 
 /**
@@ -98,7 +62,7 @@ export class EventOperations {
   async list(filter: EventFilter, limit = 100): Promise<EventSummary[]> {
     const events: EventSummary[] = [];
     const seen = new Set<string>();
-    for await (const execution of this.client.workflow.list({ query: this.visibilityQuery(filter) })) {
+    for await (const execution of this.client.workflow.list({ query: visibilityQuery(filter, this.options.now?.()) })) {
       if (seen.has(execution.workflowId)) continue;
       seen.add(execution.workflowId);
       if ((await this.describe(execution.workflowId)).runId !== execution.runId) continue;
@@ -160,7 +124,7 @@ export class EventOperations {
   /** The batch form: every event the query matches, or (with `dryRun`) only the list of them. */
   async resetMatching(filter: EventFilter, to: ResetTarget, reason: string, { dryRun }: { dryRun: boolean }) {
     const matches = await this.list(filter, 1000);
-    if (matches.length === 0) throw new OperationRejectedError(`No event matches ${this.visibilityQuery(filter)}; nothing was reset.`);
+    if (matches.length === 0) throw new OperationRejectedError(`No event matches ${visibilityQuery(filter, this.options.now?.())}; nothing was reset.`);
     if (dryRun) return matches.map((event) => ({ eventId: event.eventId, runId: null as string | null }));
     const done = [];
     for (const event of matches) done.push(await this.reset(event.eventId, to, reason));
@@ -169,31 +133,6 @@ export class EventOperations {
 
   uiLink(eventId: string): string {
     return `${this.options.uiUrl}/namespaces/${encodeURIComponent(this.client.options.namespace)}/workflows/${encodeURIComponent(eventId)}`;
-  }
-
-  /** Event workflows only (they carry WebhookSource), with the filters ANDed. */
-  visibilityQuery(filter: EventFilter): string {
-    const clauses = ['WebhookSource IS NOT NULL'];
-    if (filter.source) clauses.push(`WebhookSource = '${literal(filter.source, 'source')}'`);
-    if (filter.type) clauses.push(`WebhookEventType = '${literal(filter.type, 'type')}'`);
-    if (filter.status) {
-      if (!EVENT_STATUSES.includes(filter.status)) throw new OperationRejectedError(`--status must be one of ${EVENT_STATUSES.join(', ')}.`);
-      clauses.push(`ExecutionStatus = '${STATUS_NAMES[filter.status]}'`);
-    }
-    if (filter.since) clauses.push(`StartTime >= '${this.sinceTime(filter.since)}'`);
-    if (filter.query) clauses.push(`(${filter.query})`);
-    return clauses.join(' AND ');
-  }
-
-  private sinceTime(since: string): string {
-    const relative = /^(\d+)(m|h|d)$/.exec(since);
-    if (relative) {
-      const unitMs = { m: 60_000, h: 3_600_000, d: 86_400_000 }[relative[2] as 'm' | 'h' | 'd'];
-      return new Date((this.options.now?.() ?? new Date()).getTime() - Number(relative[1]) * unitMs).toISOString();
-    }
-    const time = new Date(since);
-    if (Number.isNaN(time.getTime())) throw new OperationRejectedError(`--since must be a duration (30m, 2h, 3d) or an ISO 8601 time, not "${since}".`);
-    return time.toISOString();
   }
 
   private async describe(eventId: string): Promise<WorkflowExecutionDescription> {
@@ -213,37 +152,6 @@ export class EventOperations {
   }
 }
 
-const STATUS_NAMES: Record<EventStatusName, string> = {
-  running: 'Running',
-  completed: 'Completed',
-  failed: 'Failed',
-  cancelled: 'Canceled',
-  terminated: 'Terminated',
-  timed_out: 'TimedOut',
-  continued_as_new: 'ContinuedAsNew',
-};
-
-function literal(value: string, what: string): string {
-  if (!/^[\w.:@-]+$/.test(value)) throw new OperationRejectedError(`--${what} may hold letters, digits and . _ : @ - only.`);
-  return value;
-}
-
-type Execution = Pick<WorkflowExecutionDescription, 'workflowId' | 'runId' | 'type' | 'status' | 'startTime' | 'closeTime' | 'typedSearchAttributes'>;
-
-function toSummary(execution: Execution): EventSummary {
-  const status = execution.status.name.toLowerCase();
-  return {
-    eventId: execution.workflowId,
-    runId: execution.runId,
-    workflowType: execution.type,
-    status: (status === 'canceled' ? 'cancelled' : status) as EventStatusName,
-    source: execution.typedSearchAttributes.get(WEBHOOK_SOURCE) ?? null,
-    eventType: execution.typedSearchAttributes.get(WEBHOOK_EVENT_TYPE) ?? null,
-    startTime: execution.startTime.toISOString(),
-    closeTime: execution.closeTime?.toISOString() ?? null,
-  };
-}
-
 function causeChain(error: unknown): string[] {
   const chain: string[] = [];
   for (let current = error as (Error & { type?: string; cause?: unknown }) | undefined; current; current = current.cause as typeof current) {
@@ -252,40 +160,3 @@ function causeChain(error: unknown): string[] {
   return chain;
 }
 
-const RESETTABLE = new Set<number>([EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED]);
-/** Failures of a step: where a failed workflow's trouble started. */
-const STEP_FAILURES = new Set<number>([
-  EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED,
-  EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT,
-  EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED,
-]);
-const RUN_FAILURES = new Set<number>([EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT]);
-
-/**
- * The WorkflowTaskCompleted event to reset to. `first` and `last-task` are the `temporal` CLI's
- * FirstWorkflowTask and LastWorkflowTask; `last-failure` is the last workflow task completed before
- * the last failed step (for an activity, before it was scheduled), so that step runs again; with no
- * failed step, before the run's own failure.
- */
-export function resetPoint(events: readonly HistoryEvent[], to: ResetTarget): number {
-  const id = (event: HistoryEvent) => Number(event.eventId);
-  const completed = events.filter((event) => RESETTABLE.has(event.eventType ?? -1));
-  if (completed.length === 0) throw new OperationRejectedError('This run has no completed workflow task to reset to.');
-  if (to === 'first') return id(completed[0]!);
-  if (to === 'last-task') return id(completed.at(-1)!);
-  if (to === 'last-failure') {
-    const lastOf = (types: Set<number>) => events.filter((event) => types.has(event.eventType ?? -1)).at(-1);
-    const failure = lastOf(STEP_FAILURES) ?? lastOf(RUN_FAILURES);
-    if (!failure) throw new OperationRejectedError('This run has no failure to reset before; use --to first or last-task.');
-    const scheduled = failure.activityTaskFailedEventAttributes?.scheduledEventId ?? failure.activityTaskTimedOutEventAttributes?.scheduledEventId;
-    const boundary = scheduled ? Number(scheduled) : id(failure);
-    const before = completed.filter((event) => id(event) < boundary).at(-1);
-    if (!before) throw new OperationRejectedError('No workflow task completed before the failure; use --to first.');
-    return id(before);
-  }
-  if (!completed.some((event) => id(event) === to)) {
-    const valid = completed.map(id).join(', ');
-    throw new OperationRejectedError(`History event ${to} is not a completed workflow task of this run; reset to one of: ${valid}.`);
-  }
-  return to;
-}

@@ -81,7 +81,7 @@ describe('durable-webhooks events', () => {
     expect(running.map((event) => event.eventId)).toContain(held);
     const byQuery = (await cliJson('list', '--query', `WorkflowId = '${held}'`)) as unknown as Array<{ eventId: string; status: string }>;
     expect(byQuery).toEqual([expect.objectContaining({ eventId: held, status: 'running' })]);
-    expect(await cli('list', '--since', 'yesterday')).toMatchObject({ code: 1, output: expect.stringContaining('--since must be a duration') });
+    expect(await cli('list', '--since', 'yesterday')).toMatchObject({ code: 1, output: expect.stringContaining('"since" must be a duration') });
   });
 
   it('signal approve releases a held order, which is then charged once; query answers status', async () => {

@@ -1,6 +1,6 @@
 import { temporal } from '@temporalio/proto';
 import { OperationRejectedError } from '../../src/errors';
-import { parseResetTarget, resetPoint } from '../../src/temporal/operations';
+import { parseResetTarget, resetPoint } from '../../src/temporal/reset-points';
 
 const T = temporal.api.enums.v1.EventType;
 const event = (eventId: number, eventType: number, extra: Record<string, unknown> = {}) => ({ eventId, eventType, ...extra }) as unknown as temporal.api.history.v1.IHistoryEvent;

@@ -1,0 +1,89 @@
+import type { WorkflowExecutionDescription } from '@temporalio/client';
+import { OperationRejectedError } from '../errors';
+import { WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE } from './search-attributes';
+
+/**
+ * Finding events in Temporal's visibility: the statuses an operator filters on, the filter, and the
+ * query it becomes (always limited to event workflows). Errors name the field (`status`, `since`),
+ * which the CLI's flags and the `/admin` query parameters share.
+ */
+export const EVENT_STATUSES = ['running', 'completed', 'failed', 'cancelled', 'terminated', 'timed_out', 'continued_as_new'] as const;
+export type EventStatusName = (typeof EVENT_STATUSES)[number];
+
+export interface EventSummary {
+  eventId: string;
+  runId: string;
+  workflowType: string;
+  status: EventStatusName;
+  source: string | null;
+  eventType: string | null;
+  startTime: string;
+  closeTime: string | null;
+}
+
+export interface EventFilter {
+  source?: string;
+  type?: string;
+  status?: EventStatusName;
+  /** A duration back from now (`2h`, `3d`) or an ISO 8601 time. */
+  since?: string;
+  /** A raw visibility query, ANDed with the other filters. */
+  query?: string;
+}
+
+/** Event workflows only (they carry WebhookSource), with the filters ANDed. `now` anchors a relative `since`. */
+export function visibilityQuery(filter: EventFilter, now: Date = new Date()): string {
+  const clauses = ['WebhookSource IS NOT NULL'];
+  if (filter.source) clauses.push(`WebhookSource = '${literal(filter.source, 'source')}'`);
+  if (filter.type) clauses.push(`WebhookEventType = '${literal(filter.type, 'type')}'`);
+  if (filter.status) {
+    if (!EVENT_STATUSES.includes(filter.status)) throw new OperationRejectedError(`"status" must be one of ${EVENT_STATUSES.join(', ')}.`);
+    clauses.push(`ExecutionStatus = '${STATUS_NAMES[filter.status]}'`);
+  }
+  if (filter.since) clauses.push(`StartTime >= '${sinceTime(filter.since, now)}'`);
+  if (filter.query) clauses.push(`(${filter.query})`);
+  return clauses.join(' AND ');
+}
+
+function sinceTime(since: string, now: Date): string {
+  const relative = /^(\d+)(m|h|d)$/.exec(since);
+  if (relative) {
+    const unitMs = { m: 60_000, h: 3_600_000, d: 86_400_000 }[relative[2] as 'm' | 'h' | 'd'];
+    return new Date(now.getTime() - Number(relative[1]) * unitMs).toISOString();
+  }
+  const time = new Date(since);
+  if (Number.isNaN(time.getTime())) throw new OperationRejectedError(`"since" must be a duration (30m, 2h, 3d) or an ISO 8601 time, not "${since}".`);
+  return time.toISOString();
+}
+
+const STATUS_NAMES: Record<EventStatusName, string> = {
+  running: 'Running',
+  completed: 'Completed',
+  failed: 'Failed',
+  cancelled: 'Canceled',
+  terminated: 'Terminated',
+  timed_out: 'TimedOut',
+  continued_as_new: 'ContinuedAsNew',
+};
+
+function literal(value: string, field: string): string {
+  if (!/^[\w.:@-]+$/.test(value)) throw new OperationRejectedError(`"${field}" may hold letters, digits and . _ : @ - only.`);
+  return value;
+}
+
+type Execution = Pick<WorkflowExecutionDescription, 'workflowId' | 'runId' | 'type' | 'status' | 'startTime' | 'closeTime' | 'typedSearchAttributes'>;
+
+/** An execution as the CLI and `/admin` list it. */
+export function toSummary(execution: Execution): EventSummary {
+  const status = execution.status.name.toLowerCase();
+  return {
+    eventId: execution.workflowId,
+    runId: execution.runId,
+    workflowType: execution.type,
+    status: (status === 'canceled' ? 'cancelled' : status) as EventStatusName,
+    source: execution.typedSearchAttributes.get(WEBHOOK_SOURCE) ?? null,
+    eventType: execution.typedSearchAttributes.get(WEBHOOK_EVENT_TYPE) ?? null,
+    startTime: execution.startTime.toISOString(),
+    closeTime: execution.closeTime?.toISOString() ?? null,
+  };
+}
