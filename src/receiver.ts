@@ -63,7 +63,9 @@ async function main(): Promise<void> {
   }
   const settings = temporalSettings();
   const client = lazyClient(settings);
-  const db = config.apiTokens.length > 0 && config.databaseUrl ? await openDatabase({ url: config.databaseUrl }) : undefined;
+  // One rule for every process: with DATABASE_URL the database is open (/v1 needs it, and
+  // /admin shows each event's ledger record from it); without it, nothing reads it.
+  const db = config.databaseUrl ? await openDatabase({ url: config.databaseUrl }) : undefined;
   if (db) await migrate(db);
   const receiver = await startReceiver(config, client, logger, db);
   logger.info('receiver listening', {

@@ -105,6 +105,9 @@ describe('the production topology', () => {
     });
     expect(approve.status).toBe(202);
     await expectChargedOnce([held]);
+    // The admin API shows the ledger record beside what Temporal says, as `events show` does.
+    const shown = await fetch(`${first}/admin/events/${held.id}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(await shown.json()).toMatchObject({ status: 'completed', ledger: { status: 'completed', steps: expect.arrayContaining([expect.objectContaining({ step: 'charge' })]) } });
 
     const delivery = randomUUID();
     const issue = JSON.stringify({ action: 'opened', issue: { number: 1, title: 'Refund', html_url: 'https://github.com/o/r/issues/1', user: { login: 'octocat' } }, repository: { full_name: 'o/r' } });
