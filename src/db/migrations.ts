@@ -91,11 +91,15 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
   },
 ];
 
-/** Applies pending migrations; safe with several workers starting at once (advisory lock). */
+/**
+ * Applies pending migrations; safe with several receivers and workers starting at once on a fresh
+ * database. Everything, the bookkeeping table too, runs under one advisory lock: two concurrent
+ * `CREATE TABLE IF NOT EXISTS` can otherwise both try to create it, and one fails.
+ */
 export async function migrate(db: Database): Promise<string[]> {
-  await db.query('CREATE TABLE IF NOT EXISTS schema_migrations (id text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
   return db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock(7261001)');
+    await tx.query('CREATE TABLE IF NOT EXISTS schema_migrations (id text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
     const { rows } = await tx.query<{ id: string }>('SELECT id FROM schema_migrations');
     const applied = new Set(rows.map((row) => row.id));
     const pending = MIGRATIONS.filter((migration) => !applied.has(migration.id));
