@@ -25,31 +25,36 @@ export interface DevelopmentSecret {
   value: string;
 }
 
-export interface Config {
-  /** Receiver port; 0 picks a free one. @default 3000 */
-  port: number;
-  /** Largest accepted body; small enough that every accepted event fits one Temporal payload. @default 262144 */
-  maxBodyBytes: number;
+/** What every process reads: the receiver, the worker and the CLI. */
+export interface CommonConfig {
   /** @default 'webhooks' */
   taskQueue: string;
-  sources: SourceConfig[];
-  developmentSecrets: DevelopmentSecret[];
-  /** Built-in sources left off because their secret is unset (always, outside development). */
-  disabledSources: Array<{ name: string; env: string }>;
-  /** Where `npm run dev` keeps the Temporal SQLite file. @default '<project>/.data' */
+  /** Where `npm run dev` keeps the Temporal SQLite file, and `npm run cluster` its files. @default '<project>/.data' */
   dataDir: string;
-  /** PostgreSQL for the ledger, application rows and `/v1`; unset means the embedded database, which only `npm run dev` may use. */
+  /** PostgreSQL for the ledger, application rows and `/v1`; a process opens it whenever this is set. Unset means the embedded database, which only `npm run dev` may use. */
   databaseUrl: string | undefined;
-  /** Bearer token for `/admin`; the admin API is off without it. */
-  adminToken: string | undefined;
   /** The Temporal Web UI, for links. @default the dev server's UI: http://localhost:8233 */
   temporalUiUrl: string;
-  /** Bearer tokens for `/v1`; the API is off without any. Idempotency keys are scoped per token. */
-  apiTokens: string[];
   /** Lets endpoints live on loopback, private and link-local addresses. @default false */
   allowPrivateEndpoints: boolean;
   /** Milliseconds before each delivery attempt. @default immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h */
   deliveryScheduleMs: number[];
+}
+
+/** The receiver's settings: the common ones, its HTTP edge and its sources. */
+export interface ReceiverConfig extends CommonConfig {
+  /** Receiver port; 0 picks a free one. @default 3000 */
+  port: number;
+  /** Largest accepted body; small enough that every accepted event fits one Temporal payload. @default 262144 */
+  maxBodyBytes: number;
+  sources: SourceConfig[];
+  developmentSecrets: DevelopmentSecret[];
+  /** Built-in sources left off because their secret is unset (always, outside development). */
+  disabledSources: Array<{ name: string; env: string }>;
+  /** Bearer token for `/admin`; the admin API is off without it. */
+  adminToken: string | undefined;
+  /** Bearer tokens for `/v1`; the API is off without any. Idempotency keys are scoped per token. */
+  apiTokens: string[];
 }
 
 /** Immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later: eight attempts over about 28 hours. */
@@ -92,10 +97,22 @@ export interface LoadOptions {
   development?: boolean;
 }
 
-/** Reads and validates the whole configuration; throws `ConfigError` naming the bad setting. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, { development = false }: LoadOptions = {}): Config {
+/** Reads and validates what every process needs; throws `ConfigError` naming the bad setting. */
+export function loadCommonConfig(env: NodeJS.ProcessEnv = process.env): CommonConfig {
+  return {
+    taskQueue: env.TEMPORAL_TASK_QUEUE || 'webhooks',
+    dataDir: path.resolve(env.DATA_DIR || path.join(PROJECT_ROOT, '.data')),
+    databaseUrl: env.DATABASE_URL || undefined,
+    temporalUiUrl: (env.TEMPORAL_UI_URL || devServerUiUrl(env.TEMPORAL_ADDRESS)).replace(/\/$/, ''),
+    allowPrivateEndpoints: flag(env, 'ALLOW_PRIVATE_ENDPOINTS'),
+    deliveryScheduleMs: splitList(env.DELIVERY_SCHEDULE || DEFAULT_DELIVERY_SCHEDULE).map((step) => durationMs(step, 'DELIVERY_SCHEDULE')),
+  };
+}
+
+/** Reads and validates the receiver's configuration, sources included; throws `ConfigError` naming the bad setting. */
+export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { development = false }: LoadOptions = {}): ReceiverConfig {
   const developmentSecrets: DevelopmentSecret[] = [];
-  const disabledSources: Config['disabledSources'] = [];
+  const disabledSources: ReceiverConfig['disabledSources'] = [];
   const sources: SourceConfig[] = [];
 
   for (const builtIn of BUILT_IN_SOURCES) {
@@ -123,19 +140,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, { development =
   }
 
   return {
+    ...loadCommonConfig(env),
     port: portNumber(env, 'PORT', 3000),
     maxBodyBytes: positiveInteger(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES),
-    taskQueue: env.TEMPORAL_TASK_QUEUE || 'webhooks',
     sources,
     developmentSecrets,
     disabledSources,
-    dataDir: path.resolve(env.DATA_DIR || path.join(PROJECT_ROOT, '.data')),
-    databaseUrl: env.DATABASE_URL || undefined,
     adminToken: env.ADMIN_TOKEN || undefined,
-    temporalUiUrl: (env.TEMPORAL_UI_URL || devServerUiUrl(env.TEMPORAL_ADDRESS)).replace(/\/$/, ''),
     apiTokens: splitList(env.API_TOKENS),
-    allowPrivateEndpoints: flag(env, 'ALLOW_PRIVATE_ENDPOINTS'),
-    deliveryScheduleMs: splitList(env.DELIVERY_SCHEDULE || DEFAULT_DELIVERY_SCHEDULE).map((step) => durationMs(step, 'DELIVERY_SCHEDULE')),
   };
 }
 
@@ -229,15 +241,14 @@ function valueOrEnv(entry: Record<string, unknown>, key: string, env: NodeJS.Pro
   return [...splitList(inline), ...splitList(envName ? env[envName] : undefined)];
 }
 
-/** What the worker's activities need; read separately so the receiver never needs it. */
-export interface WorkerConfig {
+/** The worker's settings: the common ones and what its activities call; it never reads the receiver's sources. */
+export interface WorkerConfig extends CommonConfig {
   stripe: { secretKey: string | undefined; apiUrl: string | undefined };
   email:
     | { provider: 'resend'; from: string; apiKey: string; baseUrl: string | undefined }
     | { provider: 'smtp'; from: string; url: string }
     | { provider: 'capture'; from: string };
   settings: FlowSettings;
-  allowPrivateEndpoints: boolean;
 }
 
 export const DEFAULT_EMAIL_FROM = 'durable-webhooks <webhooks@example.com>';
@@ -267,6 +278,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env, { develop
   }
 
   return {
+    ...loadCommonConfig(env),
     stripe: { secretKey: env.STRIPE_SECRET_KEY || undefined, apiUrl: env.STRIPE_API_URL || undefined },
     email,
     settings: {
@@ -274,6 +286,5 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env, { develop
       reviewTimeout: reviewTimeout as Duration,
       notifyEmail: env.NOTIFY_EMAIL || null,
     },
-    allowPrivateEndpoints: flag(env, 'ALLOW_PRIVATE_ENDPOINTS'),
   };
 }

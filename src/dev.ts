@@ -1,6 +1,6 @@
 import { Connection } from '@temporalio/client';
 import { startStripeStandIn } from './dev/stripe-stand-in';
-import { loadConfig, loadWorkerConfig } from './config';
+import { loadReceiverConfig, loadWorkerConfig } from './config';
 import { banner } from './dev/banner';
 import { startDevServer, type DevServer } from './dev/dev-server';
 import { isLoopback, isServing } from './temporal/server-process';
@@ -17,7 +17,7 @@ import { startWorker } from './temporal/worker';
  */
 async function main(): Promise<void> {
   const logger = createLogger('dev');
-  const config = loadConfig(process.env, { development: true });
+  const config = loadReceiverConfig(process.env, { development: true });
   const workerConfig = loadWorkerConfig(process.env, { development: true });
   const settings = temporalSettings();
   const address = settings.connectionOptions.address!;
@@ -35,14 +35,7 @@ async function main(): Promise<void> {
 
   const client = lazyClient(settings);
   const stripeStandIn = workerConfig.stripe.secretKey ? undefined : await startStripeStandIn();
-  const services = await createWorkerServices(workerConfig, {
-    databaseUrl: config.databaseUrl,
-    temporal: client,
-    taskQueue: config.taskQueue,
-    dataDir: config.dataDir,
-    embedded: true,
-    stripeStandIn: stripeStandIn?.url,
-  });
+  const services = await createWorkerServices(workerConfig, { temporal: client, embedded: true, stripeStandIn: stripeStandIn?.url });
   const worker = await startWorker({ settings, taskQueue: config.taskQueue, activities: services.activities, workflows: 'bundle-now' });
 
   const receiver = await startReceiver(config, client, undefined, services.db);

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
-import { loadConfig, type Config } from './config';
+import { loadReceiverConfig, type ReceiverConfig } from './config';
 import { openDatabase, type Database } from './db/database';
 import { migrate } from './db/migrations';
 import { ConfigError } from './errors';
@@ -23,7 +23,7 @@ export interface RunningReceiver {
  * Starts the receiver on `config.port` (0 picks a free port) with a client that connects on first
  * use. `db` serves the `/v1` API, which is on when API_TOKENS is set.
  */
-export async function startReceiver(config: Config, client: Client, logger: Logger = createLogger('receiver'), db?: Database): Promise<RunningReceiver> {
+export async function startReceiver(config: ReceiverConfig, client: Client, logger: Logger = createLogger('receiver'), db?: Database): Promise<RunningReceiver> {
   if (config.apiTokens.length > 0 && !db) throw new ConfigError('API_TOKENS turns on /v1, which needs DATABASE_URL.');
   const app = createApp({
     sources: new SourceRegistry(config.sources),
@@ -54,7 +54,7 @@ export async function startReceiver(config: Config, client: Client, logger: Logg
 
 async function main(): Promise<void> {
   const logger = createLogger('receiver');
-  const config = loadConfig();
+  const config = loadReceiverConfig();
   if (config.sources.length === 0) {
     throw new ConfigError(`no source has a signing secret; set ${config.disabledSources.map((source) => source.env).join(', ')} or WEBHOOKS_CONFIG.`);
   }

@@ -18,30 +18,28 @@ export interface WorkerServices {
 
 /**
  * Builds what the activities use from the worker's configuration, and migrates the database.
- * Without `databaseUrl`, `embedded` allows PGlite under `dataDir` (one process only, so `npm run dev` alone passes it);
+ * Without DATABASE_URL, `embedded` allows PGlite under DATA_DIR (one process only, so `npm run dev` alone passes it);
  * `stripeStandIn` names a local stand-in used when no STRIPE_SECRET_KEY is set.
  */
-export async function createWorkerServices(
-  config: WorkerConfig,
-  options: { databaseUrl: string | undefined; temporal: Client; taskQueue: string; dataDir: string; embedded?: boolean; stripeStandIn?: string },
-): Promise<WorkerServices> {
-  if (!options.databaseUrl && !options.embedded) {
+export async function createWorkerServices(config: WorkerConfig, options: { temporal: Client; embedded?: boolean; stripeStandIn?: string }): Promise<WorkerServices> {
+  const { databaseUrl, dataDir, taskQueue } = config;
+  if (!databaseUrl && !options.embedded) {
     throw new ConfigError('DATABASE_URL is required when the worker runs on its own (npm run dev uses an embedded database in its one process).');
   }
   const stripeKey = config.stripe.secretKey ?? (options.stripeStandIn ? 'sk_test_local_stand_in' : undefined);
   const stripeUrl = config.stripe.secretKey ? config.stripe.apiUrl : (options.stripeStandIn ?? config.stripe.apiUrl);
   if (!stripeKey) throw new ConfigError('STRIPE_SECRET_KEY is required (npm run dev uses a local Stripe stand-in when it is unset).');
 
-  const db = await openDatabase({ url: options.databaseUrl, embeddedDir: path.join(options.dataDir, 'pglite') });
+  const db = await openDatabase({ url: databaseUrl, embeddedDir: path.join(dataDir, 'pglite') });
   await migrate(db);
-  const email = createEmailSender(config.email, path.join(options.dataDir, 'mail'));
+  const email = createEmailSender(config.email, path.join(dataDir, 'mail'));
   const stripe = createStripeClient(stripeKey, stripeUrl);
   const activities = createActivities({
     db,
     stripe,
     email,
     temporal: options.temporal,
-    taskQueue: options.taskQueue,
+    taskQueue,
     settings: config.settings,
     allowPrivateEndpoints: config.allowPrivateEndpoints,
   });
@@ -50,7 +48,7 @@ export async function createWorkerServices(
     db,
     activities,
     describe: () => [
-      `Database     ${db.kind === 'embedded' ? `embedded PGlite in ${path.join(options.dataDir, 'pglite')}` : 'PostgreSQL (DATABASE_URL)'}`,
+      `Database     ${db.kind === 'embedded' ? `embedded PGlite in ${path.join(dataDir, 'pglite')}` : 'PostgreSQL (DATABASE_URL)'}`,
       `Stripe       ${config.stripe.secretKey ? `live API${stripeUrl ? ` at ${stripeUrl}` : ''}` : `local stand-in at ${stripeUrl} (set STRIPE_SECRET_KEY for Stripe)`}`,
       `Email        ${email.description}`,
     ],

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { hasPostgresBinaries, startLocalPostgres, type LocalPostgres } from './cluster/postgres';
 import { DEFAULT_TEMPORAL_DB_URL, HISTORY_SHARDS, PostgresUnreachableError, startCluster, TEMPORAL_SERVER_VERSION, type RunningCluster } from './cluster/server';
-import { loadConfig } from './config';
+import { loadCommonConfig } from './config';
 import { createLogger } from './logger';
 import { temporalSettings } from './temporal/connection';
 import { prepareNamespace } from './temporal/search-attributes';
@@ -18,7 +18,7 @@ async function main(): Promise<void> {
   const logger = createLogger('cluster');
   const settings = temporalSettings();
   const address = settings.connectionOptions.address!;
-  const dir = path.join(loadConfig().dataDir, 'cluster');
+  const dir = path.join(loadCommonConfig().dataDir, 'cluster');
   let dbUrl = process.env.TEMPORAL_DB_URL || DEFAULT_TEMPORAL_DB_URL;
 
   let postgres: LocalPostgres | undefined;

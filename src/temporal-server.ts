@@ -1,5 +1,5 @@
 import { Connection } from '@temporalio/client';
-import { loadConfig } from './config';
+import { loadCommonConfig } from './config';
 import { startDevServer } from './dev/dev-server';
 import { createLogger } from './logger';
 import { temporalSettings } from './temporal/connection';
@@ -10,7 +10,7 @@ async function main(): Promise<void> {
   const logger = createLogger('temporal');
   const settings = temporalSettings();
   const address = settings.connectionOptions.address!;
-  const server = await startDevServer({ address, dataDir: loadConfig().dataDir });
+  const server = await startDevServer({ address, dataDir: loadCommonConfig().dataDir });
   const connection = await Connection.connect(settings.connectionOptions);
   await prepareNamespace(connection, settings.namespace);
   await connection.close();

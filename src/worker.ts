@@ -1,4 +1,4 @@
-import { loadConfig, loadWorkerConfig } from './config';
+import { loadWorkerConfig } from './config';
 import { createLogger } from './logger';
 import { createWorkerServices } from './services';
 import { lazyClient, temporalSettings } from './temporal/connection';
@@ -7,11 +7,11 @@ import { prebuiltWorkflowBundle, startWorker } from './temporal/worker';
 /** `npm run worker`: polls the task queue until SIGINT/SIGTERM, then finishes running tasks and exits. */
 async function main(): Promise<void> {
   const logger = createLogger('worker');
-  const config = loadConfig();
   const workflows = prebuiltWorkflowBundle();
+  const config = loadWorkerConfig();
   const settings = temporalSettings();
   const client = lazyClient(settings);
-  const services = await createWorkerServices(loadWorkerConfig(), { databaseUrl: config.databaseUrl, temporal: client, taskQueue: config.taskQueue, dataDir: config.dataDir });
+  const services = await createWorkerServices(config, { temporal: client });
   const worker = await startWorker({ settings, taskQueue: config.taskQueue, activities: services.activities, workflows });
   logger.info('worker polling', {
     temporal: settings.connectionOptions.address,

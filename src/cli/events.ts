@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import pg from 'pg';
-import { loadConfig } from '../config';
+import { loadCommonConfig } from '../config';
 import { OperationRejectedError } from '../errors';
 import { lazyClient, temporalSettings } from '../temporal/connection';
 import { EventOperations, type EventView } from '../temporal/operations';
@@ -112,7 +112,7 @@ export function eventsCommand(): Command {
 
 /** With DATABASE_URL, `show` adds the event's ledger record (claim and steps) to what Temporal says. */
 function createOperations(): EventOperations {
-  const { databaseUrl, temporalUiUrl } = loadConfig();
+  const { databaseUrl, temporalUiUrl } = loadCommonConfig();
   const db = databaseUrl ? new pg.Pool({ connectionString: databaseUrl, max: 1, allowExitOnIdle: true }) : undefined;
   return new EventOperations(lazyClient(temporalSettings()), { uiUrl: temporalUiUrl, db });
 }

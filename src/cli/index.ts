@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { Connection } from '@temporalio/client';
 import { Command, InvalidArgumentError } from 'commander';
-import { loadConfig } from '../config';
+import { loadReceiverConfig } from '../config';
 import { temporalSettings } from '../temporal/connection';
 import { MIN_RETENTION_SECONDS, prepareNamespace } from '../temporal/search-attributes';
 import { eventsCommand } from './events';
@@ -22,7 +22,7 @@ program
   .action(async (source: string, fixtureOrType: string, options: { repeat: number; url: string; id?: string; json?: boolean }) => {
     // A client that signs samples: an unset secret means the development value `npm run dev` uses.
     const attempts = await send(
-      loadConfig(process.env, { development: true }),
+      loadReceiverConfig(process.env, { development: true }),
       { source, fixtureOrType, repeat: options.repeat, url: options.url, eventId: options.id },
       (attempt, index) => {
         if (options.json) {

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { loadConfig } from '../config';
+import { loadCommonConfig } from '../config';
 import { redeliverMessage } from '../outbound/messages';
 import { lazyClient, temporalSettings } from '../temporal/connection';
 import { print } from './output';
@@ -14,7 +14,7 @@ export function messagesCommand(): Command {
     .option('--json', 'print JSON instead of text')
     .description('Start a fresh delivery of a message, on the full retry schedule, with the same webhook-id.')
     .action(async (messageId: string, options: { endpoint?: string; json?: boolean }) => {
-      const config = loadConfig();
+      const config = loadCommonConfig();
       const client = lazyClient(temporalSettings());
       const deliveries = await redeliverMessage(client, { taskQueue: config.taskQueue, scheduleMs: config.deliveryScheduleMs }, messageId, options.endpoint);
       print(options.json, { messageId, deliveries }, () => deliveries.map((workflowId) => `Redelivering ${messageId}: ${workflowId}`).join('\n'));

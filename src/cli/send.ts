@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import type { Config } from '../config';
+import type { ReceiverConfig } from '../config';
 import { createAdapter } from '../providers/registry';
 import { ProviderKind } from '../providers/types';
 import githubIssuesOpened from './fixtures/github.issues.opened.json';
@@ -36,7 +36,7 @@ export interface SendAttempt {
 }
 
 /** Signs one sample event as the source's provider would and posts it `repeat` times, unchanged. */
-export async function send(config: Config, options: SendOptions, onAttempt: (attempt: SendAttempt, index: number) => void): Promise<SendAttempt[]> {
+export async function send(config: ReceiverConfig, options: SendOptions, onAttempt: (attempt: SendAttempt, index: number) => void): Promise<SendAttempt[]> {
   const sourceConfig = config.sources.find((source) => source.name === options.source);
   if (!sourceConfig) {
     throw new Error(`No source named "${options.source}"; configured: ${config.sources.map((source) => source.name).join(', ')}.`);

@@ -1,7 +1,7 @@
-import type { Config } from '../config';
+import type { ReceiverConfig } from '../config';
 
 export interface BannerInput {
-  config: Config;
+  config: ReceiverConfig;
   receiverUrl: string;
   temporalAddress: string;
   namespace: string;

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client, Connection } from '@temporalio/client';
 import Stripe from 'stripe';
-import { loadConfig } from '../../src/config';
+import { loadReceiverConfig } from '../../src/config';
 import { startDevServer } from '../../src/dev/dev-server';
 import { silentLogger } from '../../src/logger';
 import { startReceiver } from '../../src/receiver';
@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   const connection = await Connection.connect({ address });
   await prepareNamespace(connection, 'default');
   const receiver = await startReceiver(
-    loadConfig({ PORT: '0', STRIPE_WEBHOOK_SECRET: SECRET, TEMPORAL_TASK_QUEUE: 'bench-no-worker' }),
+    loadReceiverConfig({ PORT: '0', STRIPE_WEBHOOK_SECRET: SECRET, TEMPORAL_TASK_QUEUE: 'bench-no-worker' }),
     new Client({ connection }),
     silentLogger,
   );

@@ -1,7 +1,7 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createDeliveryActivities } from '../../activities/delivery';
-import { loadConfig } from '../../src/config';
+import { loadCommonConfig } from '../../src/config';
 import { openDatabase, type Database } from '../../src/db/database';
 import { migrate } from '../../src/db/migrations';
 import { temporalTestServerPath } from '../../src/tools';
@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 it('fails after the last scheduled attempt, days later, and a redelivery then succeeds', async () => {
-  const scheduleMs = loadConfig({}).deliveryScheduleMs;
+  const scheduleMs = loadCommonConfig({}).deliveryScheduleMs;
   // The documented default: immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (about 28 hours).
   expect(scheduleMs).toEqual([0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
   const endpoint = await startEndpointServer(Array(scheduleMs.length).fill(503));

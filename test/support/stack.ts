@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
-import { loadConfig, loadWorkerConfig } from '../../src/config';
+import { loadReceiverConfig, loadWorkerConfig } from '../../src/config';
 import type { Database } from '../../src/db/database';
 import { silentLogger } from '../../src/logger';
 import { startReceiver } from '../../src/receiver';
@@ -57,7 +57,7 @@ export function startStack(options?: { env?: NodeJS.ProcessEnv; address?: string
 export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: string; worker?: boolean | 'external' } = {}): Promise<Stack | WorkerStack> {
   const address = options.address ?? process.env.TEMPORAL_ADDRESS!;
   const taskQueue = `test-${randomUUID()}`;
-  const config = loadConfig({ ...SECRETS_ENV, PORT: '0', TEMPORAL_TASK_QUEUE: taskQueue, ...options.env }, { development: true });
+  const config = loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', TEMPORAL_TASK_QUEUE: taskQueue, ...options.env }, { development: true });
   const client = new Client({ connection: Connection.lazy({ address }), namespace: 'default' });
   if (options.worker === false) {
     const receiver = await startReceiver(config, client, silentLogger);
@@ -85,14 +85,10 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: s
     NOTIFY_EMAIL: 'ops@example.com',
     TEMPORAL_ADDRESS: address,
     TEMPORAL_TASK_QUEUE: taskQueue,
+    DATA_DIR: mkdtempSync(path.join(tmpdir(), 'dw-stack-')),
     ...(options.env as Record<string, string>),
   };
-  const services: WorkerServices = await createWorkerServices(loadWorkerConfig(workerEnv, { development: true }), {
-    databaseUrl: database.url,
-    temporal: client,
-    taskQueue,
-    dataDir: mkdtempSync(path.join(tmpdir(), 'dw-stack-')),
-  });
+  const services: WorkerServices = await createWorkerServices(loadWorkerConfig(workerEnv, { development: true }), { temporal: client });
   const worker: RunningWorker | undefined =
     options.worker === 'external'
       ? undefined

@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { DEFAULT_MAX_BODY_BYTES, DEVELOPMENT_SECRETS, loadConfig, loadWorkerConfig } from '../../src/config';
+import { DEFAULT_MAX_BODY_BYTES, DEVELOPMENT_SECRETS, loadCommonConfig, loadReceiverConfig, loadWorkerConfig } from '../../src/config';
 
 const writeConfig = (text: string, name = 'webhooks.yaml') => {
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'dw-config-')), name);
@@ -9,9 +9,9 @@ const writeConfig = (text: string, name = 'webhooks.yaml') => {
   return file;
 };
 
-describe('loadConfig', () => {
+describe('loadReceiverConfig', () => {
   it('in development, runs with no settings: port 3000, task queue webhooks, 256 KiB bodies, development secrets for the three sources', () => {
-    const config = loadConfig({}, { development: true });
+    const config = loadReceiverConfig({}, { development: true });
     expect(config).toMatchObject({ port: 3000, taskQueue: 'webhooks', maxBodyBytes: DEFAULT_MAX_BODY_BYTES });
     expect(config.sources.map((source) => [source.name, source.kind, source.secrets])).toEqual([
       ['stripe', 'stripe', [DEVELOPMENT_SECRETS.STRIPE_WEBHOOK_SECRET]],
@@ -22,7 +22,7 @@ describe('loadConfig', () => {
   });
 
   it('accepts several secrets separated by spaces or commas (rotation)', () => {
-    const config = loadConfig({ STRIPE_WEBHOOK_SECRET: 'whsec_new, whsec_old  whsec_older', GITHUB_WEBHOOK_SECRET: 'one,two' }, { development: true });
+    const config = loadReceiverConfig({ STRIPE_WEBHOOK_SECRET: 'whsec_new, whsec_old  whsec_older', GITHUB_WEBHOOK_SECRET: 'one,two' }, { development: true });
     expect(config.sources[0]!.secrets).toEqual(['whsec_new', 'whsec_old', 'whsec_older']);
     expect(config.sources[1]!.secrets).toEqual(['one', 'two']);
     expect(config.developmentSecrets.map((secret) => secret.env)).toEqual(['STANDARD_WEBHOOK_SECRET']);
@@ -31,7 +31,7 @@ describe('loadConfig', () => {
   it.each([[undefined], ['development'], ['test'], ['production']])(
     'outside development (NODE_ENV=%s), leaves a source off when its secret is unset instead of using a development value',
     (nodeEnv) => {
-      const config = loadConfig({ NODE_ENV: nodeEnv, STRIPE_WEBHOOK_SECRET: 'whsec_live' });
+      const config = loadReceiverConfig({ NODE_ENV: nodeEnv, STRIPE_WEBHOOK_SECRET: 'whsec_live' });
       expect(config.sources.map((source) => source.name)).toEqual(['stripe']);
       expect(config.disabledSources).toEqual([
         { name: 'github', env: 'GITHUB_WEBHOOK_SECRET' },
@@ -43,7 +43,7 @@ describe('loadConfig', () => {
   );
 
   it('outside development, has no source at all when no secret is set', () => {
-    expect(loadConfig({}).sources).toEqual([]);
+    expect(loadReceiverConfig({}).sources).toEqual([]);
   });
 
   it('outside development, the worker refuses to capture email to files', () => {
@@ -53,7 +53,7 @@ describe('loadConfig', () => {
   });
 
   it('keeps a Standard Webhooks source with only a public key', () => {
-    const config = loadConfig({ STANDARD_WEBHOOK_PUBLIC_KEY: 'whpk_abc' });
+    const config = loadReceiverConfig({ STANDARD_WEBHOOK_PUBLIC_KEY: 'whpk_abc' });
     expect(config.sources).toEqual([{ name: 'standard', kind: 'standard-webhooks', secrets: [], publicKeys: ['whpk_abc'], workflowIdPrefix: '' }]);
   });
 
@@ -63,7 +63,7 @@ describe('loadConfig', () => {
     ['MAX_BODY_BYTES', '-1', /MAX_BODY_BYTES must be a positive integer, not "-1"/],
     ['MAX_BODY_BYTES', '1.5', /MAX_BODY_BYTES must be a positive integer/],
   ])('refuses %s=%s', (name, value, message) => {
-    expect(() => loadConfig({ [name]: value })).toThrow(message);
+    expect(() => loadReceiverConfig({ [name]: value })).toThrow(message);
   });
 
   it('adds sources from WEBHOOKS_CONFIG, with secrets inline or from a named variable, and a workflow-ID prefix', () => {
@@ -77,7 +77,7 @@ sources:
     kind: standard-webhooks
     secret: whsec_cGFydG5lcg==
 `);
-    const config = loadConfig({ WEBHOOKS_CONFIG: file, CONNECT_SECRET: 'whsec_a whsec_b' });
+    const config = loadReceiverConfig({ WEBHOOKS_CONFIG: file, CONNECT_SECRET: 'whsec_a whsec_b' });
     expect(config.sources).toEqual([
       { name: 'stripe-connect', kind: 'stripe', secrets: ['whsec_a', 'whsec_b'], publicKeys: [], workflowIdPrefix: 'connect:' },
       { name: 'partner', kind: 'standard-webhooks', secrets: ['whsec_cGFydG5lcg=='], publicKeys: [], workflowIdPrefix: '' },
@@ -86,7 +86,7 @@ sources:
 
   it('reads a JSON WEBHOOKS_CONFIG too', () => {
     const file = writeConfig(JSON.stringify({ sources: [{ name: 'gh-enterprise', kind: 'github', secret: 's3cret' }] }), 'webhooks.json');
-    expect(loadConfig({ WEBHOOKS_CONFIG: file }).sources[0]).toMatchObject({ name: 'gh-enterprise', kind: 'github', secrets: ['s3cret'] });
+    expect(loadReceiverConfig({ WEBHOOKS_CONFIG: file }).sources[0]).toMatchObject({ name: 'gh-enterprise', kind: 'github', secrets: ['s3cret'] });
   });
 
   it.each([
@@ -97,10 +97,19 @@ sources:
     ['a taken name', 'sources: [{ name: stripe, kind: stripe, secret: x }]', /"stripe" already exists/],
     ['a non-string prefix', 'sources: [{ name: shop, kind: github, secret: x, workflowIdPrefix: 3 }]', /"workflowIdPrefix" must be a string/],
   ])('refuses a WEBHOOKS_CONFIG with %s', (_reason, text, message) => {
-    expect(() => loadConfig({ WEBHOOKS_CONFIG: writeConfig(text) })).toThrow(message);
+    expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: writeConfig(text) })).toThrow(message);
   });
 
   it('names the file when WEBHOOKS_CONFIG cannot be read', () => {
-    expect(() => loadConfig({ WEBHOOKS_CONFIG: '/nonexistent/webhooks.yaml' })).toThrow(/WEBHOOKS_CONFIG \(\/nonexistent\/webhooks.yaml\) cannot be read/);
+    expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: '/nonexistent/webhooks.yaml' })).toThrow(/WEBHOOKS_CONFIG \(\/nonexistent\/webhooks.yaml\) cannot be read/);
+  });
+
+  it('gives each process its own settings from shared parts: the worker never reads the sources file', () => {
+    const env = { WEBHOOKS_CONFIG: '/nonexistent/webhooks.yaml', EMAIL_PROVIDER: 'smtp', SMTP_URL: 'smtp://127.0.0.1:1025', TEMPORAL_TASK_QUEUE: 'orders', ALLOW_PRIVATE_ENDPOINTS: 'true' };
+    expect(() => loadReceiverConfig(env)).toThrow(/WEBHOOKS_CONFIG/);
+    const worker = loadWorkerConfig(env);
+    expect(worker).not.toHaveProperty('sources');
+    expect(worker).toMatchObject(loadCommonConfig(env));
+    expect(worker).toMatchObject({ taskQueue: 'orders', allowPrivateEndpoints: true });
   });
 });

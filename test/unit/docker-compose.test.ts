@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { HISTORY_SHARDS, TEMPORAL_DATABASES, TEMPORAL_SERVER_VERSION } from '../../src/cluster/server';
-import { loadConfig } from '../../src/config';
+import { loadReceiverConfig } from '../../src/config';
 import { DEFAULT_TEMPORAL_ADDRESS } from '../../src/temporal/connection';
 
 /** No Docker engine runs here, so the compose file is checked against the code instead of run. */
@@ -62,7 +62,7 @@ describe('docker-compose.yml', () => {
   });
 
   it('publishes the receiver on its default port, Temporal on 7233 and the UI on 8233', () => {
-    const defaults = loadConfig({});
+    const defaults = loadReceiverConfig({});
     expect(services.receiver!.environment!.PORT).toBe(defaults.port);
     expect(services.receiver!.ports).toEqual([`${defaults.port}:${defaults.port}`]);
     expect(services.temporal!.ports).toEqual([`127.0.0.1:${DEFAULT_TEMPORAL_ADDRESS.split(':')[1]}:7233`]);
@@ -74,7 +74,7 @@ describe('docker-compose.yml', () => {
       expect(services[name]!.environment).toMatchObject({
         TEMPORAL_ADDRESS: 'temporal:7233',
         TEMPORAL_NAMESPACE: 'default',
-        TEMPORAL_TASK_QUEUE: loadConfig({}).taskQueue,
+        TEMPORAL_TASK_QUEUE: loadReceiverConfig({}).taskQueue,
       });
     }
     expect(services['temporal-ui']!.environment!.TEMPORAL_ADDRESS).toBe('temporal:7233');
