@@ -1,12 +1,13 @@
 // CommonJS so tests can load it with require() and hand it to the ESLint API.
 const js = require('@eslint/js');
 const tseslint = require('typescript-eslint');
-const { builtinModules } = require('node:module');
-
-const nodeBuiltins = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];
-// Shipped code (what the image builds) must not reach into test/: the Dockerfile never copies it.
+// Which folder may import which: contracts/ is loaded into the workflow sandbox, workflows/ sees only
+// the contracts, activities/ implement them with src/, and src/ wires activities/ in one place.
+// Shipped code (what the image builds) never reaches into test/: the Dockerfile never copies it.
 const noTestImports = { group: ['**/test', '**/test/**'], message: 'Shipped code never imports test/; shared helpers live under src/ (development stand-ins in src/dev/).' };
-const ioPackages = ['pg', 'stripe', 'express', 'resend', 'nodemailer', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'];
+const noWorkflowImports = { group: ['**/workflows', '**/workflows/**'], message: 'Only the worker loads workflows/ (as a bundle); share names, definitions and types through contracts/.' };
+const noActivityImports = { group: ['**/activities', '**/activities/**'], message: 'Only src/services.ts wires activities/; share types through contracts/.' };
+const sandboxOnly = (allowed, message) => ({ regex: `^(?!(${allowed.join('|')})$)`, message });
 
 module.exports = tseslint.config(
   { ignores: ['dist/', 'node_modules/', '.tools/', '.data/', 'test-results/'] },
@@ -23,25 +24,36 @@ module.exports = tseslint.config(
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
-    files: ['src/**/*.ts', 'activities/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [noTestImports] }] },
+    files: ['src/**/*.ts'],
+    ignores: ['src/services.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [noTestImports, noWorkflowImports, noActivityImports] }] },
+  },
+  {
+    files: ['src/services.ts', 'activities/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [noTestImports, noWorkflowImports] }] },
+  },
+  {
+    files: ['contracts/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [sandboxOnly(['@temporalio/workflow', '@temporalio/common', '\\./[\\w-]+'], 'contracts/ runs in the workflow sandbox: it imports only @temporalio/workflow, @temporalio/common and its own files.')] },
+      ],
+    },
   },
   {
     // Workflow code is replayed and must be deterministic: no Node modules, no I/O, no clock or
-    // randomness outside the SDK's replacements. Activities are imported as types only.
+    // randomness outside the SDK's replacements.
     files: ['workflows/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
-          paths: [
-            ...nodeBuiltins.map((name) => ({ name, message: 'Workflows cannot use Node modules; do I/O in an activity.' })),
-            ...ioPackages.map((name) => ({ name, message: 'Workflows cannot do I/O; call an activity instead.' })),
-          ],
           patterns: [
-            noTestImports,
-            { group: ['../src', '../src/*'], message: 'Workflows import only @temporalio/workflow and types.', allowTypeImports: true },
-            { group: ['../activities', '../activities/*'], message: "Import activities as types: import type { Activities } from '../activities'.", allowTypeImports: true },
+            sandboxOnly(
+              ['@temporalio/workflow', '\\.\\./contracts', '\\./[\\w-]+'],
+              'Workflows import only @temporalio/workflow, ../contracts and each other; do I/O in an activity, named in contracts/activities.ts.',
+            ),
           ],
         },
       ],

@@ -1,30 +1,18 @@
 import { performance } from 'node:perf_hooks';
 import { Webhook } from 'standardwebhooks';
 import { fetch as undiciFetch } from 'undici';
+import type { Activities, DeliveryOutcome } from '../contracts';
 import type { Database } from '../src/db/database';
+import { recordAttempt } from '../src/db/delivery-attempts';
+import { disableEndpoint, endpointSecrets } from '../src/db/endpoints';
 import { checkLiteralHost, parseEndpointUrl, safeAgent } from '../src/outbound/destination';
-import { disableEndpoint, endpointSecrets } from '../src/outbound/endpoints';
 
 /** How long an endpoint has to answer one attempt. */
 export const DELIVERY_TIMEOUT_MS = 15_000;
 /** At most this much of a response body is read (and only to drain it). */
 export const MAX_RESPONSE_BYTES = 4096;
 
-export interface DeliveryAttempt {
-  messageId: string;
-  endpointId: string;
-  attempt: number;
-  eventType: string;
-  payload: unknown;
-  createdAt: string;
-}
-
-export type DeliveryOutcome =
-  | { result: 'delivered'; statusCode: number }
-  | { result: 'failed'; statusCode: number | null; error: string }
-  | { result: 'gone' | 'endpoint_disabled' | 'endpoint_deleted' };
-
-export function createDeliveryActivities({ db, allowPrivateEndpoints }: { db: Database; allowPrivateEndpoints: boolean }) {
+export function createDeliveryActivities({ db, allowPrivateEndpoints }: { db: Database; allowPrivateEndpoints: boolean }): Pick<Activities, 'attemptDelivery'> {
   const agent = safeAgent({ allowPrivate: allowPrivateEndpoints });
   return {
     /**
@@ -32,7 +20,7 @@ export function createDeliveryActivities({ db, allowPrivateEndpoints }: { db: Da
      * on every attempt, so receivers can deduplicate; the timestamp and signature are the attempt's.
      * Each attempt is recorded; a 410 disables the endpoint.
      */
-    async attemptDelivery(input: DeliveryAttempt): Promise<DeliveryOutcome> {
+    async attemptDelivery(input): Promise<DeliveryOutcome> {
       const endpoint = await endpointSecrets(db, input.endpointId);
       if (!endpoint || endpoint.deleted) return { result: 'endpoint_deleted' };
       if (endpoint.disabled) return { result: 'endpoint_disabled' };
@@ -67,11 +55,7 @@ export function createDeliveryActivities({ db, allowPrivateEndpoints }: { db: Da
         error = describe(cause);
       }
       const latencyMs = Math.round(performance.now() - started);
-      await db.query(
-        `INSERT INTO delivery_attempts (message_id, endpoint_id, attempt, attempted_at, status_code, latency_ms, error)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
-        [input.messageId, input.endpointId, input.attempt, attemptedAt, statusCode, latencyMs, error],
-      );
+      await recordAttempt(db, input.messageId, { endpointId: input.endpointId, attempt: input.attempt, at: attemptedAt, statusCode, latencyMs, error });
 
       if (statusCode !== null && statusCode >= 200 && statusCode < 300) return { result: 'delivered', statusCode };
       if (statusCode === 410) {

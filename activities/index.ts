@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
-import type { Duration } from '@temporalio/common';
 import type Stripe from 'stripe';
+import type { Activities, FlowSettings } from '../contracts';
 import type { Database } from '../src/db/database';
 import type { EmailSender } from '../src/email/sender';
 import { createDeliveryActivities } from './delivery';
@@ -9,16 +9,6 @@ import { createLedgerActivities } from './ledger';
 import { createOrderActivities } from './orders';
 import { createStripeActivities } from './stripe';
 import { createSubscriptionActivities } from './subscriptions';
-
-/** The business settings workflows read through an activity, so their values are in history. */
-export interface FlowSettings {
-  /** Orders at or above this amount (minor units) wait for approval; none when unset. */
-  reviewThreshold: number | null;
-  /** How long a held order waits for `approve` or `reject`, as a Temporal duration string. */
-  reviewTimeout: Duration;
-  /** Who gets GitHub notifications; none when unset. */
-  notifyEmail: string | null;
-}
 
 export interface ActivityDeps {
   db: Database;
@@ -33,9 +23,9 @@ export interface ActivityDeps {
 
 /**
  * The worker's activities, one area per file, created from injected clients so tests can point
- * them anywhere.
+ * them anywhere. They implement the contracts' `Activities`, which is all the workflows know.
  */
-export function createActivities(deps: ActivityDeps) {
+export function createActivities(deps: ActivityDeps): Activities {
   return {
     ...createLedgerActivities(deps),
     ...createOrderActivities(deps),
@@ -43,10 +33,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createEmailActivities(deps),
     ...createSubscriptionActivities(deps),
     ...createDeliveryActivities({ db: deps.db, allowPrivateEndpoints: deps.allowPrivateEndpoints }),
-    async flowSettings(): Promise<FlowSettings> {
-      return deps.settings;
-    },
+    flowSettings: async () => deps.settings,
   };
 }
-
-export type Activities = ReturnType<typeof createActivities>;

@@ -3,9 +3,9 @@ import path from 'node:path';
 import type { Duration } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time';
 import { parse as parseYaml } from 'yaml';
-import type { FlowSettings } from '../activities';
+import type { FlowSettings } from '../contracts';
 import { ConfigError } from './errors';
-import { ProviderKind } from './providers/types';
+import { ProviderKind } from '../contracts';
 
 /** One webhook source: `POST /webhooks/<name>`, verified as its provider kind. */
 export interface SourceConfig {

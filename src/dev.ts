@@ -8,7 +8,7 @@ import { createLogger } from './logger';
 import { startReceiver } from './receiver';
 import { createWorkerServices } from './services';
 import { lazyClient, temporalSettings } from './temporal/connection';
-import { prepareNamespace } from './temporal/search-attributes';
+import { prepareNamespace } from './temporal/namespace';
 import { startWorker } from './temporal/worker';
 
 /**

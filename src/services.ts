@@ -1,7 +1,8 @@
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import Stripe from 'stripe';
-import { createActivities, type Activities } from '../activities';
+import type { Activities } from '../contracts';
+import { createActivities } from '../activities';
 import { ConfigError } from './errors';
 import type { WorkerConfig } from './config';
 import { openDatabase, type Database } from './db/database';

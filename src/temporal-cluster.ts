@@ -5,7 +5,7 @@ import { DEFAULT_TEMPORAL_DB_URL, HISTORY_SHARDS, PostgresUnreachableError, star
 import { loadCommonConfig } from './config';
 import { createLogger } from './logger';
 import { temporalSettings } from './temporal/connection';
-import { prepareNamespace } from './temporal/search-attributes';
+import { prepareNamespace } from './temporal/namespace';
 
 /**
  * `npm run cluster`: the pinned Temporal server on PostgreSQL (persistence and SQL visibility, 8

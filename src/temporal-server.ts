@@ -3,7 +3,7 @@ import { loadCommonConfig } from './config';
 import { startDevServer } from './dev/dev-server';
 import { createLogger } from './logger';
 import { temporalSettings } from './temporal/connection';
-import { prepareNamespace } from './temporal/search-attributes';
+import { prepareNamespace } from './temporal/namespace';
 
 /** `npm run temporal`: only the dev server, prepared (search attributes, retention), until Ctrl-C. */
 async function main(): Promise<void> {

@@ -1,11 +1,6 @@
-import { ActivityFailure, ApplicationFailure, condition, defineSignal, setHandler } from '@temporalio/workflow';
-import type { Order } from '../activities/orders';
-import type { WebhookEvent } from '../src/providers/types';
-import { charge as chargeCard, claim, db, finish, formatAmount, sendEmail, stepOf, trackProgress, type EventOutcome } from './steps';
-
-/** An operator's decision on a held order. */
-export const approveSignal = defineSignal<[{ by?: string }?]>('approve');
-export const rejectSignal = defineSignal<[{ by?: string; reason?: string }?]>('reject');
+import { ActivityFailure, ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
+import { approveSignal, FailureType, rejectSignal, type EventOutcome, type Order, type WebhookEvent } from '../contracts';
+import { charge as chargeCard, claim, db, duplicate, finish, formatAmount, sendEmail, stepOf, trackProgress } from './steps';
 
 interface OrderCreated {
   orderId: string;
@@ -26,7 +21,7 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
   let decision: { approved: boolean; by?: string; reason?: string } | undefined;
   setHandler(approveSignal, (input) => void (decision ??= { approved: true, by: input?.by }));
   setHandler(rejectSignal, (input) => void (decision ??= { approved: false, by: input?.by, reason: input?.reason }));
-  if (!(await claim(event, progress))) return finish(event, progress, 'duplicate');
+  if (!(await claim(event, progress))) return duplicate(event, progress);
 
   const data = readOrder(event);
   const order = (status: Order['status'], paymentIntentId?: string): Order => ({
@@ -51,8 +46,7 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
       const reason = decision ? `rejected${decision.reason ? `: ${decision.reason}` : ''}` : `not reviewed within ${settings.reviewTimeout}`;
       await db.saveOrder({ ...stepOf(event, 'order:cancelled'), order: order('cancelled') });
       await email('email:cancelled', `Order ${data.orderId} cancelled`, `Your order ${data.orderId} was cancelled (${reason}). You have not been charged.`);
-      await db.completeEvent({ source: event.source, eventId: event.id, status: 'completed', outcome: { orderId: data.orderId, cancelled: reason } });
-      return finish(event, progress, 'cancelled');
+      return finish(event, progress, 'cancelled', { status: 'completed', detail: { orderId: data.orderId, cancelled: reason } });
     }
     progress.stepsDone.push('approved');
   }
@@ -61,26 +55,25 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
   try {
     charge = await chargeCard({ source: event.source, eventId: event.id, idempotencyKey: event.id, orderId: data.orderId, amount: data.amount, currency: data.currency, customer: data.customer, paymentMethod: data.paymentMethod });
   } catch (error) {
-    if (!(error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === 'CardDeclined')) throw error;
+    if (!(error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === FailureType.CARD_DECLINED)) throw error;
     await db.saveOrder({ ...stepOf(event, 'order:payment-failed'), order: order('payment_failed') });
     await email('email:payment-failed', `Payment for order ${data.orderId} failed`, `We could not charge your card for order ${data.orderId}: ${error.cause.message}`);
     await db.completeEvent({ source: event.source, eventId: event.id, status: 'failed', outcome: { orderId: data.orderId, declined: error.cause.message } });
     progress.outcome = 'payment_failed';
-    throw ApplicationFailure.nonRetryable(`Payment for order ${data.orderId} was declined: ${error.cause.message}`, 'PaymentDeclined', error.cause.details?.[0]);
+    throw ApplicationFailure.nonRetryable(`Payment for order ${data.orderId} was declined: ${error.cause.message}`, FailureType.PAYMENT_DECLINED, error.cause.details?.[0]);
   }
   progress.stepsDone.push('charge');
 
   await db.saveOrder({ ...stepOf(event, 'order:paid'), order: order('paid', charge.paymentIntentId) });
   await email('email:receipt', `Receipt for order ${data.orderId}`, `We charged ${formatAmount(data.amount, data.currency)} for order ${data.orderId}. Thank you!`);
   progress.stepsDone.push('email:receipt');
-  await db.completeEvent({ source: event.source, eventId: event.id, status: 'completed', outcome: { orderId: data.orderId, paymentIntentId: charge.paymentIntentId } });
-  return finish(event, progress, 'charged');
+  return finish(event, progress, 'charged', { status: 'completed', detail: { orderId: data.orderId, paymentIntentId: charge.paymentIntentId } });
 }
 
 function readOrder(event: WebhookEvent): OrderCreated {
   const data = (event.payload as { data?: Partial<OrderCreated> }).data ?? {};
   const missing: string[] = (['orderId', 'currency', 'customer', 'paymentMethod', 'email'] as const).filter((field) => typeof data[field] !== 'string' || data[field] === '');
   if (!Number.isSafeInteger(data.amount) || (data.amount as number) <= 0) missing.push('amount');
-  if (missing.length > 0) throw ApplicationFailure.nonRetryable(`order.created is missing or has invalid: ${missing.join(', ')}`, 'InvalidOrder');
+  if (missing.length > 0) throw ApplicationFailure.nonRetryable(`order.created is missing or has invalid: ${missing.join(', ')}`, FailureType.INVALID_ORDER);
   return data as OrderCreated;
 }

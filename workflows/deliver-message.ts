@@ -1,31 +1,11 @@
-import { defineQuery, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import type { DeliveryOutcome } from '../activities/delivery';
+import { proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import { deliveryStateQuery, type Activities, type DeliveryInput, type DeliveryState } from '../contracts';
 
 /** Each attempt is one activity; the schedule between attempts is the workflow's own durable timers. */
 const { attemptDelivery } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
 });
-
-export interface DeliveryInput {
-  messageId: string;
-  endpointId: string;
-  eventType: string;
-  payload: unknown;
-  createdAt: string;
-  /** Milliseconds to wait before each attempt; its length is the number of attempts. */
-  scheduleMs: number[];
-}
-
-export interface DeliveryState {
-  endpointId: string;
-  status: 'delivering' | 'delivered' | 'failed' | 'gone' | 'endpoint_disabled' | 'endpoint_deleted';
-  attempts: number;
-  lastOutcome: DeliveryOutcome | null;
-}
-
-export const deliveryStateQuery = defineQuery<DeliveryState>('status');
 
 /**
  * One message to one endpoint: attempts on the schedule (by default immediately, 5 s, 5 min,

@@ -1,5 +1,5 @@
-import type { WebhookEvent } from '../src/providers/types';
-import { claim, db, external, finish, formatAmount, sendEmail, stepOf, trackProgress, type EventOutcome } from './steps';
+import type { EventOutcome, WebhookEvent } from '../contracts';
+import { claim, db, duplicate, external, finish, formatAmount, sendEmail, stepOf, trackProgress } from './steps';
 
 interface CheckoutSession {
   id: string;
@@ -18,7 +18,7 @@ interface CheckoutSession {
 export async function fulfilCheckout(event: WebhookEvent): Promise<EventOutcome> {
   const progress = trackProgress(event);
   const done = (step: string) => progress.stepsDone.push(step);
-  if (!(await claim(event, progress))) return finish(event, progress, 'duplicate');
+  if (!(await claim(event, progress))) return duplicate(event, progress);
 
   const session = (event.payload as { data: { object: CheckoutSession } }).data.object;
   const order = await db.saveOrder({
@@ -53,6 +53,5 @@ export async function fulfilCheckout(event: WebhookEvent): Promise<EventOutcome>
     done('email:confirmation');
   }
 
-  await db.completeEvent({ source: event.source, eventId: event.id, status: 'completed', outcome: { orderId: order.id } });
-  return finish(event, progress, 'fulfilled');
+  return finish(event, progress, 'fulfilled', { status: 'completed', detail: { orderId: order.id } });
 }

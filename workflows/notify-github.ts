@@ -1,5 +1,5 @@
-import type { WebhookEvent } from '../src/providers/types';
-import { claim, db, finish, sendEmail, stepOf, trackProgress, type EventOutcome } from './steps';
+import type { EventOutcome, WebhookEvent } from '../contracts';
+import { claim, db, duplicate, finish, sendEmail, stepOf, trackProgress } from './steps';
 
 interface GitHubPayload {
   repository?: { full_name?: string };
@@ -11,13 +11,10 @@ interface GitHubPayload {
 /** GitHub `issues.opened` and `ping`: one notification email to NOTIFY_EMAIL. */
 export async function notifyGitHub(event: WebhookEvent): Promise<EventOutcome> {
   const progress = trackProgress(event);
-  if (!(await claim(event, progress))) return finish(event, progress, 'duplicate');
+  if (!(await claim(event, progress))) return duplicate(event, progress);
 
   const { notifyEmail } = await db.flowSettings();
-  if (!notifyEmail) {
-    await db.completeEvent({ source: event.source, eventId: event.id, status: 'ignored', outcome: { reason: 'NOTIFY_EMAIL is not set' } });
-    return finish(event, progress, 'ignored');
-  }
+  if (!notifyEmail) return finish(event, progress, 'ignored', { status: 'ignored', detail: { reason: 'NOTIFY_EMAIL is not set' } });
   const payload = event.payload as GitHubPayload;
   const repo = payload.repository?.full_name ?? 'GitHub';
   const { subject, text } =
@@ -29,6 +26,5 @@ export async function notifyGitHub(event: WebhookEvent): Promise<EventOutcome> {
         };
   await sendEmail({ ...stepOf(event, 'email:notification'), idempotencyKey: event.id, to: notifyEmail, subject, text });
   progress.stepsDone.push('email:notification');
-  await db.completeEvent({ source: event.source, eventId: event.id, status: 'completed', outcome: { notified: notifyEmail } });
-  return finish(event, progress, 'notified');
+  return finish(event, progress, 'notified', { status: 'completed', detail: { notified: notifyEmail } });
 }

@@ -1,5 +1,5 @@
-import type { WebhookEvent } from '../src/providers/types';
-import { claim, db, finish, trackProgress, type EventOutcome } from './steps';
+import type { EventOutcome, WebhookEvent } from '../contracts';
+import { claim, duplicate, finish, trackProgress } from './steps';
 
 /**
  * Every event type no flow handles: claimed in the ledger, then completed as `ignored`, so it is
@@ -7,7 +7,6 @@ import { claim, db, finish, trackProgress, type EventOutcome } from './steps';
  */
 export async function recordEvent(event: WebhookEvent): Promise<EventOutcome> {
   const progress = trackProgress(event);
-  if (!(await claim(event, progress))) return finish(event, progress, 'duplicate');
-  await db.completeEvent({ source: event.source, eventId: event.id, status: 'ignored', outcome: { reason: 'no flow for this event type' } });
-  return finish(event, progress, 'ignored');
+  if (!(await claim(event, progress))) return duplicate(event, progress);
+  return finish(event, progress, 'ignored', { status: 'ignored', detail: { reason: 'no flow for this event type' } });
 }

@@ -1,8 +1,5 @@
-import { defineQuery, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import type { EmailInput } from '../activities/email';
-import type { ChargeInput } from '../activities/stripe';
-import type { WebhookEvent } from '../src/providers/types';
+import { proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { statusQuery, type Activities, type ChargeInput, type EmailInput, type EventOutcome, type EventProgress, type EventStatus, type StepKey, type WebhookEvent } from '../contracts';
 
 /** Database work: quick, retried until it succeeds. */
 export const db = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds' });
@@ -32,25 +29,6 @@ export function formatAmount(amount: number, currency: string): string {
   return `${(amount / 100).toFixed(2)} ${currency.toUpperCase()}`;
 }
 
-/** What every event workflow returns. */
-export interface EventOutcome {
-  outcome: string;
-  source: string;
-  eventId: string;
-  type: string;
-}
-
-/** What the `status` query answers for every event workflow. */
-export interface EventProgress {
-  eventId: string;
-  type: string;
-  stepsDone: string[];
-  waitingFor: string | null;
-  outcome: string | null;
-}
-
-export const statusQuery = defineQuery<EventProgress>('status');
-
 /** Registers the `status` query and returns the progress it reports, for the workflow to update. */
 export function trackProgress(event: WebhookEvent): EventProgress {
   const progress: EventProgress = { eventId: event.id, type: event.type, stepsDone: [], waitingFor: null, outcome: null };
@@ -58,10 +36,20 @@ export function trackProgress(event: WebhookEvent): EventProgress {
   return progress;
 }
 
-/** Sets the outcome the `status` query reports and returns it as the workflow's result. */
-export function finish(event: WebhookEvent, progress: EventProgress, outcome: string): EventOutcome {
+/**
+ * Records how the event ended in the ledger, sets the outcome the `status` query reports, and
+ * returns it as the workflow's result: the last step of every event workflow that claimed its event.
+ */
+export async function finish(event: WebhookEvent, progress: EventProgress, outcome: string, ledger: { status: EventStatus; detail: unknown }): Promise<EventOutcome> {
+  await db.completeEvent({ source: event.source, eventId: event.id, status: ledger.status, outcome: ledger.detail });
   progress.outcome = outcome;
   return { outcome, source: event.source, eventId: event.id, type: event.type };
+}
+
+/** The result of a workflow whose event another run chain owns: nothing done, nothing recorded. */
+export function duplicate(event: WebhookEvent, progress: EventProgress): EventOutcome {
+  progress.outcome = 'duplicate';
+  return { outcome: 'duplicate', source: event.source, eventId: event.id, type: event.type };
 }
 
 /**
@@ -76,6 +64,6 @@ export async function claim(event: WebhookEvent, progress: EventProgress): Promi
 }
 
 /** The ledger key of one step of this event. */
-export function stepOf(event: WebhookEvent, step: string) {
+export function stepOf(event: WebhookEvent, step: string): StepKey {
   return { source: event.source, eventId: event.id, step };
 }

@@ -1,19 +1,14 @@
-import { condition, continueAsNew, defineQuery, defineSignal, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { SubscriptionUpdate } from '../activities/subscriptions';
-import type { WebhookEvent } from '../src/providers/types';
-import { claim, db, finish, trackProgress, type EventOutcome } from './steps';
-
-export const applySignal = defineSignal<[SubscriptionUpdate]>('apply');
-export const subscriptionStateQuery = defineQuery<SubscriptionState>('state');
-
-export interface SubscriptionState {
-  subscriptionId: string;
-  /** The newest update applied: its event's `created` and ID. */
-  last: { created: number; eventId: string } | null;
-  status: string | null;
-  /** Updates received by this run, applied or ignored. */
-  updatesSeen: number;
-}
+import { condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  applySignal,
+  subscriptionStateQuery,
+  type EventOutcome,
+  type SubscriptionEntityInput,
+  type SubscriptionState,
+  type SubscriptionUpdate,
+  type WebhookEvent,
+} from '../contracts';
+import { claim, db, duplicate, finish, trackProgress } from './steps';
 
 /**
  * Stripe `customer.subscription.created|updated|deleted`: idempotency does not order events, so
@@ -21,7 +16,7 @@ export interface SubscriptionState {
  */
 export async function applySubscriptionEvent(event: WebhookEvent): Promise<EventOutcome> {
   const progress = trackProgress(event);
-  if (!(await claim(event, progress))) return finish(event, progress, 'duplicate');
+  if (!(await claim(event, progress))) return duplicate(event, progress);
   const payload = event.payload as { created: number; data: { object: SubscriptionUpdate['subscription'] } };
   const entity = await db.forwardSubscriptionUpdate({
     eventId: event.id,
@@ -30,8 +25,7 @@ export async function applySubscriptionEvent(event: WebhookEvent): Promise<Event
     deleted: event.type === 'customer.subscription.deleted',
   });
   progress.stepsDone.push('forwarded');
-  await db.completeEvent({ source: event.source, eventId: event.id, status: 'completed', outcome: { entity } });
-  return finish(event, progress, 'forwarded');
+  return finish(event, progress, 'forwarded', { status: 'completed', detail: { entity } });
 }
 
 /** How long an entity with nothing to apply stays open before it completes. */
@@ -42,7 +36,7 @@ const IDLE_TIMEOUT = '1 day';
  * if it is newer than the last one applied (by `created`, then event ID); older ones and repeats are
  * ignored. The database applies the same rule, so the order holds across entity runs too.
  */
-export async function subscriptionEntity(input: { subscriptionId: string; last?: SubscriptionState['last'] }): Promise<SubscriptionState> {
+export async function subscriptionEntity(input: SubscriptionEntityInput): Promise<SubscriptionState> {
   const state: SubscriptionState = { subscriptionId: input.subscriptionId, last: input.last ?? null, status: null, updatesSeen: 0 };
   const pending: SubscriptionUpdate[] = [];
   setHandler(applySignal, (update) => void pending.push(update));

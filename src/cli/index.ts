@@ -3,7 +3,7 @@ import { Connection } from '@temporalio/client';
 import { Command, InvalidArgumentError } from 'commander';
 import { loadReceiverConfig } from '../config';
 import { temporalSettings } from '../temporal/connection';
-import { MIN_RETENTION_SECONDS, prepareNamespace } from '../temporal/search-attributes';
+import { MIN_RETENTION_SECONDS, prepareNamespace } from '../temporal/namespace';
 import { eventsCommand } from './events';
 import { messagesCommand } from './messages';
 import { send } from './send';

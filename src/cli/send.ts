@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import type { ReceiverConfig } from '../config';
 import { createAdapter } from '../providers/registry';
-import { ProviderKind } from '../providers/types';
+import { ProviderKind } from '../../contracts';
 import githubIssuesOpened from './fixtures/github.issues.opened.json';
 import standardOrderCreated from './fixtures/standard.order.created.json';
 import stripeCheckoutCompleted from './fixtures/stripe.checkout.session.completed.json';

@@ -1,22 +1,5 @@
+import type { EventClaim, EventCompletion, EventStatus, StepKey } from '../../contracts';
 import type { Database, Queryable } from './database';
-
-/** Where an event stands in the ledger. */
-export const EventStatus = {
-  PROCESSING: 'processing',
-  COMPLETED: 'completed',
-  FAILED: 'failed',
-  IGNORED: 'ignored',
-} as const;
-export type EventStatus = (typeof EventStatus)[keyof typeof EventStatus];
-
-export interface EventClaim {
-  source: string;
-  eventId: string;
-  type: string;
-  workflowId: string;
-  /** The run chain's first run: kept by resets and retries, new for a second start with the same ID. */
-  firstExecutionRunId: string;
-}
 
 /** What a step did: the external object it made (Stripe object, email ID) and its result. */
 export interface StepRecord<Result = unknown> {
@@ -40,32 +23,38 @@ export async function claimEvent(db: Queryable, claim: EventClaim): Promise<'cla
   return rows[0]!.first_execution_run_id === claim.firstExecutionRunId ? 'claimed' : 'duplicate';
 }
 
-export async function completeEvent(
-  db: Queryable,
-  event: { source: string; eventId: string; status: EventStatus; outcome: unknown },
-): Promise<void> {
+export async function completeEvent(db: Queryable, event: EventCompletion): Promise<void> {
   await db.query(
     `UPDATE processed_events SET status = $3, outcome = $4, completed_at = now() WHERE source = $1 AND event_id = $2`,
     [event.source, event.eventId, event.status, JSON.stringify(event.outcome)],
   );
 }
 
-export async function findStep<Result>(db: Queryable, source: string, eventId: string, step: string): Promise<StepRecord<Result> | undefined> {
+async function findStep<Result>(db: Queryable, key: StepKey): Promise<StepRecord<Result> | undefined> {
   const { rows } = await db.query<{ external_id: string | null; result: Result }>(
     'SELECT external_id, result FROM event_steps WHERE source = $1 AND event_id = $2 AND step = $3',
-    [source, eventId, step],
+    [key.source, key.eventId, key.step],
   );
   const row = rows[0];
   return row && { externalId: row.external_id, result: row.result };
 }
 
-/** Records a step done outside the database (a Stripe call, an email); a second record is ignored. */
-export async function recordStep(db: Queryable, source: string, eventId: string, step: string, record: StepRecord): Promise<void> {
+/**
+ * Runs a call outside the database (Stripe, an email API) once per (source, event, step): the ledger
+ * is read first, and the step recorded after the call. A crash between the call and the record
+ * repeats the call, with the same idempotency key, so the provider answers with the first result;
+ * after the provider has forgotten the key, the ledger answers.
+ */
+export async function callOnce<Result>(db: Queryable, key: StepKey, call: () => Promise<StepRecord<Result>>): Promise<Result> {
+  const done = await findStep<Result>(db, key);
+  if (done) return done.result;
+  const record = await call();
   await db.query(
     `INSERT INTO event_steps (source, event_id, step, external_id, result) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (source, event_id, step) DO NOTHING`,
-    [source, eventId, step, record.externalId, JSON.stringify(record.result)],
+    [key.source, key.eventId, key.step, record.externalId, JSON.stringify(record.result)],
   );
+  return record.result;
 }
 
 /**
@@ -77,11 +66,7 @@ export async function recordStep(db: Queryable, source: string, eventId: string,
  *
  * If A rolls back instead, B's insert goes through and B does the write.
  */
-export async function writeOnce<Result>(
-  db: Database,
-  step: { source: string; eventId: string; step: string },
-  write: (tx: Queryable) => Promise<StepRecord<Result>>,
-): Promise<StepRecord<Result> & { replayed: boolean }> {
+export async function writeOnce<Result>(db: Database, step: StepKey, write: (tx: Queryable) => Promise<StepRecord<Result>>): Promise<StepRecord<Result> & { replayed: boolean }> {
   return db.transaction(async (tx) => {
     const { rows } = await tx.query(
       `INSERT INTO event_steps (source, event_id, step) VALUES ($1, $2, $3)
@@ -89,7 +74,7 @@ export async function writeOnce<Result>(
       [step.source, step.eventId, step.step],
     );
     if (rows.length === 0) {
-      const done = await findStep<Result>(tx, step.source, step.eventId, step.step);
+      const done = await findStep<Result>(tx, step);
       return { ...done!, replayed: true };
     }
     const record = await write(tx);

@@ -2,7 +2,7 @@ import express, { type Request, type Router } from 'express';
 import type { Database } from '../db/database';
 import { ApiAuthError, InvalidRequestError, ResourceNotFoundError } from '../errors';
 import { checkDestination } from '../outbound/destination';
-import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateSecret, updateEndpoint } from '../outbound/endpoints';
+import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateSecret, updateEndpoint } from '../db/endpoints';
 import { tokenScope, type MessageService } from '../outbound/messages';
 import type { Logger } from '../logger';
 import { safeEqual } from '../providers/secrets';

@@ -2,7 +2,7 @@ import express, { type ErrorRequestHandler, type Express, type RequestHandler } 
 import { UnsupportedContentTypeError } from '../errors';
 import { createLogger, type Logger } from '../logger';
 import type { Source, SourceRegistry } from '../providers/registry';
-import type { WebhookEvent } from '../providers/types';
+import type { WebhookEvent } from '../../contracts';
 import type { EventOperations } from '../temporal/operations';
 import type { EventStarter } from '../temporal/start-event';
 import { createAdminRouter } from './admin';

@@ -1,11 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { deliveryStateQuery, deliveryWorkflowId, redeliveryWorkflowId, WorkflowType, type DeliveryInput, type PublishInput, type Workflows } from '../../contracts';
 import type { Database } from '../db/database';
+import { attemptsOf } from '../db/delivery-attempts';
+import { subscribedEndpoints } from '../db/endpoints';
 import { IdempotencyConflictError, IdempotencyKeyReusedError, ResourceNotFoundError } from '../errors';
-import type { DeliveryInput, DeliveryState } from '../../workflows/deliver-message';
-import { deliveryWorkflowId, type PublishInput } from '../../workflows/publish-message';
-import { subscribedEndpoints } from './endpoints';
 
 /** What `POST /v1/messages` answers, the first time and on every replay. */
 export interface Receipt {
@@ -88,22 +88,17 @@ export class MessageService {
       throw error;
     });
     if (!memo || memo.scope !== scope) throw new ResourceNotFoundError('message', messageId);
-    const { rows } = await this.db.query<{ endpoint_id: string; attempt: number; attempted_at: Date; status_code: number | null; latency_ms: number; error: string | null }>(
-      'SELECT * FROM delivery_attempts WHERE message_id = $1 ORDER BY endpoint_id, attempt',
-      [messageId],
-    );
+    const attempts = await attemptsOf(this.db, messageId);
     const deliveries = await Promise.all(
       memo.receipt.endpoints.map(async (endpointId) => {
         const state = await this.client.workflow
           .getHandle(deliveryWorkflowId(messageId, endpointId))
-          .query<DeliveryState>('status')
+          .query(deliveryStateQuery)
           .catch(() => null);
         return {
           endpointId,
           status: state?.status ?? 'unknown',
-          attempts: rows
-            .filter((row) => row.endpoint_id === endpointId)
-            .map((row) => ({ attempt: row.attempt, at: new Date(row.attempted_at).toISOString(), statusCode: row.status_code, latencyMs: row.latency_ms, error: row.error })),
+          attempts: attempts.filter((attempt) => attempt.endpointId === endpointId).map(({ endpointId: _endpoint, ...attempt }) => attempt),
         };
       }),
     );
@@ -119,7 +114,7 @@ export class MessageService {
     };
     const input: PublishInput = { messageId, eventType: body.eventType, payload: body.payload, createdAt: receipt.createdAt, endpointIds: receipt.endpoints, scheduleMs: this.options.scheduleMs };
     try {
-      await this.client.workflow.start('publishMessage', {
+      await this.client.workflow.start<Workflows['publishMessage']>(WorkflowType.publishMessage, {
         workflowId: messageId,
         taskQueue: this.options.taskQueue,
         args: [input],
@@ -176,9 +171,9 @@ export async function redeliverMessage(
   const input = defaultPayloadConverter.fromPayload<PublishInput>(events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!);
   return Promise.all(
     (endpointId ? [endpointId] : memo.receipt.endpoints).map(async (id) => {
-      const workflowId = `${deliveryWorkflowId(messageId, id)}:redeliver-${randomUUID().slice(0, 8)}`;
+      const workflowId = redeliveryWorkflowId(messageId, id, randomUUID().slice(0, 8));
       const delivery: DeliveryInput = { ...input, endpointId: id, scheduleMs: options.scheduleMs };
-      await client.workflow.start('deliverMessage', { workflowId, taskQueue: options.taskQueue, args: [delivery], staticSummary: `redeliver ${messageId} to ${id}` });
+      await client.workflow.start<Workflows['deliverMessage']>(WorkflowType.deliverMessage, { workflowId, taskQueue: options.taskQueue, args: [delivery], staticSummary: `redeliver ${messageId} to ${id}` });
       return workflowId;
     }),
   );

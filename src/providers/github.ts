@@ -1,7 +1,8 @@
 import { MalformedEventError, SignatureVerificationError } from '../errors';
 import { objectId, parseJsonObject, requireString } from './json';
 import { firstSecret, hmacSha256Hex, safeEqual } from './secrets';
-import { ProviderKind, type Delivery, type ProviderAdapter, type SampleEvent } from './types';
+import { ProviderKind } from '../../contracts';
+import type { Delivery, ProviderAdapter, SampleEvent } from './types';
 
 const JSON_TYPE = 'application/json';
 const FORM_TYPE = 'application/x-www-form-urlencoded';

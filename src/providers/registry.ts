@@ -3,7 +3,8 @@ import { UnknownSourceError } from '../errors';
 import { createGitHubAdapter } from './github';
 import { createStandardWebhooksAdapter } from './standard-webhooks';
 import { createStripeAdapter } from './stripe';
-import { ProviderKind, type ProviderAdapter } from './types';
+import { ProviderKind } from '../../contracts';
+import type { ProviderAdapter } from './types';
 
 /** A configured source with its adapter. */
 export interface Source {

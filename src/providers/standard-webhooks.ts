@@ -3,7 +3,8 @@ import { Webhook } from 'standardwebhooks';
 import { ConfigError, SignatureVerificationError } from '../errors';
 import { objectId, parseJsonObject, requireString } from './json';
 import { firstSecret, safeEqual } from './secrets';
-import { ProviderKind, TIMESTAMP_TOLERANCE_SECONDS, type Delivery, type ProviderAdapter, type SampleEvent } from './types';
+import { ProviderKind } from '../../contracts';
+import { TIMESTAMP_TOLERANCE_SECONDS, type Delivery, type ProviderAdapter, type SampleEvent } from './types';
 
 const PUBLIC_KEY_PREFIX = 'whpk_';
 

@@ -2,7 +2,8 @@ import Stripe from 'stripe';
 import { MalformedEventError, SignatureVerificationError } from '../errors';
 import { objectId, requireString } from './json';
 import { firstSecret } from './secrets';
-import { ProviderKind, TIMESTAMP_TOLERANCE_SECONDS, type Delivery, type ProviderAdapter, type SampleEvent } from './types';
+import { ProviderKind } from '../../contracts';
+import { TIMESTAMP_TOLERANCE_SECONDS, type Delivery, type ProviderAdapter, type SampleEvent } from './types';
 
 /** The Stripe API version our sample events claim; verification accepts any version. */
 const SAMPLE_API_VERSION = '2025-09-30.clover';

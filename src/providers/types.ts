@@ -1,32 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-
-/** The three kinds of provider the receiver can verify. */
-export const ProviderKind = {
-  STRIPE: 'stripe',
-  GITHUB: 'github',
-  STANDARD_WEBHOOKS: 'standard-webhooks',
-} as const;
-export type ProviderKind = (typeof ProviderKind)[keyof typeof ProviderKind];
-
-/** One verified delivery, as the event workflow receives it. */
-export interface WebhookEvent {
-  /** The configured source name, the `:source` of `POST /webhooks/:source`. */
-  source: string;
-  /** The source's provider kind, which (with the type) picks the workflow. */
-  provider: ProviderKind;
-  /** The provider's event ID (Stripe `id`, GitHub `X-GitHub-Delivery`, Standard Webhooks `webhook-id`). */
-  id: string;
-  /** The event type (`checkout.session.completed`, `issues.opened`, `order.created`). */
-  type: string;
-  /** When the provider says the event happened, ISO 8601; the receipt time when the provider does not say. */
-  occurredAt: string;
-  /** When the receiver verified the delivery, ISO 8601. */
-  receivedAt: string;
-  /** The ID of the object the event is about, when the provider names one, for people reading the UI. */
-  subject?: string;
-  /** The parsed body. */
-  payload: unknown;
-}
+import type { ProviderKind, WebhookEvent } from '../../contracts';
 
 /** A delivery as it reached the receiver, before anything is trusted. */
 export interface Delivery {

@@ -1,20 +1,17 @@
-import type * as workflows from '../../workflows';
-import { ProviderKind, type WebhookEvent } from '../providers/types';
-
-export type EventWorkflowType = keyof Pick<typeof workflows, 'fulfilCheckout' | 'chargeOrder' | 'notifyGitHub' | 'applySubscriptionEvent' | 'recordEvent'>;
+import { ProviderKind, WorkflowType, type EventWorkflowType, type WebhookEvent } from '../../contracts';
 
 const FLOWS: Record<ProviderKind, Record<string, EventWorkflowType>> = {
   [ProviderKind.STRIPE]: {
-    'checkout.session.completed': 'fulfilCheckout',
-    'customer.subscription.created': 'applySubscriptionEvent',
-    'customer.subscription.updated': 'applySubscriptionEvent',
-    'customer.subscription.deleted': 'applySubscriptionEvent',
+    'checkout.session.completed': WorkflowType.fulfilCheckout,
+    'customer.subscription.created': WorkflowType.applySubscriptionEvent,
+    'customer.subscription.updated': WorkflowType.applySubscriptionEvent,
+    'customer.subscription.deleted': WorkflowType.applySubscriptionEvent,
   },
-  [ProviderKind.STANDARD_WEBHOOKS]: { 'order.created': 'chargeOrder' },
-  [ProviderKind.GITHUB]: { 'issues.opened': 'notifyGitHub', ping: 'notifyGitHub' },
+  [ProviderKind.STANDARD_WEBHOOKS]: { 'order.created': WorkflowType.chargeOrder },
+  [ProviderKind.GITHUB]: { 'issues.opened': WorkflowType.notifyGitHub, ping: WorkflowType.notifyGitHub },
 };
 
 /** The workflow that handles an event; types no flow handles are recorded and completed as ignored. */
 export function workflowTypeFor(event: Pick<WebhookEvent, 'provider' | 'type'>): EventWorkflowType {
-  return FLOWS[event.provider][event.type] ?? 'recordEvent';
+  return FLOWS[event.provider][event.type] ?? WorkflowType.recordEvent;
 }

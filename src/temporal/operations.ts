@@ -2,17 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import Long from 'long';
 import type { Queryable } from '../db/database';
+import { SIGNALS, statusQuery, type EventProgress, type WorkflowType } from '../../contracts';
 import { ledgerRecord, type LedgerRecord } from '../db/ledger';
 import { EventNotFoundError, OperationRejectedError } from '../errors';
-import type { EventProgress } from '../../workflows/steps';
 import { resetPoint, type ResetTarget } from './reset-points';
 import { toSummary, visibilityQuery, type EventFilter, type EventSummary } from './visibility';
-
-/** Signals each workflow type handles; anything else is refused before it reaches Temporal. */
-export const SIGNALS: Readonly<Record<string, readonly string[]>> = {
-  chargeOrder: ['approve', 'reject'],
-  subscriptionEntity: ['apply'],
-};
 
 export interface EventView extends EventSummary {
   summary: string | null;
@@ -40,7 +34,7 @@ export class EventOperations {
     const handle = this.client.workflow.getHandle(eventId);
     const description = await this.describe(eventId);
     const summary = toSummary(description);
-    const progress = await handle.query<EventProgress>('status').catch(() => null);
+    const progress = await handle.query(statusQuery).catch(() => null);
     let result: unknown = null;
     let failure: string[] | null = null;
     if (summary.status === 'completed') {
@@ -74,13 +68,13 @@ export class EventOperations {
 
   async signal(eventId: string, name: string, data?: unknown): Promise<void> {
     const { type } = await this.describe(eventId);
-    const accepted = SIGNALS[type] ?? [];
-    if (!accepted.includes(name)) {
-      throw new OperationRejectedError(
-        `${type} does not handle the signal "${name}"; ${accepted.length ? `it accepts ${accepted.join(', ')}` : 'it accepts no signals'}.`,
-      );
+    const accepted = SIGNALS[type as WorkflowType] ?? [];
+    const signal = accepted.find((definition) => definition.name === name);
+    if (!signal) {
+      const names = accepted.map((definition) => definition.name);
+      throw new OperationRejectedError(`${type} does not handle the signal "${name}"; ${names.length ? `it accepts ${names.join(', ')}` : 'it accepts no signals'}.`);
     }
-    await this.client.workflow.getHandle(eventId).signal(name, ...(data === undefined ? [] : [data]));
+    await this.client.workflow.getHandle(eventId).signal(signal, ...(data === undefined ? [] : [data]));
   }
 
   async query(eventId: string, name: string): Promise<unknown> {

@@ -1,9 +1,8 @@
 import { isGrpcServiceError, NamespaceNotFoundError, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { TemporalUnavailableError } from '../errors';
-import type { WebhookEvent } from '../providers/types';
+import { eventWorkflowId, WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE, type WebhookEvent } from '../../contracts';
 import { workflowTypeFor } from './handlers';
-import { WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE } from './search-attributes';
 
 export type StartResult =
   | { status: 'started'; workflowId: string; runId: string }
@@ -33,7 +32,7 @@ export class TemporalEventStarter implements EventStarter {
   ) {}
 
   async start(event: WebhookEvent, workflowIdPrefix: string): Promise<StartResult> {
-    const workflowId = workflowIdPrefix + event.id;
+    const workflowId = eventWorkflowId(workflowIdPrefix, event.id);
     try {
       const handle = await this.withDeadline(() =>
         this.client.workflow.start(workflowTypeFor(event), {

@@ -1,6 +1,6 @@
 import type { WorkflowExecutionDescription } from '@temporalio/client';
 import { OperationRejectedError } from '../errors';
-import { WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE } from './search-attributes';
+import { WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE } from '../../contracts';
 
 /**
  * Finding events in Temporal's visibility: the statuses an operator filters on, the filter, and the

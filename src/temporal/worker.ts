@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
-import type { Activities } from '../../activities';
+import type { Activities } from '../../contracts';
 import { PROJECT_ROOT } from '../config';
 import { ConfigError } from '../errors';
 import { connectWorkerConnection, type TemporalSettings } from './connection';

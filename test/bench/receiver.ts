@@ -14,7 +14,7 @@ import { loadReceiverConfig } from '../../src/config';
 import { startDevServer } from '../../src/dev/dev-server';
 import { silentLogger } from '../../src/logger';
 import { startReceiver } from '../../src/receiver';
-import { prepareNamespace } from '../../src/temporal/search-attributes';
+import { prepareNamespace } from '../../src/temporal/namespace';
 import { freePort } from '../support/ports';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 400);

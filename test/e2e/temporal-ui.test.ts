@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { chromium, type Browser } from 'playwright-core';
 import { startDevServer, type DevServer } from '../../src/dev/dev-server';
-import { prepareNamespace } from '../../src/temporal/search-attributes';
+import { prepareNamespace } from '../../src/temporal/namespace';
 import { checkoutCompleted } from '../support/events';
 import { ROOT } from '../support/processes';
 import { freePort } from '../support/ports';

@@ -5,7 +5,7 @@ import { loadCommonConfig } from '../../src/config';
 import { openDatabase, type Database } from '../../src/db/database';
 import { migrate } from '../../src/db/migrations';
 import { temporalTestServerPath } from '../../src/tools';
-import { createEndpoint } from '../../src/outbound/endpoints';
+import { createEndpoint } from '../../src/db/endpoints';
 import { MessageService, redeliverMessage } from '../../src/outbound/messages';
 import { createTestDatabase } from '../support/database';
 import { startEndpointServer } from '../support/endpoint-server';

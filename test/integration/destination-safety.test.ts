@@ -1,5 +1,5 @@
 import { createDeliveryActivities } from '../../activities/delivery';
-import { createEndpoint } from '../../src/outbound/endpoints';
+import { createEndpoint } from '../../src/db/endpoints';
 import { startEndpointServer } from '../support/endpoint-server';
 import { startStack, type WorkerStack } from '../support/stack';
 

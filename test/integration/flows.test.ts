@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { approveSignal, rejectSignal, statusQuery, subscriptionStateQuery, WorkflowType, type WebhookEvent, type Workflows } from '../../contracts';
 import { EventOperations } from '../../src/temporal/operations';
 import { eventually } from '../support/eventually';
 import { checkoutCompleted, orderCreated, subscriptionEvent, type SignedDelivery } from '../support/events';
@@ -114,12 +115,12 @@ describe('Standard Webhooks order.created → chargeOrder', () => {
     const delivery = orderCreated({ amount: 250000 });
     await deliver(delivery);
     const handle = stack.client.workflow.getHandle(delivery.id);
-    await eventually('the order is held for review', async () => (await handle.query<{ waitingFor: string | null }>('status')).waitingFor !== null);
-    expect(await handle.query('status')).toMatchObject({ waitingFor: 'approve or reject signal (up to 1h)', outcome: null });
+    await eventually('the order is held for review', async () => (await handle.query(statusQuery)).waitingFor !== null);
+    expect(await handle.query(statusQuery)).toMatchObject({ waitingFor: 'approve or reject signal (up to 1h)', outcome: null });
     expect(stripeRequestsFor(delivery.id)).toEqual([]);
     expect(await rows('SELECT status FROM orders WHERE id = $1', [delivery.orderId])).toEqual([{ status: 'awaiting_review' }]);
 
-    await handle.signal('approve', { by: 'ops' });
+    await handle.signal(approveSignal, { by: 'ops' });
     expect(await handle.result()).toMatchObject({ outcome: 'charged' });
     expect(stack.stripe.charges().filter((intent) => intent.metadata.event_id === delivery.id)).toHaveLength(1);
   });
@@ -128,7 +129,7 @@ describe('Standard Webhooks order.created → chargeOrder', () => {
     const delivery = orderCreated({ amount: 250000 });
     await deliver(delivery);
     const handle = stack.client.workflow.getHandle(delivery.id);
-    await handle.signal('reject', { reason: 'suspected fraud' });
+    await handle.signal(rejectSignal, { reason: 'suspected fraud' });
     expect(await handle.result()).toMatchObject({ outcome: 'cancelled' });
     expect(stripeRequestsFor(delivery.id)).toEqual([]);
     expect(await rows('SELECT status FROM orders WHERE id = $1', [delivery.orderId])).toEqual([{ status: 'cancelled' }]);
@@ -182,10 +183,10 @@ describe('resets and redeliveries', () => {
     const first = stack.client.workflow.getHandle(delivery.id);
     const firstRunId = (await first.describe()).runId;
     const { events } = await first.fetchHistory();
-    const event = defaultPayloadConverter.fromPayload(events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!);
+    const event = defaultPayloadConverter.fromPayload<WebhookEvent>(events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!);
 
     // What the receiver would start once retention has dropped the first run: same ID, new run chain.
-    const second = await stack.client.workflow.start('fulfilCheckout', {
+    const second = await stack.client.workflow.start<Workflows['fulfilCheckout']>(WorkflowType.fulfilCheckout, {
       workflowId: delivery.id,
       taskQueue: stack.taskQueue,
       args: [event],
@@ -209,8 +210,8 @@ describe('Stripe customer.subscription.* → one entity workflow per subscriptio
       expect(await resultOf(delivery.id)).toMatchObject({ outcome: 'forwarded' });
     }
     const entity = stack.client.workflow.getHandle(`subscription:${subscriptionId}`);
-    await eventually('the entity applied all three', async () => (await entity.query<{ updatesSeen: number }>('state')).updatesSeen === 3);
-    expect(await entity.query('state')).toMatchObject({ last: { created: 1_700_000_300, eventId: newest.id }, status: 'past_due' });
+    await eventually('the entity applied all three', async () => (await entity.query(subscriptionStateQuery)).updatesSeen === 3);
+    expect(await entity.query(subscriptionStateQuery)).toMatchObject({ last: { created: 1_700_000_300, eventId: newest.id }, status: 'past_due' });
     expect(await rows('SELECT status, last_event_id FROM subscriptions WHERE id = $1', [subscriptionId])).toEqual([{ status: 'past_due', last_event_id: newest.id }]);
   });
 });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { eventually } from '../support/eventually';
+import { statusQuery, WorkflowType } from '../../contracts';
 import { orderCreated, type SignedDelivery } from '../support/events';
 import { runCli } from '../support/processes';
 import { githubHeaders, SECRETS } from '../support/signing';
@@ -31,7 +32,7 @@ async function heldOrder(): Promise<string> {
   const delivery = orderCreated({ amount: 250000 });
   await deliver(delivery);
   const handle = stack.client.workflow.getHandle(delivery.id);
-  await eventually('the order is held for review', async () => (await handle.query<{ waitingFor: string | null }>('status')).waitingFor !== null);
+  await eventually('the order is held for review', async () => (await handle.query(statusQuery)).waitingFor !== null);
   return delivery.id;
 }
 
@@ -55,7 +56,7 @@ describe('durable-webhooks events', () => {
       eventId: delivery.id,
       source: 'standard',
       eventType: 'order.created',
-      workflowType: 'chargeOrder',
+      workflowType: WorkflowType.chargeOrder,
       status: 'completed',
       summary: `standard · order.created · ${delivery.orderId} · 42.00 EUR`,
       progress: { stepsDone: ['claim', 'charge', 'email:receipt'] },

@@ -1,9 +1,7 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import type { Activities } from '../../activities';
-import type { Order } from '../../activities/orders';
+import { ProviderKind, WorkflowType, type Activities, type Order, type WebhookEvent, type Workflows } from '../../contracts';
 import { temporalTestServerPath } from '../../src/tools';
-import { ProviderKind, type WebhookEvent } from '../../src/providers/types';
 import { workflowBundle } from '../support/stack';
 
 /**
@@ -50,7 +48,7 @@ it('cancels a held order when no decision comes within REVIEW_TIMEOUT (24 h, ski
 
   await worker.runUntil(async () => {
     const startedAt = await env.currentTimeMs();
-    const handle = await env.client.workflow.start('chargeOrder', { workflowId: event.id, taskQueue: 'review-timeout', args: [event] });
+    const handle = await env.client.workflow.start<Workflows['chargeOrder']>(WorkflowType.chargeOrder, { workflowId: event.id, taskQueue: 'review-timeout', args: [event] });
     expect(await handle.result()).toMatchObject({ outcome: 'cancelled' });
     expect((await env.currentTimeMs()) - startedAt).toBeGreaterThanOrEqual(24 * 60 * 60 * 1000);
   });

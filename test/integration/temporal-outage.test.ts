@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { temporalCliPath } from '../../src/tools';
-import { prepareNamespace } from '../../src/temporal/search-attributes';
+import { prepareNamespace } from '../../src/temporal/namespace';
 import { eventually } from '../support/eventually';
 import { SECRETS, stripeEvent, stripeHeaders } from '../support/signing';
 import { freePort } from '../support/ports';

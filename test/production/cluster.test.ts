@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
+import { statusQuery } from '../../contracts';
 import { eventually } from '../support/eventually';
 import { checkoutCompleted, orderCreated, subscriptionEvent, type SignedDelivery } from '../support/events';
 import { startEndpointServer } from '../support/endpoint-server';
@@ -97,7 +98,7 @@ describe('the production topology', () => {
     const held = orderCreated({ amount: 150_000 });
     expect((await deliver(held, first)).status).toBe(202);
     const handle = topology.client.workflow.getHandle(held.id);
-    await eventually('the order waits for approval', async () => ((await handle.query('status')) as { waitingFor: string | null }).waitingFor !== null);
+    await eventually('the order waits for approval', async () => (await handle.query(statusQuery)).waitingFor !== null);
     const approve = await fetch(`${second}/admin/events/${held.id}/signals/approve`, {
       method: 'POST',
       headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },

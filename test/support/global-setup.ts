@@ -1,7 +1,7 @@
 import { Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { temporalCliPath } from '../../src/tools';
-import { prepareNamespace } from '../../src/temporal/search-attributes';
+import { prepareNamespace } from '../../src/temporal/namespace';
 import { startLocalPostgres } from '../../src/cluster/postgres';
 import { freePort } from './ports';
 

@@ -4,10 +4,11 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { approveSignal, statusQuery, subscriptionStateQuery } from '../../contracts';
 import { startLocalPostgres } from '../../src/cluster/postgres';
 import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-stand-in';
 import { startDevServer } from '../../src/dev/dev-server';
-import { prepareNamespace } from '../../src/temporal/search-attributes';
+import { prepareNamespace } from '../../src/temporal/namespace';
 import { temporalCliPath } from '../../src/tools';
 import { startEndpointServer } from './endpoint-server';
 import { eventually } from './eventually';
@@ -50,8 +51,8 @@ async function main(): Promise<void> {
   const held = orderCreated({ amount: 150_000 });
   await post(`${stack.url}/webhooks/standard`, held.headers, held.body);
   const handle = stack.client.workflow.getHandle(held.id);
-  await eventually('the order waits for approval', async () => ((await handle.query('status')) as { waitingFor: string | null }).waitingFor !== null);
-  await handle.signal('approve', { by: 'ops' });
+  await eventually('the order waits for approval', async () => (await handle.query(statusQuery)).waitingFor !== null);
+  await handle.signal(approveSignal, { by: 'ops' });
   await handle.result();
   recorded['chargeOrder-approved'] = held.id;
 
@@ -67,7 +68,7 @@ async function main(): Promise<void> {
   await deliver('applySubscriptionEvent', subscriptionEvent(subscriptionId, 'updated', 1_700_000_300, 'past_due'));
   await deliver('applySubscriptionEvent-older', subscriptionEvent(subscriptionId, 'created', 1_700_000_100, 'incomplete'));
   const entity = stack.client.workflow.getHandle(`subscription:${subscriptionId}`);
-  await eventually('the entity applied both', async () => ((await entity.query('state')) as { updatesSeen: number }).updatesSeen === 2);
+  await eventually('the entity applied both', async () => (await entity.query(subscriptionStateQuery)).updatesSeen === 2);
   recorded.subscriptionEntity = entity.workflowId;
 
   const endpoint = await startEndpointServer([500]);

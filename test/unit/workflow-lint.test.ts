@@ -18,6 +18,9 @@ describe('lint rules for workflows/', () => {
     ["import { request } from 'node:http';", 'no-restricted-imports'],
     ["import Stripe from 'stripe';", 'no-restricted-imports'],
     ["import { createActivities } from '../activities';", 'no-restricted-imports'],
+    ["import type { Order } from '../activities/orders';", 'no-restricted-imports'],
+    ["import type { WebhookEvent } from '../src/providers/types';", 'no-restricted-imports'],
+    ["import { Client } from '@temporalio/client';", 'no-restricted-imports'],
     ['export const at = Date.now();', 'no-restricted-properties'],
     ['export const roll = Math.random();', 'no-restricted-properties'],
     ['export const env = process.env.SECRET;', 'no-restricted-globals'],
@@ -26,14 +29,15 @@ describe('lint rules for workflows/', () => {
     expect(await lintWorkflow(code)).toContain(rule);
   });
 
-  it('accepts the SDK, type-only imports of activities, and our types', async () => {
+  it('accepts the SDK, the contracts and other workflow files', async () => {
     const code = [
       "import { proxyActivities } from '@temporalio/workflow';",
-      "import type { Activities } from '../activities';",
-      "import type { WebhookEvent } from '../src/providers/types';",
-      "const { recordArrival } = proxyActivities<Activities>({ startToCloseTimeout: '1 minute' });",
-      'export async function example(event: WebhookEvent): Promise<void> {',
-      '  await recordArrival({ source: event.source, eventId: event.id, type: event.type });',
+      "import type { Activities, WebhookEvent } from '../contracts';",
+      "import { formatAmount } from './steps';",
+      "const { claimEvent } = proxyActivities<Activities>({ startToCloseTimeout: '1 minute' });",
+      'export async function example(event: WebhookEvent): Promise<string> {',
+      "  await claimEvent({ source: event.source, eventId: event.id, type: event.type, workflowId: event.id, firstExecutionRunId: 'run' });",
+      "  return formatAmount(100, 'eur');",
       '}',
     ].join('\n');
     expect(await lintWorkflow(code)).toEqual([]);
@@ -48,6 +52,28 @@ describe('lint rules for workflows/', () => {
   });
 });
 
+describe('lint rules for contracts/', () => {
+  it.each([
+    "import { createHash } from 'node:crypto';",
+    "import { Client } from '@temporalio/client';",
+    "import type { Database } from '../src/db/database';",
+    "import type { Activities } from '../activities';",
+    "import { chargeOrder } from '../workflows/charge-order';",
+  ])('rejects %s', async (code) => {
+    expect(await lintIn('contracts', `${code}\nexport type Used = unknown;`)).toContain('no-restricted-imports');
+  });
+
+  it('accepts the workflow SDK, @temporalio/common and its own files', async () => {
+    const code = [
+      "import { defineSignal } from '@temporalio/workflow';",
+      "import type { Duration } from '@temporalio/common';",
+      "import type { StepKey } from './events';",
+      'export const pauseSignal = defineSignal<[StepKey, Duration]>("pause");',
+    ].join('\n');
+    expect(await lintIn('contracts', code)).toEqual([]);
+  });
+});
+
 describe('lint rules for shipped code (src/, activities/)', () => {
   it.each([
     ['src', "import { startStack } from '../test/support/stack';"],
@@ -57,7 +83,20 @@ describe('lint rules for shipped code (src/, activities/)', () => {
     expect(await lintIn(folder, `${code}\nexport const used = [startStack, SECRETS];`)).toContain('no-restricted-imports');
   });
 
-  it('accepts imports within src/', async () => {
+  it.each([
+    ['src/temporal', "import type { EventProgress } from '../../workflows/steps';"],
+    ['activities', "import { chargeOrder } from '../workflows';"],
+    ['src/http', "import type { ActivityDeps } from '../../activities';"],
+  ])('rejects from %s: %s', async (folder, code) => {
+    expect(await lintIn(folder, `${code}\nexport type Used = unknown;`)).toContain('no-restricted-imports');
+  });
+
+  it('lets src/services.ts, and only it, wire activities/', async () => {
+    expect(await lintIn('src', "import { createActivities } from '../activities';\nexport const used = createActivities;", 'services.ts')).toEqual([]);
+  });
+
+  it('accepts imports within src/ and of the contracts', async () => {
     expect(await lintIn('src', "import { startStripeStandIn } from './dev/stripe-stand-in';\nexport const used = startStripeStandIn;")).toEqual([]);
+    expect(await lintIn('activities', "import { FailureType } from '../contracts';\nimport { callOnce } from '../src/db/ledger';\nexport const used = [FailureType, callOnce];")).toEqual([]);
   });
 });

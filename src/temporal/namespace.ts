@@ -1,16 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { status as grpcStatus } from '@grpc/grpc-js';
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
-
-/** The configured source that received the event (`stripe`, `github`, `standard`, …). */
-export const WEBHOOK_SOURCE = defineSearchAttributeKey('WebhookSource', SearchAttributeType.KEYWORD);
-/** The provider's event type (`checkout.session.completed`, `issues.opened`, …). */
-export const WEBHOOK_EVENT_TYPE = defineSearchAttributeKey('WebhookEventType', SearchAttributeType.KEYWORD);
-
-export const SEARCH_ATTRIBUTES = [WEBHOOK_SOURCE, WEBHOOK_EVENT_TYPE];
+import { SEARCH_ATTRIBUTES } from '../../contracts';
 
 /** Stripe retries a failed delivery for up to 3 days; keep closed runs (and so engine dedupe) longer. */
 export const MIN_RETENTION_SECONDS = 7 * 24 * 60 * 60;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Queryable } from '../db/database';
+import type { Queryable } from './database';
 
 /** A subscriber to our API's messages, as the API shows it. The secret is shown on create and rotate only. */
 export interface Endpoint {

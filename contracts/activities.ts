@@ -1,0 +1,40 @@
+import type { Duration } from '@temporalio/common';
+import type { EmailInput } from './email';
+import type { EventClaim, EventCompletion } from './events';
+import type { DeliveryAttempt, DeliveryOutcome } from './messages';
+import type { Charge, ChargeInput, MarkFulfilledInput, Order, SaveOrderInput } from './orders';
+import type { SubscriptionUpdate } from './subscriptions';
+
+/** The business settings workflows read through an activity, so their values are in history. */
+export interface FlowSettings {
+  /** Orders at or above this amount (minor units) wait for approval; none when unset. */
+  reviewThreshold: number | null;
+  /** How long a held order waits for `approve` or `reject`, as a Temporal duration string. */
+  reviewTimeout: Duration;
+  /** Who gets GitHub notifications; none when unset. */
+  notifyEmail: string | null;
+}
+
+/**
+ * Every activity the workflows call, by name, input and result. `activities/` implements it; the
+ * workflows know only this.
+ */
+export interface Activities {
+  /** The first activity of every event workflow: `duplicate` means another run chain owns the event. */
+  claimEvent(claim: EventClaim): Promise<'claimed' | 'duplicate'>;
+  completeEvent(completion: EventCompletion): Promise<void>;
+  flowSettings(): Promise<FlowSettings>;
+  /** Writes the order and the step's ledger row in one transaction, once per step. */
+  saveOrder(input: SaveOrderInput): Promise<Order>;
+  /** Charges off-session through Stripe with the event ID as Idempotency-Key; throws `CardDeclined`. */
+  chargeOrder(input: ChargeInput): Promise<Charge>;
+  markPaymentIntentFulfilled(input: MarkFulfilledInput): Promise<void>;
+  /** Sends once per event and step; throws `EmailRejected` when the provider refuses for good. */
+  sendEmail(input: EmailInput): Promise<{ messageId: string }>;
+  /** Signal-with-start of the subscription's entity workflow; returns its workflow ID. */
+  forwardSubscriptionUpdate(update: SubscriptionUpdate): Promise<string>;
+  /** Stores the subscription if this update is newer than the stored one; false when it is not. */
+  storeSubscription(update: SubscriptionUpdate): Promise<boolean>;
+  /** One signed POST to an endpoint, recorded. */
+  attemptDelivery(input: DeliveryAttempt): Promise<DeliveryOutcome>;
+}

@@ -1,0 +1,85 @@
+import { defineQuery } from '@temporalio/workflow';
+
+/** The three kinds of provider the receiver can verify. */
+export const ProviderKind = {
+  STRIPE: 'stripe',
+  GITHUB: 'github',
+  STANDARD_WEBHOOKS: 'standard-webhooks',
+} as const;
+export type ProviderKind = (typeof ProviderKind)[keyof typeof ProviderKind];
+
+/** One verified delivery, as the event workflow receives it. */
+export interface WebhookEvent {
+  /** The configured source name, the `:source` of `POST /webhooks/:source`. */
+  source: string;
+  /** The source's provider kind, which (with the type) picks the workflow. */
+  provider: ProviderKind;
+  /** The provider's event ID (Stripe `id`, GitHub `X-GitHub-Delivery`, Standard Webhooks `webhook-id`). */
+  id: string;
+  /** The event type (`checkout.session.completed`, `issues.opened`, `order.created`). */
+  type: string;
+  /** When the provider says the event happened, ISO 8601; the receipt time when the provider does not say. */
+  occurredAt: string;
+  /** When the receiver verified the delivery, ISO 8601. */
+  receivedAt: string;
+  /** The ID of the object the event is about, when the provider names one, for people reading the UI. */
+  subject?: string;
+  /** The parsed body. */
+  payload: unknown;
+}
+
+/** An event workflow's ID: the provider's event ID, behind the source's optional prefix. */
+export const eventWorkflowId = (workflowIdPrefix: string, eventId: string) => workflowIdPrefix + eventId;
+
+/** What every event workflow returns. */
+export interface EventOutcome {
+  outcome: string;
+  source: string;
+  eventId: string;
+  type: string;
+}
+
+/** What the `status` query answers for every event workflow. */
+export interface EventProgress {
+  eventId: string;
+  type: string;
+  stepsDone: string[];
+  waitingFor: string | null;
+  outcome: string | null;
+}
+
+export const statusQuery = defineQuery<EventProgress>('status');
+
+/** Where an event stands in the ledger. */
+export const EventStatus = {
+  PROCESSING: 'processing',
+  COMPLETED: 'completed',
+  FAILED: 'failed',
+  IGNORED: 'ignored',
+} as const;
+export type EventStatus = (typeof EventStatus)[keyof typeof EventStatus];
+
+/** The first activity of every event workflow claims the event for its run chain. */
+export interface EventClaim {
+  source: string;
+  eventId: string;
+  type: string;
+  workflowId: string;
+  /** The run chain's first run: kept by resets and retries, new for a second start with the same ID. */
+  firstExecutionRunId: string;
+}
+
+/** The last ledger write of an event workflow: how it ended, and what it made. */
+export interface EventCompletion {
+  source: string;
+  eventId: string;
+  status: EventStatus;
+  outcome: unknown;
+}
+
+/** The ledger key of one step of one event. */
+export interface StepKey {
+  source: string;
+  eventId: string;
+  step: string;
+}

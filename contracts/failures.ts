@@ -1,0 +1,17 @@
+/**
+ * The `type` of every ApplicationFailure an activity or workflow throws on purpose. Workflows match
+ * on them, operators read them in the UI and `events show`; none of them is retried.
+ */
+export const FailureType = {
+  /** Stripe declined the card (StripeCardError). */
+  CARD_DECLINED: 'CardDeclined',
+  /** Stripe refused the request itself; it would fail the same way again. */
+  STRIPE_INVALID_REQUEST: 'StripeInvalidRequest',
+  /** The email provider refused the email permanently (bad key, bad address). */
+  EMAIL_REJECTED: 'EmailRejected',
+  /** `order.created` lacks a field the charge needs. */
+  INVALID_ORDER: 'InvalidOrder',
+  /** The order's charge was declined: the workflow ends failed, after the customer was told. */
+  PAYMENT_DECLINED: 'PaymentDeclined',
+} as const;
+export type FailureType = (typeof FailureType)[keyof typeof FailureType];

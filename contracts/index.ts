@@ -1,0 +1,13 @@
+/**
+ * What workflows share with everything else: names, definitions, inputs and results. Loaded into
+ * the workflow sandbox, so it imports only @temporalio/workflow, @temporalio/common and itself.
+ */
+export * from './activities';
+export * from './email';
+export * from './events';
+export * from './failures';
+export * from './messages';
+export * from './orders';
+export * from './search-attributes';
+export * from './subscriptions';
+export * from './workflows';
