@@ -71,3 +71,10 @@ export const SECRETS = {
   standard: `whsec_${Buffer.from('standard-test-secret-one-32bytes').toString('base64')}`,
   standardRotated: `whsec_${Buffer.from('standard-test-secret-two-32bytes').toString('base64')}`,
 };
+
+/** The signing secrets every test receiver is configured with (two of each, for rotation). */
+export const SECRETS_ENV = {
+  STRIPE_WEBHOOK_SECRET: `${SECRETS.stripe} ${SECRETS.stripeRotated}`,
+  GITHUB_WEBHOOK_SECRET: `${SECRETS.github},${SECRETS.githubRotated}`,
+  STANDARD_WEBHOOK_SECRET: `${SECRETS.standard} ${SECRETS.standardRotated}`,
+};

@@ -13,15 +13,8 @@ import { startWorker, WORKFLOWS_PATH, type RunningWorker } from '../../src/tempo
 import { temporalSettings } from '../../src/temporal/connection';
 import { createTestDatabase } from './database';
 import { startResendStandIn, type ResendStandIn } from './resend-stand-in';
-import { SECRETS } from './signing';
+import { SECRETS_ENV } from './signing';
 import { startStripeStandIn, type StripeStandIn } from '../../src/dev/stripe-stand-in';
-
-/** The signing secrets every test stack is configured with (two of each, for rotation). */
-export const SECRETS_ENV = {
-  STRIPE_WEBHOOK_SECRET: `${SECRETS.stripe} ${SECRETS.stripeRotated}`,
-  GITHUB_WEBHOOK_SECRET: `${SECRETS.github},${SECRETS.githubRotated}`,
-  STANDARD_WEBHOOK_SECRET: `${SECRETS.standard} ${SECRETS.standardRotated}`,
-};
 
 let bundle: Promise<WorkflowBundle> | undefined;
 /** The workflow bundle, built once per test file. */

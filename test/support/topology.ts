@@ -9,7 +9,7 @@ import { startStripeStandIn, type StripeStandIn } from '../../src/dev/stripe-sta
 import { freePort, freePortIn } from './ports';
 import { ROOT, spawnNpmScript, spawnTs, type Spawned } from './processes';
 import { startResendStandIn, type ResendStandIn } from './resend-stand-in';
-import { SECRETS_ENV } from './stack';
+import { SECRETS_ENV } from './signing';
 
 /**
  * What users deploy, as processes: `npm run cluster` (the pinned Temporal server on PostgreSQL), two

@@ -1,0 +1,186 @@
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { eventWorkflowId, type WebhookEvent } from '../../contracts';
+import { loadReceiverConfig } from '../../src/config';
+import { TemporalUnavailableError } from '../../src/errors';
+import { createApp } from '../../src/http/app';
+import { silentLogger } from '../../src/logger';
+import { SourceRegistry } from '../../src/providers/registry';
+import type { EventStarter, StartResult } from '../../src/temporal/start-event';
+import { githubHeaders, SECRETS, SECRETS_ENV, standardHeaders, stripeEvent, stripeHeaders } from '../support/signing';
+import { post } from '../support/stack';
+
+/**
+ * The receiver's answers to bad input, on the real app with a fake EventStarter: no Temporal and
+ * no database, and every event that would have started a workflow is in `started`.
+ */
+class RecordingStarter implements EventStarter {
+  readonly started: WebhookEvent[] = [];
+  unavailable = false;
+
+  async start(event: WebhookEvent, workflowIdPrefix: string): Promise<StartResult> {
+    if (this.unavailable) throw new TemporalUnavailableError(event.id);
+    this.started.push(event);
+    return { status: 'started', workflowId: eventWorkflowId(workflowIdPrefix, event.id), runId: 'run-1' };
+  }
+
+  async ready(): Promise<boolean> {
+    return !this.unavailable;
+  }
+}
+
+let starter: RecordingStarter;
+let server: Server;
+let receiver: { url: string };
+beforeEach(async () => {
+  starter = new RecordingStarter();
+  const config = loadReceiverConfig({ ...SECRETS_ENV, MAX_BODY_BYTES: String(64 * 1024) });
+  const app = createApp({ sources: new SourceRegistry(config.sources), starter, maxBodyBytes: config.maxBodyBytes, logger: silentLogger });
+  server = await new Promise<Server>((resolve) => {
+    const listening = app.listen(0, () => resolve(listening));
+  });
+  receiver = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+});
+afterEach(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+function signedStripe(overrides: Record<string, unknown> = {}, secret = SECRETS.stripe) {
+  const event = stripeEvent(overrides);
+  const body = JSON.stringify(event);
+  return { id: event.id as string, body, headers: stripeHeaders(body, secret) };
+}
+
+it('starts a correctly signed delivery once (the control for every case below)', async () => {
+  const { id, body, headers } = signedStripe();
+  const response = await post(`${receiver.url}/webhooks/stripe`, headers, body);
+  expect(response.status).toBe(202);
+  expect(starter.started.map((event) => event.id)).toEqual([id]);
+});
+
+it('answers 503 problem+json when Temporal does not confirm the start', async () => {
+  starter.unavailable = true;
+  const { body, headers } = signedStripe();
+  const response = await post(`${receiver.url}/webhooks/stripe`, headers, body);
+  expect(response.status).toBe(503);
+  expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  expect((await fetch(`${receiver.url}/readyz`)).status).toBe(503);
+});
+
+describe('bad input gets a problem+json answer and starts nothing', () => {
+  const MARKER = 'payload-marker-that-must-not-be-echoed';
+
+  type Case = { name: string; status: number; detail: RegExp; request: () => Promise<{ path: string; headers: Record<string, string>; body: string }> };
+  const cases: Case[] = [
+    {
+      name: 'a Stripe signature made with another secret',
+      status: 400,
+      detail: /No signatures found matching/,
+      request: async () => ({ path: 'stripe', ...signedStripe({ description: MARKER }, 'whsec_wrong') }),
+    },
+    {
+      name: 'a missing Stripe-Signature header',
+      status: 400,
+      detail: /Stripe-Signature header is missing/,
+      request: async () => {
+        const { body } = signedStripe({ description: MARKER });
+        return { path: 'stripe', body, headers: { 'content-type': 'application/json' } };
+      },
+    },
+    {
+      name: 'a body changed after signing',
+      status: 400,
+      detail: /No signatures found matching/,
+      request: async () => {
+        const { body, headers } = signedStripe({ description: MARKER });
+        return { path: 'stripe', headers, body: body.replace('"livemode":false', '"livemode":true') };
+      },
+    },
+    {
+      name: 'a timestamp outside the 300 s tolerance',
+      status: 400,
+      detail: /outside the 300 s tolerance/,
+      request: async () => {
+        const event = stripeEvent({ description: MARKER });
+        const body = JSON.stringify(event);
+        return { path: 'stripe', body, headers: stripeHeaders(body, SECRETS.stripe, Math.floor(Date.now() / 1000) - 600) };
+      },
+    },
+    {
+      name: 'malformed JSON, correctly signed',
+      status: 400,
+      detail: /not valid JSON/,
+      request: async () => {
+        const body = `{"id":"evt_${randomUUID()}","description":"${MARKER}",`;
+        return { path: 'stripe', body, headers: stripeHeaders(body, SECRETS.stripe) };
+      },
+    },
+    {
+      name: 'a signed event without an event ID',
+      status: 400,
+      detail: /no ID/,
+      request: async () => {
+        const body = JSON.stringify({ ...stripeEvent({ description: MARKER }), id: undefined });
+        return { path: 'stripe', body, headers: stripeHeaders(body, SECRETS.stripe) };
+      },
+    },
+    {
+      name: 'a GitHub delivery without X-GitHub-Delivery',
+      status: 400,
+      detail: /no delivery ID/,
+      request: async () => {
+        const body = JSON.stringify({ action: 'opened', marker: MARKER });
+        const { 'x-github-delivery': _dropped, ...headers } = await githubHeaders(body, SECRETS.github, { delivery: randomUUID(), event: 'issues' });
+        return { path: 'github', body, headers };
+      },
+    },
+    {
+      name: 'a Standard Webhooks delivery signed with another secret',
+      status: 400,
+      detail: /does not match/,
+      request: async () => {
+        const body = JSON.stringify({ type: 'order.created', data: { marker: MARKER } });
+        return { path: 'standard', body, headers: standardHeaders(body, `whsec_${Buffer.from('wrong key').toString('base64')}`, { id: `msg_${randomUUID()}` }) };
+      },
+    },
+    {
+      name: 'an unknown source',
+      status: 404,
+      detail: /No webhook source named "shopify"/,
+      request: async () => ({ path: 'shopify', ...signedStripe({ description: MARKER }) }),
+    },
+    {
+      name: 'a body over MAX_BODY_BYTES',
+      status: 413,
+      detail: /larger than the limit of 65536 bytes/,
+      request: async () => ({ path: 'stripe', ...signedStripe({ description: MARKER + 'x'.repeat(70 * 1024) }) }),
+    },
+    {
+      name: 'an unsupported content type',
+      status: 415,
+      detail: /Content-Type text\/plain is not accepted here; send application\/json/,
+      request: async () => {
+        const { body, headers } = signedStripe({ description: MARKER });
+        return { path: 'stripe', body, headers: { ...headers, 'content-type': 'text/plain' } };
+      },
+    },
+  ];
+
+  it.each(cases)('$name → $status', async ({ status, detail, request }) => {
+    const { path: source, headers, body } = await request();
+    const response = await post(`${receiver.url}/webhooks/${source}`, headers, body);
+
+    expect(response.status).toBe(status);
+    expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(response.json).toMatchObject({ status, type: expect.stringMatching(/^urn:durable-webhooks:problem:/), title: expect.any(String), detail: expect.stringMatching(detail) });
+    for (const secret of [...Object.values(SECRETS), MARKER]) expect(response.text).not.toContain(secret);
+    if (headers['stripe-signature']) expect(response.text).not.toContain(headers['stripe-signature']);
+    expect(starter.started).toEqual([]);
+  });
+
+  it('answers GET on a webhook route 405 with Allow: POST', async () => {
+    const response = await fetch(`${receiver.url}/webhooks/stripe`);
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST');
+  });
+});
+
