@@ -16,14 +16,15 @@ program
   .argument('<source>', 'the source to send to: stripe, github, standard, or one from WEBHOOKS_CONFIG')
   .argument('<fixture-or-type>', 'an event type (built-in samples: checkout.session.completed, issues.opened, order.created) or a JSON file {"type","payload"}')
   .option('--repeat <n>', 'send the same delivery this many times', positiveInteger, 1)
-  .option('--url <url>', 'the receiver base URL', `http://localhost:${process.env.PORT || 3000}`)
+  .option('--url <url>', 'the receiver base URL (default: http://localhost:$PORT, PORT defaulting to 3000)')
   .option('--id <eventId>', 'use this event ID instead of a new one')
   .option('--json', 'print each response as one JSON line')
-  .action(async (source: string, fixtureOrType: string, options: { repeat: number; url: string; id?: string; json?: boolean }) => {
+  .action(async (source: string, fixtureOrType: string, options: { repeat: number; url?: string; id?: string; json?: boolean }) => {
     // A client that signs samples: an unset secret means the development value `npm run dev` uses.
+    const config = loadReceiverConfig(process.env, { development: true });
     const attempts = await send(
-      loadReceiverConfig(process.env, { development: true }),
-      { source, fixtureOrType, repeat: options.repeat, url: options.url, eventId: options.id },
+      config,
+      { source, fixtureOrType, repeat: options.repeat, url: options.url ?? `http://localhost:${config.port}`, eventId: options.id },
       (attempt, index) => {
         if (options.json) {
           console.log(JSON.stringify(attempt));

@@ -50,8 +50,9 @@ afterAll(async () => {
   if (dev) await stopDev();
 });
 
+// No --url: send finds the receiver from PORT, as a developer's shell would.
 const sendJson = async (args: string[]) => {
-  const { code, output } = await runCli(['send', ...args, '--url', `http://localhost:${env.PORT}`, '--json'], env);
+  const { code, output } = await runCli(['send', ...args, '--json'], env);
   return { code, attempts: output.trim().split('\n').map((line) => JSON.parse(line) as { status: number; body: { status: string; eventId: string } }) };
 };
 
