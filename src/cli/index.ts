@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Connection } from '@temporalio/client';
 import { Command, InvalidArgumentError } from 'commander';
+import { SEARCH_ATTRIBUTES } from '../../contracts';
 import { loadReceiverConfig } from '../config';
 import { temporalSettings } from '../temporal/connection';
 import { MIN_RETENTION_SECONDS, prepareNamespace } from '../temporal/namespace';
@@ -40,7 +41,7 @@ program
 
 program
   .command('setup')
-  .description('Prepare the Temporal namespace: register WebhookSource and WebhookEventType, raise retention to at least 7 days.')
+  .description(`Prepare the Temporal namespace: register ${SEARCH_ATTRIBUTES.map((key) => key.name).join(' and ')}, raise retention to at least 7 days.`)
   .action(async () => {
     const settings = temporalSettings();
     const address = settings.connectionOptions.address;
@@ -53,7 +54,7 @@ program
       await connection.close();
     }
     console.log(
-      `Namespace "${settings.namespace}" at ${address}: search attributes WebhookSource and WebhookEventType registered, retention at least ${MIN_RETENTION_SECONDS / 86400} days.`,
+      `Namespace "${settings.namespace}" at ${address}: search attributes ${SEARCH_ATTRIBUTES.map((key) => key.name).join(' and ')} registered, retention at least ${MIN_RETENTION_SECONDS / 86400} days.`,
     );
   });
 

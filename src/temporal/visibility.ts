@@ -33,9 +33,9 @@ export interface EventFilter {
 
 /** Event workflows only (they carry WebhookSource), with the filters ANDed. `now` anchors a relative `since`. */
 export function visibilityQuery(filter: EventFilter, now: Date = new Date()): string {
-  const clauses = ['WebhookSource IS NOT NULL'];
-  if (filter.source) clauses.push(`WebhookSource = '${literal(filter.source, 'source')}'`);
-  if (filter.type) clauses.push(`WebhookEventType = '${literal(filter.type, 'type')}'`);
+  const clauses = [`${WEBHOOK_SOURCE.name} IS NOT NULL`];
+  if (filter.source) clauses.push(`${WEBHOOK_SOURCE.name} = '${literal(filter.source, 'source')}'`);
+  if (filter.type) clauses.push(`${WEBHOOK_EVENT_TYPE.name} = '${literal(filter.type, 'type')}'`);
   if (filter.status) {
     if (!EVENT_STATUSES.includes(filter.status)) throw new OperationRejectedError(`"status" must be one of ${EVENT_STATUSES.join(', ')}.`);
     clauses.push(`ExecutionStatus = '${STATUS_NAMES[filter.status]}'`);
