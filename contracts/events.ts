@@ -31,6 +31,16 @@ export interface WebhookEvent {
 /** An event workflow's ID: the provider's event ID, behind the source's optional prefix. */
 export const eventWorkflowId = (workflowIdPrefix: string, eventId: string) => workflowIdPrefix + eventId;
 
+/**
+ * Every workflow ID durable-webhooks makes for itself (subscriptions, messages, deliveries) starts
+ * with this, and the receiver refuses an event whose workflow ID would: a signed event can never
+ * take the ID of an internal workflow first.
+ */
+export const INTERNAL_WORKFLOW_ID_PREFIX = 'durable-webhooks:';
+
+/** True for the IDs no event workflow may have. */
+export const isInternalWorkflowId = (workflowId: string) => workflowId.startsWith(INTERNAL_WORKFLOW_ID_PREFIX);
+
 /** What every event workflow returns. */
 export interface EventOutcome {
   outcome: string;

@@ -1,6 +1,7 @@
 import { defineQuery } from '@temporalio/workflow';
+import { INTERNAL_WORKFLOW_ID_PREFIX } from './events';
 
-/** One message published through `POST /v1/messages`; its workflow ID is the message ID. */
+/** One message published through `POST /v1/messages`; its workflow ID is `messageWorkflowId(messageId)`. */
 export interface PublishInput {
   messageId: string;
   eventType: string;
@@ -48,8 +49,15 @@ export interface PublishResult {
 
 export const deliveryStateQuery = defineQuery<DeliveryState>('status');
 
-/** The child workflow delivering a message to one endpoint. */
-export const deliveryWorkflowId = (messageId: string, endpointId: string) => `${messageId}:${endpointId}`;
+/** The workflow that publishes a message: its memo is the message's receipt. */
+export const messageWorkflowId = (messageId: string) => `${INTERNAL_WORKFLOW_ID_PREFIX}${messageId}`;
+
+/**
+ * The child workflow delivering a message to one endpoint, named after its parent's workflow ID
+ * (`messageWorkflowId(messageId)`): a publish that began under an older ID form replays unchanged.
+ */
+export const deliveryWorkflowId = (messageWorkflowId: string, endpointId: string) => `${messageWorkflowId}:${endpointId}`;
 
 /** A fresh delivery started by an operator, beside the first one; `nonce` keeps each one apart. */
-export const redeliveryWorkflowId = (messageId: string, endpointId: string, nonce: string) => `${deliveryWorkflowId(messageId, endpointId)}:redeliver-${nonce}`;
+export const redeliveryWorkflowId = (messageId: string, endpointId: string, nonce: string) =>
+  `${deliveryWorkflowId(messageWorkflowId(messageId), endpointId)}:redeliver-${nonce}`;

@@ -1,4 +1,5 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { INTERNAL_WORKFLOW_ID_PREFIX } from './events';
 
 /** One Stripe subscription event, as the entity workflow applies it. */
 export interface SubscriptionUpdate {
@@ -28,4 +29,4 @@ export const applySignal = defineSignal<[SubscriptionUpdate]>('apply');
 export const subscriptionStateQuery = defineQuery<SubscriptionState>('state');
 
 /** The entity workflow for one subscription; events about it are applied there, in order. */
-export const subscriptionWorkflowId = (subscriptionId: string) => `subscription:${subscriptionId}`;
+export const subscriptionWorkflowId = (subscriptionId: string) => `${INTERNAL_WORKFLOW_ID_PREFIX}subscription:${subscriptionId}`;

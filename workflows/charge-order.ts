@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
 import { approveSignal, FailureType, rejectSignal, type EventOutcome, type Order, type WebhookEvent } from '../contracts';
-import { charge as chargeCard, claim, db, duplicate, finish, formatAmount, sendEmail, stepOf, trackProgress } from './steps';
+import { charge as chargeCard, claim, db, duplicate, finish, formatAmount, idempotencyKey, sendEmail, stepOf, trackProgress } from './steps';
 
 interface OrderCreated {
   orderId: string;
@@ -13,7 +13,7 @@ interface OrderCreated {
 
 /**
  * Standard Webhooks `order.created`: hold it for review at or above REVIEW_THRESHOLD, then charge
- * it off-session with the event ID as Stripe's idempotency key, and email a receipt, or a
+ * it off-session with the event's workflow ID as Stripe's idempotency key, and email a receipt, or a
  * "payment failed" notice on a decline (after which the workflow fails, for operators to see).
  */
 export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
@@ -34,7 +34,7 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
   });
   const email = (step: string, subject: string, text: string) =>
     // This flow can send more than one email over its life (a decline, then a receipt after a fix), so each has its own key.
-    sendEmail({ ...stepOf(event, step), idempotencyKey: `${event.id}:${step}`, to: data.email, subject, text });
+    sendEmail({ ...stepOf(event, step), idempotencyKey: idempotencyKey(step), to: data.email, subject, text });
   const settings = await db.flowSettings();
 
   if (settings.reviewThreshold !== null && data.amount >= settings.reviewThreshold) {
@@ -53,7 +53,7 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
 
   let charge;
   try {
-    charge = await chargeCard({ source: event.source, eventId: event.id, idempotencyKey: event.id, orderId: data.orderId, amount: data.amount, currency: data.currency, customer: data.customer, paymentMethod: data.paymentMethod });
+    charge = await chargeCard({ source: event.source, eventId: event.id, idempotencyKey: idempotencyKey(), orderId: data.orderId, amount: data.amount, currency: data.currency, customer: data.customer, paymentMethod: data.paymentMethod });
   } catch (error) {
     if (!(error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === FailureType.CARD_DECLINED)) throw error;
     await db.saveOrder({ ...stepOf(event, 'order:payment-failed'), order: order('payment_failed') });

@@ -1,5 +1,5 @@
 import type { EventOutcome, WebhookEvent } from '../contracts';
-import { claim, db, duplicate, external, finish, formatAmount, sendEmail, stepOf, trackProgress } from './steps';
+import { claim, db, duplicate, external, finish, formatAmount, idempotencyKey, sendEmail, stepOf, trackProgress } from './steps';
 
 interface CheckoutSession {
   id: string;
@@ -37,7 +37,7 @@ export async function fulfilCheckout(event: WebhookEvent): Promise<EventOutcome>
 
   if (session.payment_intent) {
     await external.markPaymentIntentFulfilled.executeWithOptions({ summary: `mark ${session.payment_intent} fulfilled` }, [
-      { source: event.source, eventId: event.id, idempotencyKey: event.id, paymentIntentId: session.payment_intent, orderId: order.id },
+      { source: event.source, eventId: event.id, idempotencyKey: idempotencyKey(), paymentIntentId: session.payment_intent, orderId: order.id },
     ]);
     done('stripe:mark-fulfilled');
   }
@@ -45,7 +45,7 @@ export async function fulfilCheckout(event: WebhookEvent): Promise<EventOutcome>
   if (order.customerEmail) {
     await sendEmail({
       ...stepOf(event, 'email:confirmation'),
-      idempotencyKey: event.id,
+      idempotencyKey: idempotencyKey(),
       to: order.customerEmail,
       subject: `Order ${order.id} confirmed`,
       text: `Thank you for your order ${order.id}${order.amount !== null && order.currency ? ` of ${formatAmount(order.amount, order.currency)}` : ''}. It is on its way.`,

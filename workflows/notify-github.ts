@@ -1,5 +1,5 @@
 import type { EventOutcome, WebhookEvent } from '../contracts';
-import { claim, db, duplicate, finish, sendEmail, stepOf, trackProgress } from './steps';
+import { claim, db, duplicate, finish, idempotencyKey, sendEmail, stepOf, trackProgress } from './steps';
 
 interface GitHubPayload {
   repository?: { full_name?: string };
@@ -24,7 +24,7 @@ export async function notifyGitHub(event: WebhookEvent): Promise<EventOutcome> {
           subject: `[${repo}] Issue #${payload.issue?.number} opened: ${payload.issue?.title}`,
           text: `${payload.issue?.user?.login ?? 'Someone'} opened ${payload.issue?.html_url ?? `issue #${payload.issue?.number}`}.`,
         };
-  await sendEmail({ ...stepOf(event, 'email:notification'), idempotencyKey: event.id, to: notifyEmail, subject, text });
+  await sendEmail({ ...stepOf(event, 'email:notification'), idempotencyKey: idempotencyKey(), to: notifyEmail, subject, text });
   progress.stepsDone.push('email:notification');
   return finish(event, progress, 'notified', { status: 'completed', detail: { notified: notifyEmail } });
 }

@@ -1,9 +1,9 @@
-import { ParentClosePolicy, startChild } from '@temporalio/workflow';
+import { ParentClosePolicy, startChild, workflowInfo } from '@temporalio/workflow';
 import { deliveryWorkflowId, type DeliveryInput, type PublishInput, type PublishResult } from '../contracts';
 import { deliverMessage } from './deliver-message';
 
 /**
- * One per message published through `POST /v1/messages`; its workflow ID is the message ID, which
+ * One per message published through `POST /v1/messages`; its workflow ID holds the message ID, which
  * derives from the API token and the Idempotency-Key, so Temporal refuses a second one. Starts one
  * delivery per subscribed endpoint and waits for them all.
  */
@@ -12,7 +12,7 @@ export async function publishMessage(input: PublishInput): Promise<PublishResult
     input.endpointIds.map((endpointId) => {
       const delivery: DeliveryInput = { ...input, endpointId };
       return startChild(deliverMessage, {
-        workflowId: deliveryWorkflowId(input.messageId, endpointId),
+        workflowId: deliveryWorkflowId(workflowInfo().workflowId, endpointId),
         args: [delivery],
         parentClosePolicy: ParentClosePolicy.ABANDON,
       });

@@ -63,6 +63,16 @@ export async function claim(event: WebhookEvent, progress: EventProgress): Promi
   return claimed === 'claimed';
 }
 
+/**
+ * The Idempotency-Key of this event's calls to Stripe and the email API: its workflow ID (the event
+ * ID behind the source's prefix, so two sources' events with one ID never share a key), plus the
+ * step when a flow makes more than one call of a kind.
+ */
+export function idempotencyKey(step?: string): string {
+  const { workflowId } = workflowInfo();
+  return step ? `${workflowId}:${step}` : workflowId;
+}
+
 /** The ledger key of one step of this event. */
 export function stepOf(event: WebhookEvent, step: string): StepKey {
   return { source: event.source, eventId: event.id, step };

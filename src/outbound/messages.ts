@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { deliveryStateQuery, deliveryWorkflowId, redeliveryWorkflowId, WorkflowType, type DeliveryInput, type PublishInput, type Workflows } from '../../contracts';
+import { deliveryStateQuery, deliveryWorkflowId, messageWorkflowId, redeliveryWorkflowId, WorkflowType, type DeliveryInput, type PublishInput, type Workflows } from '../../contracts';
 import type { Database } from '../db/database';
 import { attemptsOf } from '../db/delivery-attempts';
 import { subscribedEndpoints } from '../db/endpoints';
@@ -92,7 +92,7 @@ export class MessageService {
     const deliveries = await Promise.all(
       memo.receipt.endpoints.map(async (endpointId) => {
         const state = await this.client.workflow
-          .getHandle(deliveryWorkflowId(messageId, endpointId))
+          .getHandle(deliveryWorkflowId(messageWorkflowId(messageId), endpointId))
           .query(deliveryStateQuery)
           .catch(() => null);
         return {
@@ -115,7 +115,7 @@ export class MessageService {
     const input: PublishInput = { messageId, eventType: body.eventType, payload: body.payload, createdAt: receipt.createdAt, endpointIds: receipt.endpoints, scheduleMs: this.options.scheduleMs };
     try {
       await this.client.workflow.start<Workflows['publishMessage']>(WorkflowType.publishMessage, {
-        workflowId: messageId,
+        workflowId: messageWorkflowId(messageId),
         taskQueue: this.options.taskQueue,
         args: [input],
         memo: { scope, fingerprint, receipt } satisfies MessageMemo,
@@ -138,7 +138,7 @@ export class MessageService {
 
   private async memoOf(messageId: string): Promise<MessageMemo> {
     try {
-      const { memo } = await this.client.workflow.getHandle(messageId).describe();
+      const { memo } = await this.client.workflow.getHandle(messageWorkflowId(messageId)).describe();
       return memo as unknown as MessageMemo;
     } catch (error) {
       if (error instanceof WorkflowNotFoundError) throw new ResourceNotFoundError('message', messageId);
@@ -158,7 +158,7 @@ export async function redeliverMessage(
   messageId: string,
   endpointId?: string,
 ): Promise<string[]> {
-  const handle = client.workflow.getHandle(messageId);
+  const handle = client.workflow.getHandle(messageWorkflowId(messageId));
   let memo: MessageMemo;
   try {
     memo = (await handle.describe()).memo as unknown as MessageMemo;

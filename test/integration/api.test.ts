@@ -2,6 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import type { Database } from '../../src/db/database';
 import { createApp } from '../../src/http/app';
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { messageWorkflowId } from '../../contracts';
 import { MessageService, messageIdFor, tokenScope } from '../../src/outbound/messages';
 import { SourceRegistry } from '../../src/providers/registry';
 import type { EventStarter } from '../../src/temporal/start-event';
@@ -75,7 +76,7 @@ describe('POST /v1/messages', () => {
     expect(new Set(receipts.map((receipt) => JSON.stringify(receipt))).size).toBe(1);
 
     const messageId = (receipts[0] as { id: string }).id;
-    await stack.client.workflow.getHandle(messageId).result();
+    await stack.client.workflow.getHandle(messageWorkflowId(messageId)).result();
     expect(endpoint.received).toHaveLength(1);
     await endpoint.close();
   });
@@ -94,7 +95,7 @@ describe('POST /v1/messages', () => {
     expect(response.status).toBe(status);
     expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(((await response.json()) as { detail: string }).detail).toMatch(detail);
-    await expect(stack.client.workflow.getHandle(messageIdFor(tokenScope('tok_alpha'), key)).describe()).rejects.toThrow(WorkflowNotFoundError);
+    await expect(stack.client.workflow.getHandle(messageWorkflowId(messageIdFor(tokenScope('tok_alpha'), key))).describe()).rejects.toThrow(WorkflowNotFoundError);
   });
 
   it('answers its own errors: a 401 names the API realm, and no refused request counts as a webhook delivery', async () => {
@@ -153,7 +154,7 @@ describe('delivery', () => {
     const { id: endpointId, secret } = await endpointFor(endpoint.url, { eventTypes: ['payout.sent'] });
     const response = await publish(newKey(), { eventType: 'payout.sent', payload: { payout: 'po_1', amount: 1000 } });
     const { id: messageId } = (await response.json()) as { id: string };
-    expect(await stack.client.workflow.getHandle(messageId).result()).toMatchObject({ deliveries: [{ status: 'delivered', attempts: 3 }] });
+    expect(await stack.client.workflow.getHandle(messageWorkflowId(messageId)).result()).toMatchObject({ deliveries: [{ status: 'delivered', attempts: 3 }] });
 
     expect(endpoint.received).toHaveLength(3);
     expect(endpoint.received.map((delivery) => delivery.headers['webhook-id'])).toEqual([messageId, messageId, messageId]);
@@ -181,7 +182,7 @@ describe('delivery', () => {
     const endpoint = await startEndpointServer([410]);
     const { id: endpointId } = await endpointFor(endpoint.url, { eventTypes: ['user.deleted'] });
     const { id: messageId } = (await (await publish(newKey(), { eventType: 'user.deleted', payload: {} })).json()) as { id: string };
-    expect(await stack.client.workflow.getHandle(messageId).result()).toMatchObject({ deliveries: [{ status: 'gone', attempts: 1 }] });
+    expect(await stack.client.workflow.getHandle(messageWorkflowId(messageId)).result()).toMatchObject({ deliveries: [{ status: 'gone', attempts: 1 }] });
     expect(await (await api(`/endpoints/${endpointId}`)).json()).toMatchObject({ disabled: true, disabledReason: 'the endpoint answered 410 Gone' });
     expect(((await (await publish(newKey(), { eventType: 'user.deleted', payload: {} })).json()) as { endpoints: string[] }).endpoints).toEqual([]);
     await endpoint.close();
@@ -193,7 +194,7 @@ describe('durable-webhooks messages redeliver', () => {
     const endpoint = await startEndpointServer([500, 500, 500]);
     await endpointFor(endpoint.url, { eventTypes: ['refund.created'] });
     const { id: messageId } = (await (await publish(newKey(), { eventType: 'refund.created', payload: { refund: 're_1' } })).json()) as { id: string };
-    expect(await stack.client.workflow.getHandle(messageId).result()).toMatchObject({ deliveries: [{ status: 'failed', attempts: 3 }] });
+    expect(await stack.client.workflow.getHandle(messageWorkflowId(messageId)).result()).toMatchObject({ deliveries: [{ status: 'failed', attempts: 3 }] });
 
     const env = { TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE: stack.taskQueue, DELIVERY_SCHEDULE: '0s' };
     const { code, output } = await runCli(['messages', 'redeliver', messageId, '--json'], env);
@@ -233,7 +234,7 @@ describe('/v1/endpoints', () => {
     const { id, secret: oldSecret } = await endpointFor(endpoint.url, { eventTypes: ['rotate.test'] });
     const { secret: newSecret } = (await (await api(`/endpoints/${id}/rotate-secret`, { method: 'POST' })).json()) as { secret: string };
     const { id: messageId } = (await (await publish(newKey(), { eventType: 'rotate.test', payload: {} })).json()) as { id: string };
-    await stack.client.workflow.getHandle(messageId).result();
+    await stack.client.workflow.getHandle(messageWorkflowId(messageId)).result();
     const [delivery] = endpoint.received;
     expect(delivery!.headers['webhook-signature']!.split(' ')).toHaveLength(2);
     for (const secret of [oldSecret, newSecret]) expect(() => new Webhook(secret).verify(delivery!.body, delivery!.headers)).not.toThrow();

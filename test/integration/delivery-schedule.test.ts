@@ -1,6 +1,7 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createDeliveryActivities } from '../../activities/delivery';
+import { messageWorkflowId } from '../../contracts';
 import { loadCommonConfig } from '../../src/config';
 import { openDatabase, type Database } from '../../src/db/database';
 import { migrate } from '../../src/db/migrations';
@@ -49,7 +50,7 @@ it('fails after the last scheduled attempt, days later, and a redelivery then su
     const messages = new MessageService(env.client, db, { taskQueue, scheduleMs });
     const { receipt } = await messages.publish('scope', 'key-schedule', { eventType: 'order.shipped', payload: { orderId: 'ord_1' } });
     const startedAt = await env.currentTimeMs();
-    expect(await env.client.workflow.getHandle(receipt.id).result()).toMatchObject({ deliveries: [{ endpointId, status: 'failed', attempts: 8 }] });
+    expect(await env.client.workflow.getHandle(messageWorkflowId(receipt.id)).result()).toMatchObject({ deliveries: [{ endpointId, status: 'failed', attempts: 8 }] });
     expect((await env.currentTimeMs()) - startedAt).toBeGreaterThanOrEqual(scheduleMs.reduce((sum, ms) => sum + ms, 0));
     expect(endpoint.received).toHaveLength(8);
 

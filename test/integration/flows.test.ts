@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { approveSignal, rejectSignal, statusQuery, subscriptionStateQuery, WorkflowType, type WebhookEvent, type Workflows } from '../../contracts';
+import { approveSignal, rejectSignal, statusQuery, subscriptionStateQuery, subscriptionWorkflowId, WorkflowType, type WebhookEvent, type Workflows } from '../../contracts';
 import { EventOperations } from '../../src/temporal/operations';
 import { eventually } from '../support/eventually';
 import { checkoutCompleted, orderCreated, subscriptionEvent, type SignedDelivery } from '../support/events';
@@ -209,7 +209,7 @@ describe('Stripe customer.subscription.* → one entity workflow per subscriptio
       await deliver(delivery);
       expect(await resultOf(delivery.id)).toMatchObject({ outcome: 'forwarded' });
     }
-    const entity = stack.client.workflow.getHandle(`subscription:${subscriptionId}`);
+    const entity = stack.client.workflow.getHandle(subscriptionWorkflowId(subscriptionId));
     await eventually('the entity applied all three', async () => (await entity.query(subscriptionStateQuery)).updatesSeen === 3);
     expect(await entity.query(subscriptionStateQuery)).toMatchObject({ last: { created: 1_700_000_300, eventId: newest.id }, status: 'past_due' });
     expect(await rows('SELECT status, last_event_id FROM subscriptions WHERE id = $1', [subscriptionId])).toEqual([{ status: 'past_due', last_event_id: newest.id }]);

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import examples from '@octokit/webhooks-examples';
 import { githubHeaders, SECRETS, standardHeaders, stripeEvent, stripeHeaders } from '../support/signing';
-import { post, runsOf, startStack, type Stack } from '../support/stack';
+import { orderCreated } from '../support/events';
+import { post, runsOf, startStack, type WorkerStack } from '../support/stack';
 
 const issueOpened = examples
   .find((group) => group.name === 'issues')!
@@ -12,11 +13,15 @@ const issueOpened = examples
 
 const connectConfig = () => {
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'dw-')), 'webhooks.yaml');
-  writeFileSync(file, 'sources:\n  - name: stripe-connect\n    kind: stripe\n    secret: whsec_connect_test\n    workflowIdPrefix: "connect:"\n');
+  writeFileSync(
+    file,
+    'sources:\n  - name: stripe-connect\n    kind: stripe\n    secret: whsec_connect_test\n    workflowIdPrefix: "connect:"\n' +
+      `  - name: partner\n    kind: standard-webhooks\n    secret: ${SECRETS.standard}\n    workflowIdPrefix: "partner:"\n`,
+  );
   return file;
 };
 
-let stack: Stack;
+let stack: WorkerStack;
 beforeAll(async () => {
   stack = await startStack({ env: { MAX_BODY_BYTES: String(64 * 1024), WEBHOOKS_CONFIG: connectConfig() } });
 });
@@ -109,6 +114,19 @@ describe('sources from WEBHOOKS_CONFIG', () => {
     expect(await stack.client.workflow.getHandle(`connect:${id}`).result()).toMatchObject({ source: 'stripe-connect', eventId: id });
     // The built-in stripe source does not accept the other source's secret.
     expect((await post(`${stack.url}/webhooks/stripe`, headers, body)).status).toBe(400);
+  });
+
+  it('keeps two sources\' events with one event ID apart downstream: each order is charged under its own Idempotency-Key', async () => {
+    const first = orderCreated();
+    const second = orderCreated({ amount: 5100 });
+    const sameId = standardHeaders(second.body, SECRETS.standard, { id: first.id });
+    expect((await post(`${stack.url}/webhooks/standard`, first.headers, first.body)).status).toBe(202);
+    expect((await post(`${stack.url}/webhooks/partner`, sameId, second.body)).status).toBe(202);
+
+    expect(await stack.client.workflow.getHandle(first.id).result()).toMatchObject({ outcome: 'charged' });
+    expect(await stack.client.workflow.getHandle(`partner:${first.id}`).result()).toMatchObject({ outcome: 'charged' });
+    const charges = stack.stripe.charges().filter((intent) => [first.orderId, second.orderId].includes(intent.metadata.order_id!));
+    expect(charges.map((intent) => intent.amount).sort()).toEqual([4200, 5100]);
   });
 });
 

@@ -13,7 +13,11 @@ import { prebuiltWorkflowBundle } from '../../src/temporal/worker';
  */
 const dir = path.join(__dirname, 'histories');
 const files = readdirSync(dir).filter((file) => file.endsWith('.json'));
-const histories = files.map((file) => ({ workflowId: path.basename(file, '.json'), history: historyFromJSON(JSON.parse(readFileSync(path.join(dir, file), 'utf8'))) }));
+// Each replays under the workflow ID it ran with: workflows may derive IDs from their own (publishMessage's children).
+const histories = files.map((file) => {
+  const history = historyFromJSON(JSON.parse(readFileSync(path.join(dir, file), 'utf8')));
+  return { workflowId: history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowId ?? path.basename(file, '.json'), history };
+});
 
 it('has a recorded history for every workflow type the worker runs', () => {
   const types = new Set(histories.map(({ history }) => history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name));
