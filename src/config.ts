@@ -2,16 +2,16 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Duration } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml, type YAMLParseError } from 'yaml';
 import type { FlowSettings } from '../contracts';
 import { ConfigError } from './errors';
-import { ProviderKind } from '../contracts';
+import { INTERNAL_WORKFLOW_ID_PREFIX, isInternalWorkflowId, ProviderKind } from '../contracts';
 
 /** One webhook source: `POST /webhooks/<name>`, verified as its provider kind. */
 export interface SourceConfig {
   name: string;
   kind: ProviderKind;
-  /** Signing secrets; every one is accepted, the first signs (rotation). */
+  /** Signing secrets, each taken whole; every one is accepted, the first signs (rotation). */
   secrets: string[];
   /** Standard Webhooks `whpk_` ed25519 public keys for `v1a` signatures. */
   publicKeys: string[];
@@ -84,6 +84,9 @@ const BUILT_IN_SOURCES = [
 ] as const;
 
 const SOURCE_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+/** Keeps `prefix + event ID` and every idempotency key made from it inside Stripe's 255 characters. */
+export const MAX_WORKFLOW_ID_PREFIX_LENGTH = 32;
+const WORKFLOW_ID_PREFIX = new RegExp(`^[A-Za-z0-9_.:-]{0,${MAX_WORKFLOW_ID_PREFIX_LENGTH}}$`);
 const PROVIDER_KINDS: readonly string[] = Object.values(ProviderKind);
 
 export const PROJECT_ROOT = path.resolve(__dirname, path.basename(path.dirname(__dirname)) === 'dist' ? '../..' : '..');
@@ -116,8 +119,8 @@ export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { devel
   const sources: SourceConfig[] = [];
 
   for (const builtIn of BUILT_IN_SOURCES) {
-    let secrets = splitList(env[builtIn.secretEnv]);
-    const publicKeys = 'publicKeyEnv' in builtIn ? splitList(env[builtIn.publicKeyEnv]) : [];
+    let secrets = withPrevious(env, builtIn.secretEnv);
+    const publicKeys = 'publicKeyEnv' in builtIn ? withPrevious(env, builtIn.publicKeyEnv) : [];
     if (secrets.length === 0 && publicKeys.length === 0) {
       if (!development) {
         disabledSources.push({ name: builtIn.name, env: builtIn.secretEnv });
@@ -127,6 +130,8 @@ export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { devel
       developmentSecrets.push({ env: builtIn.secretEnv, value });
       secrets = [value];
     }
+    checkSecrets(builtIn.kind, secrets, rotationHint(builtIn.secretEnv));
+    if ('publicKeyEnv' in builtIn) checkSecrets(builtIn.kind, publicKeys, rotationHint(builtIn.publicKeyEnv));
     sources.push({ name: builtIn.name, kind: builtIn.kind, secrets, publicKeys, workflowIdPrefix: '' });
   }
 
@@ -157,9 +162,31 @@ function devServerUiUrl(address: string | undefined): string {
   return `http://localhost:${port ? Number(port) + 1000 : 8233}`;
 }
 
-/** Several secrets in one variable, separated by spaces or commas (key rotation). */
+/** A list of values that never contain spaces or commas (durations, tokens), separated by either. */
 export function splitList(value: string | undefined): string[] {
   return (value ?? '').split(/[\s,]+/).filter(Boolean);
+}
+
+/** The suffix of the variable that holds the secret being rotated out: `GITHUB_WEBHOOK_SECRET_PREVIOUS`. */
+export const PREVIOUS = '_PREVIOUS';
+
+/**
+ * A secret variable and its `_PREVIOUS` companion, each value taken whole: a secret may contain
+ * spaces and commas (GitHub's may), and no piece of one may ever verify a signature on its own.
+ */
+function withPrevious(env: NodeJS.ProcessEnv, name: string): string[] {
+  return [env[name], env[name + PREVIOUS]].filter((value): value is string => Boolean(value));
+}
+
+/**
+ * Stripe's and Standard Webhooks' secrets (`whsec_`) and public keys (`whpk_`) never contain a space
+ * or a comma, so one that does is a list in the old format, which would otherwise be refused on
+ * every delivery as a signature mismatch.
+ */
+const rotationHint = (name: string) => `${name} holds one value; during a rotation, put the previous one in ${name}${PREVIOUS}.`;
+
+function checkSecrets(kind: ProviderKind, values: readonly string[], hint: string): void {
+  if (kind !== ProviderKind.GITHUB && values.some((value) => /[\s,]/.test(value))) throw new ConfigError(hint);
 }
 
 function flag(env: NodeJS.ProcessEnv, name: string): boolean {
@@ -203,16 +230,27 @@ function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number)
  *   sources:
  *     - name: stripe-connect          # POST /webhooks/stripe-connect
  *       kind: stripe                  # stripe | github | standard-webhooks
- *       secretEnv: STRIPE_CONNECT_WEBHOOK_SECRET   # or `secret:` inline; several allowed
- *       workflowIdPrefix: "connect:"  # optional
+ *       secretEnv: STRIPE_CONNECT_WEBHOOK_SECRET   # or `secret:` inline; either may be a list (rotation)
+ *       workflowIdPrefix: "connect-"  # optional
  *       publicKeyEnv: ...             # standard-webhooks only, or `publicKey:`
+ *
+ * Each secret is one whole string: a list is a YAML list, never a string split on spaces.
  */
 function readSourcesFile(file: string, env: NodeJS.ProcessEnv): SourceConfig[] {
   let document: unknown;
+  let text: string;
   try {
-    document = parseYaml(readFileSync(file, 'utf8'));
+    text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new ConfigError(`WEBHOOKS_CONFIG (${file}) cannot be read: ${(error as Error).message}`);
+    throw new ConfigError(`WEBHOOKS_CONFIG (${file}) cannot be read: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}.`);
+  }
+  try {
+    document = parseYaml(text);
+  } catch (error) {
+    // The parser's message quotes the offending line, which may hold an inline secret: say where, not what.
+    const { code, linePos } = error as YAMLParseError;
+    const at = linePos ? ` at line ${linePos[0].line}, column ${linePos[0].col}` : '';
+    throw new ConfigError(`WEBHOOKS_CONFIG (${file}) is not valid YAML or JSON${at}${code ? ` (${code})` : ''}.`);
   }
   const entries = (document as { sources?: unknown } | null)?.sources;
   if (!Array.isArray(entries)) throw new ConfigError(`WEBHOOKS_CONFIG (${file}) must have a "sources" list.`);
@@ -227,18 +265,28 @@ function readSourcesFile(file: string, env: NodeJS.ProcessEnv): SourceConfig[] {
     if (secrets.length === 0 && publicKeys.length === 0) {
       throw new ConfigError(`${where} (${name}): set "secret" or "secretEnv" (an unset variable counts as missing).`);
     }
+    checkSecrets(kind as ProviderKind, [...secrets, ...publicKeys], `${where} (${name}): each secret is one value; list several as a YAML list.`);
     const prefix = entry.workflowIdPrefix ?? '';
-    if (typeof prefix !== 'string') throw new ConfigError(`${where} (${name}): "workflowIdPrefix" must be a string.`);
+    if (typeof prefix !== 'string' || !WORKFLOW_ID_PREFIX.test(prefix)) {
+      throw new ConfigError(`${where} (${name}): "workflowIdPrefix" must be up to ${MAX_WORKFLOW_ID_PREFIX_LENGTH} letters, digits, "-", "_", "." or ":".`);
+    }
+    if (isInternalWorkflowId(prefix)) throw new ConfigError(`${where} (${name}): "workflowIdPrefix" may not start with "${INTERNAL_WORKFLOW_ID_PREFIX}", the prefix of internal workflows.`);
     return { name, kind: kind as ProviderKind, secrets, publicKeys, workflowIdPrefix: prefix };
   });
 }
 
+/** `secret: x` or `secret: [x, y]`, then `secretEnv: NAME` or `secretEnv: [NAME, OTHER]`; every value whole. */
 function valueOrEnv(entry: Record<string, unknown>, key: string, env: NodeJS.ProcessEnv, where: string): string[] {
-  const inline = entry[key];
-  const envName = entry[`${key}Env`];
-  if (inline !== undefined && typeof inline !== 'string') throw new ConfigError(`${where}: "${key}" must be a string.`);
-  if (envName !== undefined && typeof envName !== 'string') throw new ConfigError(`${where}: "${key}Env" must name a variable.`);
-  return [...splitList(inline), ...splitList(envName ? env[envName] : undefined)];
+  const inline = stringList(entry[key], `${where}: "${key}" must be a string or a list of strings.`);
+  const envNames = stringList(entry[`${key}Env`], `${where}: "${key}Env" must name a variable, or list several.`);
+  return [...inline, ...envNames.map((name) => env[name] ?? '')].filter(Boolean);
+}
+
+function stringList(value: unknown, message: string): string[] {
+  if (value === undefined || value === null) return [];
+  const list = Array.isArray(value) ? value : [value];
+  if (!list.every((item) => typeof item === 'string')) throw new ConfigError(message);
+  return list as string[];
 }
 
 /** The worker's settings: the common ones and what its activities call; it never reads the receiver's sources. */

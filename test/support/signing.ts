@@ -74,7 +74,10 @@ export const SECRETS = {
 
 /** The signing secrets every test receiver is configured with (two of each, for rotation). */
 export const SECRETS_ENV = {
-  STRIPE_WEBHOOK_SECRET: `${SECRETS.stripe} ${SECRETS.stripeRotated}`,
-  GITHUB_WEBHOOK_SECRET: `${SECRETS.github},${SECRETS.githubRotated}`,
-  STANDARD_WEBHOOK_SECRET: `${SECRETS.standard} ${SECRETS.standardRotated}`,
+  STRIPE_WEBHOOK_SECRET: SECRETS.stripe,
+  STRIPE_WEBHOOK_SECRET_PREVIOUS: SECRETS.stripeRotated,
+  GITHUB_WEBHOOK_SECRET: SECRETS.github,
+  GITHUB_WEBHOOK_SECRET_PREVIOUS: SECRETS.githubRotated,
+  STANDARD_WEBHOOK_SECRET: SECRETS.standard,
+  STANDARD_WEBHOOK_SECRET_PREVIOUS: SECRETS.standardRotated,
 };

@@ -21,11 +21,22 @@ describe('loadReceiverConfig', () => {
     expect(config.developmentSecrets.map((secret) => secret.env)).toEqual(['STRIPE_WEBHOOK_SECRET', 'GITHUB_WEBHOOK_SECRET', 'STANDARD_WEBHOOK_SECRET']);
   });
 
-  it('accepts several secrets separated by spaces or commas (rotation)', () => {
-    const config = loadReceiverConfig({ STRIPE_WEBHOOK_SECRET: 'whsec_new, whsec_old  whsec_older', GITHUB_WEBHOOK_SECRET: 'one,two' }, { development: true });
-    expect(config.sources[0]!.secrets).toEqual(['whsec_new', 'whsec_old', 'whsec_older']);
-    expect(config.sources[1]!.secrets).toEqual(['one', 'two']);
+  it('takes each secret whole, and the previous one from <NAME>_PREVIOUS during a rotation', () => {
+    const config = loadReceiverConfig(
+      { STRIPE_WEBHOOK_SECRET: 'whsec_new', STRIPE_WEBHOOK_SECRET_PREVIOUS: 'whsec_old', GITHUB_WEBHOOK_SECRET: 'correct horse battery, staple' },
+      { development: true },
+    );
+    expect(config.sources[0]!.secrets).toEqual(['whsec_new', 'whsec_old']);
+    expect(config.sources[1]!.secrets).toEqual(['correct horse battery, staple']);
     expect(config.developmentSecrets.map((secret) => secret.env)).toEqual(['STANDARD_WEBHOOK_SECRET']);
+  });
+
+  it.each([
+    ['STRIPE_WEBHOOK_SECRET', 'whsec_new whsec_old'],
+    ['STANDARD_WEBHOOK_SECRET', 'whsec_bmV3,whsec_b2xk'],
+    ['STANDARD_WEBHOOK_PUBLIC_KEY', 'whpk_a whpk_b'],
+  ])('refuses a list in %s, which cannot be one secret, and names the _PREVIOUS variable', (name, value) => {
+    expect(() => loadReceiverConfig({ [name]: value })).toThrow(`${name} holds one value; during a rotation, put the previous one in ${name}_PREVIOUS.`);
   });
 
   it.each([[undefined], ['development'], ['test'], ['production']])(
@@ -71,16 +82,20 @@ describe('loadReceiverConfig', () => {
 sources:
   - name: stripe-connect
     kind: stripe
-    secretEnv: CONNECT_SECRET
+    secretEnv: [CONNECT_SECRET, CONNECT_SECRET_OLD]
     workflowIdPrefix: "connect:"
   - name: partner
     kind: standard-webhooks
     secret: whsec_cGFydG5lcg==
+  - name: gh-enterprise
+    kind: github
+    secret: ["two words", "a,b"]
 `);
-    const config = loadReceiverConfig({ WEBHOOKS_CONFIG: file, CONNECT_SECRET: 'whsec_a whsec_b' });
+    const config = loadReceiverConfig({ WEBHOOKS_CONFIG: file, CONNECT_SECRET: 'whsec_a', CONNECT_SECRET_OLD: 'whsec_b' });
     expect(config.sources).toEqual([
       { name: 'stripe-connect', kind: 'stripe', secrets: ['whsec_a', 'whsec_b'], publicKeys: [], workflowIdPrefix: 'connect:' },
       { name: 'partner', kind: 'standard-webhooks', secrets: ['whsec_cGFydG5lcg=='], publicKeys: [], workflowIdPrefix: '' },
+      { name: 'gh-enterprise', kind: 'github', secrets: ['two words', 'a,b'], publicKeys: [], workflowIdPrefix: '' },
     ]);
   });
 
@@ -95,9 +110,25 @@ sources:
     ['an unknown kind', 'sources: [{ name: shop, kind: shopify, secret: x }]', /"kind" must be one of stripe, github, standard-webhooks/],
     ['no secret', 'sources: [{ name: shop, kind: github, secretEnv: UNSET_VARIABLE }]', /set "secret" or "secretEnv"/],
     ['a taken name', 'sources: [{ name: stripe, kind: stripe, secret: x }]', /"stripe" already exists/],
-    ['a non-string prefix', 'sources: [{ name: shop, kind: github, secret: x, workflowIdPrefix: 3 }]', /"workflowIdPrefix" must be a string/],
+    ['a non-string prefix', 'sources: [{ name: shop, kind: github, secret: x, workflowIdPrefix: 3 }]', /"workflowIdPrefix" must be up to 32 letters/],
+    ['the internal workflows\' prefix', 'sources: [{ name: shop, kind: github, secret: x, workflowIdPrefix: "durable-webhooks:shop:" }]', /may not start with "durable-webhooks:"/],
+    ['a prefix with a space', 'sources: [{ name: shop, kind: github, secret: x, workflowIdPrefix: "a b" }]', /"workflowIdPrefix" must be up to 32 letters/],
+    ['a list in one Stripe secret', 'sources: [{ name: shop, kind: stripe, secret: "whsec_a whsec_b" }]', /each secret is one value; list several as a YAML list/],
+    ['a secret that is not a string', 'sources: [{ name: shop, kind: github, secret: { a: 1 } }]', /"secret" must be a string or a list of strings/],
   ])('refuses a WEBHOOKS_CONFIG with %s', (_reason, text, message) => {
     expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: writeConfig(text) })).toThrow(message);
+  });
+
+  it('says where a YAML error is without quoting the line, which may hold an inline secret', () => {
+    const file = writeConfig('sources:\n  - name: shop\n    kind: github\n    secret: "s3cret-never-printed\n');
+    let message = '';
+    try {
+      loadReceiverConfig({ WEBHOOKS_CONFIG: file });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/^WEBHOOKS_CONFIG \(.+\) is not valid YAML or JSON at line \d+, column \d+ \([A-Z_]+\)\.$/);
+    expect(message).not.toContain('s3cret');
   });
 
   it('names the file when WEBHOOKS_CONFIG cannot be read', () => {

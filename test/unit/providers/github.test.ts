@@ -1,5 +1,6 @@
 import examples from '@octokit/webhooks-examples';
 import { MalformedEventError, SignatureVerificationError } from '../../../src/errors';
+import { loadReceiverConfig } from '../../../src/config';
 import { createGitHubAdapter } from '../../../src/providers/github';
 import { githubHeaders, SECRETS } from '../../support/signing';
 
@@ -39,6 +40,17 @@ describe('createGitHubAdapter().verify', () => {
 
   it('accepts the second of two configured secrets (rotation)', async () => {
     expect(verify(issueBody, await githubHeaders(issueBody, SECRETS.githubRotated, { delivery: 'd-2', event: 'issues' })).id).toBe('d-2');
+  });
+
+  it('takes a secret with spaces whole: an HMAC made with one of its words does not verify', async () => {
+    const config = loadReceiverConfig({ GITHUB_WEBHOOK_SECRET: 'correct horse battery staple' });
+    const whole = createGitHubAdapter({ source: 'github', secrets: config.sources[0]!.secrets });
+    const check = (headers: Record<string, string>) => whole.verify({ rawBody: Buffer.from(issueBody), headers, receivedAt: new Date() });
+    for (const fragment of ['correct', 'horse', 'battery', 'staple']) {
+      const headers = await githubHeaders(issueBody, fragment, { delivery: 'd-fragment', event: 'issues' });
+      expect(() => check(headers)).toThrow(SignatureVerificationError);
+    }
+    expect(check(await githubHeaders(issueBody, 'correct horse battery staple', { delivery: 'd-whole', event: 'issues' })).id).toBe('d-whole');
   });
 
   it('rejects a missing X-Hub-Signature-256 header', async () => {
