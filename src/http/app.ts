@@ -1,6 +1,7 @@
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { UnsupportedContentTypeError } from '../errors';
 import { createLogger, type Logger } from '../logger';
+import { checkEventIdentity } from '../providers/identity';
 import type { Source, SourceRegistry } from '../providers/registry';
 import type { WebhookEvent } from '../../contracts';
 import type { EventOperations } from '../temporal/operations';
@@ -76,6 +77,7 @@ export function createApp(deps: AppDeps): Express {
     const receivedAt = now();
     const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const verified = source.adapter.verify({ rawBody, headers: req.headers, receivedAt });
+    checkEventIdentity(verified, source.adapter, source);
     const event: WebhookEvent = { source: source.name, provider: source.adapter.kind, ...verified, receivedAt: receivedAt.toISOString() };
 
     const stopTimer = metrics.startSeconds.startTimer({ source: source.name });

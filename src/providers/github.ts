@@ -19,6 +19,7 @@ export function createGitHubAdapter(options: { source: string; secrets: readonly
   const { source, secrets } = options;
   return {
     kind: ProviderKind.GITHUB,
+    fields: { id: 'X-GitHub-Delivery header', type: 'X-GitHub-Event header and "action"' },
     contentTypes: [JSON_TYPE, FORM_TYPE],
 
     verify({ rawBody, headers, receivedAt }: Delivery) {

@@ -25,6 +25,7 @@ export function createStandardWebhooksAdapter(options: {
 
   return {
     kind: ProviderKind.STANDARD_WEBHOOKS,
+    fields: { id: 'webhook-id header', type: '"type"' },
     contentTypes: ['application/json'],
 
     verify({ rawBody, headers, receivedAt }: Delivery) {

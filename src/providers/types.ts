@@ -34,6 +34,8 @@ export interface SampleEvent {
  */
 export interface ProviderAdapter {
   readonly kind: ProviderKind;
+  /** Where the event ID and type are read from, as error messages name them. */
+  readonly fields: { readonly id: string; readonly type: string };
   /** Media types this provider sends, lower-case, without parameters. */
   readonly contentTypes: readonly string[];
   verify(delivery: Delivery): VerifiedEvent;

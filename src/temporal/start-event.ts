@@ -71,9 +71,22 @@ export class TemporalEventStarter implements EventStarter {
   }
 }
 
-/** One line a person can read in the Temporal UI's workflow list: `stripe · checkout.session.completed · cs_… · 42.00 EUR`. */
+/** Temporal refuses a static summary over 200 bytes. */
+export const MAX_SUMMARY_BYTES = 200;
+
+/**
+ * One line a person can read in the Temporal UI's workflow list: `stripe · checkout.session.completed · cs_… · 42.00 EUR`,
+ * cut to Temporal's 200 bytes on a character boundary.
+ */
 export function summaryOf(event: WebhookEvent): string {
-  return [event.source, event.type, event.subject, amountOf(event.payload)].filter(Boolean).join(' · ');
+  const summary = [event.source, event.type, event.subject, amountOf(event.payload)].filter(Boolean).join(' · ');
+  if (Buffer.byteLength(summary) <= MAX_SUMMARY_BYTES) return summary;
+  let cut = '';
+  for (const character of summary) {
+    if (Buffer.byteLength(cut + character + '…') > MAX_SUMMARY_BYTES) break;
+    cut += character;
+  }
+  return cut + '…';
 }
 
 /** The amount of a Stripe object (`data.object`) or a Standard Webhooks body (`data`), in major units. */

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { eventWorkflowId, type WebhookEvent } from '../../contracts';
+import { eventWorkflowId, subscriptionWorkflowId, WorkflowType, type WebhookEvent } from '../../contracts';
 import { loadReceiverConfig } from '../../src/config';
 import { TemporalUnavailableError } from '../../src/errors';
 import { createApp } from '../../src/http/app';
 import { silentLogger } from '../../src/logger';
 import { SourceRegistry } from '../../src/providers/registry';
+import { workflowTypeFor } from '../../src/temporal/handlers';
 import type { EventStarter, StartResult } from '../../src/temporal/start-event';
 import { githubHeaders, SECRETS, SECRETS_ENV, standardHeaders, stripeEvent, stripeHeaders } from '../support/signing';
 import { post } from '../support/stack';
@@ -55,6 +56,13 @@ it('starts a correctly signed delivery once (the control for every case below)',
   const response = await post(`${receiver.url}/webhooks/stripe`, headers, body);
   expect(response.status).toBe(202);
   expect(starter.started.map((event) => event.id)).toEqual([id]);
+});
+
+it.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty'])('starts an event of type %s as any unknown type: recorded as ignored', async (type) => {
+  const { id, body, headers } = signedStripe({ type });
+  expect((await post(`${receiver.url}/webhooks/stripe`, headers, body)).status).toBe(202);
+  expect(starter.started.map((event) => [event.id, event.type])).toEqual([[id, type]]);
+  expect(workflowTypeFor(starter.started[0]!)).toBe(WorkflowType.recordEvent);
 });
 
 it('answers 503 problem+json when Temporal does not confirm the start', async () => {
@@ -140,6 +148,36 @@ describe('bad input gets a problem+json answer and starts nothing', () => {
       request: async () => {
         const body = JSON.stringify({ type: 'order.created', data: { marker: MARKER } });
         return { path: 'standard', body, headers: standardHeaders(body, `whsec_${Buffer.from('wrong key').toString('base64')}`, { id: `msg_${randomUUID()}` }) };
+      },
+    },
+    {
+      name: 'a validly signed webhook-id of 1,100 characters',
+      status: 400,
+      detail: /^The event ID \(webhook-id header\) is 1100 characters long; at most 192 are accepted\.$/,
+      request: async () => {
+        const body = JSON.stringify({ type: 'order.created', data: { marker: MARKER } });
+        return { path: 'standard', body, headers: standardHeaders(body, SECRETS.standard, { id: `msg_${'x'.repeat(1096)}` }) };
+      },
+    },
+    {
+      name: 'a validly signed Stripe event ID with a space and a newline',
+      status: 400,
+      detail: /^The event ID \("id"\) may contain only printable ASCII characters, without spaces\.$/,
+      request: async () => ({ path: 'stripe', ...signedStripe({ id: 'evt_1 \nforged log line', description: MARKER }) }),
+    },
+    {
+      name: 'a validly signed event type of 200 characters',
+      status: 400,
+      detail: /^The event type \("type"\) is 200 characters long; at most 128 are accepted\.$/,
+      request: async () => ({ path: 'stripe', ...signedStripe({ type: `a.${'b'.repeat(198)}`, description: MARKER }) }),
+    },
+    {
+      name: 'a validly signed event ID in the form reserved for internal workflows',
+      status: 400,
+      detail: /^The event ID \(webhook-id header\) may not start with "durable-webhooks:", which is reserved/,
+      request: async () => {
+        const body = JSON.stringify({ type: 'customer.subscription.updated', data: { marker: MARKER } });
+        return { path: 'standard', body, headers: standardHeaders(body, SECRETS.standard, { id: subscriptionWorkflowId('sub_1') }) };
       },
     },
     {

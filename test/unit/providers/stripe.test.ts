@@ -48,6 +48,16 @@ describe('createStripeAdapter().verify', () => {
     expect(verify(body, stripeHeaders(body, SECRETS.stripe, signedAt), new Date((signedAt + 299) * 1000)).type).toBe('checkout.session.completed');
   });
 
+  it('rejects a timestamp more than 300 s after the receipt time (stripe-node checks only the age)', () => {
+    const body = JSON.stringify(stripeEvent());
+    const signedAt = 1_764_000_000;
+    const tomorrow = stripeHeaders(body, SECRETS.stripe, signedAt + 86_400);
+    expect(() => verify(body, tomorrow, new Date(signedAt * 1000))).toThrow(SignatureVerificationError);
+    expect(() => verify(body, tomorrow, new Date(signedAt * 1000))).toThrow(/outside the 300 s tolerance/);
+    expect(() => verify(body, stripeHeaders(body, SECRETS.stripe, signedAt + 301), new Date(signedAt * 1000))).toThrow(/outside the 300 s tolerance/);
+    expect(verify(body, stripeHeaders(body, SECRETS.stripe, signedAt + 299), new Date(signedAt * 1000)).type).toBe('checkout.session.completed');
+  });
+
   it.each([
     ['malformed JSON', '{"id": "evt_1",', /not valid JSON/],
     ['a JSON array', '[1, 2]', /must be a JSON object/],
