@@ -10,7 +10,10 @@ export class UnsafeDestinationError extends InvalidRequestError {
 
 /**
  * Loopback, private, link-local (cloud metadata 169.254.169.254 included), carrier-grade NAT,
- * unspecified and multicast ranges: never a customer's public endpoint.
+ * unspecified and multicast ranges: never a customer's public endpoint. In IPv6 also the forms that
+ * carry an IPv4 address a gateway may turn back into a private one: NAT64 (64:ff9b::/96 and the
+ * local-use 64:ff9b:1::/48), 6to4 (2002::/16) and IPv4-compatible (::/96), and the deprecated
+ * site-local fec0::/10. (IPv4-mapped ::ffff:0:0/96 is checked against the IPv4 ranges.)
  */
 const BLOCKED = new BlockList();
 for (const [network, prefix] of [
@@ -29,10 +32,13 @@ for (const [network, prefix] of [
   BLOCKED.addSubnet(network, prefix, 'ipv4');
 }
 for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
+  ['::', 96],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['2002::', 16],
   ['fc00::', 7],
   ['fe80::', 10],
+  ['fec0::', 10],
   ['ff00::', 8],
 ] as const) {
   BLOCKED.addSubnet(network, prefix, 'ipv6');
@@ -80,9 +86,10 @@ function hostOf(url: URL): string {
   return url.hostname.replace(/^\[|\]$/g, '');
 }
 
+// The messages never say what a name resolved to: that would map an internal network for whoever asks.
 function refuseBlocked(url: URL, address: string): void {
   if (isBlockedAddress(address)) {
-    throw new UnsafeDestinationError(`${url.hostname} resolves to ${address}, a private or reserved address; set ALLOW_PRIVATE_ENDPOINTS=true to allow it.`);
+    throw new UnsafeDestinationError(`${url.hostname} is or resolves to a private or reserved address; set ALLOW_PRIVATE_ENDPOINTS=true to allow it.`);
   }
 }
 
@@ -98,7 +105,7 @@ export function safeAgent({ allowPrivate }: { allowPrivate: boolean }): Agent {
         dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
           if (error) return reply(error, []);
           const blocked = allowPrivate ? undefined : addresses.find((entry) => isBlockedAddress(entry.address));
-          if (blocked) return reply(new UnsafeDestinationError(`${hostname} resolves to ${blocked.address}, a private or reserved address.`), []);
+          if (blocked) return reply(new UnsafeDestinationError(`${hostname} resolves to a private or reserved address.`), []);
           // net.connect asks for every address (happy eyeballs) or for one.
           if ((options as { all?: boolean }).all) return reply(null, addresses);
           reply(null, addresses[0]!.address, addresses[0]!.family);
