@@ -47,6 +47,10 @@ export interface ReceiverConfig extends CommonConfig {
   port: number;
   /** Largest accepted body; small enough that every accepted event fits one Temporal payload. @default 262144 */
   maxBodyBytes: number;
+  /** A request's headers and body must arrive within this, or the connection is closed (slow clients). @default 30 s */
+  requestTimeoutMs: number;
+  /** Open connections beyond this are closed as they arrive. @default 1000 */
+  maxConnections: number;
   sources: SourceConfig[];
   developmentSecrets: DevelopmentSecret[];
   /** Built-in sources left off because their secret is unset (always, outside development). */
@@ -56,6 +60,10 @@ export interface ReceiverConfig extends CommonConfig {
   /** Bearer tokens for `/v1`; the API is off without any. Idempotency keys are scoped per token. */
   apiTokens: string[];
 }
+
+/** Time for a whole request, headers and body; a client that trickles its body is cut off after it. */
+export const DEFAULT_REQUEST_TIMEOUT = '30s';
+export const DEFAULT_MAX_CONNECTIONS = 1000;
 
 /** Immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later: eight attempts over about 28 hours. */
 export const DEFAULT_DELIVERY_SCHEDULE = '0s 5s 5m 30m 2h 5h 10h 10h';
@@ -148,6 +156,8 @@ export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { devel
     ...loadCommonConfig(env),
     port: portNumber(env, 'PORT', 3000),
     maxBodyBytes: positiveInteger(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES),
+    requestTimeoutMs: positiveDurationMs(env, 'REQUEST_TIMEOUT', DEFAULT_REQUEST_TIMEOUT),
+    maxConnections: positiveInteger(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS),
     sources,
     developmentSecrets,
     disabledSources,
@@ -204,6 +214,18 @@ function durationMs(value: string, name: string): number {
     ms = Number.NaN;
   }
   if (!Number.isFinite(ms) || ms < 0) throw new ConfigError(`${name} must list durations such as 0s 5s 5m 2h, not "${value}".`);
+  return ms;
+}
+
+function positiveDurationMs(env: NodeJS.ProcessEnv, name: string, fallback: string): number {
+  const raw = env[name] || fallback;
+  let ms: number;
+  try {
+    ms = msToNumber(raw as Duration);
+  } catch {
+    ms = Number.NaN;
+  }
+  if (!(ms > 0)) throw new ConfigError(`${name} must be a positive duration such as 30s, not "${raw}".`);
   return ms;
 }
 

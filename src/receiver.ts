@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import { loadReceiverConfig, type ReceiverConfig } from './config';
@@ -41,8 +41,23 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
           }
         : undefined,
   });
-  const server = await new Promise<Server>((resolve, reject) => {
-    const listening = app.listen(config.port, (error?: Error) => (error ? reject(error) : resolve(listening)));
+  const server = createServer(
+    {
+      // Whole requests within the timeout, headers within a third of it, checked every second, so
+      // a client that trickles its headers or body holds a connection no longer than that.
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: Math.ceil(config.requestTimeoutMs / 3),
+      connectionsCheckingInterval: 1000,
+    },
+    app,
+  );
+  server.maxConnections = config.maxConnections;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   const { port } = server.address() as AddressInfo;
   return {

@@ -73,6 +73,9 @@ describe('loadReceiverConfig', () => {
     ['PORT', '70000', /PORT must be a port number/],
     ['MAX_BODY_BYTES', '-1', /MAX_BODY_BYTES must be a positive integer, not "-1"/],
     ['MAX_BODY_BYTES', '1.5', /MAX_BODY_BYTES must be a positive integer/],
+    ['REQUEST_TIMEOUT', '0s', /REQUEST_TIMEOUT must be a positive duration such as 30s, not "0s"/],
+    ['REQUEST_TIMEOUT', 'soon', /REQUEST_TIMEOUT must be a positive duration such as 30s, not "soon"/],
+    ['MAX_CONNECTIONS', '0', /MAX_CONNECTIONS must be a positive integer, not "0"/],
   ])('refuses %s=%s', (name, value, message) => {
     expect(() => loadReceiverConfig({ [name]: value })).toThrow(message);
   });

@@ -1,0 +1,66 @@
+import { connect, type Socket } from 'node:net';
+import { loadReceiverConfig } from '../../src/config';
+import { silentLogger } from '../../src/logger';
+import { startReceiver, type RunningReceiver } from '../../src/receiver';
+import { lazyClient } from '../../src/temporal/connection';
+import { eventually } from '../support/eventually';
+import { SECRETS_ENV } from '../support/signing';
+
+// No request here reaches Temporal: the lazy client never connects.
+const client = lazyClient({ namespace: 'default', connectionOptions: { address: '127.0.0.1:1' } });
+
+let receiver: RunningReceiver | undefined;
+afterEach(() => receiver?.close());
+
+async function start(env: Record<string, string>) {
+  receiver = await startReceiver(loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', ...env }), client, silentLogger);
+  return Number(new URL(receiver.url).port);
+}
+
+/** Opens a connection, and resolves with everything the server sent once it closes the connection. */
+function open(port: number): { socket: Socket; closed: Promise<string> } {
+  const socket = connect(port, '127.0.0.1');
+  const closed = new Promise<string>((resolve) => {
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk.toString()));
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve(received));
+  });
+  return { socket, closed };
+}
+
+it('answers 408 and closes the connection of a client that trickles its body past REQUEST_TIMEOUT', async () => {
+  const port = await start({ REQUEST_TIMEOUT: '1s' });
+  const { socket, closed } = open(port);
+  socket.write('POST /webhooks/stripe HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n');
+  let sent = 0;
+  const trickle = setInterval(() => {
+    if (!socket.destroyed) socket.write('{', () => sent++);
+  }, 100);
+  const answer = await closed;
+  clearInterval(trickle);
+  expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+  expect(sent).toBeLessThan(1000);
+});
+
+it('closes a connection that never finishes its headers', async () => {
+  const port = await start({ REQUEST_TIMEOUT: '1s' });
+  const { socket, closed } = open(port);
+  socket.write('POST /webhooks/stripe HTTP/1.1\r\nHost: x\r\n');
+  expect(await closed).toMatch(/^HTTP\/1\.1 408 /);
+});
+
+it('closes connections beyond MAX_CONNECTIONS as they arrive, and serves again once one is free', async () => {
+  const port = await start({ MAX_CONNECTIONS: '2' });
+  const held = [open(port), open(port)];
+  await Promise.all(held.map(({ socket }) => new Promise((resolve) => socket.once('connect', resolve))));
+  await new Promise((resolve) => setImmediate(resolve));
+  const refused = open(port);
+  expect(await refused.closed).toBe('');
+
+  held[0]!.socket.destroy();
+  await held[0]!.closed;
+  const healthz = () => fetch(`${receiver!.url}/healthz`, { headers: { connection: 'close' } }).then((response) => response.status, () => 0);
+  await eventually('a freed connection lets the next one in', async () => (await healthz()) === 200);
+  held[1]!.socket.destroy();
+});
