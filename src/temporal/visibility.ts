@@ -41,8 +41,43 @@ export function visibilityQuery(filter: EventFilter, now: Date = new Date()): st
     clauses.push(`ExecutionStatus = '${STATUS_NAMES[filter.status]}'`);
   }
   if (filter.since) clauses.push(`StartTime >= '${sinceTime(filter.since, now)}'`);
-  if (filter.query) clauses.push(`(${filter.query})`);
+  if (filter.query) clauses.push(`(${contained(filter.query)})`);
   return clauses.join(' AND ');
+}
+
+/**
+ * A raw query is ANDed with the event-workflow filter inside parentheses, so it must stay inside
+ * them: its parentheses balance outside quoted strings, and it has no ORDER BY, GROUP BY or comment
+ * that would end the condition early.
+ */
+function contained(query: string): string {
+  let depth = 0;
+  let outside = '';
+  for (let index = 0; index < query.length; index++) {
+    const character = query[index]!;
+    if (character === "'" || character === '"' || character === '`') {
+      const end = closingQuote(query, index);
+      if (end === -1) throw new OperationRejectedError(`"query" has an unterminated ${character} string.`);
+      index = end;
+      outside += ' ';
+      continue;
+    }
+    if (character === '(') depth++;
+    if (character === ')' && --depth < 0) throw new OperationRejectedError('"query" closes a parenthesis it did not open.');
+    outside += character;
+  }
+  if (depth !== 0) throw new OperationRejectedError('"query" leaves a parenthesis open.');
+  if (/\b(?:order|group)\s+by\b|--|\/\*|#/i.test(outside)) throw new OperationRejectedError('"query" may be a condition only: no ORDER BY, GROUP BY or comments.');
+  return query;
+}
+
+/** The index of the quote that closes the string opened at `start`, skipping backslash escapes. */
+function closingQuote(query: string, start: number): number {
+  for (let index = start + 1; index < query.length; index++) {
+    if (query[index] === '\\') index++;
+    else if (query[index] === query[start]) return index;
+  }
+  return -1;
 }
 
 function sinceTime(since: string, now: Date): string {

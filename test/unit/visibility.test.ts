@@ -1,0 +1,30 @@
+import { OperationRejectedError } from '../../src/errors';
+import { visibilityQuery } from '../../src/temporal/visibility';
+
+describe('visibilityQuery', () => {
+  it('limits every query to event workflows and ANDs the filters', () => {
+    expect(visibilityQuery({ source: 'stripe', type: 'checkout.session.completed', status: 'failed' })).toBe(
+      "WebhookSource IS NOT NULL AND WebhookSource = 'stripe' AND WebhookEventType = 'checkout.session.completed' AND ExecutionStatus = 'Failed'",
+    );
+  });
+
+  it.each([
+    "WorkflowType = 'chargeOrder' AND ExecutionStatus = 'Failed'",
+    "WorkflowId = 'a) OR (b' OR WorkflowId = \"it's (odd\"",
+    "(WorkflowType = 'chargeOrder' OR WorkflowType = 'fulfilCheckout') AND StartTime > '2026-01-01T00:00:00Z'",
+  ])('keeps the raw query %s inside its parentheses', (query) => {
+    expect(visibilityQuery({ query })).toBe(`WebhookSource IS NOT NULL AND (${query})`);
+  });
+
+  it.each([
+    ["WorkflowType = 'x') OR (WorkflowId != ''", /closes a parenthesis it did not open/],
+    ["WorkflowType = 'x' OR (WorkflowId != ''", /leaves a parenthesis open/],
+    ['ExecutionStatus = "Running', /unterminated " string/],
+    ["WorkflowType = 'x' ORDER BY StartTime", /a condition only/],
+    ["WorkflowType = 'x' -- and the rest", /a condition only/],
+    ["WorkflowType = 'x' /* note */", /a condition only/],
+  ])('refuses a raw query that would escape the event filter: %s', (query, message) => {
+    expect(() => visibilityQuery({ query })).toThrow(OperationRejectedError);
+    expect(() => visibilityQuery({ query })).toThrow(message);
+  });
+});
