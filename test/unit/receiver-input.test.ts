@@ -1,36 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { eventWorkflowId, subscriptionWorkflowId, WorkflowType, type WebhookEvent } from '../../contracts';
+import { subscriptionWorkflowId, WorkflowType } from '../../contracts';
 import { loadReceiverConfig } from '../../src/config';
-import { TemporalUnavailableError } from '../../src/errors';
 import { createApp } from '../../src/http/app';
 import { silentLogger } from '../../src/logger';
 import { SourceRegistry } from '../../src/providers/registry';
-import { workflowTypeFor } from '../../src/temporal/handlers';
-import type { EventStarter, StartResult } from '../../src/temporal/start-event';
 import { githubHeaders, SECRETS, SECRETS_ENV, standardHeaders, stripeEvent, stripeHeaders } from '../support/signing';
+import { RecordingStarter } from '../support/recording-starter';
 import { post } from '../support/stack';
 
-/**
- * The receiver's answers to bad input, on the real app with a fake EventStarter: no Temporal and
- * no database, and every event that would have started a workflow is in `started`.
- */
-class RecordingStarter implements EventStarter {
-  readonly started: WebhookEvent[] = [];
-  unavailable = false;
-
-  async start(event: WebhookEvent, workflowIdPrefix: string): Promise<StartResult> {
-    if (this.unavailable) throw new TemporalUnavailableError(event.id);
-    this.started.push(event);
-    return { status: 'started', workflowId: eventWorkflowId(workflowIdPrefix, event.id), runId: 'run-1' };
-  }
-
-  async ready(): Promise<boolean> {
-    return !this.unavailable;
-  }
-}
-
+// The receiver's answers to bad input, on the real app with a fake EventStarter: no Temporal and
+// no database, and every event that would have started a workflow is in `starter.started`.
 let starter: RecordingStarter;
 let server: Server;
 let receiver: { url: string };
@@ -62,7 +43,7 @@ it.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty'])('starts an e
   const { id, body, headers } = signedStripe({ type });
   expect((await post(`${receiver.url}/webhooks/stripe`, headers, body)).status).toBe(202);
   expect(starter.started.map((event) => [event.id, event.type])).toEqual([[id, type]]);
-  expect(workflowTypeFor(starter.started[0]!)).toBe(WorkflowType.recordEvent);
+  expect(starter.calls.map((call) => call.workflowType)).toEqual([WorkflowType.recordEvent]);
 });
 
 it('answers 503 problem+json when Temporal does not confirm the start', async () => {

@@ -1,0 +1,38 @@
+import { eventWorkflowId, type WebhookEvent, type WorkflowType } from '../../contracts';
+import { TemporalUnavailableError } from '../../src/errors';
+import { workflowTypeFor } from '../../src/temporal/handlers';
+import type { EventStarter, StartResult } from '../../src/temporal/start-event';
+
+/** Temporal's default `limit.maxIDLength`: longer workflow IDs are refused with INVALID_ARGUMENT. */
+const MAX_WORKFLOW_ID_BYTES = 1000;
+
+/**
+ * An EventStarter for tests of the receiver's edge, with no Temporal behind it: every start call
+ * is in `calls` with the workflow type it picks, and like the engine it refuses an over-long ID,
+ * starts a workflow ID once and answers later starts `duplicate`. `unavailable` makes it fail as
+ * an unreachable Temporal does.
+ */
+export class RecordingStarter implements EventStarter {
+  readonly calls: Array<{ event: WebhookEvent; workflowId: string; workflowType: WorkflowType }> = [];
+  readonly workflowIds = new Set<string>();
+  unavailable = false;
+
+  /** The events whose workflows were started (not the duplicates). */
+  get started(): WebhookEvent[] {
+    return this.calls.filter((call, index) => this.calls.findIndex((other) => other.workflowId === call.workflowId) === index).map((call) => call.event);
+  }
+
+  async start(event: WebhookEvent, workflowIdPrefix: string): Promise<StartResult> {
+    if (this.unavailable) throw new TemporalUnavailableError(event.id);
+    const workflowId = eventWorkflowId(workflowIdPrefix, event.id);
+    if (Buffer.byteLength(workflowId) > MAX_WORKFLOW_ID_BYTES) throw new Error(`WorkflowId length exceeds limit.`);
+    this.calls.push({ event, workflowId, workflowType: workflowTypeFor(event) });
+    if (this.workflowIds.has(workflowId)) return { status: 'duplicate', workflowId };
+    this.workflowIds.add(workflowId);
+    return { status: 'started', workflowId, runId: `run-${this.workflowIds.size}` };
+  }
+
+  async ready(): Promise<boolean> {
+    return !this.unavailable;
+  }
+}
