@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
 import { approveSignal, FailureType, rejectSignal, type EventOutcome, type Order, type WebhookEvent } from '../contracts';
-import { charge as chargeCard, claim, db, duplicate, finish, formatAmount, idempotencyKey, sendEmail, stepOf, trackProgress } from './steps';
+import { charge as chargeCard, db, finish, formatAmount, handleEvent, idempotencyKey, sendEmail, stepOf } from './steps';
 
 interface OrderCreated {
   orderId: string;
@@ -17,57 +17,61 @@ interface OrderCreated {
  * "payment failed" notice on a decline (after which the workflow fails, for operators to see).
  */
 export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
-  const progress = trackProgress(event);
-  let decision: { approved: boolean; by?: string; reason?: string } | undefined;
-  setHandler(approveSignal, (input) => void (decision ??= { approved: true, by: input?.by }));
-  setHandler(rejectSignal, (input) => void (decision ??= { approved: false, by: input?.by, reason: input?.reason }));
-  if (!(await claim(event, progress))) return duplicate(event, progress);
+  return handleEvent(event, async (progress) => {
+    let decision: { approved: boolean; by?: string; reason?: string } | undefined;
+    setHandler(approveSignal, (input) => void (decision ??= { approved: true, by: input?.by }));
+    setHandler(rejectSignal, (input) => void (decision ??= { approved: false, by: input?.by, reason: input?.reason }));
 
-  const data = readOrder(event);
-  const order = (status: Order['status'], paymentIntentId?: string): Order => ({
-    id: data.orderId,
-    status,
-    customerEmail: data.email,
-    amount: data.amount,
-    currency: data.currency,
-    paymentIntentId,
-  });
-  const email = (step: string, subject: string, text: string) =>
-    // This flow can send more than one email over its life (a decline, then a receipt after a fix), so each has its own key.
-    sendEmail({ ...stepOf(event, step), idempotencyKey: idempotencyKey(step), to: data.email, subject, text });
-  const settings = await db.flowSettings();
+    const data = readOrder(event);
+    const order = (status: Order['status'], paymentIntentId?: string): Order => ({
+      id: data.orderId,
+      status,
+      customerEmail: data.email,
+      amount: data.amount,
+      currency: data.currency,
+      paymentIntentId,
+    });
+    const email = (step: string, subject: string, text: string) =>
+      // This flow can send more than one email over its life (a decline, then a receipt after a fix), so each has its own key.
+      sendEmail({ ...stepOf(event, step), idempotencyKey: idempotencyKey(step), to: data.email, subject, text });
+    const settings = await db.flowSettings();
 
-  if (settings.reviewThreshold !== null && data.amount >= settings.reviewThreshold) {
-    await db.saveOrder({ ...stepOf(event, 'order:awaiting-review'), order: order('awaiting_review') });
-    progress.waitingFor = `approve or reject signal (up to ${settings.reviewTimeout})`;
-    await condition(() => decision !== undefined, settings.reviewTimeout);
-    progress.waitingFor = null;
-    if (!decision?.approved) {
-      const reason = decision ? `rejected${decision.reason ? `: ${decision.reason}` : ''}` : `not reviewed within ${settings.reviewTimeout}`;
-      await db.saveOrder({ ...stepOf(event, 'order:cancelled'), order: order('cancelled') });
-      await email('email:cancelled', `Order ${data.orderId} cancelled`, `Your order ${data.orderId} was cancelled (${reason}). You have not been charged.`);
-      return finish(event, progress, 'cancelled', { status: 'completed', detail: { orderId: data.orderId, cancelled: reason } });
+    if (settings.reviewThreshold !== null && data.amount >= settings.reviewThreshold) {
+      await db.saveOrder({ ...stepOf(event, 'order:awaiting-review'), order: order('awaiting_review') });
+      progress.waitingFor = `approve or reject signal (up to ${settings.reviewTimeout})`;
+      await condition(() => decision !== undefined, settings.reviewTimeout);
+      progress.waitingFor = null;
+      if (!decision?.approved) {
+        const reason = decision ? `rejected${decision.reason ? `: ${decision.reason}` : ''}` : `not reviewed within ${settings.reviewTimeout}`;
+        await db.saveOrder({ ...stepOf(event, 'order:cancelled'), order: order('cancelled') });
+        await email('email:cancelled', `Order ${data.orderId} cancelled`, `Your order ${data.orderId} was cancelled (${reason}). You have not been charged.`);
+        return finish(event, progress, 'cancelled', { status: 'completed', detail: { orderId: data.orderId, cancelled: reason } });
+      }
+      progress.stepsDone.push('approved');
     }
-    progress.stepsDone.push('approved');
-  }
 
-  let charge;
-  try {
-    charge = await chargeCard({ source: event.source, eventId: event.id, idempotencyKey: idempotencyKey(), orderId: data.orderId, amount: data.amount, currency: data.currency, customer: data.customer, paymentMethod: data.paymentMethod });
-  } catch (error) {
-    if (!(error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === FailureType.CARD_DECLINED)) throw error;
-    await db.saveOrder({ ...stepOf(event, 'order:payment-failed'), order: order('payment_failed') });
-    await email('email:payment-failed', `Payment for order ${data.orderId} failed`, `We could not charge your card for order ${data.orderId}: ${error.cause.message}`);
-    await db.completeEvent({ source: event.source, eventId: event.id, status: 'failed', outcome: { orderId: data.orderId, declined: error.cause.message } });
-    progress.outcome = 'payment_failed';
-    throw ApplicationFailure.nonRetryable(`Payment for order ${data.orderId} was declined: ${error.cause.message}`, FailureType.PAYMENT_DECLINED, error.cause.details?.[0]);
-  }
-  progress.stepsDone.push('charge');
+    let charge;
+    try {
+      charge = await chargeCard({ source: event.source, eventId: event.id, idempotencyKey: idempotencyKey(), orderId: data.orderId, amount: data.amount, currency: data.currency, customer: data.customer, paymentMethod: data.paymentMethod });
+    } catch (error) {
+      if (!(error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === FailureType.CARD_DECLINED)) throw error;
+      await db.saveOrder({ ...stepOf(event, 'order:payment-failed'), order: order('payment_failed') });
+      await email('email:payment-failed', `Payment for order ${data.orderId} failed`, `We could not charge your card for order ${data.orderId}: ${error.cause.message}`);
+      progress.outcome = 'payment_failed';
+      // handleEvent records the failure, with these details, in the ledger.
+      throw ApplicationFailure.nonRetryable(`Payment for order ${data.orderId} was declined: ${error.cause.message}`, FailureType.PAYMENT_DECLINED, {
+        orderId: data.orderId,
+        declined: error.cause.message,
+        ...(error.cause.details?.[0] as object | undefined),
+      });
+    }
+    progress.stepsDone.push('charge');
 
-  await db.saveOrder({ ...stepOf(event, 'order:paid'), order: order('paid', charge.paymentIntentId) });
-  await email('email:receipt', `Receipt for order ${data.orderId}`, `We charged ${formatAmount(data.amount, data.currency)} for order ${data.orderId}. Thank you!`);
-  progress.stepsDone.push('email:receipt');
-  return finish(event, progress, 'charged', { status: 'completed', detail: { orderId: data.orderId, paymentIntentId: charge.paymentIntentId } });
+    await db.saveOrder({ ...stepOf(event, 'order:paid'), order: order('paid', charge.paymentIntentId) });
+    await email('email:receipt', `Receipt for order ${data.orderId}`, `We charged ${formatAmount(data.amount, data.currency)} for order ${data.orderId}. Thank you!`);
+    progress.stepsDone.push('email:receipt');
+    return finish(event, progress, 'charged', { status: 'completed', detail: { orderId: data.orderId, paymentIntentId: charge.paymentIntentId } });
+  });
 }
 
 function readOrder(event: WebhookEvent): OrderCreated {

@@ -1,4 +1,4 @@
-import { proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, isCancellation, proxyActivities, setHandler, TemporalFailure, workflowInfo } from '@temporalio/workflow';
 import { statusQuery, type Activities, type ChargeInput, type EmailInput, type EventOutcome, type EventProgress, type EventStatus, type StepKey, type WebhookEvent } from '../contracts';
 
 /** Database work: quick, retried until it succeeds. */
@@ -30,7 +30,7 @@ export function formatAmount(amount: number, currency: string): string {
 }
 
 /** Registers the `status` query and returns the progress it reports, for the workflow to update. */
-export function trackProgress(event: WebhookEvent): EventProgress {
+function trackProgress(event: WebhookEvent): EventProgress {
   const progress: EventProgress = { eventId: event.id, type: event.type, stepsDone: [], waitingFor: null, outcome: null };
   setHandler(statusQuery, () => progress);
   return progress;
@@ -46,8 +46,34 @@ export async function finish(event: WebhookEvent, progress: EventProgress, outco
   return { outcome, source: event.source, eventId: event.id, type: event.type };
 }
 
+/**
+ * The frame of every event workflow: claim the event for this run chain (or complete as a
+ * duplicate, doing nothing), then run the flow. A flow that fails or is cancelled records `failed`
+ * in the ledger before the workflow ends, so the ledger never says `processing` for an event
+ * Temporal has stopped working on.
+ */
+export async function handleEvent(event: WebhookEvent, flow: (progress: EventProgress) => Promise<EventOutcome>): Promise<EventOutcome> {
+  const progress = trackProgress(event);
+  if (!(await claim(event, progress))) return duplicate(event, progress);
+  try {
+    return await flow(progress);
+  } catch (error) {
+    if (!(error instanceof TemporalFailure)) throw error;
+    const outcome = isCancellation(error) ? { cancelled: true } : { failure: error.message, type: error instanceof ApplicationFailure ? error.type : error.name };
+    await CancellationScope.nonCancellable(() => db.completeEvent({ source: event.source, eventId: event.id, status: 'failed', outcome: { ...outcome, ...failureDetail(error) } }));
+    progress.outcome ??= isCancellation(error) ? 'cancelled' : 'failed';
+    throw error;
+  }
+}
+
+/** What a flow put on its own failure for the ledger (`ApplicationFailure` details), if anything. */
+function failureDetail(error: TemporalFailure): Record<string, unknown> {
+  const [detail] = error instanceof ApplicationFailure ? (error.details ?? []) : [];
+  return typeof detail === 'object' && detail !== null ? (detail as Record<string, unknown>) : {};
+}
+
 /** The result of a workflow whose event another run chain owns: nothing done, nothing recorded. */
-export function duplicate(event: WebhookEvent, progress: EventProgress): EventOutcome {
+function duplicate(event: WebhookEvent, progress: EventProgress): EventOutcome {
   progress.outcome = 'duplicate';
   return { outcome: 'duplicate', source: event.source, eventId: event.id, type: event.type };
 }
@@ -56,7 +82,7 @@ export function duplicate(event: WebhookEvent, progress: EventProgress): EventOu
  * Claims the event in the ledger for this run chain. False when another chain already owns it (a
  * redelivery after Temporal's retention): the workflow then completes as a duplicate, doing nothing.
  */
-export async function claim(event: WebhookEvent, progress: EventProgress): Promise<boolean> {
+async function claim(event: WebhookEvent, progress: EventProgress): Promise<boolean> {
   const { workflowId, firstExecutionRunId } = workflowInfo();
   const claimed = await db.claimEvent({ source: event.source, eventId: event.id, type: event.type, workflowId, firstExecutionRunId });
   progress.stepsDone.push('claim');

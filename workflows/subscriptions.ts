@@ -8,24 +8,24 @@ import {
   type SubscriptionUpdate,
   type WebhookEvent,
 } from '../contracts';
-import { claim, db, duplicate, finish, trackProgress } from './steps';
+import { db, finish, handleEvent } from './steps';
 
 /**
  * Stripe `customer.subscription.created|updated|deleted`: idempotency does not order events, so
  * each one is handed to the subscription's entity workflow, which applies them in order.
  */
 export async function applySubscriptionEvent(event: WebhookEvent): Promise<EventOutcome> {
-  const progress = trackProgress(event);
-  if (!(await claim(event, progress))) return duplicate(event, progress);
-  const payload = event.payload as { created: number; data: { object: SubscriptionUpdate['subscription'] } };
-  const entity = await db.forwardSubscriptionUpdate({
-    eventId: event.id,
-    created: payload.created,
-    subscription: payload.data.object,
-    deleted: event.type === 'customer.subscription.deleted',
+  return handleEvent(event, async (progress) => {
+    const payload = event.payload as { created: number; data: { object: SubscriptionUpdate['subscription'] } };
+    const entity = await db.forwardSubscriptionUpdate({
+      eventId: event.id,
+      created: payload.created,
+      subscription: payload.data.object,
+      deleted: event.type === 'customer.subscription.deleted',
+    });
+    progress.stepsDone.push('forwarded');
+    return finish(event, progress, 'forwarded', { status: 'completed', detail: { entity } });
   });
-  progress.stepsDone.push('forwarded');
-  return finish(event, progress, 'forwarded', { status: 'completed', detail: { entity } });
 }
 
 /** How long an entity with nothing to apply stays open before it completes. */

@@ -16,7 +16,10 @@ export async function claimEvent(db: Queryable, claim: EventClaim): Promise<'cla
   const { rows } = await db.query<{ first_execution_run_id: string }>(
     `INSERT INTO processed_events (source, event_id, event_type, workflow_id, first_execution_run_id)
      VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (source, event_id) DO UPDATE SET source = processed_events.source
+     ON CONFLICT (source, event_id) DO UPDATE SET
+       -- The same run chain claiming again is a reset of a finished event: it is processing again.
+       status = CASE WHEN processed_events.first_execution_run_id = EXCLUDED.first_execution_run_id THEN 'processing' ELSE processed_events.status END,
+       completed_at = CASE WHEN processed_events.first_execution_run_id = EXCLUDED.first_execution_run_id THEN NULL ELSE processed_events.completed_at END
      RETURNING first_execution_run_id`,
     [claim.source, claim.eventId, claim.type, claim.workflowId, claim.firstExecutionRunId],
   );
@@ -28,6 +31,17 @@ export async function completeEvent(db: Queryable, event: EventCompletion): Prom
     `UPDATE processed_events SET status = $3, outcome = $4, completed_at = now() WHERE source = $1 AND event_id = $2`,
     [event.source, event.eventId, event.status, JSON.stringify(event.outcome)],
   );
+}
+
+/**
+ * Records as failed an event whose workflow was stopped from outside (terminated), where no
+ * workflow code runs to record it. An event that already finished keeps its record.
+ */
+export async function recordStopped(db: Queryable, workflowId: string, outcome: unknown): Promise<void> {
+  await db.query(`UPDATE processed_events SET status = 'failed', outcome = $2, completed_at = now() WHERE workflow_id = $1 AND status = 'processing'`, [
+    workflowId,
+    JSON.stringify(outcome),
+  ]);
 }
 
 async function findStep<Result>(db: Queryable, key: StepKey): Promise<StepRecord<Result> | undefined> {

@@ -89,7 +89,7 @@ export function createApp(deps: AppDeps): Express {
     if (result.status === 'started') {
       res.status(202).json({ status: 'started', eventId: event.id, workflowId: result.workflowId, runId: result.runId });
     } else {
-      res.status(200).json({ status: 'duplicate', eventId: event.id, workflowId: result.workflowId });
+      res.status(200).json({ status: 'duplicate', eventId: event.id, workflowId: result.workflowId, state: result.state });
     }
   };
 

@@ -3,7 +3,7 @@ import { WorkflowFailedError, WorkflowNotFoundError, type Client, type WorkflowE
 import Long from 'long';
 import type { Queryable } from '../db/database';
 import { SIGNALS, statusQuery, type EventProgress, type WorkflowType } from '../../contracts';
-import { ledgerRecord, type LedgerRecord } from '../db/ledger';
+import { ledgerRecord, recordStopped, type LedgerRecord } from '../db/ledger';
 import { EventNotFoundError, OperationRejectedError } from '../errors';
 import { resetPoint, type ResetTarget } from './reset-points';
 import { toSummary, visibilityQuery, type EventFilter, type EventSummary } from './visibility';
@@ -91,9 +91,11 @@ export class EventOperations {
     await this.client.workflow.getHandle(eventId).cancel();
   }
 
+  /** Terminates the event's workflow; with the database, the ledger records it as failed, since no workflow code runs to. */
   async terminate(eventId: string, reason: string): Promise<void> {
     await this.requireRunning(eventId);
     await this.client.workflow.getHandle(eventId).terminate(reason);
+    if (this.options.db) await recordStopped(this.options.db, eventId, { terminated: reason });
   }
 
   /**

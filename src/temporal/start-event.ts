@@ -6,7 +6,8 @@ import { workflowTypeFor } from './handlers';
 
 export type StartResult =
   | { status: 'started'; workflowId: string; runId: string }
-  | { status: 'duplicate'; workflowId: string };
+  /** `state` is how the first run stands (`running`, `completed`, `failed`, …), when Temporal says so in time. */
+  | { status: 'duplicate'; workflowId: string; state?: string };
 
 /** Starts one workflow per event; the receiver depends on this, not on the Temporal client. */
 export interface EventStarter {
@@ -51,9 +52,22 @@ export class TemporalEventStarter implements EventStarter {
       );
       return { status: 'started', workflowId, runId: handle.firstExecutionRunId };
     } catch (error) {
-      if (error instanceof WorkflowExecutionAlreadyStartedError) return { status: 'duplicate', workflowId };
+      if (error instanceof WorkflowExecutionAlreadyStartedError) return { status: 'duplicate', workflowId, state: await this.stateOf(workflowId) };
       if (isUnavailable(error)) throw new TemporalUnavailableError(event.id, { cause: error });
       throw error;
+    }
+  }
+
+  /**
+   * The existing run's state, for the duplicate's answer: a redelivery of a failed event is still
+   * a duplicate (the engine stays the dedupe), but says so, for whoever reads the provider's log.
+   */
+  private async stateOf(workflowId: string): Promise<string | undefined> {
+    try {
+      const { status } = await this.withDeadline(() => this.client.workflow.getHandle(workflowId).describe());
+      return status.name.toLowerCase();
+    } catch {
+      return undefined;
     }
   }
 

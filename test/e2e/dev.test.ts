@@ -113,7 +113,7 @@ describe('npm run dev', () => {
   it('keeps accepted events across a restart: the same event is still a duplicate', async () => {
     dev = await startDev();
     const { attempts } = await sendJson(['stripe', 'checkout.session.completed', '--id', 'evt_dev_e2e_1']);
-    expect(attempts).toEqual([{ status: 200, body: { status: 'duplicate', eventId: 'evt_dev_e2e_1', workflowId: 'evt_dev_e2e_1' } }]);
+    expect(attempts).toEqual([{ status: 200, body: { status: 'duplicate', eventId: 'evt_dev_e2e_1', workflowId: 'evt_dev_e2e_1', state: 'completed' } }]);
   });
 });
 

@@ -5,7 +5,7 @@ import { approveSignal, rejectSignal, statusQuery, subscriptionStateQuery, subsc
 import { EventOperations } from '../../src/temporal/operations';
 import { eventually } from '../support/eventually';
 import { checkoutCompleted, orderCreated, subscriptionEvent, type SignedDelivery } from '../support/events';
-import { githubHeaders, SECRETS, stripeHeaders } from '../support/signing';
+import { githubHeaders, SECRETS, standardHeaders, stripeHeaders } from '../support/signing';
 import { post, startStack, type WorkerStack } from '../support/stack';
 import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-stand-in';
 
@@ -109,6 +109,23 @@ describe('Standard Webhooks order.created → chargeOrder', () => {
     expect(await rows('SELECT status FROM orders WHERE id = $1', [delivery.orderId])).toEqual([{ status: 'payment_failed' }]);
     expect(emailsFor(delivery.id)).toEqual([expect.objectContaining({ idempotencyKey: `${delivery.id}:email:payment-failed` })]);
     expect((await ledger(delivery.id))[0]!.status).toBe('failed');
+    expect(await rows('SELECT outcome FROM processed_events WHERE event_id = $1', [delivery.id])).toEqual([
+      { outcome: expect.objectContaining({ type: 'PaymentDeclined', orderId: delivery.orderId, declined: 'Your card was declined.', declineCode: 'generic_decline' }) },
+    ]);
+
+    // A redelivery is still a duplicate (the engine is the dedupe) and says the event failed.
+    expect((await deliver(delivery)).json).toEqual({ status: 'duplicate', eventId: delivery.id, workflowId: delivery.id, state: 'failed' });
+    expect(stripeRequestsFor(delivery.id)).toHaveLength(1);
+  });
+
+  it('records a non-retryable failure in the ledger as failed, not processing', async () => {
+    const body = JSON.stringify({ type: 'order.created', timestamp: new Date().toISOString(), data: { orderId: 'ord_incomplete', amount: 4200 } });
+    const id = `msg_${randomUUID()}`;
+    expect((await post(`${stack.url}/webhooks/standard`, standardHeaders(body, SECRETS.standard, { id }), body)).status).toBe(202);
+    await expect(resultOf(id)).rejects.toThrow(WorkflowFailedError);
+    expect(await rows('SELECT status, outcome FROM processed_events WHERE event_id = $1', [id])).toEqual([
+      { status: 'failed', outcome: { type: 'InvalidOrder', failure: 'order.created is missing or has invalid: currency, customer, paymentMethod, email' } },
+    ]);
   });
 
   it('holds an order at or above REVIEW_THRESHOLD until approve, then charges it', async () => {

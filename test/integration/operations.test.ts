@@ -108,6 +108,12 @@ describe('durable-webhooks events', () => {
     expect((await stack.client.workflow.getHandle(toTerminate).describe()).status.name).toBe('TERMINATED');
     expect(await cli('cancel', toTerminate)).toMatchObject({ code: 1, output: expect.stringContaining('is terminated, not running') });
     expect(stack.stripe.charges().filter((intent) => [toCancel, toTerminate].includes(intent.metadata.event_id!))).toEqual([]);
+    // The ledger says what happened to both, not "processing".
+    const ledger = await stack.db.query('SELECT event_id, status, outcome FROM processed_events WHERE event_id = ANY($1) ORDER BY event_id = $2', [[toCancel, toTerminate], toTerminate]);
+    expect(ledger.rows).toEqual([
+      { event_id: toCancel, status: 'failed', outcome: { cancelled: true } },
+      { event_id: toTerminate, status: 'failed', outcome: { terminated: 'duplicate order placed by mistake' } },
+    ]);
   });
 
   it('reset --to last-failure re-runs a failed event after the cause is fixed, repeating nothing that succeeded', async () => {
@@ -116,6 +122,7 @@ describe('durable-webhooks events', () => {
     const shown = await cliJson('show', failed);
     expect(shown).toMatchObject({ status: 'failed', failure: [expect.stringContaining('Activity task failed'), expect.stringMatching(/^EmailRejected: Resend refused the email: invalid_api_key/)] });
     const claimsBefore = (await stack.db.query('SELECT count(*)::int AS n FROM processed_events WHERE event_id = $1', [failed])).rows;
+    expect((await stack.db.query('SELECT status FROM processed_events WHERE event_id = $1', [failed])).rows).toEqual([{ status: 'failed' }]);
 
     stack.resend.acceptApiKey(undefined);
     expect(await cli('reset', failed, '--to', '999', '--reason', 'x')).toMatchObject({ code: 1, output: expect.stringContaining('History event 999 is not a completed workflow task') });

@@ -43,14 +43,14 @@ describe('POST /webhooks/stripe', () => {
 
     const second = await post(`${stack.url}/webhooks/stripe`, headers, body);
     expect(second.status).toBe(200);
-    expect(second.json).toEqual({ status: 'duplicate', eventId: id, workflowId: id });
+    expect(second.json).toEqual({ status: 'duplicate', eventId: id, workflowId: id, state: expect.stringMatching(/^(running|completed)$/) });
 
     const handle = stack.client.workflow.getHandle(id);
     expect(await handle.result()).toMatchObject({ outcome: 'fulfilled', source: 'stripe', eventId: id, type: 'checkout.session.completed' });
     expect(await runsOf(stack.client, id)).toEqual([first.json!.runId]);
 
     const third = await post(`${stack.url}/webhooks/stripe`, headers, body);
-    expect(third.json).toEqual({ status: 'duplicate', eventId: id, workflowId: id });
+    expect(third.json).toEqual({ status: 'duplicate', eventId: id, workflowId: id, state: 'completed' });
   });
 
   it('tags the workflow with WebhookSource, WebhookEventType and a readable summary', async () => {
