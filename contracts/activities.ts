@@ -1,6 +1,6 @@
 import type { Duration } from '@temporalio/common';
 import type { EmailInput } from './email';
-import type { EventClaim, EventCompletion } from './events';
+import type { ClaimResult, EventClaim, EventCompletion } from './events';
 import type { DeliveryAttempt, DeliveryOutcome } from './messages';
 import type { Charge, ChargeInput, MarkFulfilledInput, Order, SaveOrderInput } from './orders';
 import type { SubscriptionUpdate } from './subscriptions';
@@ -20,8 +20,8 @@ export interface FlowSettings {
  * workflows know only this.
  */
 export interface Activities {
-  /** The first activity of every event workflow: `duplicate` means another run chain owns the event. */
-  claimEvent(claim: EventClaim): Promise<'claimed' | 'duplicate'>;
+  /** The first activity of every event workflow: anything but `claimed` means the workflow does nothing. */
+  claimEvent(claim: EventClaim): Promise<ClaimResult>;
   completeEvent(completion: EventCompletion): Promise<void>;
   flowSettings(): Promise<FlowSettings>;
   /** Writes the order and the step's ledger row in one transaction, once per step. */

@@ -26,6 +26,11 @@ export interface WebhookEvent {
   subject?: string;
   /** The parsed body. */
   payload: unknown;
+  /**
+   * SHA-256 (hex) of the signed body, for providers that do not sign the event ID (GitHub): the
+   * ledger refuses the same body under a second ID as a replay.
+   */
+  bodySha256?: string;
 }
 
 /** An event workflow's ID: the provider's event ID, behind the source's optional prefix. */
@@ -77,7 +82,15 @@ export interface EventClaim {
   workflowId: string;
   /** The run chain's first run: kept by resets and retries, new for a second start with the same ID. */
   firstExecutionRunId: string;
+  /** `WebhookEvent.bodySha256`, when the provider does not sign the event ID. */
+  bodySha256?: string;
 }
+
+/**
+ * What a claim found: this run chain owns the event; another chain does (a redelivery after
+ * Temporal's retention); or another event ID carried the same signed body first (a replay).
+ */
+export type ClaimResult = 'claimed' | 'duplicate' | 'replay';
 
 /** The last ledger write of an event workflow: how it ended, and what it made. */
 export interface EventCompletion {

@@ -1,5 +1,5 @@
 import { ApplicationFailure, CancellationScope, isCancellation, proxyActivities, setHandler, TemporalFailure, workflowInfo } from '@temporalio/workflow';
-import { statusQuery, type Activities, type ChargeInput, type EmailInput, type EventOutcome, type EventProgress, type EventStatus, type StepKey, type WebhookEvent } from '../contracts';
+import { statusQuery, type Activities, type ClaimResult, type ChargeInput, type EmailInput, type EventOutcome, type EventProgress, type EventStatus, type StepKey, type WebhookEvent } from '../contracts';
 
 /** Database work: quick, retried until it succeeds. */
 export const db = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds' });
@@ -54,7 +54,8 @@ export async function finish(event: WebhookEvent, progress: EventProgress, outco
  */
 export async function handleEvent(event: WebhookEvent, flow: (progress: EventProgress) => Promise<EventOutcome>): Promise<EventOutcome> {
   const progress = trackProgress(event);
-  if (!(await claim(event, progress))) return duplicate(event, progress);
+  const claimed = await claim(event, progress);
+  if (claimed !== 'claimed') return nothingToDo(event, progress, claimed);
   try {
     return await flow(progress);
   } catch (error) {
@@ -72,21 +73,18 @@ function failureDetail(error: TemporalFailure): Record<string, unknown> {
   return typeof detail === 'object' && detail !== null ? (detail as Record<string, unknown>) : {};
 }
 
-/** The result of a workflow whose event another run chain owns: nothing done, nothing recorded. */
-function duplicate(event: WebhookEvent, progress: EventProgress): EventOutcome {
-  progress.outcome = 'duplicate';
-  return { outcome: 'duplicate', source: event.source, eventId: event.id, type: event.type };
+/** The result of a workflow whose event another run chain owns, or whose body another event carried first: nothing done. */
+function nothingToDo(event: WebhookEvent, progress: EventProgress, outcome: 'duplicate' | 'replay'): EventOutcome {
+  progress.outcome = outcome;
+  return { outcome, source: event.source, eventId: event.id, type: event.type };
 }
 
-/**
- * Claims the event in the ledger for this run chain. False when another chain already owns it (a
- * redelivery after Temporal's retention): the workflow then completes as a duplicate, doing nothing.
- */
-async function claim(event: WebhookEvent, progress: EventProgress): Promise<boolean> {
+/** Claims the event in the ledger for this run chain; see `ClaimResult`. */
+async function claim(event: WebhookEvent, progress: EventProgress): Promise<ClaimResult> {
   const { workflowId, firstExecutionRunId } = workflowInfo();
-  const claimed = await db.claimEvent({ source: event.source, eventId: event.id, type: event.type, workflowId, firstExecutionRunId });
+  const claimed = await db.claimEvent({ source: event.source, eventId: event.id, type: event.type, workflowId, firstExecutionRunId, bodySha256: event.bodySha256 });
   progress.stepsDone.push('claim');
-  return claimed === 'claimed';
+  return claimed;
 }
 
 /**

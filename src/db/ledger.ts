@@ -1,4 +1,4 @@
-import type { EventClaim, EventCompletion, EventStatus, StepKey } from '../../contracts';
+import type { ClaimResult, EventClaim, EventCompletion, EventStatus, StepKey } from '../../contracts';
 import type { Database, Queryable } from './database';
 
 /** What a step did: the external object it made (Stripe object, email ID) and its result. */
@@ -10,20 +10,28 @@ export interface StepRecord<Result = unknown> {
 /**
  * Claims the event for this run chain. `claimed` when this chain owns it (the first time, or again
  * after a retry or reset); `duplicate` when another chain claimed it first, which happens when the
- * provider redelivers after Temporal's retention dropped the first run.
+ * provider redelivers after Temporal's retention dropped the first run; `replay` when the event
+ * carries a body hash and another event ID of the same source claimed that body first (a signed
+ * GitHub body sent again under a new, unsigned delivery ID).
  */
-export async function claimEvent(db: Queryable, claim: EventClaim): Promise<'claimed' | 'duplicate'> {
-  const { rows } = await db.query<{ first_execution_run_id: string }>(
-    `INSERT INTO processed_events (source, event_id, event_type, workflow_id, first_execution_run_id)
-     VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (source, event_id) DO UPDATE SET
-       -- The same run chain claiming again is a reset of a finished event: it is processing again.
-       status = CASE WHEN processed_events.first_execution_run_id = EXCLUDED.first_execution_run_id THEN 'processing' ELSE processed_events.status END,
-       completed_at = CASE WHEN processed_events.first_execution_run_id = EXCLUDED.first_execution_run_id THEN NULL ELSE processed_events.completed_at END
-     RETURNING first_execution_run_id`,
-    [claim.source, claim.eventId, claim.type, claim.workflowId, claim.firstExecutionRunId],
-  );
-  return rows[0]!.first_execution_run_id === claim.firstExecutionRunId ? 'claimed' : 'duplicate';
+export async function claimEvent(db: Queryable, claim: EventClaim): Promise<ClaimResult> {
+  try {
+    const { rows } = await db.query<{ first_execution_run_id: string }>(
+      `INSERT INTO processed_events (source, event_id, event_type, workflow_id, first_execution_run_id, body_sha256)
+       VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (source, event_id) DO UPDATE SET
+         -- The same run chain claiming again is a reset of a finished event: it is processing again.
+         status = CASE WHEN processed_events.first_execution_run_id = EXCLUDED.first_execution_run_id THEN 'processing' ELSE processed_events.status END,
+         completed_at = CASE WHEN processed_events.first_execution_run_id = EXCLUDED.first_execution_run_id THEN NULL ELSE processed_events.completed_at END
+       RETURNING first_execution_run_id`,
+      [claim.source, claim.eventId, claim.type, claim.workflowId, claim.firstExecutionRunId, claim.bodySha256 ?? null],
+    );
+    return rows[0]!.first_execution_run_id === claim.firstExecutionRunId ? 'claimed' : 'duplicate';
+  } catch (error) {
+    const { code, constraint, message } = error as { code?: string; constraint?: string; message?: string };
+    if (code === '23505' && (constraint ?? message ?? '').includes('processed_events_body')) return 'replay';
+    throw error;
+  }
 }
 
 export async function completeEvent(db: Queryable, event: EventCompletion): Promise<void> {

@@ -89,6 +89,14 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
        )`,
     ],
   },
+  {
+    id: '003-replayed-bodies',
+    statements: [
+      // The signed body of an event whose ID is not signed (GitHub): one event per body and source.
+      `ALTER TABLE processed_events ADD COLUMN body_sha256 text`,
+      `CREATE UNIQUE INDEX processed_events_body ON processed_events (source, body_sha256) WHERE body_sha256 IS NOT NULL`,
+    ],
+  },
 ];
 
 /**

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { MalformedEventError, SignatureVerificationError } from '../errors';
 import { objectId, parseJsonObject, requireString } from './json';
 import { firstSecret, hmacSha256Hex, safeEqual } from './secrets';
@@ -13,7 +14,8 @@ const FORM_TYPE = 'application/x-www-form-urlencoded';
  * `X-GitHub-Event` plus `.action` when the body has one.
  * https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
  *
- * GitHub signs neither a timestamp nor the delivery header, so there is no replay window to check.
+ * GitHub signs neither a timestamp nor the delivery header, so there is no replay window to check;
+ * the event carries the body's SHA-256 instead, and the ledger runs a body once per source.
  */
 export function createGitHubAdapter(options: { source: string; secrets: readonly string[] }): ProviderAdapter {
   const { source, secrets } = options;
@@ -40,6 +42,8 @@ export function createGitHubAdapter(options: { source: string; secrets: readonly
         occurredAt: receivedAt.toISOString(),
         subject: subjectOf(payload),
         payload,
+        // GitHub signs the body only: the ledger refuses this body under a second delivery ID.
+        bodySha256: createHash('sha256').update(rawBody).digest('hex'),
       };
     },
 

@@ -11,7 +11,7 @@ export interface Delivery {
 }
 
 /** What an adapter reads from a verified delivery. */
-export type VerifiedEvent = Pick<WebhookEvent, 'id' | 'type' | 'occurredAt' | 'subject' | 'payload'>;
+export type VerifiedEvent = Pick<WebhookEvent, 'id' | 'type' | 'occurredAt' | 'subject' | 'payload' | 'bodySha256'>;
 
 /** A signed request ready to send, as the `send` CLI and the examples need it. */
 export interface SignedRequest {

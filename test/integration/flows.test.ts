@@ -164,6 +164,22 @@ describe('GitHub issues.opened and ping → notifyGitHub', () => {
     expect(await resultOf(delivery)).toMatchObject({ outcome: 'notified' });
     expect(emailsFor(delivery)).toEqual([expect.objectContaining({ idempotencyKey: delivery, to: ['ops@example.com'], subject: '[o/r] Issue #7 opened: Double charge' })]);
   });
+
+  it('does nothing for a signed body replayed under a new delivery ID (GitHub does not sign it); a redelivery under the first ID stays a duplicate', async () => {
+    const first = randomUUID();
+    const body = JSON.stringify({ action: 'opened', issue: { number: 8, title: `Replay ${first}` }, repository: { full_name: 'o/r' } });
+    const headers = await githubHeaders(body, SECRETS.github, { delivery: first, event: 'issues' });
+    await post(`${stack.url}/webhooks/github`, headers, body);
+    expect(await resultOf(first)).toMatchObject({ outcome: 'notified' });
+
+    const replays = [randomUUID(), randomUUID()];
+    for (const replay of replays) expect((await post(`${stack.url}/webhooks/github`, { ...headers, 'x-github-delivery': replay }, body)).status).toBe(202);
+    for (const replay of replays) expect(await resultOf(replay)).toMatchObject({ outcome: 'replay', eventId: replay });
+    expect((await post(`${stack.url}/webhooks/github`, headers, body)).json).toMatchObject({ status: 'duplicate', eventId: first });
+
+    expect(stack.resend.emails.filter((email) => email.subject.includes(`Replay ${first}`))).toHaveLength(1);
+    expect(await rows('SELECT event_id FROM processed_events WHERE event_id = ANY($1)', [[first, ...replays]])).toEqual([{ event_id: first }]);
+  });
 });
 
 describe('other event types', () => {
