@@ -28,5 +28,25 @@ export interface SubscriptionEntityInput {
 export const applySignal = defineSignal<[SubscriptionUpdate]>('apply');
 export const subscriptionStateQuery = defineQuery<SubscriptionState>('state');
 
+/**
+ * True when `update` comes after `last`: a later `created`, or the same second and a greater event
+ * ID in UTF-8 byte order, the order PostgreSQL compares with `COLLATE "C"` (src/db/subscriptions.ts).
+ * The entity workflow and the database must agree, and JavaScript's `<` (UTF-16 units) and a
+ * locale collation both differ from it.
+ */
+export function isNewerUpdate(update: { created: number; eventId: string }, last: { created: number; eventId: string }): boolean {
+  return update.created > last.created || (update.created === last.created && compareBytes(update.eventId, last.eventId) > 0);
+}
+
+/** UTF-8 byte order, which is code point order. */
+function compareBytes(a: string, b: string): number {
+  const left = Array.from(a, (character) => character.codePointAt(0)!);
+  const right = Array.from(b, (character) => character.codePointAt(0)!);
+  for (let index = 0; index < Math.min(left.length, right.length); index++) {
+    if (left[index] !== right[index]) return left[index]! < right[index]! ? -1 : 1;
+  }
+  return Math.sign(left.length - right.length);
+}
+
 /** The entity workflow for one subscription; events about it are applied there, in order. */
 export const subscriptionWorkflowId = (subscriptionId: string) => `${INTERNAL_WORKFLOW_ID_PREFIX}subscription:${subscriptionId}`;

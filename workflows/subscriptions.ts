@@ -1,6 +1,7 @@
 import { condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   applySignal,
+  isNewerUpdate,
   subscriptionStateQuery,
   type EventOutcome,
   type SubscriptionEntityInput,
@@ -32,9 +33,9 @@ export async function applySubscriptionEvent(event: WebhookEvent): Promise<Event
 const IDLE_TIMEOUT = '1 day';
 
 /**
- * One per subscription (`subscription:<id>`), started by signal-with-start. Applies an update only
- * if it is newer than the last one applied (by `created`, then event ID); older ones and repeats are
- * ignored. The database applies the same rule, so the order holds across entity runs too.
+ * One per subscription (`durable-webhooks:subscription:<id>`), started by signal-with-start. Applies
+ * an update only if it is newer than the last one applied (`isNewerUpdate`: by `created`, then event
+ * ID in byte order); older ones and repeats are ignored. The database applies the same rule, so the order holds across entity runs too.
  */
 export async function subscriptionEntity(input: SubscriptionEntityInput): Promise<SubscriptionState> {
   const state: SubscriptionState = { subscriptionId: input.subscriptionId, last: input.last ?? null, status: null, updatesSeen: 0 };
@@ -42,10 +43,11 @@ export async function subscriptionEntity(input: SubscriptionEntityInput): Promis
   setHandler(applySignal, (update) => void pending.push(update));
   setHandler(subscriptionStateQuery, () => state);
 
-  while (await condition(() => pending.length > 0, IDLE_TIMEOUT)) {
+  // An update that arrives in the same workflow task as the idle timeout is still applied.
+  while ((await condition(() => pending.length > 0, IDLE_TIMEOUT)) || pending.length > 0) {
     const update = pending.shift()!;
     state.updatesSeen++;
-    if (state.last && !isNewer(update, state.last)) continue;
+    if (state.last && !isNewerUpdate(update, state.last)) continue;
     await db.storeSubscription(update);
     state.last = { created: update.created, eventId: update.eventId };
     state.status = update.deleted ? 'deleted' : update.subscription.status;
@@ -54,8 +56,4 @@ export async function subscriptionEntity(input: SubscriptionEntityInput): Promis
     }
   }
   return state;
-}
-
-function isNewer(update: SubscriptionUpdate, last: { created: number; eventId: string }): boolean {
-  return update.created > last.created || (update.created === last.created && update.eventId > last.eventId);
 }

@@ -3,7 +3,8 @@ import type { Queryable } from './database';
 
 /**
  * Stores the subscription's state if this update is newer than the stored one (created, then event
- * ID), so the order holds across entity runs and redeliveries. False when it was not newer.
+ * ID in byte order: `COLLATE "C"`, whatever the database's collation, as `isNewerUpdate` compares),
+ * so the order holds across entity runs and redeliveries. False when it was not newer.
  */
 export async function storeIfNewer(db: Queryable, update: SubscriptionUpdate): Promise<boolean> {
   const { subscription } = update;
@@ -12,7 +13,7 @@ export async function storeIfNewer(db: Queryable, update: SubscriptionUpdate): P
      VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (id) DO UPDATE SET customer = EXCLUDED.customer, status = EXCLUDED.status, data = EXCLUDED.data,
        last_event_id = EXCLUDED.last_event_id, last_event_created = EXCLUDED.last_event_created, updated_at = now()
-     WHERE (subscriptions.last_event_created, subscriptions.last_event_id) < (EXCLUDED.last_event_created, EXCLUDED.last_event_id)
+     WHERE (subscriptions.last_event_created, subscriptions.last_event_id COLLATE "C") < (EXCLUDED.last_event_created, EXCLUDED.last_event_id COLLATE "C")
      RETURNING id`,
     [subscription.id, subscription.customer ?? null, update.deleted ? 'deleted' : subscription.status, JSON.stringify(subscription), update.eventId, update.created],
   );

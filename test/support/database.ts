@@ -5,7 +5,7 @@ import pg from 'pg';
  * A fresh PostgreSQL database for one test file, on the server DATABASE_URL names (.ci/run starts
  * one and sets it; without it, the global setup starts a throwaway cluster). Dropped by `drop()`.
  */
-export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+export async function createTestDatabase(options: { icuLocale?: string } = {}): Promise<{ url: string; drop(): Promise<void> }> {
   const adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
     throw new Error(
@@ -15,7 +15,9 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
   const name = `dw_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
+  // An ICU locale gives the database a language collation (case-insensitive first, punctuation before
+  // letters), as many production databases have, without any OS locale installed.
+  await admin.query(options.icuLocale ? `CREATE DATABASE ${name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE '${options.icuLocale}' LOCALE 'C.UTF-8'` : `CREATE DATABASE ${name}`);
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
