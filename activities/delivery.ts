@@ -1,7 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { Webhook } from 'standardwebhooks';
 import { fetch as undiciFetch } from 'undici';
-import type { Activities, DeliveryOutcome } from '../contracts';
+import { ApplicationFailure } from '@temporalio/activity';
+import { FailureType, type Activities, type DeliveryOutcome } from '../contracts';
+import { loadPayload } from '../src/db/messages';
 import type { Database } from '../src/db/database';
 import { recordAttempt } from '../src/db/delivery-attempts';
 import { disableEndpoint, endpointSecrets } from '../src/db/endpoints';
@@ -25,7 +27,10 @@ export function createDeliveryActivities({ db, allowPrivateEndpoints }: { db: Da
       if (!endpoint || endpoint.deleted) return { result: 'endpoint_deleted' };
       if (endpoint.disabled) return { result: 'endpoint_disabled' };
 
-      const body = JSON.stringify({ type: input.eventType, timestamp: input.createdAt, data: input.payload });
+      const data = input.payload === undefined ? await loadPayload(db, input.messageId, input.fingerprint) : JSON.stringify(input.payload);
+      if (data === undefined) throw ApplicationFailure.nonRetryable(`The payload of message ${input.messageId} is not stored.`, FailureType.PAYLOAD_MISSING);
+      // The payload's JSON text goes out as it was sent: no parse and re-serialise to change a number.
+      const body = `{"type":${JSON.stringify(input.eventType)},"timestamp":${JSON.stringify(input.createdAt)},"data":${data}}`;
       const attemptedAt = new Date();
       const started = performance.now();
       let statusCode: number | null = null;

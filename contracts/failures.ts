@@ -13,5 +13,7 @@ export const FailureType = {
   INVALID_ORDER: 'InvalidOrder',
   /** The order's charge was declined: the workflow ends failed, after the customer was told. */
   PAYMENT_DECLINED: 'PaymentDeclined',
+  /** A `/v1` message's stored payload is gone, so no attempt can send it. */
+  PAYLOAD_MISSING: 'PayloadMissing',
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];

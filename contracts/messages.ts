@@ -1,33 +1,36 @@
 import { defineQuery } from '@temporalio/workflow';
 import { INTERNAL_WORKFLOW_ID_PREFIX } from './events';
 
-/** One message published through `POST /v1/messages`; its workflow ID is `messageWorkflowId(messageId)`. */
-export interface PublishInput {
+/**
+ * Where a message's payload is: stored once in the database (`message_payloads`), found by the
+ * message ID and the request body's fingerprint. Workflows carry this, never the payload, so a
+ * message to many endpoints stays small in Temporal whatever its size.
+ */
+export interface PayloadRef {
   messageId: string;
   eventType: string;
-  payload: unknown;
+  /** SHA-256 of the request body: which stored body this message is. */
+  fingerprint: string;
   createdAt: string;
+  /** The payload itself, only in messages published before payloads were stored (still in flight across an upgrade). */
+  payload?: unknown;
+}
+
+/** One message published through `POST /v1/messages`; its workflow ID is `messageWorkflowId(messageId)`. */
+export interface PublishInput extends PayloadRef {
   endpointIds: string[];
   scheduleMs: number[];
 }
 
-export interface DeliveryInput {
-  messageId: string;
+export interface DeliveryInput extends PayloadRef {
   endpointId: string;
-  eventType: string;
-  payload: unknown;
-  createdAt: string;
   /** Milliseconds to wait before each attempt; its length is the number of attempts. */
   scheduleMs: number[];
 }
 
-export interface DeliveryAttempt {
-  messageId: string;
+export interface DeliveryAttempt extends PayloadRef {
   endpointId: string;
   attempt: number;
-  eventType: string;
-  payload: unknown;
-  createdAt: string;
 }
 
 export type DeliveryOutcome =

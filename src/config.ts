@@ -57,13 +57,22 @@ export interface ReceiverConfig extends CommonConfig {
   disabledSources: Array<{ name: string; env: string }>;
   /** Bearer token for `/admin`; the admin API is off without it. */
   adminToken: string | undefined;
-  /** Bearer tokens for `/v1`; the API is off without any. Idempotency keys are scoped per token. */
-  apiTokens: string[];
+  /** Bearer tokens for `/v1`, each with its named scope; the API is off without any. */
+  apiTokens: ApiToken[];
 }
 
 /** Time for a whole request, headers and body; a client that trickles its body is cut off after it. */
 export const DEFAULT_REQUEST_TIMEOUT = '30s';
 export const DEFAULT_MAX_CONNECTIONS = 1000;
+
+/**
+ * A `/v1` bearer token and the scope it acts in: endpoints, messages and idempotency keys belong
+ * to the scope, so a token can be rotated (two tokens, one scope) without orphaning anything.
+ */
+export interface ApiToken {
+  scope: string;
+  token: string;
+}
 
 /** Immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later: eight attempts over about 28 hours. */
 export const DEFAULT_DELIVERY_SCHEDULE = '0s 5s 5m 30m 2h 5h 10h 10h';
@@ -162,7 +171,7 @@ export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { devel
     developmentSecrets,
     disabledSources,
     adminToken: env.ADMIN_TOKEN || undefined,
-    apiTokens: splitList(env.API_TOKENS),
+    apiTokens: apiTokens(env.API_TOKENS),
   };
 }
 
@@ -197,6 +206,23 @@ const rotationHint = (name: string) => `${name} holds one value; during a rotati
 
 function checkSecrets(kind: ProviderKind, values: readonly string[], hint: string): void {
   if (kind !== ProviderKind.GITHUB && values.some((value) => /[\s,]/.test(value))) throw new ConfigError(hint);
+}
+
+const SCOPE_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+/** `API_TOKENS="shop:tok_… billing:tok_…"`: `<scope>:<token>` entries separated by spaces or commas. */
+function apiTokens(value: string | undefined): ApiToken[] {
+  const tokens = splitList(value).map((entry) => {
+    const colon = entry.indexOf(':');
+    const scope = entry.slice(0, colon);
+    const token = entry.slice(colon + 1);
+    if (colon === -1 || !SCOPE_NAME.test(scope) || token === '') {
+      throw new ConfigError('API_TOKENS must list <scope>:<token> entries (for example "shop:tok_…"); a scope is lower-case letters, digits, "-" or "_".');
+    }
+    return { scope, token };
+  });
+  if (new Set(tokens.map(({ token }) => token)).size !== tokens.length) throw new ConfigError('API_TOKENS lists the same token twice.');
+  return tokens;
 }
 
 function flag(env: NodeJS.ProcessEnv, name: string): boolean {

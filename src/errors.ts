@@ -176,15 +176,30 @@ export class IdempotencyKeyReusedError extends ProblemError {
   }
 }
 
-/** The first request with this Idempotency-Key is still being recorded. */
+/** The first request with this Idempotency-Key is still being recorded, or failed before it was: retry. */
 export class IdempotencyConflictError extends ProblemError {
   override readonly name = 'IdempotencyConflictError';
   readonly status = 409;
   readonly slug = 'idempotency-key-in-use';
   readonly title = 'Request in progress';
-  constructor(readonly idempotencyKey: string) {
-    super(`A request with the Idempotency-Key "${idempotencyKey}" is still being processed; retry shortly.`);
+  constructor(
+    readonly idempotencyKey: string,
+    firstFailed = false,
+  ) {
+    super(
+      firstFailed
+        ? `The first request with the Idempotency-Key "${idempotencyKey}" failed before it was recorded; retry this one.`
+        : `A request with the Idempotency-Key "${idempotencyKey}" is still being processed; retry shortly.`,
+    );
   }
+}
+
+/** A message that could not be delivered as asked, refused before anything is recorded. */
+export class UndeliverableMessageError extends ProblemError {
+  override readonly name = 'UndeliverableMessageError';
+  readonly status = 422;
+  readonly slug = 'undeliverable-message';
+  readonly title = 'Message cannot be delivered';
 }
 
 /** No such endpoint or message for this API token. */

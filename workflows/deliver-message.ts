@@ -18,8 +18,8 @@ export async function deliverMessage(input: DeliveryInput): Promise<DeliveryStat
   for (const delayMs of input.scheduleMs) {
     if (delayMs > 0) await sleep(delayMs);
     state.attempts++;
-    const { messageId, endpointId, eventType, payload, createdAt } = input;
-    state.lastOutcome = await attemptDelivery({ messageId, endpointId, eventType, payload, createdAt, attempt: state.attempts });
+    const { messageId, endpointId, eventType, fingerprint, createdAt, payload } = input;
+    state.lastOutcome = await attemptDelivery({ messageId, endpointId, eventType, fingerprint, createdAt, payload, attempt: state.attempts });
     if (state.lastOutcome.result !== 'failed') {
       state.status = state.lastOutcome.result;
       return state;

@@ -10,7 +10,8 @@ import { deliverMessage } from './deliver-message';
 export async function publishMessage(input: PublishInput): Promise<PublishResult> {
   const deliveries = await Promise.all(
     input.endpointIds.map((endpointId) => {
-      const delivery: DeliveryInput = { ...input, endpointId };
+      const { messageId, eventType, fingerprint, createdAt, payload, scheduleMs } = input;
+      const delivery: DeliveryInput = { messageId, eventType, fingerprint, createdAt, payload, scheduleMs, endpointId };
       return startChild(deliverMessage, {
         workflowId: deliveryWorkflowId(workflowInfo().workflowId, endpointId),
         args: [delivery],

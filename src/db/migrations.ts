@@ -97,6 +97,21 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
       `CREATE UNIQUE INDEX processed_events_body ON processed_events (source, body_sha256) WHERE body_sha256 IS NOT NULL`,
     ],
   },
+  {
+    id: '004-message-payloads',
+    statements: [
+      // Each published message's payload, once, as sent; deliveries read it by message ID and fingerprint.
+      `CREATE TABLE message_payloads (
+         message_id text NOT NULL,
+         fingerprint text NOT NULL,
+         token_scope text NOT NULL,
+         event_type text NOT NULL,
+         payload text NOT NULL,
+         created_at timestamptz NOT NULL DEFAULT now(),
+         PRIMARY KEY (message_id, fingerprint)
+       )`,
+    ],
+  },
 ];
 
 /**

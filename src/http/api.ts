@@ -1,9 +1,11 @@
 import express, { type Request, type Router } from 'express';
+import { parse as parseLossless } from 'lossless-json';
 import type { Database } from '../db/database';
 import { ApiAuthError, InvalidRequestError, ResourceNotFoundError } from '../errors';
 import { checkDestination } from '../outbound/destination';
 import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateSecret, updateEndpoint } from '../db/endpoints';
-import { tokenScope, type MessageService } from '../outbound/messages';
+import type { MessageService } from '../outbound/messages';
+import type { ApiToken } from '../config';
 import type { Logger } from '../logger';
 import { safeEqual } from '../providers/secrets';
 import { routeErrorHandler } from './problem';
@@ -11,7 +13,7 @@ import { routeErrorHandler } from './problem';
 export interface ApiDeps {
   db: Database;
   messages: MessageService;
-  tokens: string[];
+  tokens: ApiToken[];
   allowPrivateEndpoints: boolean;
   /** Largest accepted JSON body for /v1. */
   maxBodyBytes: number;
@@ -22,8 +24,8 @@ export interface ApiDeps {
 const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 /**
- * Our own API under `/v1`, behind `Authorization: Bearer <one of API_TOKENS>`; each token is its
- * own scope for endpoints and idempotency keys.
+ * Our own API under `/v1`, behind `Authorization: Bearer <one of API_TOKENS>`; each token acts in
+ * its named scope, which owns endpoints, messages and idempotency keys.
  */
 export function createApiRouter(deps: ApiDeps): Router {
   const { db, messages } = deps;
@@ -32,13 +34,24 @@ export function createApiRouter(deps: ApiDeps): Router {
   router.use((req, res, next) => {
     const header = req.headers.authorization ?? '';
     const token = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
-    if (!token || !deps.tokens.some((candidate) => safeEqual(candidate, token))) {
-      throw new ApiAuthError('Send Authorization: Bearer <one of API_TOKENS>.');
-    }
-    res.locals.scope = tokenScope(token);
+    const match = token ? deps.tokens.find((candidate) => safeEqual(candidate.token, token)) : undefined;
+    if (!match) throw new ApiAuthError('Send Authorization: Bearer <one of API_TOKENS>.');
+    res.locals.scope = match.scope;
     next();
   });
-  router.use(express.json({ limit: deps.maxBodyBytes, strict: true, type: () => true }));
+  // Bodies are parsed losslessly: a payload's numbers (beyond 2^53 too) are stored and delivered as written.
+  router.use(express.text({ limit: deps.maxBodyBytes, type: () => true }), (req, _res, next) => {
+    if (typeof req.body !== 'string' || req.body === '') {
+      req.body = undefined;
+    } else {
+      try {
+        req.body = parseLossless(req.body);
+      } catch {
+        throw new InvalidRequestError('The body is not valid JSON.');
+      }
+    }
+    next();
+  });
   const scopeOf = (res: express.Response) => res.locals.scope as string;
 
   router.post('/messages', async (req, res) => {

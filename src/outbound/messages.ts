@@ -5,7 +5,9 @@ import { deliveryStateQuery, deliveryWorkflowId, messageWorkflowId, redeliveryWo
 import type { Database } from '../db/database';
 import { attemptsOf } from '../db/delivery-attempts';
 import { subscribedEndpoints } from '../db/endpoints';
-import { IdempotencyConflictError, IdempotencyKeyReusedError, ResourceNotFoundError } from '../errors';
+import { IdempotencyConflictError, IdempotencyKeyReusedError, ResourceNotFoundError, UndeliverableMessageError } from '../errors';
+import { storePayload } from '../db/messages';
+import { isLosslessNumber, stringify as stringifyLossless } from 'lossless-json';
 
 /** What `POST /v1/messages` answers, the first time and on every replay. */
 export interface Receipt {
@@ -21,19 +23,21 @@ interface MessageMemo {
   receipt: Receipt;
 }
 
-/** The scope idempotency keys (and endpoints) live in: one per API token, never the token itself. */
-export const tokenScope = (token: string) => createHash('sha256').update(token).digest('hex').slice(0, 16);
-
 /** The message ID, and its workflow ID: the same token and key always give the same one. */
 export const messageIdFor = (scope: string, idempotencyKey: string) =>
   `msg_${createHash('sha256').update(`${scope}\n${idempotencyKey}`).digest('hex').slice(0, 24)}`;
 
-/** A fingerprint of the request body as canonical JSON (keys sorted), so key order does not matter. */
+/**
+ * A fingerprint of the request body as canonical JSON (keys sorted), so key order does not matter.
+ * Numbers count as written (the body is parsed losslessly), so bodies that differ only beyond
+ * 2^53 are different requests.
+ */
 export function fingerprintOf(body: unknown): string {
   return createHash('sha256').update(canonicalJson(body)).digest('hex');
 }
 
 function canonicalJson(value: unknown): string {
+  if (isLosslessNumber(value)) return value.toString();
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>).filter(([, item]) => item !== undefined);
@@ -41,6 +45,12 @@ function canonicalJson(value: unknown): string {
   }
   return JSON.stringify(value);
 }
+
+/**
+ * A message goes to at most this many endpoints: its workflow starts one delivery per endpoint,
+ * and Temporal allows a workflow 2,000 pending children. Beyond it the publish is refused (422).
+ */
+export const MAX_ENDPOINTS_PER_MESSAGE = 1000;
 
 export interface MessageServiceOptions {
   taskQueue: string;
@@ -64,12 +74,14 @@ export class MessageService {
     private readonly options: MessageServiceOptions,
   ) {}
 
+  /** `body.payload` is the lossless parse of the request (`lossless-json`), so it is stored and sent as written. */
   async publish(scope: string, idempotencyKey: string, body: { eventType: string; payload: unknown }): Promise<{ replayed: boolean; receipt: Receipt }> {
     const messageId = messageIdFor(scope, idempotencyKey);
     const fingerprint = fingerprintOf(body);
     const first = this.inFlight.get(messageId);
     if (first) {
-      if (!(await settlesWithin(first, this.options.inFlightWaitMs ?? 10_000))) throw new IdempotencyConflictError(idempotencyKey);
+      const settled = await settlement(first, this.options.inFlightWaitMs ?? 10_000);
+      if (settled !== 'fulfilled') throw new IdempotencyConflictError(idempotencyKey, settled === 'rejected');
       return this.replay(scope, idempotencyKey, messageId, fingerprint);
     }
     const attempt = this.record(scope, idempotencyKey, messageId, fingerprint, body);
@@ -112,7 +124,14 @@ export class MessageService {
       createdAt: new Date().toISOString(),
       endpoints: await subscribedEndpoints(this.db, scope, body.eventType),
     };
-    const input: PublishInput = { messageId, eventType: body.eventType, payload: body.payload, createdAt: receipt.createdAt, endpointIds: receipt.endpoints, scheduleMs: this.options.scheduleMs };
+    if (receipt.endpoints.length > MAX_ENDPOINTS_PER_MESSAGE) {
+      throw new UndeliverableMessageError(
+        `${receipt.endpoints.length} endpoints subscribe to ${body.eventType}; a message goes to at most ${MAX_ENDPOINTS_PER_MESSAGE}. Narrow the endpoints' eventTypes.`,
+      );
+    }
+    // The payload is stored before the workflow starts, so every delivery finds it.
+    await storePayload(this.db, { id: messageId, fingerprint, scope, eventType: body.eventType, payloadJson: stringifyLossless(body.payload)! });
+    const input: PublishInput = { messageId, eventType: body.eventType, fingerprint, createdAt: receipt.createdAt, endpointIds: receipt.endpoints, scheduleMs: this.options.scheduleMs };
     try {
       await this.client.workflow.start<Workflows['publishMessage']>(WorkflowType.publishMessage, {
         workflowId: messageWorkflowId(messageId),
@@ -172,16 +191,17 @@ export async function redeliverMessage(
   return Promise.all(
     (endpointId ? [endpointId] : memo.receipt.endpoints).map(async (id) => {
       const workflowId = redeliveryWorkflowId(messageId, id, randomUUID().slice(0, 8));
-      const delivery: DeliveryInput = { ...input, endpointId: id, scheduleMs: options.scheduleMs };
+      const { eventType, fingerprint, createdAt, payload } = input;
+      const delivery: DeliveryInput = { messageId, eventType, fingerprint, createdAt, payload, endpointId: id, scheduleMs: options.scheduleMs };
       await client.workflow.start<Workflows['deliverMessage']>(WorkflowType.deliverMessage, { workflowId, taskQueue: options.taskQueue, args: [delivery], staticSummary: `redeliver ${messageId} to ${id}` });
       return workflowId;
     }),
   );
 }
 
-/** True when the promise settles (either way) within `ms`. */
-function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+/** How the promise settles within `ms`: `pending` when it has not by then. */
+function settlement(promise: Promise<unknown>, ms: number): Promise<'fulfilled' | 'rejected' | 'pending'> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  return Promise.race([promise.then(() => true, () => true), timeout]).finally(() => clearTimeout(timer));
+  const timeout = new Promise<'pending'>((resolve) => (timer = setTimeout(() => resolve('pending'), ms)));
+  return Promise.race([promise.then(() => 'fulfilled' as const, () => 'rejected' as const), timeout]).finally(() => clearTimeout(timer));
 }

@@ -2,8 +2,9 @@ import { Webhook } from 'standardwebhooks';
 import type { Database } from '../../src/db/database';
 import { createApp } from '../../src/http/app';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { messageWorkflowId } from '../../contracts';
-import { MessageService, messageIdFor, tokenScope } from '../../src/outbound/messages';
+import { deliveryWorkflowId, messageWorkflowId } from '../../contracts';
+import { MAX_ENDPOINTS_PER_MESSAGE, MessageService, messageIdFor } from '../../src/outbound/messages';
+import { createEndpoint } from '../../src/db/endpoints';
 import { SourceRegistry } from '../../src/providers/registry';
 import type { EventStarter } from '../../src/temporal/start-event';
 import { startEndpointServer } from '../support/endpoint-server';
@@ -14,7 +15,7 @@ import { startStack, type WorkerStack } from '../support/stack';
 /** `POST /v1/messages` with Idempotency-Key, the endpoints registry, and durable delivery. */
 let stack: WorkerStack;
 beforeAll(async () => {
-  stack = await startStack({ env: { API_TOKENS: 'tok_alpha tok_beta', ALLOW_PRIVATE_ENDPOINTS: 'true', DELIVERY_SCHEDULE: '0s 1s 1s' } });
+  stack = await startStack({ env: { API_TOKENS: 'alpha:tok_alpha beta:tok_beta', ALLOW_PRIVATE_ENDPOINTS: 'true', DELIVERY_SCHEDULE: '0s 1s 1s' } });
 });
 afterAll(() => stack.close());
 
@@ -95,7 +96,7 @@ describe('POST /v1/messages', () => {
     expect(response.status).toBe(status);
     expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(((await response.json()) as { detail: string }).detail).toMatch(detail);
-    await expect(stack.client.workflow.getHandle(messageWorkflowId(messageIdFor(tokenScope('tok_alpha'), key))).describe()).rejects.toThrow(WorkflowNotFoundError);
+    await expect(stack.client.workflow.getHandle(messageWorkflowId(messageIdFor('alpha', key))).describe()).rejects.toThrow(WorkflowNotFoundError);
   });
 
   it('answers its own errors: a 401 names the API realm, and no refused request counts as a webhook delivery', async () => {
@@ -126,7 +127,7 @@ describe('POST /v1/messages', () => {
     };
     const messages = new MessageService(stack.client, db, { taskQueue: stack.taskQueue, scheduleMs: [0], inFlightWaitMs: 0 });
     const starter: EventStarter = { start: () => Promise.reject(new Error('unused')), ready: async () => true };
-    const app = createApp({ sources: new SourceRegistry([]), starter, maxBodyBytes: 65536, api: { db, messages, tokens: ['tok_alpha'], allowPrivateEndpoints: true } });
+    const app = createApp({ sources: new SourceRegistry([]), starter, maxBodyBytes: 65536, api: { db, messages, tokens: [{ scope: 'alpha', token: 'tok_alpha' }], allowPrivateEndpoints: true } });
     const server = await listen(app);
     const key = newKey();
     const send = () =>
@@ -145,6 +146,84 @@ describe('POST /v1/messages', () => {
     expect((await first).status).toBe(201);
     expect((await send()).status).toBe(200);
     await server.close();
+  });
+
+  it('409, not 404, for a repeat that waited on a first request which then failed; the next retry publishes', async () => {
+    let reached!: () => void;
+    const atGate = new Promise<void>((resolve) => (reached = resolve));
+    let fail!: () => void;
+    const gate = new Promise<void>((resolve) => (fail = resolve));
+    let failures = 1;
+    const db: Database = {
+      ...stack.db,
+      query: async (sql, params) => {
+        if (sql.includes('FROM endpoints') && failures > 0) {
+          failures--;
+          reached();
+          await gate;
+          throw new Error('connection lost');
+        }
+        return stack.db.query(sql, params);
+      },
+    };
+    const messages = new MessageService(stack.client, db, { taskQueue: stack.taskQueue, scheduleMs: [0], inFlightWaitMs: 10_000 });
+    const key = newKey();
+    const body = { eventType: 'a.b', payload: {} };
+
+    const first = messages.publish('alpha', key, body);
+    await atGate;
+    const repeat = messages.publish('alpha', key, body);
+    fail();
+    await expect(first).rejects.toThrow('connection lost');
+    await expect(repeat).rejects.toMatchObject({ status: 409, message: expect.stringContaining('failed before it was recorded; retry this one') });
+    await expect(messages.publish('alpha', key, body)).resolves.toMatchObject({ replayed: false });
+  });
+
+  it('keeps the JSON as sent: numbers beyond 2^53 are delivered unchanged, and bodies differing only there are different requests', async () => {
+    const endpoint = await startEndpointServer();
+    await endpointFor(endpoint.url, { eventTypes: ['ledger.entry'] });
+    const key = newKey();
+    const raw = (id: string) => `{"eventType":"ledger.entry","payload":{"id":${id},"amount":1.10,"nested":[9007199254740993]}}`;
+    const published = await api('/messages', { method: 'POST', key, body: raw('12345678901234567890123') });
+    expect(published.status).toBe(201);
+    const { id: messageId } = (await published.json()) as { id: string };
+    await stack.client.workflow.getHandle(messageWorkflowId(messageId)).result();
+    expect(endpoint.received[0]!.body).toContain('"data":{"id":12345678901234567890123,"amount":1.10,"nested":[9007199254740993]}');
+
+    expect((await api('/messages', { method: 'POST', key, body: raw('12345678901234567890123') })).status).toBe(200);
+    expect((await api('/messages', { method: 'POST', key, body: raw('12345678901234567890124') })).status).toBe(422);
+    await endpoint.close();
+  });
+
+  it('delivers a 250 KB payload to 20 endpoints with small workflow histories: the payload is stored once, workflows pass its reference', async () => {
+    const endpoint = await startEndpointServer();
+    for (let index = 0; index < 20; index++) await endpointFor(endpoint.url, { eventTypes: ['report.ready'] }, 'tok_beta');
+    const payload = { report: 'r'.repeat(250 * 1000) };
+    const response = await publish(newKey(), { eventType: 'report.ready', payload }, 'tok_beta');
+    expect(response.status).toBe(201);
+    const { id: messageId, endpoints } = (await response.json()) as { id: string; endpoints: string[] };
+    const handle = stack.client.workflow.getHandle(messageWorkflowId(messageId));
+    expect(await handle.result()).toMatchObject({ deliveries: Array(endpoints.length).fill(expect.objectContaining({ status: 'delivered' })) });
+
+    expect(endpoint.received).toHaveLength(20);
+    for (const delivery of endpoint.received) expect(JSON.parse(delivery.body)).toMatchObject({ type: 'report.ready', data: payload });
+    const historyBytes = async (workflowId: string) => JSON.stringify(await stack.client.workflow.getHandle(workflowId).fetchHistory()).length;
+    expect(await historyBytes(messageWorkflowId(messageId))).toBeLessThan(64 * 1024);
+    expect(await historyBytes(deliveryWorkflowId(messageWorkflowId(messageId), endpoints[0]!))).toBeLessThan(16 * 1024);
+    await endpoint.close();
+  });
+
+  it('refuses (422) a message more endpoints subscribe to than one message can go to, recording nothing', async () => {
+    for (let index = 0; index <= MAX_ENDPOINTS_PER_MESSAGE; index++) {
+      await createEndpoint(stack.db, 'beta', { url: 'https://hooks.example.com/bulk', description: null, eventTypes: ['bulk.import'] });
+    }
+    const key = newKey();
+    const response = await publish(key, { eventType: 'bulk.import', payload: {} }, 'tok_beta');
+    expect(response.status).toBe(422);
+    expect(((await response.json()) as { detail: string }).detail).toBe(
+      `${MAX_ENDPOINTS_PER_MESSAGE + 1} endpoints subscribe to bulk.import; a message goes to at most ${MAX_ENDPOINTS_PER_MESSAGE}. Narrow the endpoints' eventTypes.`,
+    );
+    await expect(stack.client.workflow.getHandle(messageWorkflowId(messageIdFor('beta', key))).describe()).rejects.toThrow(WorkflowNotFoundError);
   });
 });
 

@@ -1,12 +1,13 @@
 import { createDeliveryActivities } from '../../activities/delivery';
 import { createEndpoint } from '../../src/db/endpoints';
+import { storePayload } from '../../src/db/messages';
 import { startEndpointServer } from '../support/endpoint-server';
 import { startStack, type WorkerStack } from '../support/stack';
 
 /** With ALLOW_PRIVATE_ENDPOINTS off, private addresses are refused when registered and when delivered to. */
 let stack: WorkerStack;
 beforeAll(async () => {
-  stack = await startStack({ env: { API_TOKENS: 'tok_safe' } });
+  stack = await startStack({ env: { API_TOKENS: 'safe:tok_safe' } });
 });
 afterAll(() => stack.close());
 
@@ -31,7 +32,9 @@ it.each([
   // Stored as if it had passed registration: the address changed, or DNS now answers differently.
   const { id } = await createEndpoint(stack.db, 'scope', { url: address(endpoint.url), description: null, eventTypes: null });
   const { attemptDelivery } = createDeliveryActivities({ db: stack.db, allowPrivateEndpoints: false });
-  const outcome = await attemptDelivery({ messageId: `msg_safety_${id}`, endpointId: id, attempt: 1, eventType: 'a.b', payload: {}, createdAt: new Date().toISOString() });
+  const messageId = `msg_safety_${id}`;
+  await storePayload(stack.db, { id: messageId, fingerprint: 'f', scope: 'scope', eventType: 'a.b', payloadJson: '{}' });
+  const outcome = await attemptDelivery({ messageId, endpointId: id, attempt: 1, eventType: 'a.b', fingerprint: 'f', createdAt: new Date().toISOString() });
   expect(outcome).toMatchObject({ result: 'failed', statusCode: null, error: expect.stringMatching(/private or reserved address/) });
   expect(endpoint.received).toEqual([]);
   await endpoint.close();

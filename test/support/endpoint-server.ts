@@ -14,7 +14,7 @@ export async function startEndpointServer(script: number[] = []) {
   const received: ReceivedDelivery[] = [];
   let statuses = [...script];
   const app = express();
-  app.post('/hook', express.text({ type: '*/*' }), (req, res) => {
+  app.post('/hook', express.text({ type: '*/*', limit: '2mb' }), (req, res) => {
     received.push({ headers: req.headers as Record<string, string>, body: String(req.body) });
     res.status(statuses.shift() ?? 200).send('ok');
   });

@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   await prepareNamespace(connection, 'default');
   await connection.close();
 
-  const stack = await startStack({ env: { REVIEW_THRESHOLD: '100000', REVIEW_TIMEOUT: '1h', API_TOKENS: 'tok_record', ALLOW_PRIVATE_ENDPOINTS: 'true' } });
+  const stack = await startStack({ env: { REVIEW_THRESHOLD: '100000', REVIEW_TIMEOUT: '1h', API_TOKENS: 'record:tok_record', ALLOW_PRIVATE_ENDPOINTS: 'true' } });
   const recorded: Record<string, string> = {};
   const deliver = async (name: string, delivery: SignedDelivery) => {
     await post(`${stack.url}/webhooks/${delivery.path}`, delivery.headers, delivery.body);

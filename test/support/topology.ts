@@ -89,7 +89,7 @@ export async function startTopology(extraEnv: NodeJS.ProcessEnv = {}): Promise<T
     RESEND_BASE_URL: resend.url,
     NOTIFY_EMAIL: 'ops@example.com',
     ADMIN_TOKEN,
-    API_TOKENS: API_TOKEN,
+    API_TOKENS: `production:${API_TOKEN}`,
     ALLOW_PRIVATE_ENDPOINTS: 'true',
     ...extraEnv,
   };

@@ -53,6 +53,18 @@ describe('loadReceiverConfig', () => {
     },
   );
 
+  it('reads API_TOKENS as named scopes: two tokens may share one (rotation)', () => {
+    expect(loadReceiverConfig({ API_TOKENS: 'shop:tok_new shop:tok_old,billing:tok:with:colons' }).apiTokens).toEqual([
+      { scope: 'shop', token: 'tok_new' },
+      { scope: 'shop', token: 'tok_old' },
+      { scope: 'billing', token: 'tok:with:colons' },
+    ]);
+  });
+
+  it.each([['tok_without_scope'], ['Shop:tok_1'], ['shop:'], ['shop:tok_1 other:tok_1']])('refuses API_TOKENS=%s', (value) => {
+    expect(() => loadReceiverConfig({ API_TOKENS: value })).toThrow(/API_TOKENS/);
+  });
+
   it('outside development, has no source at all when no secret is set', () => {
     expect(loadReceiverConfig({}).sources).toEqual([]);
   });
