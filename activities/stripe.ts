@@ -7,28 +7,38 @@ import { callOnce } from '../src/db/ledger';
 /**
  * Stripe calls, each with an Idempotency-Key. Stripe forgets keys after 24 hours, so before any
  * create the ledger is checked for the object an earlier attempt made; a re-run days later finds it.
+ * When an earlier attempt called and never recorded (its step is pending), the PaymentIntent it may
+ * have made is looked up by its metadata before a new one is created.
  * https://docs.stripe.com/api/idempotent_requests
  */
 export function createStripeActivities({ db, stripe }: { db: Database; stripe: Stripe }): Pick<Activities, 'chargeOrder' | 'markPaymentIntentFulfilled'> {
   return {
     chargeOrder: (input) =>
-      callOnce(db, { source: input.source, eventId: input.eventId, step: 'charge' }, async () => {
-        const intent = await callStripe(() =>
-          stripe.paymentIntents.create(
-            {
-              amount: input.amount,
-              currency: input.currency,
-              customer: input.customer,
-              payment_method: input.paymentMethod,
-              confirm: true,
-              off_session: true,
-              metadata: { order_id: input.orderId, event_id: input.eventId },
-            },
-            { idempotencyKey: input.idempotencyKey },
-          ),
-        );
-        return { externalId: intent.id, result: { paymentIntentId: intent.id, status: intent.status } };
-      }),
+      callOnce(
+        db,
+        { source: input.source, eventId: input.eventId, step: 'charge' },
+        async () => {
+          const intent = await callStripe(() =>
+            stripe.paymentIntents.create(
+              {
+                amount: input.amount,
+                currency: input.currency,
+                customer: input.customer,
+                payment_method: input.paymentMethod,
+                confirm: true,
+                off_session: true,
+                metadata: { order_id: input.orderId, event_id: input.eventId, source: input.source },
+              },
+              { idempotencyKey: input.idempotencyKey },
+            ),
+          );
+          return { externalId: intent.id, result: { paymentIntentId: intent.id, status: intent.status } };
+        },
+        async () => {
+          const intent = await findCharge(stripe, input.source, input.eventId);
+          return intent && { externalId: intent.id, result: { paymentIntentId: intent.id, status: intent.status } };
+        },
+      ),
 
     /** Marks the checkout's PaymentIntent fulfilled in Stripe (metadata), once. */
     async markPaymentIntentFulfilled(input) {
@@ -40,6 +50,21 @@ export function createStripeActivities({ db, stripe }: { db: Database; stripe: S
       });
     },
   };
+}
+
+/** Statuses of a PaymentIntent that charged, or is charging, the card. */
+const CHARGED = new Set<Stripe.PaymentIntent.Status>(['succeeded', 'processing', 'requires_capture']);
+
+/**
+ * The PaymentIntent an earlier attempt made for this event, found by its metadata through Stripe's
+ * search (https://docs.stripe.com/search#search-query-language). Search lags writes by about a
+ * minute, far inside the 24 hours Stripe keeps the key, so an intent too fresh to be found is still
+ * answered by the key.
+ */
+async function findCharge(stripe: Stripe, source: string, eventId: string): Promise<Stripe.PaymentIntent | undefined> {
+  const quoted = (value: string) => `'${value.replace(/[\\']/g, (character) => `\\${character}`)}'`;
+  const { data } = await stripe.paymentIntents.search({ query: `metadata['event_id']:${quoted(eventId)} AND metadata['source']:${quoted(source)}` });
+  return data.find((intent) => CHARGED.has(intent.status));
 }
 
 /**

@@ -52,30 +52,49 @@ export async function recordStopped(db: Queryable, workflowId: string, outcome: 
   ]);
 }
 
-async function findStep<Result>(db: Queryable, key: StepKey): Promise<StepRecord<Result> | undefined> {
-  const { rows } = await db.query<{ external_id: string | null; result: Result }>(
-    'SELECT external_id, result FROM event_steps WHERE source = $1 AND event_id = $2 AND step = $3',
+async function findStep<Result>(db: Queryable, key: StepKey): Promise<(StepRecord<Result> & { pending: boolean }) | undefined> {
+  const { rows } = await db.query<{ external_id: string | null; result: Result; pending: boolean }>(
+    'SELECT external_id, result, pending FROM event_steps WHERE source = $1 AND event_id = $2 AND step = $3',
     [key.source, key.eventId, key.step],
   );
   const row = rows[0];
-  return row && { externalId: row.external_id, result: row.result };
+  return row && { externalId: row.external_id, result: row.result, pending: row.pending };
 }
 
 /**
- * Runs a call outside the database (Stripe, an email API) once per (source, event, step): the ledger
- * is read first, and the step recorded after the call. A crash between the call and the record
- * repeats the call, with the same idempotency key, so the provider answers with the first result;
- * after the provider has forgotten the key, the ledger answers.
+ * Runs a call outside the database (Stripe, an email API) once per (source, event, step). The step
+ * is written as pending before the call and completed after it, so the ledger knows a call may have
+ * happened even when the completion was never written (a crash, or a failing ledger write):
+ *
+ *   no row     → write it pending, call, complete it
+ *   completed  → return its result; no call
+ *   pending    → an earlier attempt called and did not record: `recover` looks for what that call
+ *                made (the provider's idempotency key may have expired by now) and completes the
+ *                step with it; only if it finds nothing is the call made again, with the same key
  */
-export async function callOnce<Result>(db: Queryable, key: StepKey, call: () => Promise<StepRecord<Result>>): Promise<Result> {
-  const done = await findStep<Result>(db, key);
-  if (done) return done.result;
-  const record = await call();
-  await db.query(
-    `INSERT INTO event_steps (source, event_id, step, external_id, result) VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (source, event_id, step) DO NOTHING`,
-    [key.source, key.eventId, key.step, record.externalId, JSON.stringify(record.result)],
+export async function callOnce<Result>(db: Queryable, key: StepKey, call: () => Promise<StepRecord<Result>>, recover?: () => Promise<StepRecord<Result> | undefined>): Promise<Result> {
+  const { rows } = await db.query(
+    `INSERT INTO event_steps (source, event_id, step, pending) VALUES ($1, $2, $3, true)
+     ON CONFLICT (source, event_id, step) DO NOTHING RETURNING step`,
+    [key.source, key.eventId, key.step],
   );
+  if (rows.length === 0) {
+    const step = (await findStep<Result>(db, key))!;
+    if (!step.pending) return step.result;
+    const recovered = await recover?.();
+    if (recovered) return complete(db, key, recovered);
+  }
+  return complete(db, key, await call());
+}
+
+async function complete<Result>(db: Queryable, key: StepKey, record: StepRecord<Result>): Promise<Result> {
+  await db.query('UPDATE event_steps SET external_id = $4, result = $5, pending = false, recorded_at = now() WHERE source = $1 AND event_id = $2 AND step = $3', [
+    key.source,
+    key.eventId,
+    key.step,
+    record.externalId,
+    JSON.stringify(record.result),
+  ]);
   return record.result;
 }
 
@@ -117,7 +136,8 @@ export interface LedgerRecord {
   outcome: unknown;
   claimedAt: string;
   completedAt: string | null;
-  steps: Array<{ step: string; externalId: string | null; recordedAt: string }>;
+  /** `pending`: the call was started and its completion not (yet) written. */
+  steps: Array<{ step: string; externalId: string | null; recordedAt: string; pending: boolean }>;
 }
 
 export async function ledgerRecord(db: Queryable, workflowId: string): Promise<LedgerRecord | null> {
@@ -127,8 +147,8 @@ export async function ledgerRecord(db: Queryable, workflowId: string): Promise<L
   );
   const claim = rows[0];
   if (!claim) return null;
-  const steps = await db.query<{ step: string; external_id: string | null; recorded_at: Date }>(
-    'SELECT step, external_id, recorded_at FROM event_steps WHERE source = $1 AND event_id = $2 ORDER BY recorded_at, step',
+  const steps = await db.query<{ step: string; external_id: string | null; recorded_at: Date; pending: boolean }>(
+    'SELECT step, external_id, recorded_at, pending FROM event_steps WHERE source = $1 AND event_id = $2 ORDER BY recorded_at, step',
     [claim.source, claim.event_id],
   );
   return {
@@ -136,6 +156,6 @@ export async function ledgerRecord(db: Queryable, workflowId: string): Promise<L
     outcome: claim.outcome,
     claimedAt: new Date(claim.claimed_at).toISOString(),
     completedAt: claim.completed_at && new Date(claim.completed_at).toISOString(),
-    steps: steps.rows.map((row) => ({ step: row.step, externalId: row.external_id, recordedAt: new Date(row.recorded_at).toISOString() })),
+    steps: steps.rows.map((row) => ({ step: row.step, externalId: row.external_id, recordedAt: new Date(row.recorded_at).toISOString(), pending: row.pending })),
   };
 }

@@ -112,6 +112,13 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
        )`,
     ],
   },
+  {
+    id: '005-pending-steps',
+    statements: [
+      // A call outside the database is written as pending before it is made, and completed after.
+      `ALTER TABLE event_steps ADD COLUMN pending boolean NOT NULL DEFAULT false`,
+    ],
+  },
 ];
 
 /**

@@ -19,6 +19,11 @@ export type IdempotencyOutcome =
 export class IdempotencyStore {
   private readonly entries = new Map<string, Entry>();
 
+  /** Forgets every key, as Stripe does 24 hours after a key's first use. */
+  forgetAll(): void {
+    this.entries.clear();
+  }
+
   begin(key: string, fingerprint: string): IdempotencyOutcome {
     const entry = this.entries.get(key);
     if (!entry) {

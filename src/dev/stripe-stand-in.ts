@@ -121,6 +121,20 @@ export async function startStripeStandIn() {
     }),
   );
 
+  // Stripe's search, for the one form we use: `metadata['k']:'v'` clauses joined by AND.
+  app.get('/v1/payment_intents/search', (req, res) => {
+    const query = String(req.query.query ?? '');
+    requests.push({ method: req.method, path: req.path, idempotencyKey: undefined, params: { query }, replayed: false });
+    const clauses = query.split(' AND ').map((clause) => /^metadata\['([^']+)'\]:'((?:[^'\\]|\\.)*)'$/.exec(clause.trim()));
+    if (clauses.some((clause) => !clause)) {
+      res.status(400).json({ error: { type: 'invalid_request_error', message: `The stand-in does not understand the search query ${query}.` } });
+      return;
+    }
+    const wanted = clauses.map((clause) => [clause![1]!, clause![2]!.replace(/\\(.)/g, '$1')] as const);
+    const data = [...paymentIntents.values()].filter((intent) => wanted.every(([key, value]) => intent.metadata[key] === value));
+    res.json({ object: 'search_result', url: '/v1/payment_intents/search', has_more: false, next_page: null, data });
+  });
+
   app.post(
     '/v1/payment_intents/:id',
     idempotent(async (req, params) => {
@@ -155,6 +169,8 @@ export async function startStripeStandIn() {
      * Resolves with the release function once the request is held.
      */
     holdNext: (phase: HoldPhase) => new Promise<() => void>((held) => (holds = [...holds, { phase, held }])),
+    /** Forgets every idempotency key, as Stripe does after 24 hours. */
+    forgetIdempotencyKeys: () => store.forgetAll(),
   };
 }
 

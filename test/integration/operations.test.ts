@@ -16,6 +16,8 @@ beforeAll(async () => {
   stack = await startStack({ env: { REVIEW_THRESHOLD: '100000', ADMIN_TOKEN } });
 });
 afterAll(() => stack.close());
+// A test that makes Resend refuse a key never leaves it refusing for the next one.
+afterEach(() => stack.resend.acceptApiKey(undefined));
 
 const cli = (...args: string[]) =>
   runCli(['events', ...args], { TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS, TEMPORAL_UI_URL: 'http://ui.test', DATABASE_URL: stack.workerEnv.DATABASE_URL });
@@ -39,7 +41,8 @@ async function heldOrder(): Promise<string> {
 /** A GitHub ping whose notification email fails for good (Resend refuses the API key): a failed event. */
 async function failedPing(): Promise<string> {
   const delivery = randomUUID();
-  const body = JSON.stringify({ zen: 'Practicality beats purity.', hook_id: 9, repository: { full_name: 'o/r' } });
+  // Each ping its own body: the same signed body under a second delivery ID is a replay, which does nothing.
+  const body = JSON.stringify({ zen: 'Practicality beats purity.', hook_id: 9, hook: { id: delivery }, repository: { full_name: 'o/r' } });
   await post(`${stack.url}/webhooks/github`, await githubHeaders(body, SECRETS.github, { delivery, event: 'ping' }), body);
   await expect(stack.client.workflow.getHandle(delivery).result()).rejects.toThrow();
   return delivery;

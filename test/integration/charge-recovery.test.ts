@@ -1,0 +1,97 @@
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { ProviderKind, WorkflowType, type Activities, type ChargeInput, type WebhookEvent, type Workflows } from '../../contracts';
+import { createLedgerActivities } from '../../activities/ledger';
+import { createOrderActivities } from '../../activities/orders';
+import { createStripeActivities } from '../../activities/stripe';
+import { openDatabase, type Database } from '../../src/db/database';
+import { migrate } from '../../src/db/migrations';
+import { startStripeStandIn, type StripeStandIn } from '../../src/dev/stripe-stand-in';
+import { createStripeClient } from '../../src/services';
+import { temporalTestServerPath } from '../../src/tools';
+import { createTestDatabase } from '../support/database';
+import { workflowBundle } from '../support/stack';
+
+/**
+ * The 24-hour key guard covers resets too. Stripe charges, but the ledger cannot record it for the
+ * 23 hours the activity retries (skipped on the time-skipping server); the event fails. A day later
+ * Stripe has forgotten the key, the ledger is back, and an operator resets the event, which runs the
+ * charge activity again with the same input: the step, pending since the first call, finds the
+ * PaymentIntent by its metadata instead of charging again. The test server does not implement
+ * ResetWorkflowExecution, so the re-run is the activity called with the input from the history.
+ * Real activities, PostgreSQL and the Stripe stand-in through the Stripe SDK.
+ */
+let env: TestWorkflowEnvironment;
+let stripe: StripeStandIn;
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let db: Database;
+beforeAll(async () => {
+  env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: temporalTestServerPath() } } });
+  stripe = await startStripeStandIn();
+  database = await createTestDatabase();
+  db = await openDatabase({ url: database.url });
+  await migrate(db);
+});
+afterAll(async () => {
+  await env?.teardown();
+  await stripe?.close();
+  await db?.close();
+  await database?.drop();
+});
+
+const event: WebhookEvent = {
+  source: 'standard',
+  provider: ProviderKind.STANDARD_WEBHOOKS,
+  id: 'msg_recovery_1',
+  type: 'order.created',
+  occurredAt: '2026-12-01T10:00:00.000Z',
+  receivedAt: '2026-12-01T10:00:00.000Z',
+  payload: { type: 'order.created', data: { orderId: 'ord_recovery', amount: 4200, currency: 'eur', customer: 'cus_1', paymentMethod: 'pm_card_visa', email: 'grace@example.com' } },
+};
+
+it('after the key expired, a reset finds the charge a pending step made instead of charging twice', async () => {
+  let ledgerDown = true;
+  // The ledger accepts everything but the charge step's completion while it is "down".
+  const flaky: Database = {
+    ...db,
+    query: async (sql, params) => {
+      if (ledgerDown && sql.startsWith('UPDATE event_steps') && params?.[2] === 'charge') throw new Error('ledger unavailable');
+      return db.query(sql, params);
+    },
+  };
+  const emails: string[] = [];
+  const activities: Partial<Activities> = {
+    ...createLedgerActivities({ db }),
+    ...createOrderActivities({ db }),
+    ...createStripeActivities({ db: flaky, stripe: createStripeClient('sk_test_recovery', stripe.url) }),
+    sendEmail: async ({ step }) => ({ messageId: String(emails.push(step)) }),
+    flowSettings: async () => ({ reviewThreshold: null, reviewTimeout: '24h', notifyEmail: null }),
+  };
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: 'charge-recovery', workflowBundle: await workflowBundle(), activities });
+  const charges = () => stripe.charges().filter((intent) => intent.metadata.event_id === event.id);
+  let chargeInput!: ChargeInput;
+
+  await worker.runUntil(async () => {
+    const handle = await env.client.workflow.start<Workflows['chargeOrder']>(WorkflowType.chargeOrder, { workflowId: event.id, taskQueue: 'charge-recovery', args: [event] });
+    await expect(handle.result()).rejects.toThrow();
+    expect(charges()).toHaveLength(1);
+    expect((await db.query('SELECT pending FROM event_steps WHERE event_id = $1 AND step = $2', [event.id, 'charge'])).rows).toEqual([{ pending: true }]);
+
+    const { events } = await handle.fetchHistory();
+    const scheduled = events!.find((entry) => entry.activityTaskScheduledEventAttributes?.activityType?.name === 'chargeOrder')!;
+    chargeInput = defaultPayloadConverter.fromPayload<ChargeInput>(scheduled.activityTaskScheduledEventAttributes!.input!.payloads![0]!);
+  });
+
+  // A day later: Stripe no longer knows the key; the ledger works again; the reset re-runs the charge.
+  stripe.forgetIdempotencyKeys();
+  ledgerDown = false;
+  const searchesBefore = stripe.requests.filter((request) => request.path === '/v1/payment_intents/search').length;
+  const charge = await activities.chargeOrder!(chargeInput);
+
+  expect(charges()).toHaveLength(1);
+  expect(charge).toEqual({ paymentIntentId: charges()[0]!.id, status: 'succeeded' });
+  expect(stripe.requests.filter((request) => request.path === '/v1/payment_intents/search').length).toBe(searchesBefore + 1);
+  expect((await db.query('SELECT pending, external_id FROM event_steps WHERE event_id = $1 AND step = $2', [event.id, 'charge'])).rows).toEqual([{ pending: false, external_id: charges()[0]!.id }]);
+  expect(emails).toEqual([]);
+});
