@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything `npm test` needs beyond npm packages, installed only where missing: PostgreSQL and
 # Chromium (Debian packages, when run as root or with sudo), the pinned Temporal binaries, and
-# Mailpit (built with Go). Used by `npm test` (pretest) and by .ci/run. Safe to run repeatedly.
+# Mailpit and stripe-mock (built with Go). Used by `npm test` (pretest) and by .ci/run. Safe to run repeatedly.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -28,3 +28,4 @@ fi
 
 bash "$root/scripts/install-temporal.sh"
 bash "$root/scripts/install-mailpit.sh"
+bash "$root/scripts/install-stripe-mock.sh"

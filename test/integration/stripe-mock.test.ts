@@ -1,0 +1,55 @@
+import { createStripeActivities } from '../../activities/stripe';
+import { openDatabase, type Database } from '../../src/db/database';
+import { migrate } from '../../src/db/migrations';
+import { createStripeClient } from '../../src/services';
+import { createTestDatabase } from '../support/database';
+import { startStripeMock } from '../support/stripe-mock';
+
+/**
+ * Every call our Stripe activities make, checked by Stripe's own stripe-mock against the OpenAPI
+ * specification: a parameter Stripe does not take, or a malformed search query, is a 400 there, and
+ * our activities turn a 400 into a non-retryable StripeInvalidRequest failure, which fails the test.
+ */
+let mock: Awaited<ReturnType<typeof startStripeMock>>;
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let db: Database;
+beforeAll(async () => {
+  mock = await startStripeMock();
+  database = await createTestDatabase();
+  db = await openDatabase({ url: database.url });
+  await migrate(db);
+});
+afterAll(async () => {
+  await mock?.stop();
+  await db?.close();
+  await database?.drop();
+});
+
+const activities = () => createStripeActivities({ db, stripe: createStripeClient('sk_test_123', mock.url) });
+const input = (eventId: string) => ({
+  source: 'standard',
+  eventId,
+  idempotencyKey: eventId,
+  orderId: 'ord_1',
+  amount: 4200,
+  currency: 'eur',
+  customer: 'cus_1',
+  paymentMethod: 'pm_card_visa',
+});
+
+it('charges with parameters Stripe accepts (paymentIntents.create, confirmed off-session, with metadata)', async () => {
+  const charge = await activities().chargeOrder(input('msg_mock_create'));
+  expect(charge.paymentIntentId).toMatch(/^pi_/);
+});
+
+it('looks a pending charge up with a search query Stripe accepts before charging', async () => {
+  const eventId = "msg_mock_pending_o'brien";
+  await db.query(`INSERT INTO event_steps (source, event_id, step, pending) VALUES ('standard', $1, 'charge', true)`, [eventId]);
+  const charge = await activities().chargeOrder(input(eventId));
+  expect(charge.paymentIntentId).toMatch(/^pi_/);
+  expect((await db.query('SELECT pending FROM event_steps WHERE event_id = $1', [eventId])).rows).toEqual([{ pending: false }]);
+});
+
+it('marks a PaymentIntent fulfilled with parameters Stripe accepts (paymentIntents.update)', async () => {
+  await expect(activities().markPaymentIntentFulfilled({ source: 'stripe', eventId: 'evt_mock_fulfil', idempotencyKey: 'evt_mock_fulfil', paymentIntentId: 'pi_123', orderId: 'ord_1' })).resolves.toBeUndefined();
+});
