@@ -5,6 +5,7 @@ import { SEARCH_ATTRIBUTES } from '../../contracts';
 import { loadReceiverConfig } from '../config';
 import { temporalSettings } from '../temporal/connection';
 import { MIN_RETENTION_SECONDS, prepareNamespace } from '../temporal/namespace';
+import { backfillCommand } from './backfill';
 import { eventsCommand } from './events';
 import { messagesCommand } from './messages';
 import { send } from './send';
@@ -59,6 +60,7 @@ program
   });
 
 program.addCommand(eventsCommand());
+program.addCommand(backfillCommand());
 program.addCommand(messagesCommand());
 
 function positiveInteger(value: string): number {

@@ -34,6 +34,12 @@ export async function claimEvent(db: Queryable, claim: EventClaim): Promise<Clai
   }
 }
 
+/** True when the ledger has claimed this event (whatever its status). */
+export async function isRecorded(db: Queryable, source: string, eventId: string): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM processed_events WHERE source = $1 AND event_id = $2', [source, eventId]);
+  return rows.length > 0;
+}
+
 export async function completeEvent(db: Queryable, event: EventCompletion): Promise<void> {
   await db.query(
     `UPDATE processed_events SET status = $3, outcome = $4, completed_at = now() WHERE source = $1 AND event_id = $2`,

@@ -30,6 +30,16 @@ export interface PaymentIntent {
   metadata: Record<string, string>;
 }
 
+/** An event object as the Events API returns it. */
+export interface StripeEvent {
+  id: string;
+  object: 'event';
+  type: string;
+  created: number;
+  data: { object: Record<string, unknown> };
+  [field: string]: unknown;
+}
+
 export type HoldPhase = 'processing' | 'responding';
 
 /** Stripe's test payment method that is always declined. */
@@ -47,8 +57,21 @@ export async function startStripeStandIn() {
     await new Promise<void>((release) => held(release));
   };
 
+  // Events the Events API lists, newest first, as Stripe lists them.
+  const events: StripeEvent[] = [];
+  const revokedKeys = new Set<string>();
+
   const app = express();
   app.use(express.text({ type: '*/*' }));
+
+  app.use((req, res, next) => {
+    const key = /^Bearer (.+)$/.exec(req.header('authorization') ?? '')?.[1];
+    if (key && revokedKeys.has(key)) {
+      res.status(401).json({ error: { type: 'invalid_request_error', message: `Invalid API Key provided: ${key.slice(0, 8)}…` } });
+      return;
+    }
+    next();
+  });
 
   app.use((req, res, next) => {
     // Faults before Stripe's idempotency layer (a 500 from the edge): nothing is stored for the key.
@@ -121,6 +144,21 @@ export async function startStripeStandIn() {
     }),
   );
 
+  // The Events API: newest first, `created[gte|lte]`, `types[]`, `limit`, cursor `starting_after`, `has_more`.
+  app.get('/v1/events', (req, res) => {
+    const query = new URLSearchParams(req.originalUrl.split('?')[1] ?? '');
+    requests.push({ method: req.method, path: req.path, idempotencyKey: undefined, params: Object.fromEntries(query), replayed: false });
+    const gte = Number(query.get('created[gte]') ?? -Infinity);
+    const lte = Number(query.get('created[lte]') ?? Infinity);
+    // Stripe's SDK writes arrays indexed (`types[0]=a&types[1]=b`); `types[]=a` is read too.
+    const types = [...query].filter(([name]) => /^types\[\d*\]$/.test(name)).map(([, value]) => value);
+    const limit = Math.min(Number(query.get('limit') ?? 10), 100);
+    let matching = events.filter((event) => event.created >= gte && event.created <= lte && (types.length === 0 || types.includes(event.type)));
+    const after = query.get('starting_after');
+    if (after) matching = matching.slice(matching.findIndex((event) => event.id === after) + 1);
+    res.json({ object: 'list', url: '/v1/events', has_more: matching.length > limit, data: matching.slice(0, limit) });
+  });
+
   // Stripe's search, for the one form we use: `metadata['k']:'v'` clauses joined by AND.
   app.get('/v1/payment_intents/search', (req, res) => {
     const query = String(req.query.query ?? '');
@@ -171,6 +209,13 @@ export async function startStripeStandIn() {
     holdNext: (phase: HoldPhase) => new Promise<() => void>((held) => (holds = [...holds, { phase, held }])),
     /** Forgets every idempotency key, as Stripe does after 24 hours. */
     forgetIdempotencyKeys: () => store.forgetAll(),
+    /** Adds events for the Events API to list (kept newest first). */
+    addEvents: (...added: StripeEvent[]) => {
+      events.push(...added);
+      events.sort((a, b) => b.created - a.created || (a.id < b.id ? 1 : -1));
+    },
+    /** Answers every request with this API key 401, as Stripe does for a revoked key. */
+    revokeApiKey: (key: string) => revokedKeys.add(key),
   };
 }
 

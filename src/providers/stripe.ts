@@ -3,7 +3,7 @@ import { MalformedEventError, SignatureVerificationError } from '../errors';
 import { objectId, requireString } from './json';
 import { firstSecret } from './secrets';
 import { ProviderKind } from '../../contracts';
-import { TIMESTAMP_TOLERANCE_SECONDS, type Delivery, type ProviderAdapter, type SampleEvent } from './types';
+import { TIMESTAMP_TOLERANCE_SECONDS, type Delivery, type ProviderAdapter, type SampleEvent, type VerifiedEvent } from './types';
 
 /** The Stripe API version our sample events claim; verification accepts any version. */
 const SAMPLE_API_VERSION = '2025-09-30.clover';
@@ -34,7 +34,7 @@ export function createStripeAdapter(options: { source: string; secrets: readonly
           const event = webhooks.constructEvent(rawBody, header, secret, TIMESTAMP_TOLERANCE_SECONDS, undefined, receivedAt.getTime());
           // stripe-node checks only the age; a timestamp from the future is refused here, as Standard Webhooks does.
           if (signedAt(header) - receivedAt.getTime() / 1000 > TIMESTAMP_TOLERANCE_SECONDS) throw outsideTolerance(source);
-          return readEvent(event as unknown, source);
+          return readStripeEvent(event as unknown, source);
         } catch (error) {
           if (error instanceof SyntaxError) throw new MalformedEventError('The body is not valid JSON.', source);
           if (!(error instanceof Stripe.errors.StripeSignatureVerificationError)) throw error;
@@ -65,7 +65,11 @@ export function createStripeAdapter(options: { source: string; secrets: readonly
   };
 }
 
-function readEvent(parsed: unknown, source: string) {
+/**
+ * The event the receiver makes of a Stripe event object, whether it came in a verified delivery or
+ * from the Events API (backfill): the same ID, type, time, subject and payload.
+ */
+export function readStripeEvent(parsed: unknown, source: string): VerifiedEvent {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new MalformedEventError('The body must be a JSON object.', source);
   }

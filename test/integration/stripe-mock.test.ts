@@ -1,4 +1,5 @@
 import { createStripeActivities } from '../../activities/stripe';
+import { stripeEvents } from '../../src/backfill/stripe';
 import { openDatabase, type Database } from '../../src/db/database';
 import { migrate } from '../../src/db/migrations';
 import { createStripeClient } from '../../src/services';
@@ -52,4 +53,12 @@ it('looks a pending charge up with a search query Stripe accepts before charging
 
 it('marks a PaymentIntent fulfilled with parameters Stripe accepts (paymentIntents.update)', async () => {
   await expect(activities().markPaymentIntentFulfilled({ source: 'stripe', eventId: 'evt_mock_fulfil', idempotencyKey: 'evt_mock_fulfil', paymentIntentId: 'pi_123', orderId: 'ord_1' })).resolves.toBeUndefined();
+});
+
+it("lists events for a backfill with parameters Stripe accepts (created window, types, limit)", async () => {
+  const stripe = createStripeClient('sk_test_123', mock.url);
+  const listed = [];
+  for await (const event of stripeEvents(stripe, { since: new Date(Date.now() - 3_600_000), until: new Date(), types: ['checkout.session.completed', 'invoice.paid'] }, 'stripe')) listed.push(event);
+  expect(listed.length).toBeGreaterThan(0);
+  expect(listed[0]).toMatchObject({ id: expect.stringMatching(/^evt_/), type: expect.any(String), occurredAt: expect.any(String) });
 });

@@ -1,0 +1,107 @@
+import type { StripeEvent } from '../../src/dev/stripe-stand-in';
+import { checkoutCompleted } from '../support/events';
+import { runCli } from '../support/processes';
+import { post, startStack, type WorkerStack } from '../support/stack';
+
+/**
+ * `durable-webhooks backfill stripe`, against the Stripe stand-in's Events API through the real
+ * Stripe SDK, the dev server, a worker and PostgreSQL: events that never arrived are started once,
+ * everything Temporal or the ledger has is reported, never started again.
+ */
+let stack: WorkerStack;
+beforeAll(async () => {
+  stack = await startStack();
+});
+afterAll(() => stack.close());
+
+const env = (extra: NodeJS.ProcessEnv = {}) => ({
+  STRIPE_SECRET_KEY: 'sk_test_backfill',
+  STRIPE_API_URL: stack.stripe.url,
+  TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS,
+  TEMPORAL_TASK_QUEUE: stack.taskQueue,
+  DATABASE_URL: stack.workerEnv.DATABASE_URL,
+  ...extra,
+});
+const backfill = async (args: string[], extra?: NodeJS.ProcessEnv) => {
+  const { code, output } = await runCli(['backfill', 'stripe', ...args, '--json'], env(extra));
+  const lines = output.trim().split('\n').map((line) => JSON.parse(line) as { eventId?: string; outcome?: string; counts?: Record<string, number> });
+  return { code, lines: lines.filter((line) => line.eventId), counts: lines.at(-1)!.counts! };
+};
+/** A Stripe event of its own type, `created` seconds ago, as the Events API lists it. */
+const eventOf = (type: string, secondsAgo = 60): StripeEvent => {
+  const event = JSON.parse(checkoutCompleted().body) as StripeEvent;
+  return { ...event, type, created: Math.floor(Date.now() / 1000) - secondsAgo };
+};
+
+it('starts what never arrived once, reports what arrived by webhook, and a second run starts nothing', async () => {
+  const missed = Array.from({ length: 50 }, () => eventOf('checkout.session.completed'));
+  const delivered = checkoutCompleted();
+  expect((await post(`${stack.url}/webhooks/stripe`, delivered.headers, delivered.body)).status).toBe(202);
+  stack.stripe.addEvents(...missed, JSON.parse(delivered.body) as StripeEvent);
+  const ours = [...missed.map((event) => event.id), delivered.id];
+  const only = (lines: Array<{ eventId?: string; outcome?: string }>) => lines.filter((line) => ours.includes(line.eventId!));
+
+  const first = await backfill(['--since', '1h', '--types', 'checkout.session.completed']);
+  expect(first.code).toBe(0);
+  const outcomes = Object.fromEntries(only(first.lines).map((line) => [line.eventId, line.outcome]));
+  expect(outcomes[delivered.id]).toBe('already recorded');
+  expect(missed.map((event) => outcomes[event.id])).toEqual(Array(50).fill('started'));
+  for (const event of missed) expect(await stack.client.workflow.getHandle(event.id).result()).toMatchObject({ outcome: 'fulfilled', source: 'stripe' });
+
+  const second = await backfill(['--since', '1h', '--types', 'checkout.session.completed']);
+  expect(only(second.lines).map((line) => line.outcome)).toEqual(Array(51).fill('already recorded'));
+  expect(second.counts).toMatchObject({ started: 0, failed: 0 });
+  expect(stack.resend.emails.filter((email) => ours.includes(email.idempotencyKey!))).toHaveLength(51);
+});
+
+it("reports an event Temporal has forgotten after retention as already recorded, from the ledger's claim, and starts nothing", async () => {
+  // What retention leaves behind: the ledger's claim of a processed event, and no workflow in Temporal.
+  const event = eventOf('customer.created');
+  stack.stripe.addEvents(event);
+  await stack.db.query(
+    `INSERT INTO processed_events (source, event_id, event_type, workflow_id, first_execution_run_id, status) VALUES ('stripe', $1, $2, $1, 'run-forgotten', 'completed')`,
+    [event.id, event.type],
+  );
+
+  const again = await backfill(['--since', '1h', '--types', 'customer.created']);
+  expect(again.lines.find((line) => line.eventId === event.id)?.outcome).toBe('already recorded');
+  await expect(stack.client.workflow.getHandle(event.id).describe()).rejects.toThrow();
+});
+
+it('pages through 250 events (100 a page, starting_after) in a dry run, starting nothing', async () => {
+  const events = Array.from({ length: 250 }, (_, index) => eventOf('invoice.finalized', 100 + index));
+  stack.stripe.addEvents(...events);
+  const dryRun = await backfill(['--since', '2h', '--types', 'invoice.finalized', '--dry-run']);
+  expect(dryRun.lines).toHaveLength(250);
+  expect(new Set(dryRun.lines.map((line) => line.eventId))).toEqual(new Set(events.map((event) => event.id)));
+  expect(dryRun.counts).toEqual({ found: 250, alreadyRecorded: 0, started: 250, failed: 0 });
+  expect(dryRun.lines.every((line) => line.outcome === 'would start')).toBe(true);
+  const pages = stack.stripe.requests.filter((request) => request.path === '/v1/events' && request.params['types[0]'] === 'invoice.finalized');
+  expect(pages.map((request) => request.params.starting_after === undefined)).toEqual([true, false, false]);
+  await expect(stack.client.workflow.getHandle(events[0]!.id).describe()).rejects.toThrow();
+});
+
+it('lists only the window: --since and --until by created', async () => {
+  const old = eventOf('payout.paid', 3 * 3600);
+  const recent = eventOf('payout.paid', 60);
+  stack.stripe.addEvents(old, recent);
+  const window = await backfill(['--since', '2h', '--types', 'payout.paid', '--dry-run']);
+  expect(window.lines.map((line) => line.eventId)).toEqual([recent.id]);
+  const earlier = await backfill(['--since', '4h', '--until', '2h', '--types', 'payout.paid', '--dry-run']);
+  expect(earlier.lines.map((line) => line.eventId)).toEqual([old.id]);
+});
+
+it('retries 429 and 5xx with backoff; a revoked key and a window beyond 30 days are clear errors', async () => {
+  stack.stripe.addEvents(eventOf('charge.refunded'));
+  stack.stripe.failNext(429, 500);
+  const retried = await backfill(['--since', '1h', '--types', 'charge.refunded', '--dry-run']);
+  expect(retried.counts).toMatchObject({ found: 1, failed: 0 });
+
+  stack.stripe.revokeApiKey('sk_test_revoked');
+  expect(await runCli(['backfill', 'stripe', '--since', '1h'], env({ STRIPE_SECRET_KEY: 'sk_test_revoked' }))).toEqual({
+    code: 1,
+    output: expect.stringContaining('durable-webhooks: Stripe refused the API key (STRIPE_SECRET_KEY): Invalid API Key provided'),
+  });
+  expect(await runCli(['backfill', 'stripe', '--since', '31d'], env())).toEqual({ code: 1, output: expect.stringContaining('further back than the 30 days Stripe keeps events') });
+  expect(await runCli(['backfill', 'stripe', '--since', '1h'], env({ STRIPE_SECRET_KEY: '' }))).toEqual({ code: 1, output: expect.stringContaining('needs STRIPE_SECRET_KEY') });
+});
