@@ -1,5 +1,4 @@
-import type { WebhookEvent } from '../../contracts';
-import { eventWorkflowId } from '../../contracts';
+import { eventWorkflowId, type WebhookEvent } from '../../contracts';
 import type { Queryable } from '../db/database';
 import { isRecorded } from '../db/ledger';
 import { checkEventIdentity } from '../providers/identity';
@@ -7,17 +6,26 @@ import type { Source } from '../providers/registry';
 import type { VerifiedEvent } from '../providers/types';
 import type { EventStarter } from '../temporal/start-event';
 
+/** One event a provider's API lists: its ID and type at once, its full body when read. */
+export interface ListedEvent {
+  id: string;
+  type: string;
+  read(): Promise<VerifiedEvent>;
+  /** Asks the provider to deliver it again, signed, instead of starting it here (GitHub). */
+  redeliver?(): Promise<void>;
+}
+
 export interface BackfillLine {
   eventId: string;
   type: string;
-  /** `started`, `already recorded`, `would start` (dry run) or `failed: <reason>`. */
+  /** `started`, `already recorded`, `would start` (dry run), `redelivery requested`, or `failed: <reason>`. */
   outcome: string;
 }
 
 export interface BackfillCounts {
   found: number;
   alreadyRecorded: number;
-  /** Started, or in a dry run, would start. */
+  /** Started, or in a dry run would start, or redelivery requested. */
   started: number;
   failed: number;
 }
@@ -25,43 +33,51 @@ export interface BackfillCounts {
 export interface BackfillDeps {
   source: Source;
   starter: EventStarter;
+  /** True when Temporal has a workflow with this ID (running or closed within retention). */
+  exists(workflowId: string): Promise<boolean>;
   /** The ledger, when DATABASE_URL is set: it knows events Temporal has forgotten after retention. */
   db?: Queryable;
-  /** Lists instead of starting; `exists` tells what Temporal already has. */
-  dryRun?: { exists(workflowId: string): Promise<boolean> };
+  mode?: 'start' | 'dry-run' | 'redeliver';
   now?: () => Date;
 }
 
 /**
- * Starts every listed event the way the receiver starts a delivery: the same checks, workflow ID,
- * reuse policy, search attributes and summary, through the same starter. The engine refuses what
- * it has; the ledger answers for what it has forgotten. Events from a provider's API are not signed:
- * they came over an authenticated API call, which is the trust boundary.
+ * Starts every listed event the receiver does not have, the way it starts a delivery: the same
+ * checks, workflow ID, reuse policy, search attributes and summary, through the same starter. What
+ * the ledger or Temporal has is reported and never read or started again. Events from a provider's
+ * API are not signed: they came over an authenticated API call, which is the trust boundary.
  */
-export async function backfill(events: AsyncIterable<VerifiedEvent>, deps: BackfillDeps, onLine: (line: BackfillLine) => void = () => {}): Promise<BackfillCounts> {
+export async function backfill(events: AsyncIterable<ListedEvent>, deps: BackfillDeps, onLine: (line: BackfillLine) => void = () => {}): Promise<BackfillCounts> {
   const counts: BackfillCounts = { found: 0, alreadyRecorded: 0, started: 0, failed: 0 };
-  const now = deps.now ?? (() => new Date());
-  for await (const verified of events) {
+  for await (const listed of events) {
     counts.found++;
-    const outcome = await startOne(verified, deps, now).catch((error: Error) => `failed: ${error.message}`);
+    const outcome = await settle(listed, deps).catch((error: Error) => `failed: ${error.message}`);
     if (outcome === 'already recorded') counts.alreadyRecorded++;
     else if (outcome.startsWith('failed')) counts.failed++;
     else counts.started++;
-    onLine({ eventId: verified.id, type: verified.type, outcome });
+    onLine({ eventId: listed.id, type: listed.type, outcome });
   }
   return counts;
 }
 
-async function startOne(verified: VerifiedEvent, { source, starter, db, dryRun }: BackfillDeps, now: () => Date): Promise<string> {
-  checkEventIdentity(verified, source.adapter, source);
-  if (db && (await isRecorded(db, source.name, verified.id))) return 'already recorded';
-  if (dryRun) return (await dryRun.exists(eventWorkflowId(source.workflowIdPrefix, verified.id))) ? 'already recorded' : 'would start';
+async function settle(listed: ListedEvent, { source, starter, exists, db, mode = 'start', now = () => new Date() }: BackfillDeps): Promise<string> {
+  checkEventIdentity({ id: listed.id, type: listed.type, occurredAt: '', payload: null }, source.adapter, source);
+  if (db && (await isRecorded(db, source.name, listed.id))) return 'already recorded';
+  if (await exists(eventWorkflowId(source.workflowIdPrefix, listed.id))) return 'already recorded';
+  if (mode === 'dry-run') return 'would start';
+  if (mode === 'redeliver') {
+    if (!listed.redeliver) throw new Error('this provider cannot redeliver');
+    await listed.redeliver();
+    return 'redelivery requested';
+  }
+  const verified = await listed.read();
   const event: WebhookEvent = { source: source.name, provider: source.adapter.kind, ...verified, receivedAt: now().toISOString() };
   const result = await starter.start(event, source.workflowIdPrefix);
   return result.status === 'started' ? 'started' : 'already recorded';
 }
 
 /** `found 50 · already recorded 3 · started 47 · failed 0` */
-export function summaryLine(counts: BackfillCounts, dryRun = false): string {
-  return `found ${counts.found} · already recorded ${counts.alreadyRecorded} · ${dryRun ? 'would start' : 'started'} ${counts.started} · failed ${counts.failed}`;
+export function summaryLine(counts: BackfillCounts, mode: BackfillDeps['mode'] = 'start'): string {
+  const started = { start: 'started', 'dry-run': 'would start', redeliver: 'redelivery requested' }[mode];
+  return `found ${counts.found} · already recorded ${counts.alreadyRecorded} · ${started} ${counts.started} · failed ${counts.failed}`;
 }

@@ -2,6 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import Stripe from 'stripe';
 import { readStripeEvent } from '../providers/stripe';
 import type { VerifiedEvent } from '../providers/types';
+import type { ListedEvent } from './backfill';
 
 /** Stripe keeps events for 30 days; the Events API lists nothing older. */
 export const STRIPE_EVENT_RETENTION_DAYS = 30;
@@ -25,12 +26,15 @@ export class StripeListingError extends Error {
  * retried with backoff from the same cursor; a 401 or 403 ends the listing with what to fix.
  * https://docs.stripe.com/api/events/list
  */
-export async function* stripeEvents(stripe: Stripe, listing: StripeListing, source: string): AsyncGenerator<VerifiedEvent> {
+export async function* stripeEvents(stripe: Stripe, listing: StripeListing, source: string): AsyncGenerator<ListedEvent & VerifiedEvent> {
   const created = { gte: Math.floor(listing.since.getTime() / 1000), ...(listing.until && { lte: Math.floor(listing.until.getTime() / 1000) }) };
   let startingAfter: string | undefined;
   for (;;) {
     const page = await withRetries(() => stripe.events.list({ created, limit: 100, ...(listing.types?.length && { types: listing.types }), ...(startingAfter && { starting_after: startingAfter }) }), listing.retryDelaysMs);
-    for (const event of page.data) yield readStripeEvent(event, source);
+    for (const event of page.data) {
+      const verified = readStripeEvent(event, source);
+      yield { ...verified, read: async () => verified };
+    }
     if (!page.has_more || page.data.length === 0) return;
     startingAfter = page.data[page.data.length - 1]!.id;
   }

@@ -3,7 +3,7 @@ import { MalformedEventError, SignatureVerificationError } from '../errors';
 import { objectId, parseJsonObject, requireString } from './json';
 import { firstSecret, hmacSha256Hex, safeEqual } from './secrets';
 import { ProviderKind } from '../../contracts';
-import type { Delivery, ProviderAdapter, SampleEvent } from './types';
+import type { Delivery, ProviderAdapter, SampleEvent, VerifiedEvent } from './types';
 
 const JSON_TYPE = 'application/json';
 const FORM_TYPE = 'application/x-www-form-urlencoded';
@@ -35,13 +35,8 @@ export function createGitHubAdapter(options: { source: string; secrets: readonly
       const id = requireString(headers['x-github-delivery'], 'delivery ID (X-GitHub-Delivery header)', source);
       const event = requireString(headers['x-github-event'], 'event name (X-GitHub-Event header)', source);
       const payload = parseJsonObject(bodyText(rawBody, headers['content-type'], source), source);
-      const action = typeof payload.action === 'string' ? payload.action : undefined;
       return {
-        id,
-        type: action ? `${event}.${action}` : event,
-        occurredAt: receivedAt.toISOString(),
-        subject: subjectOf(payload),
-        payload,
+        ...readGitHubEvent({ id, event, payload, occurredAt: receivedAt }),
         // GitHub signs the body only: the ledger refuses this body under a second delivery ID.
         bodySha256: createHash('sha256').update(rawBody).digest('hex'),
       };
@@ -61,6 +56,15 @@ export function createGitHubAdapter(options: { source: string; secrets: readonly
       };
     },
   };
+}
+
+/**
+ * The event the receiver makes of a GitHub delivery, whether it came as a webhook or from the
+ * deliveries API (backfill): ID = the delivery GUID, type = event name + `.action`.
+ */
+export function readGitHubEvent({ id, event, payload, occurredAt }: { id: string; event: string; payload: Record<string, unknown>; occurredAt: Date }): VerifiedEvent {
+  const action = typeof payload.action === 'string' ? payload.action : undefined;
+  return { id, type: action ? `${event}.${action}` : event, occurredAt: occurredAt.toISOString(), subject: subjectOf(payload), payload };
 }
 
 function bodyText(rawBody: Buffer, contentType: string | string[] | undefined, source: string): string {

@@ -1,18 +1,31 @@
 import type { StripeEvent } from '../../src/dev/stripe-stand-in';
 import { checkoutCompleted } from '../support/events';
+import { randomUUID } from 'node:crypto';
+import { eventually } from '../support/eventually';
+import { startGitHubStandIn } from '../support/github-stand-in';
 import { runCli } from '../support/processes';
+import { githubHeaders, SECRETS } from '../support/signing';
 import { post, startStack, type WorkerStack } from '../support/stack';
 
 /**
- * `durable-webhooks backfill stripe`, against the Stripe stand-in's Events API through the real
- * Stripe SDK, the dev server, a worker and PostgreSQL: events that never arrived are started once,
- * everything Temporal or the ledger has is reported, never started again.
+ * `durable-webhooks backfill stripe|github`, against stand-ins of Stripe's Events API and GitHub's
+ * deliveries API through the real `stripe` and `@octokit/rest` clients, with the dev server, a worker
+ * and PostgreSQL: events that never arrived are started once, everything Temporal or the ledger has
+ * is reported, never started again.
  */
+const GITHUB_TOKEN = 'ghp_backfill_test';
+const HOOK = 'repos/octo/shop/hooks/42';
 let stack: WorkerStack;
+let github: Awaited<ReturnType<typeof startGitHubStandIn>>;
 beforeAll(async () => {
   stack = await startStack();
+  github = await startGitHubStandIn({ token: GITHUB_TOKEN });
+  github.setTarget(HOOK, { url: `${stack.url}/webhooks/github`, secret: SECRETS.github });
 });
-afterAll(() => stack.close());
+afterAll(async () => {
+  await github?.close();
+  await stack.close();
+});
 
 const env = (extra: NodeJS.ProcessEnv = {}) => ({
   STRIPE_SECRET_KEY: 'sk_test_backfill',
@@ -22,9 +35,13 @@ const env = (extra: NodeJS.ProcessEnv = {}) => ({
   DATABASE_URL: stack.workerEnv.DATABASE_URL,
   ...extra,
 });
-const backfill = async (args: string[], extra?: NodeJS.ProcessEnv) => {
-  const { code, output } = await runCli(['backfill', 'stripe', ...args, '--json'], env(extra));
-  const lines = output.trim().split('\n').map((line) => JSON.parse(line) as { eventId?: string; outcome?: string; counts?: Record<string, number> });
+const backfill = async (args: string[], extra?: NodeJS.ProcessEnv, provider = 'stripe') => {
+  const { code, output } = await runCli(['backfill', provider, ...args, '--json'], env({ GITHUB_TOKEN, GITHUB_API_URL: github.url, GITHUB_HOOKS: HOOK, ...extra }));
+  // stdout's JSON lines; a retried request's log line (stderr) is not one of them.
+  const lines = output
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { eventId?: string; outcome?: string; counts?: Record<string, number> });
   return { code, lines: lines.filter((line) => line.eventId), counts: lines.at(-1)!.counts! };
 };
 /** A Stripe event of its own type, `created` seconds ago, as the Events API lists it. */
@@ -33,6 +50,7 @@ const eventOf = (type: string, secondsAgo = 60): StripeEvent => {
   return { ...event, type, created: Math.floor(Date.now() / 1000) - secondsAgo };
 };
 
+describe('stripe', () => {
 it('starts what never arrived once, reports what arrived by webhook, and a second run starts nothing', async () => {
   const missed = Array.from({ length: 50 }, () => eventOf('checkout.session.completed'));
   const delivered = checkoutCompleted();
@@ -104,4 +122,68 @@ it('retries 429 and 5xx with backoff; a revoked key and a window beyond 30 days 
   });
   expect(await runCli(['backfill', 'stripe', '--since', '31d'], env())).toEqual({ code: 1, output: expect.stringContaining('further back than the 30 days Stripe keeps events') });
   expect(await runCli(['backfill', 'stripe', '--since', '1h'], env({ STRIPE_SECRET_KEY: '' }))).toEqual({ code: 1, output: expect.stringContaining('needs STRIPE_SECRET_KEY') });
+});
+});
+
+describe('github', () => {
+  const issue = (title: string) => ({ action: 'opened', issue: { number: 1, title }, repository: { full_name: 'octo/shop' } });
+  const notifiedAbout = (title: string) => stack.resend.emails.filter((email) => email.subject.endsWith(`: ${title}`));
+
+  it('fetches and starts each delivery GUID not recorded (once, however often it was redelivered); a second run starts nothing', async () => {
+    const run = randomUUID();
+    const missed = Array.from({ length: 20 }, (_, index) => github.addDelivery(HOOK, { event: 'issues', payload: issue(`${run} missed ${index}`) }));
+    github.addDelivery(HOOK, { event: 'issues', payload: issue(`${run} missed 0`), guid: missed[0] });
+    const arrivedPayload = issue(`${run} arrived`);
+    const arrived = github.addDelivery(HOOK, { event: 'issues', payload: arrivedPayload });
+    const body = JSON.stringify(arrivedPayload);
+    expect((await post(`${stack.url}/webhooks/github`, await githubHeaders(body, SECRETS.github, { delivery: arrived, event: 'issues' }), body)).status).toBe(202);
+    await stack.client.workflow.getHandle(arrived).result();
+
+    const first = await backfill(['--since', '1h'], {}, 'github');
+    expect(first.code).toBe(0);
+    const outcomes = Object.fromEntries(first.lines.map((line) => [line.eventId, line.outcome]));
+    expect(missed.map((guid) => outcomes[guid])).toEqual(Array(20).fill('started'));
+    expect(outcomes[arrived]).toBe('already recorded');
+    expect(first.lines.filter((line) => line.eventId === missed[0])).toHaveLength(1);
+    for (const guid of missed) expect(await stack.client.workflow.getHandle(guid).result()).toMatchObject({ outcome: 'notified', source: 'github', type: 'issues.opened' });
+
+    const second = await backfill(['--since', '1h'], {}, 'github');
+    expect(second.lines.filter((line) => [...missed, arrived].includes(line.eventId!)).every((line) => line.outcome === 'already recorded')).toBe(true);
+    expect(second.counts.started).toBe(0);
+    for (let index = 0; index < 20; index++) expect(notifiedAbout(`${run} missed ${index}`)).toHaveLength(1);
+  });
+
+  it('--redeliver asks GitHub to deliver the missing ones again, signed, to the receiver', async () => {
+    const run = randomUUID();
+    const missed = [github.addDelivery(HOOK, { event: 'issues', payload: issue(`${run} redelivered`) })];
+    const result = await backfill(['--since', '1h', '--redeliver'], {}, 'github');
+    expect(result.lines.find((line) => line.eventId === missed[0])?.outcome).toBe('redelivery requested');
+    await eventually('the redelivery reaches the receiver', () => stack.client.workflow.getHandle(missed[0]!).describe().then(() => true, () => false));
+    expect(await stack.client.workflow.getHandle(missed[0]!).result()).toMatchObject({ outcome: 'notified' });
+    expect(github.requests.filter((request) => request.method === 'POST' && request.path.endsWith('/attempts'))).not.toEqual([]);
+  });
+
+  it('pages through 250 deliveries with the Link header cursor, in a dry run, and stops at --since', async () => {
+    const hook = 'orgs/octo/hooks/7';
+    const now = Date.now();
+    const recent = Array.from({ length: 250 }, (_, index) => github.addDelivery(hook, { event: 'ping', payload: { zen: `${index}`, hook_id: 7 }, deliveredAt: new Date(now - index * 1000) }));
+    github.addDelivery(hook, { event: 'ping', payload: { zen: 'old', hook_id: 7 }, deliveredAt: new Date(now - 3 * 3600_000) });
+    const dryRun = await backfill(['--since', '1h', '--dry-run'], { GITHUB_HOOKS: hook }, 'github');
+    expect(dryRun.lines.map((line) => line.eventId)).toEqual(recent);
+    expect(dryRun.counts).toEqual({ found: 250, alreadyRecorded: 0, started: 250, failed: 0 });
+    expect(github.requests.filter((request) => request.method === 'GET' && request.path === `/${hook}/deliveries`)).toHaveLength(3);
+  });
+
+  it('retries a 503; a refused token and a bad GITHUB_HOOKS are clear errors', async () => {
+    github.failNext(503);
+    expect((await backfill(['--since', '1h', '--dry-run'], {}, 'github')).code).toBe(0);
+    expect(await runCli(['backfill', 'github', '--since', '1h'], env({ GITHUB_TOKEN: 'ghp_wrong', GITHUB_API_URL: github.url, GITHUB_HOOKS: HOOK }))).toEqual({
+      code: 1,
+      output: expect.stringContaining(`durable-webhooks: GitHub refused the token (GITHUB_TOKEN) for ${HOOK}: Bad credentials`),
+    });
+    expect(await runCli(['backfill', 'github', '--since', '1h'], env({ GITHUB_TOKEN, GITHUB_API_URL: github.url, GITHUB_HOOKS: 'octo/shop' }))).toEqual({
+      code: 1,
+      output: expect.stringContaining('GITHUB_HOOKS lists "octo/shop"'),
+    });
+  });
 });

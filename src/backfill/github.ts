@@ -1,0 +1,102 @@
+import { retry } from '@octokit/plugin-retry';
+import { Octokit } from '@octokit/rest';
+import { readGitHubEvent } from '../providers/github';
+import type { ListedEvent } from './backfill';
+
+/** A hook whose deliveries can be listed: `repos/<owner>/<repo>/hooks/<id>` or `orgs/<org>/hooks/<id>`. */
+const HOOK_PATH = /^(?:repos\/[\w.-]+\/[\w.-]+|orgs\/[\w.-]+)\/hooks\/\d+$/;
+
+/** A GitHub API failure the backfill reports as it is, with what to fix. */
+export class GitHubListingError extends Error {
+  override readonly name = 'GitHubListingError';
+}
+
+/** `GITHUB_HOOKS`: hook paths separated by spaces. */
+export function parseHookPaths(value: string | undefined): string[] {
+  const paths = (value ?? '').split(/\s+/).filter(Boolean);
+  const bad = paths.find((hook) => !HOOK_PATH.test(hook));
+  if (bad !== undefined) throw new GitHubListingError(`GITHUB_HOOKS lists "${bad}"; each hook is repos/<owner>/<repo>/hooks/<id> or orgs/<org>/hooks/<id>.`);
+  if (paths.length === 0) throw new GitHubListingError('backfill github needs GITHUB_HOOKS: the hooks to list, as repos/<owner>/<repo>/hooks/<id> or orgs/<org>/hooks/<id>, separated by spaces.');
+  return paths;
+}
+
+const RetryingOctokit = Octokit.plugin(retry);
+
+/**
+ * The GitHub REST client: GITHUB_TOKEN and GITHUB_API_URL (default the public API), with
+ * `@octokit/plugin-retry`: a 429 or 5xx is retried with backoff (the same page, so the cursor
+ * holds); 401, 403 and 404 are not.
+ */
+export function createGitHubClient(token: string, apiUrl = 'https://api.github.com', options: { retryAfterBaseValue?: number } = {}): Octokit {
+  return new RetryingOctokit({ auth: token, baseUrl: apiUrl.replace(/\/$/, ''), userAgent: 'durable-webhooks', retry: { retries: 4, retryAfterBaseValue: options.retryAfterBaseValue ?? 1000 } });
+}
+
+interface DeliverySummary {
+  id: number;
+  guid: string;
+  delivered_at: string;
+  event: string;
+  action: string | null;
+}
+
+interface DeliveryDetail extends DeliverySummary {
+  request: { headers: Record<string, string> | null; payload: Record<string, unknown> | null };
+}
+
+
+/**
+ * Every delivery GUID of the hooks since `since`, newest first (GitHub lists deliveries newest first,
+ * with cursor pagination in its Link headers), each GUID once however often it was redelivered.
+ * https://docs.github.com/en/rest/repos/webhooks#list-deliveries-for-a-repository-webhook
+ */
+export async function* gitHubDeliveries(octokit: Octokit, hooks: readonly string[], since: Date): AsyncGenerator<ListedEvent> {
+  for (const hook of hooks) {
+    const seen = new Set<string>();
+    const pages = octokit.paginate.iterator(`GET /${hook}/deliveries`, { per_page: 100 });
+    try {
+      for await (const page of pages) {
+        const deliveries = page.data as unknown as DeliverySummary[];
+        for (const delivery of deliveries) {
+          const deliveredAt = new Date(delivery.delivered_at);
+          if (deliveredAt < since) return;
+          if (seen.has(delivery.guid)) continue;
+          seen.add(delivery.guid);
+          yield {
+            id: delivery.guid,
+            type: delivery.action ? `${delivery.event}.${delivery.action}` : delivery.event,
+            // The delivery's request as GitHub sent it: headers and payload, read as the receiver would.
+            read: async () => {
+              const { data } = await call(() => octokit.request(`GET /${hook}/deliveries/${delivery.id}`));
+              const detail = data as unknown as DeliveryDetail;
+              const event = detail.request.headers?.['X-GitHub-Event'] ?? detail.event;
+              return readGitHubEvent({ id: detail.guid, event, payload: detail.request.payload ?? {}, occurredAt: new Date(detail.delivered_at) });
+            },
+            // GitHub delivers it again, signed, to the hook's URL.
+            redeliver: async () => {
+              await call(() => octokit.request(`POST /${hook}/deliveries/${delivery.id}/attempts`));
+            },
+          };
+        }
+      }
+    } catch (error) {
+      throw describeFailure(error, hook);
+    }
+  }
+}
+
+async function call<T>(request: () => Promise<T>): Promise<T> {
+  try {
+    return await request();
+  } catch (error) {
+    throw describeFailure(error);
+  }
+}
+
+function describeFailure(error: unknown, hook?: string): Error {
+  if (error instanceof GitHubListingError) return error;
+  const status = (error as { status?: number }).status;
+  const where = hook ? ` for ${hook}` : '';
+  if (status === 401) return new GitHubListingError(`GitHub refused the token (GITHUB_TOKEN)${where}: ${(error as Error).message}`);
+  if (status === 403 || status === 404) return new GitHubListingError(`GitHub answered ${status}${where}: the token needs admin:repo_hook (or admin:org_hook) on that hook, and the hook must exist.`);
+  return error as Error;
+}
