@@ -5,4 +5,8 @@ export const WEBHOOK_SOURCE = defineSearchAttributeKey('WebhookSource', SearchAt
 /** The provider's event type (`checkout.session.completed`, `issues.opened`, …). */
 export const WEBHOOK_EVENT_TYPE = defineSearchAttributeKey('WebhookEventType', SearchAttributeType.KEYWORD);
 
-export const SEARCH_ATTRIBUTES = [WEBHOOK_SOURCE, WEBHOOK_EVENT_TYPE];
+/** How the event reached us: `delivery` (a webhook) or `backfill` (a provider's API). */
+export const WEBHOOK_VIA = defineSearchAttributeKey('WebhookVia', SearchAttributeType.KEYWORD);
+export type EventVia = 'delivery' | 'backfill';
+
+export const SEARCH_ATTRIBUTES = [WEBHOOK_SOURCE, WEBHOOK_EVENT_TYPE, WEBHOOK_VIA];

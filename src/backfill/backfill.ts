@@ -72,7 +72,7 @@ async function settle(listed: ListedEvent, { source, starter, exists, db, mode =
   }
   const verified = await listed.read();
   const event: WebhookEvent = { source: source.name, provider: source.adapter.kind, ...verified, receivedAt: now().toISOString() };
-  const result = await starter.start(event, source.workflowIdPrefix);
+  const result = await starter.start(event, source.workflowIdPrefix, 'backfill');
   return result.status === 'started' ? 'started' : 'already recorded';
 }
 

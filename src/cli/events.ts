@@ -30,6 +30,7 @@ export function eventsCommand(): Command {
     .description('Events from Temporal visibility, newest first.')
     .option('--source <source>', 'only this source')
     .option('--type <type>', 'only this event type')
+    .addOption(new Option('--via <via>', 'only events that came this way').choices(['delivery', 'backfill']))
     .addOption(new Option('--status <status>', 'only this status').choices([...EVENT_STATUSES]))
     .option('--since <when>', 'started since a duration ago (30m, 2h, 3d) or an ISO time')
     .option('--query <query>', 'a raw visibility query, ANDed with the rest')

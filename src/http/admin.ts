@@ -47,5 +47,5 @@ export function createAdminRouter(operations: EventOperations, token: string, lo
 
 function filterOf(req: Request): EventFilter {
   const value = (name: string) => (typeof req.query[name] === 'string' ? (req.query[name] as string) : undefined);
-  return { source: value('source'), type: value('type'), status: value('status') as EventStatusName | undefined, since: value('since'), query: value('query') };
+  return { source: value('source'), type: value('type'), status: value('status') as EventStatusName | undefined, since: value('since'), via: value('via'), query: value('query') };
 }

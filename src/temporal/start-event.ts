@@ -1,7 +1,7 @@
 import { isGrpcServiceError, NamespaceNotFoundError, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { TemporalUnavailableError } from '../errors';
-import { eventWorkflowId, WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE, type WebhookEvent } from '../../contracts';
+import { eventWorkflowId, WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE, WEBHOOK_VIA, type EventVia, type WebhookEvent } from '../../contracts';
 import { workflowTypeFor } from './handlers';
 
 export type StartResult =
@@ -12,10 +12,10 @@ export type StartResult =
 /** Starts one workflow per event; the receiver depends on this, not on the Temporal client. */
 export interface EventStarter {
   /**
-   * Starts the event's workflow, whose ID is `workflowIdPrefix + event.id`.
+   * Starts the event's workflow, whose ID is `workflowIdPrefix + event.id`, tagged with how it came.
    * @throws TemporalUnavailableError when Temporal does not confirm in time; nothing is recorded then.
    */
-  start(event: WebhookEvent, workflowIdPrefix: string): Promise<StartResult>;
+  start(event: WebhookEvent, workflowIdPrefix: string, via?: EventVia): Promise<StartResult>;
   /** True when Temporal answers for our namespace. */
   ready(): Promise<boolean>;
 }
@@ -32,7 +32,7 @@ export class TemporalEventStarter implements EventStarter {
     private readonly options: { taskQueue: string; startTimeoutMs?: number },
   ) {}
 
-  async start(event: WebhookEvent, workflowIdPrefix: string): Promise<StartResult> {
+  async start(event: WebhookEvent, workflowIdPrefix: string, via: EventVia = 'delivery'): Promise<StartResult> {
     const workflowId = eventWorkflowId(workflowIdPrefix, event.id);
     try {
       const handle = await this.withDeadline(() =>
@@ -46,6 +46,7 @@ export class TemporalEventStarter implements EventStarter {
           typedSearchAttributes: [
             { key: WEBHOOK_SOURCE, value: event.source },
             { key: WEBHOOK_EVENT_TYPE, value: event.type },
+            { key: WEBHOOK_VIA, value: via },
           ],
           staticSummary: summaryOf(event),
         }),

@@ -1,6 +1,8 @@
 import type { WorkflowExecutionDescription } from '@temporalio/client';
 import { OperationRejectedError } from '../errors';
-import { WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE } from '../../contracts';
+import { WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE, WEBHOOK_VIA, type EventVia } from '../../contracts';
+
+const VIAS: readonly string[] = ['delivery', 'backfill'] satisfies EventVia[];
 
 /**
  * Finding events in Temporal's visibility: the statuses an operator filters on, the filter, and the
@@ -27,6 +29,8 @@ export interface EventFilter {
   status?: EventStatusName;
   /** A duration back from now (`2h`, `3d`) or an ISO 8601 time. */
   since?: string;
+  /** How events came: `delivery` or `backfill`. */
+  via?: string;
   /** A raw visibility query, ANDed with the other filters. */
   query?: string;
 }
@@ -36,6 +40,10 @@ export function visibilityQuery(filter: EventFilter, now: Date = new Date()): st
   const clauses = [`${WEBHOOK_SOURCE.name} IS NOT NULL`];
   if (filter.source) clauses.push(`${WEBHOOK_SOURCE.name} = '${literal(filter.source, 'source')}'`);
   if (filter.type) clauses.push(`${WEBHOOK_EVENT_TYPE.name} = '${literal(filter.type, 'type')}'`);
+  if (filter.via) {
+    if (!VIAS.includes(filter.via)) throw new OperationRejectedError(`"via" must be one of ${VIAS.join(', ')}.`);
+    clauses.push(`${WEBHOOK_VIA.name} = '${filter.via}'`);
+  }
   if (filter.status) {
     if (!EVENT_STATUSES.includes(filter.status)) throw new OperationRejectedError(`"status" must be one of ${EVENT_STATUSES.join(', ')}.`);
     clauses.push(`ExecutionStatus = '${STATUS_NAMES[filter.status]}'`);

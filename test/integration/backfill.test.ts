@@ -65,6 +65,13 @@ it('starts what never arrived once, reports what arrived by webhook, and a secon
   expect(outcomes[delivered.id]).toBe('already recorded');
   expect(missed.map((event) => outcomes[event.id])).toEqual(Array(50).fill('started'));
   for (const event of missed) expect(await stack.client.workflow.getHandle(event.id).result()).toMatchObject({ outcome: 'fulfilled', source: 'stripe' });
+  expect((await stack.client.workflow.getHandle(missed[0]!.id).describe()).searchAttributes).toMatchObject({ WebhookVia: ['backfill'], WebhookSource: ['stripe'] });
+  // What reconciliation caught, as an operator lists it.
+  await eventually('visibility lists the backfilled events', async () => {
+    const { output } = await runCli(['events', 'list', '--via', 'backfill', '--source', 'stripe', '--limit', '1000', '--json'], env());
+    const listed = new Set((JSON.parse(output) as Array<{ eventId: string }>).map((event) => event.eventId));
+    return missed.every((event) => listed.has(event.id)) && !listed.has(delivered.id);
+  });
 
   const second = await backfill(['--since', '1h', '--types', 'checkout.session.completed']);
   expect(only(second.lines).map((line) => line.outcome)).toEqual(Array(51).fill('already recorded'));

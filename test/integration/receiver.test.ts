@@ -57,7 +57,7 @@ describe('POST /webhooks/stripe', () => {
     const { id, body, headers } = signedStripe({ type: 'checkout.session.completed' });
     expect((await post(`${stack.url}/webhooks/stripe`, headers, body)).status).toBe(202);
     const description = await stack.client.workflow.getHandle(id).describe();
-    expect(description.searchAttributes).toMatchObject({ WebhookSource: ['stripe'], WebhookEventType: ['checkout.session.completed'] });
+    expect(description.searchAttributes).toMatchObject({ WebhookSource: ['stripe'], WebhookEventType: ['checkout.session.completed'], WebhookVia: ['delivery'] });
     expect(await description.staticSummary()).toBe('stripe · checkout.session.completed · cs_test_123 · 42.00 EUR');
     expect(description.taskQueue).toBe(stack.taskQueue);
   });

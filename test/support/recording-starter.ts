@@ -1,4 +1,4 @@
-import { eventWorkflowId, type WebhookEvent, type WorkflowType } from '../../contracts';
+import { eventWorkflowId, type EventVia, type WebhookEvent, type WorkflowType } from '../../contracts';
 import { TemporalUnavailableError } from '../../src/errors';
 import { workflowTypeFor } from '../../src/temporal/handlers';
 import type { EventStarter, StartResult } from '../../src/temporal/start-event';
@@ -13,7 +13,7 @@ const MAX_WORKFLOW_ID_BYTES = 1000;
  * an unreachable Temporal does.
  */
 export class RecordingStarter implements EventStarter {
-  readonly calls: Array<{ event: WebhookEvent; workflowId: string; workflowType: WorkflowType }> = [];
+  readonly calls: Array<{ event: WebhookEvent; workflowId: string; workflowType: WorkflowType; via: EventVia }> = [];
   readonly workflowIds = new Set<string>();
   unavailable = false;
 
@@ -22,11 +22,11 @@ export class RecordingStarter implements EventStarter {
     return this.calls.filter((call, index) => this.calls.findIndex((other) => other.workflowId === call.workflowId) === index).map((call) => call.event);
   }
 
-  async start(event: WebhookEvent, workflowIdPrefix: string): Promise<StartResult> {
+  async start(event: WebhookEvent, workflowIdPrefix: string, via: EventVia = 'delivery'): Promise<StartResult> {
     if (this.unavailable) throw new TemporalUnavailableError(event.id);
     const workflowId = eventWorkflowId(workflowIdPrefix, event.id);
     if (Buffer.byteLength(workflowId) > MAX_WORKFLOW_ID_BYTES) throw new Error(`WorkflowId length exceeds limit.`);
-    this.calls.push({ event, workflowId, workflowType: workflowTypeFor(event) });
+    this.calls.push({ event, workflowId, workflowType: workflowTypeFor(event), via });
     if (this.workflowIds.has(workflowId)) return { status: 'duplicate', workflowId };
     this.workflowIds.add(workflowId);
     return { status: 'started', workflowId, runId: `run-${this.workflowIds.size}` };

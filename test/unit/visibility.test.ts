@@ -8,6 +8,11 @@ describe('visibilityQuery', () => {
     );
   });
 
+  it('filters on how events came, and refuses any other value', () => {
+    expect(visibilityQuery({ via: 'backfill' })).toBe("WebhookSource IS NOT NULL AND WebhookVia = 'backfill'");
+    expect(() => visibilityQuery({ via: "backfill' OR 'x" })).toThrow('"via" must be one of delivery, backfill.');
+  });
+
   it.each([
     "WorkflowType = 'chargeOrder' AND ExecutionStatus = 'Failed'",
     "WorkflowId = 'a) OR (b' OR WorkflowId = \"it's (odd\"",
