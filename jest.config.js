@@ -5,9 +5,9 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   // test/production runs on its own (npm run test:production): a Temporal cluster and processes.
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/production/'],
-  // @octokit/webhooks-methods ships only ES modules; compile it to CommonJS with the tests.
+  // Octokit and the packages it uses ship only ES modules; compile them to CommonJS with the tests.
   transform: { '^.+\\.(ts|js)$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }] },
-  transformIgnorePatterns: ['/node_modules/(?!@octokit/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(@octokit|universal-user-agent|before-after-hook|json-with-bigint|fast-content-type-parse|content-type)/)'],
   // Its package exports offer only an `import` condition, which Jest's CommonJS resolver skips.
   moduleNameMapper: { '^@octokit/webhooks-methods$': '<rootDir>/node_modules/@octokit/webhooks-methods/dist-node/index.js' },
   setupFiles: ['<rootDir>/test/support/quiet-runtime.ts'],

@@ -39,6 +39,10 @@ export interface CommonConfig {
   allowPrivateEndpoints: boolean;
   /** Milliseconds before each delivery attempt. @default immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h */
   deliveryScheduleMs: number[];
+  /** Stripe's API: the worker's charges, and `backfill stripe`. */
+  stripe: { secretKey: string | undefined; apiUrl: string | undefined };
+  /** GitHub's API, for `backfill github`: a token, another base URL, and the hooks to list. */
+  github: { token: string | undefined; apiUrl: string | undefined; hooks: string[] };
 }
 
 /** The receiver's settings: the common ones, its HTTP edge and its sources. */
@@ -126,7 +130,20 @@ export function loadCommonConfig(env: NodeJS.ProcessEnv = process.env): CommonCo
     temporalUiUrl: (env.TEMPORAL_UI_URL || devServerUiUrl(env.TEMPORAL_ADDRESS)).replace(/\/$/, ''),
     allowPrivateEndpoints: flag(env, 'ALLOW_PRIVATE_ENDPOINTS'),
     deliveryScheduleMs: splitList(env.DELIVERY_SCHEDULE || DEFAULT_DELIVERY_SCHEDULE).map((step) => durationMs(step, 'DELIVERY_SCHEDULE')),
+    stripe: { secretKey: env.STRIPE_SECRET_KEY || undefined, apiUrl: env.STRIPE_API_URL || undefined },
+    github: { token: env.GITHUB_TOKEN || undefined, apiUrl: env.GITHUB_API_URL || undefined, hooks: hookPaths(env.GITHUB_HOOKS) },
   };
+}
+
+/** A hook whose deliveries can be listed: `repos/<owner>/<repo>/hooks/<id>` or `orgs/<org>/hooks/<id>`. */
+const HOOK_PATH = /^(?:repos\/[\w.-]+\/[\w.-]+|orgs\/[\w.-]+)\/hooks\/\d+$/;
+
+/** `GITHUB_HOOKS`: hook paths separated by spaces. */
+function hookPaths(value: string | undefined): string[] {
+  const paths = splitList(value);
+  const bad = paths.find((hook) => !HOOK_PATH.test(hook));
+  if (bad !== undefined) throw new ConfigError(`GITHUB_HOOKS lists "${bad}"; each hook is repos/<owner>/<repo>/hooks/<id> or orgs/<org>/hooks/<id>.`);
+  return paths;
 }
 
 /** Reads and validates the receiver's configuration, sources included; throws `ConfigError` naming the bad setting. */
@@ -339,7 +356,6 @@ function stringList(value: unknown, message: string): string[] {
 
 /** The worker's settings: the common ones and what its activities call; it never reads the receiver's sources. */
 export interface WorkerConfig extends CommonConfig {
-  stripe: { secretKey: string | undefined; apiUrl: string | undefined };
   email:
     | { provider: 'resend'; from: string; apiKey: string; baseUrl: string | undefined }
     | { provider: 'smtp'; from: string; url: string }
@@ -375,7 +391,6 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env, { develop
 
   return {
     ...loadCommonConfig(env),
-    stripe: { secretKey: env.STRIPE_SECRET_KEY || undefined, apiUrl: env.STRIPE_API_URL || undefined },
     email,
     settings: {
       reviewThreshold: env.REVIEW_THRESHOLD ? positiveInteger(env, 'REVIEW_THRESHOLD', 0) : null,

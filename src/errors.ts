@@ -202,6 +202,14 @@ export class UndeliverableMessageError extends ProblemError {
   readonly title = 'Message cannot be delivered';
 }
 
+/** A provider's API (Stripe's events, GitHub's deliveries) refused or failed a backfill's call. */
+export class ProviderApiError extends ProblemError {
+  override readonly name = 'ProviderApiError';
+  readonly status = 502;
+  readonly slug = 'provider-api-error';
+  readonly title = "The provider's API failed";
+}
+
 /** No such endpoint or message for this API token. */
 export class ResourceNotFoundError extends ProblemError {
   override readonly name = 'ResourceNotFoundError';

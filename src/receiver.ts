@@ -11,6 +11,7 @@ import { createLogger, type Logger } from './logger';
 import { SourceRegistry } from './providers/registry';
 import { lazyClient, temporalSettings } from './temporal/connection';
 import { EventOperations } from './temporal/operations';
+import { runBackfill } from './backfill/run';
 import { TemporalEventStarter } from './temporal/start-event';
 
 export interface RunningReceiver {
@@ -30,7 +31,13 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
     starter: new TemporalEventStarter(client, { taskQueue: config.taskQueue }),
     maxBodyBytes: config.maxBodyBytes,
     logger,
-    admin: config.adminToken ? { operations: new EventOperations(client, { uiUrl: config.temporalUiUrl, db }), token: config.adminToken } : undefined,
+    admin: config.adminToken
+      ? {
+          operations: new EventOperations(client, { uiUrl: config.temporalUiUrl, db }),
+          token: config.adminToken,
+          backfill: (request, onLine) => runBackfill(request, { config, client, db }, onLine),
+        }
+      : undefined,
     api:
       config.apiTokens.length > 0 && db
         ? {

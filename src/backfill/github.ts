@@ -1,24 +1,8 @@
 import { retry } from '@octokit/plugin-retry';
 import { Octokit } from '@octokit/rest';
 import { readGitHubEvent } from '../providers/github';
+import { ProviderApiError } from '../errors';
 import type { ListedEvent } from './backfill';
-
-/** A hook whose deliveries can be listed: `repos/<owner>/<repo>/hooks/<id>` or `orgs/<org>/hooks/<id>`. */
-const HOOK_PATH = /^(?:repos\/[\w.-]+\/[\w.-]+|orgs\/[\w.-]+)\/hooks\/\d+$/;
-
-/** A GitHub API failure the backfill reports as it is, with what to fix. */
-export class GitHubListingError extends Error {
-  override readonly name = 'GitHubListingError';
-}
-
-/** `GITHUB_HOOKS`: hook paths separated by spaces. */
-export function parseHookPaths(value: string | undefined): string[] {
-  const paths = (value ?? '').split(/\s+/).filter(Boolean);
-  const bad = paths.find((hook) => !HOOK_PATH.test(hook));
-  if (bad !== undefined) throw new GitHubListingError(`GITHUB_HOOKS lists "${bad}"; each hook is repos/<owner>/<repo>/hooks/<id> or orgs/<org>/hooks/<id>.`);
-  if (paths.length === 0) throw new GitHubListingError('backfill github needs GITHUB_HOOKS: the hooks to list, as repos/<owner>/<repo>/hooks/<id> or orgs/<org>/hooks/<id>, separated by spaces.');
-  return paths;
-}
 
 const RetryingOctokit = Octokit.plugin(retry);
 
@@ -93,10 +77,10 @@ async function call<T>(request: () => Promise<T>): Promise<T> {
 }
 
 function describeFailure(error: unknown, hook?: string): Error {
-  if (error instanceof GitHubListingError) return error;
+  if (error instanceof ProviderApiError || !(error instanceof Error)) return error as Error;
   const status = (error as { status?: number }).status;
   const where = hook ? ` for ${hook}` : '';
-  if (status === 401) return new GitHubListingError(`GitHub refused the token (GITHUB_TOKEN)${where}: ${(error as Error).message}`);
-  if (status === 403 || status === 404) return new GitHubListingError(`GitHub answered ${status}${where}: the token needs admin:repo_hook (or admin:org_hook) on that hook, and the hook must exist.`);
+  if (status === 401) return new ProviderApiError(`GitHub refused the token (GITHUB_TOKEN)${where}: ${(error as Error).message}`);
+  if (status === 403 || status === 404) return new ProviderApiError(`GitHub answered ${status}${where}: the token needs admin:repo_hook (or admin:org_hook) on that hook, and the hook must exist.`);
   return error as Error;
 }

@@ -2,6 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import Stripe from 'stripe';
 import { readStripeEvent } from '../providers/stripe';
 import type { VerifiedEvent } from '../providers/types';
+import { ProviderApiError } from '../errors';
 import type { ListedEvent } from './backfill';
 
 /** Stripe keeps events for 30 days; the Events API lists nothing older. */
@@ -13,11 +14,6 @@ export interface StripeListing {
   types?: string[];
   /** Waits before the retries of a page that answered 429, 5xx or not at all. @default 1 s, 2 s, 4 s, 8 s, 16 s */
   retryDelaysMs?: number[];
-}
-
-/** A Stripe API failure the backfill reports as it is, with what to fix. */
-export class StripeListingError extends Error {
-  override readonly name = 'StripeListingError';
 }
 
 /**
@@ -46,10 +42,10 @@ async function withRetries<T>(call: () => Promise<T>, delaysMs = [1000, 2000, 40
       return await call();
     } catch (error) {
       if (error instanceof Stripe.errors.StripeAuthenticationError || error instanceof Stripe.errors.StripePermissionError) {
-        throw new StripeListingError(`Stripe refused the API key (STRIPE_SECRET_KEY): ${error.message}`);
+        throw new ProviderApiError(`Stripe refused the API key (STRIPE_SECRET_KEY): ${error.message}`);
       }
       const transient = error instanceof Stripe.errors.StripeRateLimitError || error instanceof Stripe.errors.StripeConnectionError || (error instanceof Stripe.errors.StripeError && (error.statusCode ?? 0) >= 500);
-      if (!transient || attempt >= delaysMs.length) throw error instanceof Stripe.errors.StripeError ? new StripeListingError(`Stripe's Events API failed: ${error.message}`) : error;
+      if (!transient || attempt >= delaysMs.length) throw error instanceof Stripe.errors.StripeError ? new ProviderApiError(`Stripe's Events API failed: ${error.message}`) : error;
       await delay(delaysMs[attempt]!);
     }
   }

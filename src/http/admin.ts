@@ -6,12 +6,17 @@ import { routeErrorHandler } from './problem';
 import type { EventOperations } from '../temporal/operations';
 import { parseResetTarget } from '../temporal/reset-points';
 import type { EventFilter, EventStatusName } from '../temporal/visibility';
+import type { BackfillCounts, BackfillLine } from '../backfill/backfill';
+import { pointInTime, type BackfillRequest } from '../backfill/run';
+
+/** Runs a backfill with the receiver's settings: `runBackfill` bound to its config, client and database. */
+export type Backfill = (request: BackfillRequest, onLine: (line: BackfillLine) => void) => Promise<BackfillCounts>;
 
 /**
  * `/admin`: the operator CLI's operations over HTTP, by event ID, behind `Authorization: Bearer
  * $ADMIN_TOKEN` (compared in constant time).
  */
-export function createAdminRouter(operations: EventOperations, token: string, logger: Logger): Router {
+export function createAdminRouter(operations: EventOperations, token: string, logger: Logger, backfill?: Backfill): Router {
   const router = express.Router();
 
   router.use((req, _res, next) => {
@@ -39,6 +44,27 @@ export function createAdminRouter(operations: EventOperations, token: string, lo
     const { to, reason } = (req.body ?? {}) as { to?: unknown; reason?: unknown };
     if (typeof reason !== 'string' || reason.trim() === '') throw new OperationRejectedError('Give a "reason" for the reset; it is kept in the workflow history.');
     res.json(await operations.reset(req.params.eventId, parseResetTarget(to ?? 'last-failure'), reason));
+  });
+
+  router.post('/backfill', async (req, res) => {
+    if (!backfill) throw new OperationRejectedError('Backfill is not available on this receiver.');
+    const body = (req.body ?? {}) as { provider?: unknown; since?: unknown; until?: unknown; types?: unknown; dryRun?: unknown; redeliver?: unknown };
+    if (body.provider !== 'stripe' && body.provider !== 'github') throw new OperationRejectedError('"provider" must be stripe or github.');
+    if (typeof body.since !== 'string') throw new OperationRejectedError('"since" is required: a duration (30m, 72h, 7d) or an ISO 8601 time.');
+    if (body.until !== undefined && typeof body.until !== 'string') throw new OperationRejectedError('"until" must be a duration or an ISO 8601 time.');
+    if (body.types !== undefined && !(Array.isArray(body.types) && body.types.every((type) => typeof type === 'string'))) throw new OperationRejectedError('"types" must be a list of event types.');
+    const events: BackfillLine[] = [];
+    const counts = await backfill(
+      {
+        provider: body.provider,
+        since: pointInTime(body.since, 'since'),
+        until: body.until === undefined ? undefined : pointInTime(body.until, 'until'),
+        types: body.types as string[] | undefined,
+        mode: body.dryRun === true ? 'dry-run' : body.redeliver === true ? 'redeliver' : 'start',
+      },
+      (line) => events.push(line),
+    );
+    res.json({ counts, events });
   });
 
   router.use(routeErrorHandler({ realm: 'durable-webhooks admin', internalDetail: 'The operation failed on our side; nothing is known to have changed. See the receiver log.', logger, what: 'admin request' }));

@@ -6,7 +6,7 @@ import type { Source, SourceRegistry } from '../providers/registry';
 import type { WebhookEvent } from '../../contracts';
 import type { EventOperations } from '../temporal/operations';
 import type { EventStarter } from '../temporal/start-event';
-import { createAdminRouter } from './admin';
+import { createAdminRouter, type Backfill } from './admin';
 import { createApiRouter, type ApiDeps } from './api';
 import { createMetrics } from './metrics';
 import { problemType, sendProblem, toProblem } from './problem';
@@ -20,7 +20,7 @@ export interface AppDeps {
   now?: () => Date;
   logger?: Logger;
   /** The `/admin` API; off (404) without it. */
-  admin?: { operations: EventOperations; token: string };
+  admin?: { operations: EventOperations; token: string; backfill?: Backfill };
   /** Our own `/v1` API; off (404) without it. */
   api?: Omit<ApiDeps, 'maxBodyBytes' | 'logger'>;
 }
@@ -115,7 +115,7 @@ export function createApp(deps: AppDeps): Express {
   webhooks.use(handleDeliveryError);
   app.use('/webhooks', webhooks);
 
-  if (deps.admin) app.use('/admin', createAdminRouter(deps.admin.operations, deps.admin.token, logger));
+  if (deps.admin) app.use('/admin', createAdminRouter(deps.admin.operations, deps.admin.token, logger, deps.admin.backfill));
   if (deps.api) app.use('/v1', createApiRouter({ ...deps.api, maxBodyBytes, logger }));
 
   app.use((req, res) => {

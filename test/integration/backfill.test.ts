@@ -17,9 +17,10 @@ const GITHUB_TOKEN = 'ghp_backfill_test';
 const HOOK = 'repos/octo/shop/hooks/42';
 let stack: WorkerStack;
 let github: Awaited<ReturnType<typeof startGitHubStandIn>>;
+const ADMIN_TOKEN = 'admin-backfill-token';
 beforeAll(async () => {
-  stack = await startStack();
   github = await startGitHubStandIn({ token: GITHUB_TOKEN });
+  stack = await startStack({ env: { ADMIN_TOKEN, GITHUB_TOKEN, GITHUB_API_URL: github.url, GITHUB_HOOKS: HOOK } });
   github.setTarget(HOOK, { url: `${stack.url}/webhooks/github`, secret: SECRETS.github });
 });
 afterAll(async () => {
@@ -192,5 +193,35 @@ describe('github', () => {
       code: 1,
       output: expect.stringContaining('GITHUB_HOOKS lists "octo/shop"'),
     });
+  });
+});
+
+describe('POST /admin/backfill', () => {
+  const admin = (body: unknown) =>
+    fetch(`${stack.url}/admin/backfill`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+  it('runs the same backfill and answers with the counts and each event', async () => {
+    const event = eventOf('refund.created');
+    stack.stripe.addEvents(event);
+    const response = await admin({ provider: 'stripe', since: '1h', types: ['refund.created'] });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ counts: { found: 1, alreadyRecorded: 0, started: 1, failed: 0 }, events: [{ eventId: event.id, type: 'refund.created', outcome: 'started' }] });
+    expect((await stack.client.workflow.getHandle(event.id).describe()).searchAttributes).toMatchObject({ WebhookVia: ['backfill'] });
+
+    const guid = github.addDelivery(HOOK, { event: 'ping', payload: { zen: randomUUID(), hook_id: 42 } });
+    const dryRun = (await (await admin({ provider: 'github', since: '1h', dryRun: true })).json()) as { events: Array<{ eventId: string; outcome: string }> };
+    expect(dryRun.events.find((line) => line.eventId === guid)?.outcome).toBe('would start');
+  });
+
+  it.each([
+    [{ provider: 'shopify', since: '1h' }, 400, /"provider" must be stripe or github/],
+    [{ provider: 'stripe' }, 400, /"since" is required/],
+    [{ provider: 'stripe', since: 'yesterday' }, 400, /"since" must be a duration/],
+    [{ provider: 'stripe', since: '31d' }, 400, /further back than the 30 days/],
+    [{ provider: 'stripe', since: '1h', redeliver: true }, 400, /Only GitHub redelivers/],
+  ])('refuses %j with %i', async (body, status, detail) => {
+    const response = await admin(body);
+    expect(response.status).toBe(status);
+    expect(((await response.json()) as { detail: string }).detail).toMatch(detail);
   });
 });

@@ -86,7 +86,9 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: s
     options.worker === 'external'
       ? undefined
       : await startWorker({ settings: temporalSettings(workerEnv), taskQueue, activities: services.activities, workflows: await workflowBundle() });
-  const receiver = await startReceiver(config, client, silentLogger, services.db);
+  // The receiver reads the same Stripe settings (its /admin backfill lists the stand-in's events).
+  const receiverConfig = { ...config, stripe: { secretKey: workerEnv.STRIPE_SECRET_KEY, apiUrl: workerEnv.STRIPE_API_URL } };
+  const receiver = await startReceiver(receiverConfig, client, silentLogger, services.db);
 
   return {
     url: receiver.url,
