@@ -9,6 +9,8 @@ import { createLedgerActivities } from './ledger';
 import { createOrderActivities } from './orders';
 import { createStripeActivities } from './stripe';
 import { createSubscriptionActivities } from './subscriptions';
+import { createReconcileActivities } from './reconcile';
+import type { CommonConfig } from '../src/config';
 
 export interface ActivityDeps {
   db: Database;
@@ -19,6 +21,8 @@ export interface ActivityDeps {
   settings: FlowSettings;
   /** Lets outbound deliveries reach loopback and private addresses (tests, local development). */
   allowPrivateEndpoints: boolean;
+  /** The providers' API settings and task queue, for reconciliation. */
+  config: CommonConfig;
 }
 
 /**
@@ -33,6 +37,7 @@ export function createActivities(deps: ActivityDeps): Activities {
     ...createEmailActivities(deps),
     ...createSubscriptionActivities(deps),
     ...createDeliveryActivities({ db: deps.db, allowPrivateEndpoints: deps.allowPrivateEndpoints }),
+    ...createReconcileActivities({ db: deps.db, temporal: deps.temporal, config: deps.config }),
     flowSettings: async () => deps.settings,
   };
 }

@@ -8,6 +8,7 @@ export * from './events';
 export * from './failures';
 export * from './messages';
 export * from './orders';
+export * from './reconcile';
 export * from './search-attributes';
 export * from './subscriptions';
 export * from './workflows';

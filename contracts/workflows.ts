@@ -2,6 +2,7 @@ import type { SignalDefinition } from '@temporalio/workflow';
 import type { EventOutcome, WebhookEvent } from './events';
 import type { DeliveryInput, DeliveryState, PublishInput, PublishResult } from './messages';
 import { approveSignal, rejectSignal } from './orders';
+import type { BackfillCounts, ReconcileInput } from './reconcile';
 import { applySignal, type SubscriptionEntityInput, type SubscriptionState } from './subscriptions';
 
 /**
@@ -18,6 +19,7 @@ export interface Workflows {
   subscriptionEntity(input: SubscriptionEntityInput): Promise<SubscriptionState>;
   publishMessage(input: PublishInput): Promise<PublishResult>;
   deliverMessage(input: DeliveryInput): Promise<DeliveryState>;
+  reconcile(input: ReconcileInput): Promise<BackfillCounts>;
 }
 
 export type WorkflowType = keyof Workflows;
@@ -32,6 +34,7 @@ export const WorkflowType: { readonly [Type in WorkflowType]: Type } = {
   subscriptionEntity: 'subscriptionEntity',
   publishMessage: 'publishMessage',
   deliverMessage: 'deliverMessage',
+  reconcile: 'reconcile',
 };
 
 /** The workflows one webhook event can start: one per event, its ID the event's. */

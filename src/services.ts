@@ -1,12 +1,12 @@
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import Stripe from 'stripe';
 import type { Activities } from '../contracts';
 import { createActivities } from '../activities';
 import { ConfigError } from './errors';
 import type { WorkerConfig } from './config';
 import { openDatabase, type Database } from './db/database';
 import { migrate } from './db/migrations';
+import { createStripeClient } from './stripe-client';
 import { captureSender, resendSender, smtpSender, type EmailSender } from './email/sender';
 
 export interface WorkerServices {
@@ -43,6 +43,8 @@ export async function createWorkerServices(config: WorkerConfig, options: { temp
     taskQueue,
     settings: config.settings,
     allowPrivateEndpoints: config.allowPrivateEndpoints,
+    // Reconciliation lists the Stripe the charges go to: the local stand-in in development.
+    config: { ...config, stripe: { secretKey: stripeKey, apiUrl: stripeUrl } },
   });
 
   return {
@@ -55,20 +57,6 @@ export async function createWorkerServices(config: WorkerConfig, options: { temp
     ],
     close: () => db.close(),
   };
-}
-
-/** The real SDK; STRIPE_API_URL points it at another base URL. Temporal does the retrying. */
-export function createStripeClient(secretKey: string, apiUrl?: string): Stripe {
-  const url = apiUrl ? new URL(apiUrl) : undefined;
-  return new Stripe(secretKey, {
-    maxNetworkRetries: 0,
-    timeout: 10_000,
-    ...(url && {
-      protocol: url.protocol === 'http:' ? 'http' : 'https',
-      host: url.hostname,
-      port: Number(url.port || (url.protocol === 'http:' ? 80 : 443)),
-    }),
-  });
 }
 
 function createEmailSender(config: WorkerConfig['email'], captureDir: string): EmailSender {

@@ -6,3 +6,4 @@ export { recordEvent } from './record-event';
 export { applySubscriptionEvent, subscriptionEntity } from './subscriptions';
 export { deliverMessage } from './deliver-message';
 export { publishMessage } from './publish-message';
+export { reconcile } from './reconcile';

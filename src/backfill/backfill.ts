@@ -1,4 +1,6 @@
-import { eventWorkflowId, type WebhookEvent } from '../../contracts';
+import { eventWorkflowId, type BackfillCounts, type WebhookEvent } from '../../contracts';
+
+export type { BackfillCounts };
 import type { Queryable } from '../db/database';
 import { isRecorded } from '../db/ledger';
 import { checkEventIdentity } from '../providers/identity';
@@ -22,13 +24,6 @@ export interface BackfillLine {
   outcome: string;
 }
 
-export interface BackfillCounts {
-  found: number;
-  alreadyRecorded: number;
-  /** Started, or in a dry run would start, or redelivery requested. */
-  started: number;
-  failed: number;
-}
 
 export interface BackfillDeps {
   source: Source;

@@ -4,7 +4,7 @@ import type { CommonConfig } from '../config';
 import type { Queryable } from '../db/database';
 import { OperationRejectedError } from '../errors';
 import { createAdapter, type Source } from '../providers/registry';
-import { createStripeClient } from '../services';
+import { createStripeClient } from '../stripe-client';
 import { TemporalEventStarter } from '../temporal/start-event';
 import { backfill, type BackfillCounts, type BackfillDeps, type BackfillLine, type ListedEvent } from './backfill';
 import { createGitHubClient, gitHubDeliveries } from './github';
@@ -27,13 +27,13 @@ export interface BackfillRequest {
  */
 export async function runBackfill(
   request: BackfillRequest,
-  { config, client, db }: { config: CommonConfig; client: Client; db?: Queryable },
+  { config, client, db, from = (events) => events }: { config: CommonConfig; client: Client; db?: Queryable; from?: (events: AsyncIterable<ListedEvent>) => AsyncIterable<ListedEvent> },
   onLine?: (line: BackfillLine) => void,
 ): Promise<BackfillCounts> {
   if (request.mode === 'redeliver' && request.provider !== 'github') throw new OperationRejectedError('Only GitHub redelivers; "redeliver" is for github.');
   const source = builtInSource(request.provider);
   return backfill(
-    listing(request, config),
+    from(listing(request, config)),
     { source, starter: new TemporalEventStarter(client, { taskQueue: config.taskQueue }), exists: (workflowId) => exists(client, workflowId), db, mode: request.mode },
     onLine,
   );

@@ -7,6 +7,7 @@ import { temporalSettings } from '../temporal/connection';
 import { MIN_RETENTION_SECONDS, prepareNamespace } from '../temporal/namespace';
 import { backfillCommand } from './backfill';
 import { eventsCommand } from './events';
+import { reconcileCommand } from './reconcile';
 import { messagesCommand } from './messages';
 import { send } from './send';
 
@@ -61,6 +62,7 @@ program
 
 program.addCommand(eventsCommand());
 program.addCommand(backfillCommand());
+program.addCommand(reconcileCommand());
 program.addCommand(messagesCommand());
 
 function positiveInteger(value: string): number {

@@ -11,6 +11,15 @@ export interface BannerInput {
   downstream: string[];
 }
 
+/** How to turn on scheduled reconciliation for each provider, or what it still needs. */
+function reconcileLines({ stripe, github }: ReceiverConfig): string[] {
+  const command = (provider: string) => `npx durable-webhooks reconcile enable ${provider} --every 15m --lookback 72h`;
+  return [
+    `  Reconcile    ${stripe.secretKey ? command('stripe') : "stripe: set STRIPE_SECRET_KEY to catch up from Stripe's Events API"}`,
+    `               ${github.token && github.hooks.length > 0 ? command('github') : `github: set ${[!github.token && 'GITHUB_TOKEN', github.hooks.length === 0 && 'GITHUB_HOOKS'].filter(Boolean).join(' and ')} to catch up from GitHub's deliveries`}`,
+  ];
+}
+
 /** What runs where, the development secrets in use, and how to send a first event. */
 export function banner({ config, receiverUrl, temporalAddress, namespace, devServer, downstream }: BannerInput): string {
   const lines = [
@@ -27,6 +36,7 @@ export function banner({ config, receiverUrl, temporalAddress, namespace, devSer
   lines.push(...downstream.map((line) => `  ${line}`));
   lines.push(`  Our API      ${config.apiTokens.length ? `${receiverUrl}/v1 (Authorization: Bearer <one of API_TOKENS>)` : 'off (set API_TOKENS to turn on /v1)'}`);
   lines.push(`  Admin API    ${config.adminToken ? `${receiverUrl}/admin (Authorization: Bearer $ADMIN_TOKEN)` : 'off (set ADMIN_TOKEN to turn on /admin)'}`);
+  lines.push(...reconcileLines(config));
   if (config.developmentSecrets.length > 0) {
     lines.push('', '  Development signing secrets (set these variables to use your own):');
     for (const secret of config.developmentSecrets) lines.push(`    ${secret.env}=${secret.value}`);

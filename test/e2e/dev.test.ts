@@ -41,6 +41,8 @@ beforeAll(async () => {
     // No downstream configuration: the embedded database, the Stripe stand-in, captured email.
     DATABASE_URL: '',
     STRIPE_SECRET_KEY: '',
+    GITHUB_TOKEN: '',
+    GITHUB_HOOKS: '',
     EMAIL_PROVIDER: '',
     NOTIFY_EMAIL: 'ops@example.com',
   };
@@ -66,6 +68,8 @@ describe('npm run dev', () => {
     expect(banner).toContain(path.join(dataDir, 'temporal.sqlite'));
     expect(banner).toContain(`Database     embedded PGlite in ${path.join(dataDir, 'pglite')}`);
     expect(banner).toMatch(/Stripe {7}local stand-in at http:\/\/127\.0\.0\.1:\d+ \(set STRIPE_SECRET_KEY for Stripe\)/);
+    expect(banner).toContain("Reconcile    stripe: set STRIPE_SECRET_KEY to catch up from Stripe's Events API");
+    expect(banner).toContain("github: set GITHUB_TOKEN and GITHUB_HOOKS to catch up from GitHub's deliveries");
     expect(banner).toContain(`Email        captured as .eml files in ${path.join(dataDir, 'mail')}`);
 
     const { code, attempts } = await sendJson(['stripe', 'checkout.session.completed', '--repeat', '5', '--id', 'evt_dev_e2e_1']);

@@ -8,7 +8,7 @@ import { createStripeActivities } from '../../activities/stripe';
 import { openDatabase, type Database } from '../../src/db/database';
 import { migrate } from '../../src/db/migrations';
 import { startStripeStandIn, type StripeStandIn } from '../../src/dev/stripe-stand-in';
-import { createStripeClient } from '../../src/services';
+import { createStripeClient } from '../../src/stripe-client';
 import { temporalTestServerPath } from '../../src/tools';
 import { createTestDatabase } from '../support/database';
 import { workflowBundle } from '../support/stack';

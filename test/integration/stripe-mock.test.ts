@@ -2,7 +2,7 @@ import { createStripeActivities } from '../../activities/stripe';
 import { stripeEvents } from '../../src/backfill/stripe';
 import { openDatabase, type Database } from '../../src/db/database';
 import { migrate } from '../../src/db/migrations';
-import { createStripeClient } from '../../src/services';
+import { createStripeClient } from '../../src/stripe-client';
 import { createTestDatabase } from '../support/database';
 import { startStripeMock } from '../support/stripe-mock';
 

@@ -4,9 +4,19 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { approveSignal, statusQuery, subscriptionStateQuery } from '../../contracts';
+import {
+  approveSignal,
+  deliveryWorkflowId,
+  INTERNAL_WORKFLOW_ID_PREFIX,
+  messageWorkflowId,
+  statusQuery,
+  subscriptionStateQuery,
+  subscriptionWorkflowId,
+  WorkflowType,
+  type Workflows,
+} from '../../contracts';
 import { startLocalPostgres } from '../../src/cluster/postgres';
-import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-stand-in';
+import { DECLINED_PAYMENT_METHOD, type StripeEvent } from '../../src/dev/stripe-stand-in';
 import { startDevServer } from '../../src/dev/dev-server';
 import { prepareNamespace } from '../../src/temporal/namespace';
 import { temporalCliPath } from '../../src/tools';
@@ -67,7 +77,7 @@ async function main(): Promise<void> {
   const subscriptionId = `sub_${randomUUID()}`;
   await deliver('applySubscriptionEvent', subscriptionEvent(subscriptionId, 'updated', 1_700_000_300, 'past_due'));
   await deliver('applySubscriptionEvent-older', subscriptionEvent(subscriptionId, 'created', 1_700_000_100, 'incomplete'));
-  const entity = stack.client.workflow.getHandle(`subscription:${subscriptionId}`);
+  const entity = stack.client.workflow.getHandle(subscriptionWorkflowId(subscriptionId));
   await eventually('the entity applied both', async () => (await entity.query(subscriptionStateQuery)).updatesSeen === 2);
   recorded.subscriptionEntity = entity.workflowId;
 
@@ -80,10 +90,22 @@ async function main(): Promise<void> {
     });
   const { id: endpointId } = (await (await api('/endpoints', { url: endpoint.url, eventTypes: ['order.shipped'] })).json()) as { id: string };
   const { id: messageId } = (await (await api('/messages', { eventType: 'order.shipped', payload: { orderId: 'ord_1' } }, 'record-1')).json()) as { id: string };
-  await stack.client.workflow.getHandle(messageId).result();
-  await stack.client.workflow.getHandle(`${messageId}:${endpointId}`).result();
-  recorded.publishMessage = messageId;
-  recorded.deliverMessage = `${messageId}:${endpointId}`;
+  const deliveryId = deliveryWorkflowId(messageWorkflowId(messageId), endpointId);
+  await stack.client.workflow.getHandle(messageWorkflowId(messageId)).result();
+  await stack.client.workflow.getHandle(deliveryId).result();
+  recorded.publishMessage = messageWorkflowId(messageId);
+  recorded.deliverMessage = deliveryId;
+
+  const missed = JSON.parse(checkoutCompleted().body) as StripeEvent;
+  stack.stripe.addEvents(missed);
+  const reconciliation = await stack.client.workflow.start<Workflows['reconcile']>(WorkflowType.reconcile, {
+    workflowId: `${INTERNAL_WORKFLOW_ID_PREFIX}reconcile-record`,
+    taskQueue: stack.taskQueue,
+    args: [{ provider: 'stripe', lookbackMs: 3_600_000 }],
+  });
+  await reconciliation.result();
+  await stack.client.workflow.getHandle(missed.id).result();
+  recorded.reconcile = reconciliation.workflowId;
 
   mkdirSync(HISTORIES_DIR, { recursive: true });
   for (const [name, workflowId] of Object.entries(recorded)) {

@@ -1,0 +1,48 @@
+import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import type { Activities, BackfillCounts } from '../contracts';
+import type { ListedEvent } from '../src/backfill/backfill';
+import { runBackfill } from '../src/backfill/run';
+import type { CommonConfig } from '../src/config';
+import type { Database } from '../src/db/database';
+
+/** What a reconciliation attempt heartbeats: its counts so far and the last event it settled. */
+interface Progress {
+  counts: BackfillCounts;
+  lastSettled?: string;
+}
+
+export function createReconcileActivities({ db, temporal, config }: { db: Database; temporal: Client; config: CommonConfig }): Pick<Activities, 'reconcileProvider'> {
+  return {
+    /**
+     * The backfill, run by the worker for a schedule. After each event it heartbeats its counts and
+     * the event's ID; a retry (a worker crash) lists again and skips to after that event, adding to
+     * the counts it had. Events newer than the restart's first page are left to the next run.
+     */
+    async reconcileProvider({ provider, since }) {
+      const resumed = Context.current().info.heartbeatDetails as Progress | undefined;
+      const total: BackfillCounts = { found: 0, alreadyRecorded: 0, started: 0, failed: 0, ...resumed?.counts };
+      const counts = await runBackfill(
+        { provider, since: new Date(since), mode: 'start' },
+        { config, client: temporal, db, from: (events) => after(events, resumed?.lastSettled) },
+        (line) => {
+          total.found++;
+          if (line.outcome === 'already recorded') total.alreadyRecorded++;
+          else if (line.outcome.startsWith('failed')) total.failed++;
+          else total.started++;
+          Context.current().heartbeat({ counts: total, lastSettled: line.eventId } satisfies Progress);
+        },
+      );
+      return resumed ? total : counts;
+    },
+  };
+}
+
+/** The events after `eventId` in the listing's order (all of them without one). */
+async function* after(events: AsyncIterable<ListedEvent>, eventId: string | undefined): AsyncGenerator<ListedEvent> {
+  let passed = eventId === undefined;
+  for await (const event of events) {
+    if (passed) yield event;
+    else passed = event.id === eventId;
+  }
+}

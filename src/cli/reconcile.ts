@@ -1,0 +1,75 @@
+import type { Duration } from '@temporalio/common';
+import { msToNumber } from '@temporalio/common/lib/time';
+import { Argument, Command, InvalidArgumentError, Option } from 'commander';
+import type { ReconcileProvider } from '../../contracts';
+import { loadCommonConfig } from '../config';
+import { lazyClient, temporalSettings } from '../temporal/connection';
+import { RECONCILE_PROVIDERS, ReconcileSchedules, type ReconcileStatus } from '../temporal/schedules';
+import { print } from './output';
+
+/** `durable-webhooks reconcile …`: backfill on a Temporal Schedule, run by the worker. */
+export function reconcileCommand(): Command {
+  const command = new Command('reconcile').description("Backfill on a schedule: a Temporal Schedule (reconcile-stripe, reconcile-github) whose runs list the provider's API and start what never arrived.");
+  const provider = () => new Argument('<provider>', 'stripe or github').choices([...RECONCILE_PROVIDERS]);
+  const json = () => new Option('--json', 'print JSON instead of text');
+  const schedules = () => {
+    const config = loadCommonConfig();
+    return { schedules: new ReconcileSchedules(lazyClient(temporalSettings()), { taskQueue: config.taskQueue }), config };
+  };
+
+  command
+    .command('enable')
+    .addArgument(provider())
+    .description('Create or update the schedule. The worker runs it with its own settings (STRIPE_SECRET_KEY, or GITHUB_TOKEN and GITHUB_HOOKS).')
+    .option('--every <duration>', 'how often a run starts', durationMs('--every'), msToNumber('15m'))
+    .option('--lookback <duration>', 'how far back each run looks', durationMs('--lookback'), msToNumber('72h'))
+    .addOption(json())
+    .action(async (name: ReconcileProvider, options: { every: number; lookback: number; json?: boolean }) => {
+      const status = await schedules().schedules.enable(name, options.every, options.lookback);
+      print(options.json, status, () => statusText(status));
+    });
+
+  command
+    .command('disable')
+    .addArgument(provider())
+    .description('Delete the schedule; runs already going finish.')
+    .action(async (name: ReconcileProvider) => {
+      await schedules().schedules.disable(name);
+      console.log(`Reconciliation from ${name} disabled.`);
+    });
+
+  command
+    .command('status')
+    .description('Each schedule: its interval and lookback, its next run, and its last runs with their counts.')
+    .addOption(json())
+    .action(async (options: { json?: boolean }) => {
+      const { schedules: all } = schedules();
+      const statuses = await Promise.all(RECONCILE_PROVIDERS.map((name) => all.status(name)));
+      print(options.json, statuses, () => statuses.map(statusText).join('\n\n'));
+    });
+
+  return command;
+}
+
+function statusText(status: ReconcileStatus): string {
+  if (!status.enabled && status.everyMs === null) return `${status.provider}: off (durable-webhooks reconcile enable ${status.provider})`;
+  const lines = [`${status.provider}: every ${status.everyMs! / 1000} s, looking back ${status.lookbackMs! / 3_600_000} h; next run ${status.nextRun ?? '—'} (schedule ${status.scheduleId})`];
+  for (const run of status.runs) {
+    const counts = run.counts ? `found ${run.counts.found} · already recorded ${run.counts.alreadyRecorded} · started ${run.counts.started} · failed ${run.counts.failed}` : '';
+    lines.push(`  ${run.startedAt}  ${run.status.padEnd(10)} ${counts}`);
+  }
+  return lines.join('\n');
+}
+
+function durationMs(flag: string) {
+  return (value: string): number => {
+    let ms: number;
+    try {
+      ms = msToNumber(value as Duration);
+    } catch {
+      ms = Number.NaN;
+    }
+    if (!(ms >= 1000)) throw new InvalidArgumentError(`${flag} must be a duration of at least 1s, such as 15m or 72h.`);
+    return ms;
+  };
+}

@@ -1,0 +1,18 @@
+import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { Activities, BackfillCounts, ReconcileInput } from '../contracts';
+
+/** One listing can take a while: it heartbeats, and a retry resumes after the last event it settled. */
+const { reconcileProvider } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 hour',
+  heartbeatTimeout: '1 minute',
+  retry: { initialInterval: '10 seconds', maximumAttempts: 5 },
+});
+
+/**
+ * A scheduled reconciliation run (`reconcile-stripe`, `reconcile-github`): starts every event of the
+ * lookback window that the provider's API has and the receiver never got, and returns the counts.
+ */
+export async function reconcile(input: ReconcileInput): Promise<BackfillCounts> {
+  const since = new Date(workflowInfo().runStartTime.getTime() - input.lookbackMs).toISOString();
+  return reconcileProvider({ provider: input.provider, since });
+}
