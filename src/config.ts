@@ -17,6 +17,8 @@ export interface SourceConfig {
   publicKeys: string[];
   /** Put before the event ID to make the workflow ID; empty for the built-in sources. */
   workflowIdPrefix: string;
+  /** A Stripe source's own API key (from its `apiKeyEnv`), for `backfill stripe --source`. */
+  apiKey?: string;
 }
 
 /** A development secret in use because its variable is unset; `npm run dev` prints these. */
@@ -297,6 +299,7 @@ function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number)
  *       kind: stripe                  # stripe | github | standard-webhooks
  *       secretEnv: STRIPE_CONNECT_WEBHOOK_SECRET   # or `secret:` inline; either may be a list (rotation)
  *       workflowIdPrefix: "connect-"  # optional
+ *       apiKeyEnv: STRIPE_CONNECT_SECRET_KEY       # optional, stripe only: its API key, for backfill
  *       publicKeyEnv: ...             # standard-webhooks only, or `publicKey:`
  *
  * Each secret is one whole string: a list is a YAML list, never a string split on spaces.
@@ -336,7 +339,12 @@ function readSourcesFile(file: string, env: NodeJS.ProcessEnv): SourceConfig[] {
       throw new ConfigError(`${where} (${name}): "workflowIdPrefix" must be up to ${MAX_WORKFLOW_ID_PREFIX_LENGTH} letters, digits, "-", "_", "." or ":".`);
     }
     if (isInternalWorkflowId(prefix)) throw new ConfigError(`${where} (${name}): "workflowIdPrefix" may not start with "${INTERNAL_WORKFLOW_ID_PREFIX}", the prefix of internal workflows.`);
-    return { name, kind: kind as ProviderKind, secrets, publicKeys, workflowIdPrefix: prefix };
+    const apiKeyEnv = entry.apiKeyEnv;
+    if (apiKeyEnv !== undefined && (kind !== ProviderKind.STRIPE || typeof apiKeyEnv !== 'string')) {
+      throw new ConfigError(`${where} (${name}): "apiKeyEnv" names the variable with a Stripe source's API key.`);
+    }
+    const apiKey = typeof apiKeyEnv === 'string' ? env[apiKeyEnv] || undefined : undefined;
+    return { name, kind: kind as ProviderKind, secrets, publicKeys, workflowIdPrefix: prefix, ...(apiKey && { apiKey }) };
   });
 }
 

@@ -35,7 +35,7 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
       ? {
           operations: new EventOperations(client, { uiUrl: config.temporalUiUrl, db }),
           token: config.adminToken,
-          backfill: (request, onLine) => runBackfill(request, { config, client, db }, onLine),
+          backfill: (request, onLine) => runBackfill(request, { config, client, db, sources: config.sources }, onLine),
         }
       : undefined,
     api:

@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { ProviderKind } from '../../contracts';
-import type { CommonConfig } from '../config';
+import type { CommonConfig, SourceConfig } from '../config';
 import type { Queryable } from '../db/database';
 import { OperationRejectedError } from '../errors';
 import { createAdapter, type Source } from '../providers/registry';
@@ -13,6 +13,8 @@ import { STRIPE_EVENT_RETENTION_DAYS, stripeEvents } from './stripe';
 /** One backfill as the CLI and `POST /admin/backfill` ask for it. */
 export interface BackfillRequest {
   provider: 'stripe' | 'github';
+  /** Stripe only: a Stripe source from WEBHOOKS_CONFIG (its prefix and `apiKeyEnv`); the built-in `stripe` by default. */
+  source?: string;
   since: Date;
   until?: Date;
   /** Stripe only: these event types. */
@@ -27,25 +29,37 @@ export interface BackfillRequest {
  */
 export async function runBackfill(
   request: BackfillRequest,
-  { config, client, db, from = (events) => events }: { config: CommonConfig; client: Client; db?: Queryable; from?: (events: AsyncIterable<ListedEvent>) => AsyncIterable<ListedEvent> },
+  {
+    config,
+    client,
+    db,
+    sources = [],
+    from = (events) => events,
+  }: { config: CommonConfig; client: Client; db?: Queryable; sources?: readonly SourceConfig[]; from?: (events: AsyncIterable<ListedEvent>) => AsyncIterable<ListedEvent> },
   onLine?: (line: BackfillLine) => void,
 ): Promise<BackfillCounts> {
   if (request.mode === 'redeliver' && request.provider !== 'github') throw new OperationRejectedError('Only GitHub redelivers; "redeliver" is for github.');
-  const source = builtInSource(request.provider);
+  const { source, stripeKey } = sourceOf(request, config, sources);
   return backfill(
-    from(listing(request, config)),
+    from(listing(request, config, source.name, stripeKey)),
     { source, starter: new TemporalEventStarter(client, { taskQueue: config.taskQueue }), exists: (workflowId) => exists(client, workflowId), db, mode: request.mode },
     onLine,
   );
 }
 
-function listing(request: BackfillRequest, config: CommonConfig): AsyncIterable<ListedEvent> {
+function listing(request: BackfillRequest, config: CommonConfig, sourceName: string, stripeKey: string | undefined): AsyncIterable<ListedEvent> {
   if (request.provider === 'stripe') {
     if (Date.now() - request.since.getTime() > STRIPE_EVENT_RETENTION_DAYS * 86_400_000) {
       throw new OperationRejectedError(`"since" reaches further back than the ${STRIPE_EVENT_RETENTION_DAYS} days Stripe keeps events.`);
     }
-    if (!config.stripe.secretKey) throw new OperationRejectedError('A Stripe backfill needs STRIPE_SECRET_KEY (a restricted key that may read events is enough).');
-    return stripeEvents(createStripeClient(config.stripe.secretKey, config.stripe.apiUrl), request, 'stripe');
+    if (!stripeKey) {
+      throw new OperationRejectedError(
+        sourceName === 'stripe'
+          ? 'A Stripe backfill needs STRIPE_SECRET_KEY (a restricted key that may read events is enough).'
+          : `Source "${sourceName}" has no API key: give it "apiKeyEnv" in WEBHOOKS_CONFIG, and set that variable.`,
+      );
+    }
+    return stripeEvents(createStripeClient(stripeKey, config.stripe.apiUrl), request, sourceName);
   }
   if (config.github.hooks.length === 0) {
     throw new OperationRejectedError('A GitHub backfill needs GITHUB_HOOKS: the hooks to list, as repos/<owner>/<repo>/hooks/<id> or orgs/<org>/hooks/<id>, separated by spaces.');
@@ -54,10 +68,19 @@ function listing(request: BackfillRequest, config: CommonConfig): AsyncIterable<
   return gitHubDeliveries(createGitHubClient(config.github.token, config.github.apiUrl), config.github.hooks, request.since);
 }
 
-/** The built-in source of a provider: its name, no workflow-ID prefix, and its adapter's checks. */
-function builtInSource(provider: BackfillRequest['provider']): Source {
-  const kind = provider === 'stripe' ? ProviderKind.STRIPE : ProviderKind.GITHUB;
-  return { name: provider, workflowIdPrefix: '', adapter: createAdapter({ name: provider, kind, secrets: [], publicKeys: [], workflowIdPrefix: '' }) };
+/**
+ * The source events go to: the provider's built-in source (no workflow-ID prefix), or for Stripe a
+ * source from WEBHOOKS_CONFIG, with its prefix and its own API key.
+ */
+function sourceOf(request: BackfillRequest, config: CommonConfig, sources: readonly SourceConfig[]): { source: Source; stripeKey?: string } {
+  const name = request.source ?? request.provider;
+  if (name === request.provider) {
+    const kind = request.provider === 'stripe' ? ProviderKind.STRIPE : ProviderKind.GITHUB;
+    return { source: { name, workflowIdPrefix: '', adapter: createAdapter({ name, kind, secrets: [], publicKeys: [], workflowIdPrefix: '' }) }, stripeKey: config.stripe.secretKey };
+  }
+  const found = sources.find((candidate) => candidate.name === name);
+  if (request.provider !== 'stripe' || found?.kind !== ProviderKind.STRIPE) throw new OperationRejectedError(`No Stripe source named "${name}" in WEBHOOKS_CONFIG.`);
+  return { source: { name, workflowIdPrefix: found.workflowIdPrefix, adapter: createAdapter(found) }, stripeKey: found.apiKey };
 }
 
 async function exists(client: Client, workflowId: string): Promise<boolean> {

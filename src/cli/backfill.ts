@@ -3,10 +3,11 @@ import pg from 'pg';
 import { summaryLine } from '../backfill/backfill';
 import { pointInTime, runBackfill, type BackfillRequest } from '../backfill/run';
 import { STRIPE_EVENT_RETENTION_DAYS } from '../backfill/stripe';
-import { loadCommonConfig } from '../config';
+import { loadCommonConfig, loadReceiverConfig } from '../config';
 import { lazyClient, temporalSettings } from '../temporal/connection';
 
 interface BackfillOptions {
+  source?: string;
   since: string;
   until?: string;
   types?: string[];
@@ -28,6 +29,7 @@ export function backfillCommand(): Command {
     .addOption(since())
     .option('--until <when>', 'up to: a duration ago or an ISO time (default now)')
     .option('--types <types>', 'only these event types, comma-separated', (value) => value.split(',').map((type) => type.trim()).filter(Boolean))
+    .option('--source <name>', 'a Stripe source from WEBHOOKS_CONFIG: its workflow-ID prefix and its API key (apiKeyEnv)')
     .addOption(dryRun())
     .addOption(json())
     .action((options: BackfillOptions) => run('stripe', options));
@@ -47,6 +49,7 @@ export function backfillCommand(): Command {
 async function run(provider: BackfillRequest['provider'], options: BackfillOptions): Promise<void> {
   const request: BackfillRequest = {
     provider,
+    source: options.source,
     since: pointInTime(options.since, 'since'),
     until: options.until === undefined ? undefined : pointInTime(options.until, 'until'),
     types: options.types,
@@ -56,7 +59,9 @@ async function run(provider: BackfillRequest['provider'], options: BackfillOptio
   const client = lazyClient(temporalSettings());
   const db = config.databaseUrl ? new pg.Pool({ connectionString: config.databaseUrl, max: 1, allowExitOnIdle: true }) : undefined;
   try {
-    const counts = await runBackfill(request, { config, client, db }, (line) =>
+    // A source other than the built-in one comes from WEBHOOKS_CONFIG, read as the receiver reads it.
+    const sources = options.source && options.source !== provider ? loadReceiverConfig().sources : [];
+    const counts = await runBackfill(request, { config, client, db, sources }, (line) =>
       console.log(options.json ? JSON.stringify(line) : `${line.outcome.padEnd(20)} ${line.eventId}  ${line.type}`),
     );
     console.log(options.json ? JSON.stringify({ counts }) : summaryLine(counts, request.mode));

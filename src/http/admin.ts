@@ -48,8 +48,9 @@ export function createAdminRouter(operations: EventOperations, token: string, lo
 
   router.post('/backfill', async (req, res) => {
     if (!backfill) throw new OperationRejectedError('Backfill is not available on this receiver.');
-    const body = (req.body ?? {}) as { provider?: unknown; since?: unknown; until?: unknown; types?: unknown; dryRun?: unknown; redeliver?: unknown };
+    const body = (req.body ?? {}) as { provider?: unknown; source?: unknown; since?: unknown; until?: unknown; types?: unknown; dryRun?: unknown; redeliver?: unknown };
     if (body.provider !== 'stripe' && body.provider !== 'github') throw new OperationRejectedError('"provider" must be stripe or github.');
+    if (body.source !== undefined && typeof body.source !== 'string') throw new OperationRejectedError('"source" must name a Stripe source.');
     if (typeof body.since !== 'string') throw new OperationRejectedError('"since" is required: a duration (30m, 72h, 7d) or an ISO 8601 time.');
     if (body.until !== undefined && typeof body.until !== 'string') throw new OperationRejectedError('"until" must be a duration or an ISO 8601 time.');
     if (body.types !== undefined && !(Array.isArray(body.types) && body.types.every((type) => typeof type === 'string'))) throw new OperationRejectedError('"types" must be a list of event types.');
@@ -57,6 +58,7 @@ export function createAdminRouter(operations: EventOperations, token: string, lo
     const counts = await backfill(
       {
         provider: body.provider,
+        source: body.source as string | undefined,
         since: pointInTime(body.since, 'since'),
         until: body.until === undefined ? undefined : pointInTime(body.until, 'until'),
         types: body.types as string[] | undefined,

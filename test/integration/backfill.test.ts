@@ -1,6 +1,9 @@
 import type { StripeEvent } from '../../src/dev/stripe-stand-in';
 import { checkoutCompleted } from '../support/events';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { eventually } from '../support/eventually';
 import { startGitHubStandIn } from '../support/github-stand-in';
 import { runCli } from '../support/processes';
@@ -115,6 +118,27 @@ it('lists only the window: --since and --until by created', async () => {
   expect(window.lines.map((line) => line.eventId)).toEqual([recent.id]);
   const earlier = await backfill(['--since', '4h', '--until', '2h', '--types', 'payout.paid', '--dry-run']);
   expect(earlier.lines.map((line) => line.eventId)).toEqual([old.id]);
+});
+
+it("--source backfills into a Stripe source from WEBHOOKS_CONFIG: its workflow-ID prefix and its own API key", async () => {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'dw-backfill-')), 'webhooks.yaml');
+  writeFileSync(file, 'sources:\n  - name: stripe-connect\n    kind: stripe\n    secretEnv: CONNECT_WEBHOOK_SECRET\n    workflowIdPrefix: "connect:"\n    apiKeyEnv: CONNECT_API_KEY\n');
+  const event = eventOf('account.updated');
+  stack.stripe.addEvents(event);
+  // The default key is refused, so a success shows the source's own key was used.
+  stack.stripe.revokeApiKey('sk_test_not_the_connect_key');
+  const sourceEnv = { WEBHOOKS_CONFIG: file, CONNECT_WEBHOOK_SECRET: 'whsec_connect', CONNECT_API_KEY: 'sk_test_connect', STRIPE_SECRET_KEY: 'sk_test_not_the_connect_key' };
+
+  const result = await backfill(['--since', '1h', '--types', 'account.updated', '--source', 'stripe-connect'], sourceEnv);
+  expect(result.lines).toEqual([{ eventId: event.id, type: 'account.updated', outcome: 'started' }]);
+  expect(await stack.client.workflow.getHandle(`connect:${event.id}`).result()).toMatchObject({ source: 'stripe-connect', eventId: event.id, outcome: 'ignored' });
+  expect((await backfill(['--since', '1h', '--types', 'account.updated', '--source', 'stripe-connect'], sourceEnv)).lines[0]!.outcome).toBe('already recorded');
+
+  expect(await runCli(['backfill', 'stripe', '--since', '1h', '--source', 'shopify'], env(sourceEnv))).toEqual({ code: 1, output: expect.stringContaining('No Stripe source named "shopify" in WEBHOOKS_CONFIG.') });
+  expect(await runCli(['backfill', 'stripe', '--since', '1h', '--source', 'stripe-connect'], env({ ...sourceEnv, CONNECT_API_KEY: '' }))).toEqual({
+    code: 1,
+    output: expect.stringContaining('Source "stripe-connect" has no API key: give it "apiKeyEnv" in WEBHOOKS_CONFIG'),
+  });
 });
 
 it('retries 429 and 5xx with backoff; a revoked key and a window beyond 30 days are clear errors', async () => {

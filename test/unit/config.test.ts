@@ -127,6 +127,7 @@ sources:
     ['a taken name', 'sources: [{ name: stripe, kind: stripe, secret: x }]', /"stripe" already exists/],
     ['a non-string prefix', 'sources: [{ name: shop, kind: github, secret: x, workflowIdPrefix: 3 }]', /"workflowIdPrefix" must be up to 32 letters/],
     ['the internal workflows\' prefix', 'sources: [{ name: shop, kind: github, secret: x, workflowIdPrefix: "durable-webhooks:shop:" }]', /may not start with "durable-webhooks:"/],
+    ['an apiKeyEnv on a GitHub source', 'sources: [{ name: shop, kind: github, secret: x, apiKeyEnv: KEY }]', /"apiKeyEnv" names the variable with a Stripe source's API key/],
     ['a prefix with a space', 'sources: [{ name: shop, kind: github, secret: x, workflowIdPrefix: "a b" }]', /"workflowIdPrefix" must be up to 32 letters/],
     ['a list in one Stripe secret', 'sources: [{ name: shop, kind: stripe, secret: "whsec_a whsec_b" }]', /each secret is one value; list several as a YAML list/],
     ['a secret that is not a string', 'sources: [{ name: shop, kind: github, secret: { a: 1 } }]', /"secret" must be a string or a list of strings/],
