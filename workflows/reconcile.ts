@@ -1,11 +1,14 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities, BackfillCounts, ReconcileInput } from '../contracts';
 
-/** One listing can take a while: it heartbeats, and a retry resumes after the last event it settled. */
+/**
+ * One listing can take a while: it heartbeats after every event, so a worker that dies is noticed
+ * within 10 s, and the retry resumes after the last event it settled.
+ */
 const { reconcileProvider } = proxyActivities<Activities>({
   startToCloseTimeout: '1 hour',
-  heartbeatTimeout: '1 minute',
-  retry: { initialInterval: '10 seconds', maximumAttempts: 5 },
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '5 seconds', maximumAttempts: 5 },
 });
 
 /**

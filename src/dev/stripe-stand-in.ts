@@ -40,7 +40,8 @@ export interface StripeEvent {
   [field: string]: unknown;
 }
 
-export type HoldPhase = 'processing' | 'responding';
+/** `listing`: a later page of the Events API (one with `starting_after`), held before it answers. */
+export type HoldPhase = 'processing' | 'responding' | 'listing';
 
 /** Stripe's test payment method that is always declined. */
 export const DECLINED_PAYMENT_METHOD = 'pm_card_chargeDeclined';
@@ -145,7 +146,7 @@ export async function startStripeStandIn() {
   );
 
   // The Events API: newest first, `created[gte|lte]`, `types[]`, `limit`, cursor `starting_after`, `has_more`.
-  app.get('/v1/events', (req, res) => {
+  app.get('/v1/events', async (req, res) => {
     const query = new URLSearchParams(req.originalUrl.split('?')[1] ?? '');
     requests.push({ method: req.method, path: req.path, idempotencyKey: undefined, params: Object.fromEntries(query), replayed: false });
     const gte = Number(query.get('created[gte]') ?? -Infinity);
@@ -155,6 +156,7 @@ export async function startStripeStandIn() {
     const limit = Math.min(Number(query.get('limit') ?? 10), 100);
     let matching = events.filter((event) => event.created >= gte && event.created <= lte && (types.length === 0 || types.includes(event.type)));
     const after = query.get('starting_after');
+    if (after) await holdIn('listing');
     if (after) matching = matching.slice(matching.findIndex((event) => event.id === after) + 1);
     res.json({ object: 'list', url: '/v1/events', has_more: matching.length > limit, data: matching.slice(0, limit) });
   });

@@ -7,8 +7,9 @@ import type { ReconcileStatus } from '../../src/temporal/schedules';
 import { eventually } from '../support/eventually';
 import { checkoutCompleted } from '../support/events';
 import { startGitHubStandIn } from '../support/github-stand-in';
-import { runCli } from '../support/processes';
+import { runCli, spawnTs, type Spawned } from '../support/processes';
 import { post, startStack, type WorkerStack } from '../support/stack';
+import { INTERNAL_WORKFLOW_ID_PREFIX, WorkflowType, type Workflows } from '../../contracts';
 
 /**
  * Scheduled reconciliation: `durable-webhooks reconcile enable` makes a Temporal Schedule on the dev
@@ -93,4 +94,56 @@ it('an attempt retried after a crash resumes after the last event it settled, ad
   expect(heartbeats.at(-1)).toEqual({ counts, lastSettled: events[4]!.id });
   for (const event of events.slice(0, 2)) await expect(stack.client.workflow.getHandle(event.id).describe()).rejects.toThrow();
   for (const event of events.slice(2)) expect((await stack.client.workflow.getHandle(event.id).describe()).searchAttributes).toMatchObject({ WebhookVia: ['backfill'] });
+});
+
+describe('a run whose worker is killed mid-listing', () => {
+  let crashStack: WorkerStack;
+  let worker: Spawned | undefined;
+  beforeAll(async () => {
+    crashStack = await startStack({ worker: 'external' });
+  });
+  afterAll(async () => {
+    worker?.child.kill('SIGKILL');
+    await crashStack?.close();
+  });
+  const startWorkerProcess = async () => {
+    const started = spawnTs('src/worker.ts', [], crashStack.workerEnv);
+    await started.waitFor('worker polling');
+    return started;
+  };
+
+  it('resumes on another worker and starts every missing event once', async () => {
+    const events = Array.from({ length: 150 }, (_, index) => ({ ...eventOf('checkout.session.completed'), created: Math.floor(Date.now() / 1000) - 30 - index }));
+    crashStack.stripe.addEvents(...events);
+    worker = await startWorkerProcess();
+    const held = crashStack.stripe.holdNext('listing');
+
+    const run = await crashStack.client.workflow.start<Workflows['reconcile']>(WorkflowType.reconcile, {
+      workflowId: `${INTERNAL_WORKFLOW_ID_PREFIX}reconcile-crash-${randomUUID()}`,
+      taskQueue: crashStack.taskQueue,
+      args: [{ provider: 'stripe', lookbackMs: 3_600_000 }],
+    });
+    // The first page (100 events) is settled and the second page is being listed: kill the worker.
+    const release = await held;
+    worker.child.kill('SIGKILL');
+    await worker.exited;
+    release();
+    worker = await startWorkerProcess();
+
+    const counts = await run.result();
+    console.log(`reconcile after a worker crash: ${JSON.stringify(counts)}`);
+    expect(counts.failed).toBe(0);
+    expect(counts.found).toBe(counts.alreadyRecorded + counts.started);
+    expect(counts.found).toBeGreaterThanOrEqual(150);
+    // One run per event (one visibility query for all of them), and one confirmation email each.
+    const ids = new Set(events.map((event) => event.id));
+    await eventually('every event is fulfilled', () => crashStack.resend.emails.filter((email) => ids.has(email.idempotencyKey!)).length >= 150, { timeoutMs: 60_000 });
+    const runs = new Map<string, number>();
+    for await (const execution of crashStack.client.workflow.list({ query: `TaskQueue = '${crashStack.taskQueue}' AND WorkflowType = '${WorkflowType.fulfilCheckout}'` })) {
+      runs.set(execution.workflowId, (runs.get(execution.workflowId) ?? 0) + 1);
+    }
+    expect(events.map((event) => runs.get(event.id))).toEqual(Array(150).fill(1));
+    expect(crashStack.resend.emails.filter((email) => ids.has(email.idempotencyKey!))).toHaveLength(150);
+    expect((await crashStack.client.workflow.getHandle(run.workflowId).describe()).raw.pendingActivities ?? []).toEqual([]);
+  }, 180_000);
 });
