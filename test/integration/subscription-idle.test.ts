@@ -38,11 +38,19 @@ it('applies an update that arrives with the idle timeout', async () => {
     signalArgs: [update('evt_1', 1_764_000_000, 'active')],
   });
   const first = await workerFor();
-  await first.runUntil(eventually('the first update is stored', () => stored.length === 1));
+  // The first update applied (its activity completed), and the entity back to waiting on a new idle
+  // timer, before the worker goes: otherwise that workflow task waits for a worker and time stands still.
+  const events = async () => (await handle.fetchHistory()).events!;
+  const waitingAfterFirstUpdate = async () => {
+    const history = await events();
+    const applied = history.findIndex((event) => event.activityTaskCompletedEventAttributes);
+    return applied !== -1 && history.slice(applied).some((event) => event.timerStartedEventAttributes);
+  };
+  await first.runUntil(eventually('the entity waits on its idle timer after the first update', waitingAfterFirstUpdate));
 
   // No worker: the idle day passes (the timer fires, and its workflow task waits), then the next update arrives.
   const dayPassed = env.sleep('25 hours');
-  await eventually('the idle timer fires', async () => (await handle.fetchHistory()).events!.some((event) => event.timerFiredEventAttributes));
+  await eventually('the idle timer fires', async () => (await events()).some((event) => event.timerFiredEventAttributes));
   await handle.signal(applySignal, update('evt_2', 1_764_000_100, 'past_due'));
 
   const second = await workerFor();
