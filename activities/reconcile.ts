@@ -21,19 +21,11 @@ export function createReconcileActivities({ db, temporal, config }: { db: Databa
      */
     async reconcileProvider({ provider, since }) {
       const resumed = Context.current().info.heartbeatDetails as Progress | undefined;
-      const total: BackfillCounts = { found: 0, alreadyRecorded: 0, started: 0, failed: 0, ...resumed?.counts };
-      const counts = await runBackfill(
+      return runBackfill(
         { provider, since: new Date(since), mode: 'start' },
-        { config, client: temporal, db, from: (events) => after(events, resumed?.lastSettled) },
-        (line) => {
-          total.found++;
-          if (line.outcome === 'already recorded') total.alreadyRecorded++;
-          else if (line.outcome.startsWith('failed')) total.failed++;
-          else total.started++;
-          Context.current().heartbeat({ counts: total, lastSettled: line.eventId } satisfies Progress);
-        },
+        { config, client: temporal, db, from: (events) => after(events, resumed?.lastSettled), counts: resumed?.counts },
+        (line, counts) => Context.current().heartbeat({ counts, lastSettled: line.eventId } satisfies Progress),
       );
-      return resumed ? total : counts;
     },
   };
 }

@@ -33,6 +33,8 @@ export interface BackfillDeps {
   /** The ledger, when DATABASE_URL is set: it knows events Temporal has forgotten after retention. */
   db?: Queryable;
   mode?: 'start' | 'dry-run' | 'redeliver';
+  /** Counts to continue from (a resumed reconciliation). */
+  counts?: BackfillCounts;
   now?: () => Date;
 }
 
@@ -42,21 +44,26 @@ export interface BackfillDeps {
  * the ledger or Temporal has is reported and never read or started again. Events from a provider's
  * API are not signed: they came over an authenticated API call, which is the trust boundary.
  */
-export async function backfill(events: AsyncIterable<ListedEvent>, deps: BackfillDeps, onLine: (line: BackfillLine) => void = () => {}): Promise<BackfillCounts> {
-  const counts: BackfillCounts = { found: 0, alreadyRecorded: 0, started: 0, failed: 0 };
+export async function backfill(
+  events: AsyncIterable<ListedEvent>,
+  deps: BackfillDeps,
+  /** Called after each event with its line and the counts so far (which start from `deps.counts`). */
+  onLine: (line: BackfillLine, counts: BackfillCounts) => void = () => {},
+): Promise<BackfillCounts> {
+  const counts: BackfillCounts = { found: 0, alreadyRecorded: 0, started: 0, failed: 0, ...deps.counts };
   for await (const listed of events) {
     counts.found++;
     const outcome = await settle(listed, deps).catch((error: Error) => `failed: ${error.message}`);
     if (outcome === 'already recorded') counts.alreadyRecorded++;
     else if (outcome.startsWith('failed')) counts.failed++;
     else counts.started++;
-    onLine({ eventId: listed.id, type: listed.type, outcome });
+    onLine({ eventId: listed.id, type: listed.type, outcome }, { ...counts });
   }
   return counts;
 }
 
 async function settle(listed: ListedEvent, { source, starter, exists, db, mode = 'start', now = () => new Date() }: BackfillDeps): Promise<string> {
-  checkEventIdentity({ id: listed.id, type: listed.type, occurredAt: '', payload: null }, source.adapter, source);
+  checkEventIdentity(listed, source.adapter, source);
   if (db && (await isRecorded(db, source.name, listed.id))) return 'already recorded';
   if (await exists(eventWorkflowId(source.workflowIdPrefix, listed.id))) return 'already recorded';
   if (mode === 'dry-run') return 'would start';

@@ -1,11 +1,11 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { ProviderKind } from '../../contracts';
 import type { CommonConfig, SourceConfig } from '../config';
 import type { Queryable } from '../db/database';
 import { OperationRejectedError } from '../errors';
 import { createAdapter, type Source } from '../providers/registry';
 import { createStripeClient } from '../stripe-client';
-import { TemporalEventStarter } from '../temporal/start-event';
+import { TemporalEventStarter, workflowExists } from '../temporal/start-event';
 import { backfill, type BackfillCounts, type BackfillDeps, type BackfillLine, type ListedEvent } from './backfill';
 import { createGitHubClient, gitHubDeliveries } from './github';
 import { STRIPE_EVENT_RETENTION_DAYS, stripeEvents } from './stripe';
@@ -35,14 +35,24 @@ export async function runBackfill(
     db,
     sources = [],
     from = (events) => events,
-  }: { config: CommonConfig; client: Client; db?: Queryable; sources?: readonly SourceConfig[]; from?: (events: AsyncIterable<ListedEvent>) => AsyncIterable<ListedEvent> },
-  onLine?: (line: BackfillLine) => void,
+    counts,
+  }: {
+    config: CommonConfig;
+    client: Client;
+    db?: Queryable;
+    sources?: readonly SourceConfig[];
+    /** Narrows the listing (a resumed reconciliation skips what it settled). */
+    from?: (events: AsyncIterable<ListedEvent>) => AsyncIterable<ListedEvent>;
+    /** Counts to continue from. */
+    counts?: BackfillCounts;
+  },
+  onLine?: (line: BackfillLine, counts: BackfillCounts) => void,
 ): Promise<BackfillCounts> {
   if (request.mode === 'redeliver' && request.provider !== 'github') throw new OperationRejectedError('Only GitHub redelivers; "redeliver" is for github.');
   const { source, stripeKey } = sourceOf(request, config, sources);
   return backfill(
     from(listing(request, config, source.name, stripeKey)),
-    { source, starter: new TemporalEventStarter(client, { taskQueue: config.taskQueue }), exists: (workflowId) => exists(client, workflowId), db, mode: request.mode },
+    { source, starter: new TemporalEventStarter(client, { taskQueue: config.taskQueue }), exists: (workflowId) => workflowExists(client, workflowId), db, mode: request.mode, counts },
     onLine,
   );
 }
@@ -81,23 +91,4 @@ function sourceOf(request: BackfillRequest, config: CommonConfig, sources: reado
   const found = sources.find((candidate) => candidate.name === name);
   if (request.provider !== 'stripe' || found?.kind !== ProviderKind.STRIPE) throw new OperationRejectedError(`No Stripe source named "${name}" in WEBHOOKS_CONFIG.`);
   return { source: { name, workflowIdPrefix: found.workflowIdPrefix, adapter: createAdapter(found) }, stripeKey: found.apiKey };
-}
-
-async function exists(client: Client, workflowId: string): Promise<boolean> {
-  try {
-    await client.workflow.getHandle(workflowId).describe();
-    return true;
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return false;
-    throw error;
-  }
-}
-
-/** `72h`, `30m`, `7d` back from `now`, or an ISO 8601 time. */
-export function pointInTime(value: string, field: string, now = new Date()): Date {
-  const relative = /^(\d+)(m|h|d)$/.exec(value);
-  if (relative) return new Date(now.getTime() - Number(relative[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[relative[2] as 'm' | 'h' | 'd']);
-  const time = new Date(value);
-  if (Number.isNaN(time.getTime())) throw new OperationRejectedError(`"${field}" must be a duration (30m, 72h, 7d) or an ISO 8601 time, not "${value}".`);
-  return time;
 }

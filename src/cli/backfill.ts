@@ -1,7 +1,8 @@
 import { Command, Option } from 'commander';
 import pg from 'pg';
 import { summaryLine } from '../backfill/backfill';
-import { pointInTime, runBackfill, type BackfillRequest } from '../backfill/run';
+import { runBackfill, type BackfillRequest } from '../backfill/run';
+import { pointInTime } from '../temporal/visibility';
 import { STRIPE_EVENT_RETENTION_DAYS } from '../backfill/stripe';
 import { loadCommonConfig, loadReceiverConfig } from '../config';
 import { lazyClient, temporalSettings } from '../temporal/connection';

@@ -2,6 +2,7 @@ import type { Duration } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time';
 import { Argument, Command, InvalidArgumentError, Option } from 'commander';
 import type { ReconcileProvider } from '../../contracts';
+import { summaryLine } from '../backfill/backfill';
 import { loadCommonConfig } from '../config';
 import { lazyClient, temporalSettings } from '../temporal/connection';
 import { RECONCILE_PROVIDERS, ReconcileSchedules, type ReconcileStatus } from '../temporal/schedules';
@@ -55,8 +56,7 @@ function statusText(status: ReconcileStatus): string {
   if (!status.enabled && status.everyMs === null) return `${status.provider}: off (durable-webhooks reconcile enable ${status.provider})`;
   const lines = [`${status.provider}: every ${status.everyMs! / 1000} s, looking back ${status.lookbackMs! / 3_600_000} h; next run ${status.nextRun ?? '—'} (schedule ${status.scheduleId})`];
   for (const run of status.runs) {
-    const counts = run.counts ? `found ${run.counts.found} · already recorded ${run.counts.alreadyRecorded} · started ${run.counts.started} · failed ${run.counts.failed}` : '';
-    lines.push(`  ${run.startedAt}  ${run.status.padEnd(10)} ${counts}`);
+    lines.push(`  ${run.startedAt}  ${run.status.padEnd(10)} ${run.counts ? summaryLine(run.counts) : ''}`);
   }
   return lines.join('\n');
 }

@@ -5,9 +5,9 @@ import type { Logger } from '../logger';
 import { routeErrorHandler } from './problem';
 import type { EventOperations } from '../temporal/operations';
 import { parseResetTarget } from '../temporal/reset-points';
-import type { EventFilter, EventStatusName } from '../temporal/visibility';
+import { pointInTime, type EventFilter, type EventStatusName } from '../temporal/visibility';
 import type { BackfillCounts, BackfillLine } from '../backfill/backfill';
-import { pointInTime, type BackfillRequest } from '../backfill/run';
+import type { BackfillRequest } from '../backfill/run';
 
 /** Runs a backfill with the receiver's settings: `runBackfill` bound to its config, client and database. */
 export type Backfill = (request: BackfillRequest, onLine: (line: BackfillLine) => void) => Promise<BackfillCounts>;

@@ -1,4 +1,4 @@
-import { isGrpcServiceError, NamespaceNotFoundError, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { isGrpcServiceError, NamespaceNotFoundError, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { TemporalUnavailableError } from '../errors';
 import { eventWorkflowId, WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE, WEBHOOK_VIA, type EventVia, type WebhookEvent } from '../../contracts';
@@ -83,6 +83,17 @@ export class TemporalEventStarter implements EventStarter {
 
   private withDeadline<T>(fn: () => Promise<T>): Promise<T> {
     return this.client.connection.withDeadline(Date.now() + (this.options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS), fn);
+  }
+}
+
+/** True when Temporal has a workflow with this ID, running or closed within retention. */
+export async function workflowExists(client: Client, workflowId: string): Promise<boolean> {
+  try {
+    await client.workflow.getHandle(workflowId).describe();
+    return true;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return false;
+    throw error;
   }
 }
 

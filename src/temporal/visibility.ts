@@ -48,7 +48,7 @@ export function visibilityQuery(filter: EventFilter, now: Date = new Date()): st
     if (!EVENT_STATUSES.includes(filter.status)) throw new OperationRejectedError(`"status" must be one of ${EVENT_STATUSES.join(', ')}.`);
     clauses.push(`ExecutionStatus = '${STATUS_NAMES[filter.status]}'`);
   }
-  if (filter.since) clauses.push(`StartTime >= '${sinceTime(filter.since, now)}'`);
+  if (filter.since) clauses.push(`StartTime >= '${pointInTime(filter.since, 'since', now).toISOString()}'`);
   if (filter.query) clauses.push(`(${contained(filter.query)})`);
   return clauses.join(' AND ');
 }
@@ -88,15 +88,19 @@ function closingQuote(query: string, start: number): number {
   return -1;
 }
 
-function sinceTime(since: string, now: Date): string {
-  const relative = /^(\d+)(m|h|d)$/.exec(since);
+/**
+ * An operator's point in time: a duration back from `now` (`30m`, `72h`, `7d`) or an ISO 8601 time.
+ * `field` names it in the error (`since`, `until`), which the CLI's flags and `/admin` share.
+ */
+export function pointInTime(value: string, field: string, now = new Date()): Date {
+  const relative = /^(\d+)(m|h|d)$/.exec(value);
   if (relative) {
     const unitMs = { m: 60_000, h: 3_600_000, d: 86_400_000 }[relative[2] as 'm' | 'h' | 'd'];
-    return new Date(now.getTime() - Number(relative[1]) * unitMs).toISOString();
+    return new Date(now.getTime() - Number(relative[1]) * unitMs);
   }
-  const time = new Date(since);
-  if (Number.isNaN(time.getTime())) throw new OperationRejectedError(`"since" must be a duration (30m, 2h, 3d) or an ISO 8601 time, not "${since}".`);
-  return time.toISOString();
+  const time = new Date(value);
+  if (Number.isNaN(time.getTime())) throw new OperationRejectedError(`"${field}" must be a duration (30m, 2h, 3d) or an ISO 8601 time, not "${value}".`);
+  return time;
 }
 
 const STATUS_NAMES: Record<EventStatusName, string> = {

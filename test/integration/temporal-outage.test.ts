@@ -8,7 +8,8 @@ import { prepareNamespace } from '../../src/temporal/namespace';
 import { eventually } from '../support/eventually';
 import { SECRETS, stripeEvent, stripeHeaders } from '../support/signing';
 import { freePort } from '../support/ports';
-import { post, startStack, workflowExists, type Stack } from '../support/stack';
+import { workflowExists } from '../../src/temporal/start-event';
+import { post, startStack, type Stack } from '../support/stack';
 
 /**
  * A dev server of this file's own, on a fixed port and SQLite file, so it can be stopped and

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import { loadReceiverConfig, loadWorkerConfig } from '../../src/config';
 import type { Database } from '../../src/db/database';
@@ -108,17 +108,6 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: s
       await database.drop();
     },
   };
-}
-
-/** True when Temporal has a workflow with this ID (in any state). */
-export async function workflowExists(client: Client, workflowId: string): Promise<boolean> {
-  try {
-    await client.workflow.getHandle(workflowId).describe();
-    return true;
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return false;
-    throw error;
-  }
 }
 
 /** Every run Temporal's visibility holds for this workflow ID. */
