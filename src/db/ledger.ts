@@ -93,6 +93,7 @@ export async function callOnce<Result>(db: Queryable, key: StepKey, call: () => 
   return complete(db, key, await call());
 }
 
+/** Writes what a step made and its result, and marks it done. */
 async function complete<Result>(db: Queryable, key: StepKey, record: StepRecord<Result>): Promise<Result> {
   await db.query('UPDATE event_steps SET external_id = $4, result = $5, pending = false, recorded_at = now() WHERE source = $1 AND event_id = $2 AND step = $3', [
     key.source,
@@ -125,13 +126,7 @@ export async function writeOnce<Result>(db: Database, step: StepKey, write: (tx:
       return { ...done!, replayed: true };
     }
     const record = await write(tx);
-    await tx.query('UPDATE event_steps SET external_id = $4, result = $5 WHERE source = $1 AND event_id = $2 AND step = $3', [
-      step.source,
-      step.eventId,
-      step.step,
-      record.externalId,
-      JSON.stringify(record.result),
-    ]);
+    await complete(tx, step, record);
     return { ...record, replayed: false };
   });
 }
