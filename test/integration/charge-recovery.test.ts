@@ -5,12 +5,11 @@ import { ProviderKind, WorkflowType, type Activities, type ChargeInput, type Web
 import { createLedgerActivities } from '../../activities/ledger';
 import { createOrderActivities } from '../../activities/orders';
 import { createStripeActivities } from '../../activities/stripe';
-import { openDatabase, type Database } from '../../src/db/database';
-import { migrate } from '../../src/db/migrations';
+import type { Database } from '../../src/db/database';
 import { startStripeStandIn, type StripeStandIn } from '../../src/dev/stripe-stand-in';
 import { createStripeClient } from '../../src/stripe-client';
 import { temporalTestServerPath } from '../../src/tools';
-import { createTestDatabase } from '../support/database';
+import { openTestDatabase, type TestDatabase } from '../support/database';
 import { workflowBundle } from '../support/stack';
 
 /**
@@ -24,20 +23,16 @@ import { workflowBundle } from '../support/stack';
  */
 let env: TestWorkflowEnvironment;
 let stripe: StripeStandIn;
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
-let db: Database;
+let db: TestDatabase;
 beforeAll(async () => {
   env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: temporalTestServerPath() } } });
   stripe = await startStripeStandIn();
-  database = await createTestDatabase();
-  db = await openDatabase({ url: database.url });
-  await migrate(db);
+  db = await openTestDatabase();
 });
 afterAll(async () => {
   await env?.teardown();
   await stripe?.close();
-  await db?.close();
-  await database?.drop();
+  await db?.drop();
 });
 
 const event: WebhookEvent = {

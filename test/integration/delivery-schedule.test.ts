@@ -3,12 +3,10 @@ import { Worker } from '@temporalio/worker';
 import { createDeliveryActivities } from '../../activities/delivery';
 import { messageWorkflowId } from '../../contracts';
 import { loadCommonConfig } from '../../src/config';
-import { openDatabase, type Database } from '../../src/db/database';
-import { migrate } from '../../src/db/migrations';
 import { temporalTestServerPath } from '../../src/tools';
 import { createEndpoint } from '../../src/db/endpoints';
 import { MessageService, redeliverMessage } from '../../src/outbound/messages';
-import { createTestDatabase } from '../support/database';
+import { openTestDatabase, type TestDatabase } from '../support/database';
 import { startEndpointServer } from '../support/endpoint-server';
 import { workflowBundle } from '../support/stack';
 
@@ -18,17 +16,13 @@ import { workflowBundle } from '../support/stack';
  * activity, PostgreSQL and a real HTTP endpoint; then a redelivery once the endpoint is fixed.
  */
 let env: TestWorkflowEnvironment;
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
-let db: Database;
+let db: TestDatabase;
 beforeAll(async () => {
   env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: temporalTestServerPath() } } });
-  database = await createTestDatabase();
-  db = await openDatabase({ url: database.url });
-  await migrate(db);
+  db = await openTestDatabase();
 });
 afterAll(async () => {
-  await db?.close();
-  await database?.drop();
+  await db?.drop();
   await env?.teardown();
 });
 

@@ -1,9 +1,7 @@
 import { createStripeActivities } from '../../activities/stripe';
 import { stripeEvents } from '../../src/backfill/stripe';
-import { openDatabase, type Database } from '../../src/db/database';
-import { migrate } from '../../src/db/migrations';
 import { createStripeClient } from '../../src/stripe-client';
-import { createTestDatabase } from '../support/database';
+import { openTestDatabase, type TestDatabase } from '../support/database';
 import { startStripeMock } from '../support/stripe-mock';
 
 /**
@@ -12,18 +10,14 @@ import { startStripeMock } from '../support/stripe-mock';
  * our activities turn a 400 into a non-retryable StripeInvalidRequest failure, which fails the test.
  */
 let mock: Awaited<ReturnType<typeof startStripeMock>>;
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
-let db: Database;
+let db: TestDatabase;
 beforeAll(async () => {
   mock = await startStripeMock();
-  database = await createTestDatabase();
-  db = await openDatabase({ url: database.url });
-  await migrate(db);
+  db = await openTestDatabase();
 });
 afterAll(async () => {
   await mock?.stop();
-  await db?.close();
-  await database?.drop();
+  await db?.drop();
 });
 
 const activities = () => createStripeActivities({ db, stripe: createStripeClient('sk_test_123', mock.url) });

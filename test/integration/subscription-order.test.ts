@@ -1,25 +1,19 @@
 import fc from 'fast-check';
 import { isNewerUpdate, type SubscriptionUpdate } from '../../contracts';
-import { openDatabase, type Database } from '../../src/db/database';
-import { migrate } from '../../src/db/migrations';
 import { storeIfNewer } from '../../src/db/subscriptions';
-import { createTestDatabase } from '../support/database';
+import { openTestDatabase, type TestDatabase } from '../support/database';
 
 /**
  * The entity workflow (isNewerUpdate) and the database (storeIfNewer) must order two events of one
  * second the same way, or an update the workflow applies is refused by the table, or the reverse.
  * The database here has an English ICU collation, which orders text unlike bytes ("a" < "B").
  */
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
-let db: Database;
+let db: TestDatabase;
 beforeAll(async () => {
-  database = await createTestDatabase({ icuLocale: 'en-US' });
-  db = await openDatabase({ url: database.url });
-  await migrate(db);
+  db = await openTestDatabase({ icuLocale: 'en-US' });
 });
 afterAll(async () => {
-  await db?.close();
-  await database?.drop();
+  await db?.drop();
 });
 
 const update = (subscriptionId: string, eventId: string, created: number): SubscriptionUpdate => ({

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { openDatabase, type Database } from '../../src/db/database';
+import { migrate } from '../../src/db/migrations';
 
 /**
  * A fresh PostgreSQL database for one test file, on the server DATABASE_URL names (.ci/run starts
@@ -28,6 +30,22 @@ export async function createTestDatabase(options: { icuLocale?: string } = {}): 
       await client.connect();
       await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await client.end();
+    },
+  };
+}
+
+/** A fresh, migrated database for one test file; `drop()` closes and drops it. */
+export type TestDatabase = Database & { drop(): Promise<void> };
+
+export async function openTestDatabase(options: { icuLocale?: string } = {}): Promise<TestDatabase> {
+  const database = await createTestDatabase(options);
+  const db = await openDatabase({ url: database.url });
+  await migrate(db);
+  return {
+    ...db,
+    async drop() {
+      await db.close();
+      await database.drop();
     },
   };
 }
