@@ -1,16 +1,23 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { FailureType, type Activities } from '../contracts';
+import { describeText, FailureType, type Activities } from '../contracts';
 import type { Database } from '../src/db/database';
 import { callOnce } from '../src/db/ledger';
 import { PermanentEmailError, type EmailSender } from '../src/email/sender';
+import { fieldText, readEventBody, readsBody, renderText } from './event-body';
 
 export function createEmailActivities({ db, email }: { db: Database; email: EmailSender }): Pick<Activities, 'sendEmail'> {
   return {
-    /** Sends once per event and step: the ledger first, then the provider's own idempotency key. */
-    sendEmail: ({ source, eventId, step, idempotencyKey, to, subject, text }) =>
-      callOnce(db, { source, eventId, step }, async () => {
+    /**
+     * Sends once per event and step: the ledger first, then the provider's own idempotency key. The
+     * address and text are completed from the event's body here, so they never enter Temporal.
+     */
+    sendEmail: (input) =>
+      callOnce(db, { source: input.source, eventId: input.eventId, step: input.step }, async () => {
+        const body = readsBody(input.to, input.subject, input.text) ? await readEventBody(db, input) : undefined;
+        const to = typeof input.to === 'string' ? input.to : fieldText(body, input.to);
+        if (to === '') throw ApplicationFailure.nonRetryable(`Event ${input.eventId} has no address at ${describeText(input.to)}.`, FailureType.EMAIL_REJECTED);
         try {
-          const { id } = await email.send({ to, subject, text, idempotencyKey });
+          const { id } = await email.send({ to, subject: renderText(body, input.subject), text: renderText(body, input.text), idempotencyKey: input.idempotencyKey });
           return { externalId: id, result: { messageId: id } };
         } catch (error) {
           if (error instanceof PermanentEmailError) throw ApplicationFailure.nonRetryable(error.message, FailureType.EMAIL_REJECTED);

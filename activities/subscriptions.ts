@@ -1,7 +1,8 @@
 import type { Client } from '@temporalio/client';
-import { applySignal, subscriptionWorkflowId, WorkflowType, type Activities, type Workflows } from '../contracts';
+import { applySignal, readPointer, subscriptionWorkflowId, WorkflowType, type Activities, type Workflows } from '../contracts';
 import type { Database } from '../src/db/database';
 import { storeIfNewer } from '../src/db/subscriptions';
+import { readEventBody } from './event-body';
 
 export function createSubscriptionActivities({ db, temporal, taskQueue }: { db: Database; temporal: Client; taskQueue: string }): Pick<Activities, 'forwardSubscriptionUpdate' | 'storeSubscription'> {
   return {
@@ -22,7 +23,13 @@ export function createSubscriptionActivities({ db, temporal, taskQueue }: { db: 
       return workflowId;
     },
 
-    /** The database keeps the order even across entity runs and redeliveries. */
-    storeSubscription: (update) => storeIfNewer(db, update),
+    /**
+     * The database keeps the order even across entity runs and redeliveries. The subscription object
+     * comes from the event's stored body; an update sent before bodies were stored carries it.
+     */
+    async storeSubscription(update) {
+      const data = update.source ? readPointer(await readEventBody(db, { source: update.source, eventId: update.eventId, step: 'subscription' }), '/data/object') : update.subscription;
+      return storeIfNewer(db, update, data);
+    },
   };
 }

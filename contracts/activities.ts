@@ -2,7 +2,7 @@ import type { Duration } from '@temporalio/common';
 import type { EmailInput } from './email';
 import type { ClaimResult, EventClaim, EventCompletion } from './events';
 import type { DeliveryAttempt, DeliveryOutcome } from './messages';
-import type { Charge, ChargeInput, MarkFulfilledInput, Order, SaveOrderInput } from './orders';
+import type { Charge, ChargeInput, MarkFulfilledInput, SavedOrder, SaveOrderInput } from './orders';
 import type { BackfillCounts, ReconcileProvider } from './reconcile';
 import type { SubscriptionUpdate } from './subscriptions';
 
@@ -26,7 +26,7 @@ export interface Activities {
   completeEvent(completion: EventCompletion): Promise<void>;
   flowSettings(): Promise<FlowSettings>;
   /** Writes the order and the step's ledger row in one transaction, once per step. */
-  saveOrder(input: SaveOrderInput): Promise<Order>;
+  saveOrder(input: SaveOrderInput): Promise<SavedOrder>;
   /** Charges off-session through Stripe with the event ID as Idempotency-Key; throws `CardDeclined`. */
   chargeOrder(input: ChargeInput): Promise<Charge>;
   markPaymentIntentFulfilled(input: MarkFulfilledInput): Promise<void>;

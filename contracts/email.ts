@@ -1,9 +1,10 @@
-import type { StepKey } from './events';
+import type { BodyField, BodyStep, Text } from './events';
 
-export interface EmailInput extends StepKey {
+export interface EmailInput extends BodyStep {
   /** The provider's idempotency key: the event ID, or `<event ID>:<step>` where one event sends several. */
   idempotencyKey: string;
-  to: string;
-  subject: string;
-  text: string;
+  /** An address from configuration, or the customer's, read from the body. */
+  to: string | BodyField;
+  subject: Text;
+  text: Text;
 }

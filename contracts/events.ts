@@ -1,4 +1,5 @@
 import { defineQuery } from '@temporalio/workflow';
+import type { EventFields } from './event-fields';
 
 /** The three kinds of provider the receiver can verify. */
 export const ProviderKind = {
@@ -8,7 +9,11 @@ export const ProviderKind = {
 } as const;
 export type ProviderKind = (typeof ProviderKind)[keyof typeof ProviderKind];
 
-/** One verified delivery, as the event workflow receives it. */
+/**
+ * One verified delivery, as the event workflow receives it: who sent it, what it is, and the few
+ * fields its workflow routes on. The body itself stays in the body store (`event_bodies`, by source
+ * and event ID), where activities read it: no body, and no personal data in it, enters Temporal.
+ */
 export interface WebhookEvent {
   /** The configured source name, the `:source` of `POST /webhooks/:source`. */
   source: string;
@@ -24,8 +29,13 @@ export interface WebhookEvent {
   receivedAt: string;
   /** The ID of the object the event is about, when the provider names one, for people reading the UI. */
   subject?: string;
-  /** The parsed body. */
-  payload: unknown;
+  /** What the event's workflow routes on, copied from the body by the receiver (`EVENT_FIELDS`). */
+  fields?: EventFields;
+  /**
+   * The parsed body, only in events started before bodies were stored (still in flight across an
+   * upgrade); every other event's body is in the body store.
+   */
+  payload?: unknown;
   /**
    * SHA-256 (hex) of the signed body, for providers that do not sign the event ID (GitHub): the
    * ledger refuses the same body under a second ID as a replay.
@@ -105,4 +115,32 @@ export interface StepKey {
   source: string;
   eventId: string;
   step: string;
+}
+
+/**
+ * A value an activity reads from the event's stored body when it runs (a JSON pointer, and what to
+ * use when the body has nothing there): how personal data reaches a side effect (an email address,
+ * an order row) without passing through Temporal.
+ */
+export interface BodyField {
+  fromBody: string;
+  otherwise?: string;
+}
+
+/** Text whose parts may be read from the body: `['Issue ', { fromBody: '/issue/title' }]`. */
+export type Text = string | ReadonlyArray<string | BodyField>;
+
+/** Text as it may be shown where the body must not be (summaries, logs): each body field as `{/pointer}`. */
+export function describeText(text: Text | BodyField): string {
+  if (typeof text === 'string') return text;
+  const parts = 'fromBody' in text ? [text] : text;
+  return parts.map((part) => (typeof part === 'string' ? part : `{${part.fromBody}}`)).join('');
+}
+
+/**
+ * One step of an event that reads its body: the ledger key, and the body itself for events started
+ * before bodies were stored (`WebhookEvent.payload`).
+ */
+export interface BodyStep extends StepKey {
+  payload?: unknown;
 }

@@ -13,6 +13,8 @@ export const FailureType = {
   INVALID_ORDER: 'InvalidOrder',
   /** The order's charge was declined: the workflow ends failed, after the customer was told. */
   PAYMENT_DECLINED: 'PaymentDeclined',
+  /** An event's stored body is gone (erased on request), so no step can read it. */
+  EVENT_BODY_MISSING: 'EventBodyMissing',
   /** A `/v1` message's stored payload is gone, so no attempt can send it. */
   PAYLOAD_MISSING: 'PayloadMissing',
 } as const;

@@ -4,6 +4,7 @@
  */
 export * from './activities';
 export * from './email';
+export * from './event-fields';
 export * from './events';
 export * from './failures';
 export * from './messages';

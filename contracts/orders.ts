@@ -1,5 +1,5 @@
 import { defineSignal } from '@temporalio/workflow';
-import type { StepKey } from './events';
+import type { BodyField, BodyStep } from './events';
 
 /** An operator's decision on a held order. */
 export const approveSignal = defineSignal<[{ by?: string }?]>('approve');
@@ -15,10 +15,13 @@ export interface Order {
   checkoutSessionId?: string | null;
 }
 
-/** The order row an event's step writes, once. */
-export interface SaveOrderInput extends StepKey {
-  order: Order;
+/** The order row an event's step writes, once; the activity reads the customer's email from the body. */
+export interface SaveOrderInput extends BodyStep {
+  order: SavedOrder & { customerEmail: BodyField | null };
 }
+
+/** An order as a workflow sees it: the row without the customer's email, which stays out of Temporal. */
+export type SavedOrder = Omit<Order, 'customerEmail'>;
 
 export interface ChargeInput {
   source: string;

@@ -1,9 +1,14 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import { INTERNAL_WORKFLOW_ID_PREFIX } from './events';
 
-/** One Stripe subscription event, as the entity workflow applies it. */
+/**
+ * One Stripe subscription event, as the entity workflow applies it: IDs and status only; the
+ * subscription object is read from the event's stored body (`source`, `eventId`) when it is stored.
+ * Updates sent before bodies were stored have no `source` and carry the whole object.
+ */
 export interface SubscriptionUpdate {
   eventId: string;
+  source?: string;
   /** The event's `created`, seconds: with the event ID, it orders updates. */
   created: number;
   subscription: { id: string; customer?: string | null; status: string } & Record<string, unknown>;

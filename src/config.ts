@@ -51,8 +51,12 @@ export interface CommonConfig {
 export interface ReceiverConfig extends CommonConfig {
   /** Receiver port; 0 picks a free one. @default 3000 */
   port: number;
-  /** Largest accepted body; small enough that every accepted event fits one Temporal payload. @default 262144 */
+  /** Largest accepted body; every body goes to the body store, none to Temporal. @default 25 MiB */
   maxBodyBytes: number;
+  /** Bodies over this many bytes count against `maxLargeBodiesInFlight`. @default 128 KiB */
+  largeBodyBytes: number;
+  /** Large bodies received at once; one more is answered 503 with Retry-After, unread. @default 8 */
+  maxLargeBodiesInFlight: number;
   /** A request's headers and body must arrive within this, or the connection is closed (slow clients). @default 30 s */
   requestTimeoutMs: number;
   /** Open connections beyond this are closed as they arrive. @default 1000 */
@@ -83,11 +87,11 @@ export interface ApiToken {
 /** Immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later: eight attempts over about 28 hours. */
 export const DEFAULT_DELIVERY_SCHEDULE = '0s 5s 5m 30m 2h 5h 10h 10h';
 
-/**
- * Temporal refuses payloads over 2 MB and warns above 256 KB; the event workflow's input is the
- * parsed body plus a few fields, so 256 KiB keeps every accepted event well inside one payload.
- */
-export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
+/** GitHub's largest payload is 25 MB; every body goes to the body store, and Temporal gets only a few fields. */
+export const DEFAULT_MAX_BODY_BYTES = 25 * 1024 * 1024;
+export const DEFAULT_LARGE_BODY_BYTES = 128 * 1024;
+/** About 8 × 25 MiB of bodies being read, parsed and stored at once: see "Data and privacy" in the README for the measured peak. */
+export const DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT = 8;
 
 /**
  * Values used when a secret is unset in development only (`npm run dev`, `durable-webhooks send` and
@@ -184,6 +188,8 @@ export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { devel
     ...loadCommonConfig(env),
     port: portNumber(env, 'PORT', 3000),
     maxBodyBytes: positiveInteger(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES),
+    largeBodyBytes: positiveInteger(env, 'LARGE_BODY_BYTES', DEFAULT_LARGE_BODY_BYTES),
+    maxLargeBodiesInFlight: positiveInteger(env, 'MAX_LARGE_BODIES_IN_FLIGHT', DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT),
     requestTimeoutMs: positiveDurationMs(env, 'REQUEST_TIMEOUT', DEFAULT_REQUEST_TIMEOUT),
     maxConnections: positiveInteger(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS),
     sources,

@@ -26,7 +26,9 @@ async function main(): Promise<void> {
   if (!(await isServing(address))) {
     if (!isLoopback(address)) throw new Error(`Temporal does not answer at ${address}.`);
     logger.info('starting the Temporal dev server', { address, dataDir: config.dataDir });
-    devServer = await startDevServer({ address, dataDir: config.dataDir, stdio: 'ignore' });
+    // With encryption on, the UI decodes payloads through the receiver's codec endpoint.
+    const uiCodecEndpoint = settings.dataConverter && config.adminToken ? `http://localhost:${config.port}/codec` : undefined;
+    devServer = await startDevServer({ address, dataDir: config.dataDir, stdio: 'ignore', uiCodecEndpoint });
   }
 
   const setupConnection = await Connection.connect(settings.connectionOptions);
@@ -38,9 +40,9 @@ async function main(): Promise<void> {
   const services = await createWorkerServices(workerConfig, { temporal: client, embedded: true, stripeStandIn: stripeStandIn?.url });
   const worker = await startWorker({ settings, taskQueue: config.taskQueue, activities: services.activities, workflows: 'bundle-now' });
 
-  const receiver = await startReceiver(config, client, undefined, services.db);
+  const receiver = await startReceiver(config, client, createLogger('receiver'), services.db, settings.dataConverter?.payloadCodecs?.[0]);
   process.stdout.write(
-    banner({ config, receiverUrl: receiver.url, temporalAddress: address, namespace: settings.namespace, devServer, downstream: services.describe() }),
+    banner({ config, receiverUrl: receiver.url, temporalAddress: address, namespace: settings.namespace, devServer, downstream: [...services.describe(), payloadsLine(Boolean(settings.dataConverter), config.adminToken, receiver.url)] }),
   );
 
   // The SDK's runtime turns SIGINT/SIGTERM into a graceful worker shutdown, which ends it.
@@ -52,6 +54,12 @@ async function main(): Promise<void> {
   await stripeStandIn?.close();
   await devServer?.stop();
   logger.info('stopped');
+}
+
+/** What Temporal holds of each event, and how operators read it. */
+function payloadsLine(encrypted: boolean, adminToken: string | undefined, receiverUrl: string): string {
+  if (!encrypted) return 'Payloads     plaintext in Temporal (set PAYLOAD_ENCRYPTION_KEYS to encrypt them)';
+  return `Payloads     encrypted in Temporal; ${adminToken ? `codec endpoint ${receiverUrl}/codec (Bearer $ADMIN_TOKEN)` : 'set ADMIN_TOKEN to serve the codec endpoint'}`;
 }
 
 main().catch((error: Error) => {

@@ -83,14 +83,14 @@ export class UnknownSourceError extends ProblemError {
   }
 }
 
-/** The body is larger than MAX_BODY_BYTES. */
+/** The body is larger than the route's limit (MAX_BODY_BYTES for webhooks). */
 export class PayloadTooLargeError extends ProblemError {
   override readonly name = 'PayloadTooLargeError';
   readonly status = 413;
   readonly slug = 'payload-too-large';
   readonly title = 'Payload too large';
   constructor(readonly maxBodyBytes: number) {
-    super(`The body is larger than the limit of ${maxBodyBytes} bytes (MAX_BODY_BYTES).`);
+    super(`The body is larger than the limit of ${maxBodyBytes} bytes.`);
   }
   override get extensions() {
     return { maxBodyBytes: this.maxBodyBytes };
@@ -114,6 +114,37 @@ export class TemporalUnavailableError extends ProblemError {
   }
 }
 
+/** The body store (the database) did not take the body; nothing was started and the provider should retry. */
+export class BodyStoreUnavailableError extends ProblemError {
+  override readonly name = 'BodyStoreUnavailableError';
+  readonly status = 503;
+  readonly slug = 'body-store-unavailable';
+  readonly title = 'Body store unavailable';
+  constructor(
+    readonly eventId: string,
+    options?: { cause?: unknown },
+  ) {
+    super('The database could not store the body; the event was not recorded. Retry the delivery.', options);
+  }
+  override get extensions() {
+    return { eventId: this.eventId };
+  }
+}
+
+/** As many large bodies as memory allows are being received; this one is refused unread, for a retry. */
+export class TooManyLargeBodiesError extends ProblemError {
+  override readonly name = 'TooManyLargeBodiesError';
+  readonly status = 503;
+  readonly slug = 'too-many-large-bodies';
+  readonly title = 'Too many large bodies in flight';
+  constructor(readonly limit: number) {
+    super(`${limit} large bodies are being received (MAX_LARGE_BODIES_IN_FLIGHT); the event was not recorded. Retry the delivery.`);
+  }
+  override get extensions() {
+    return { limit: this.limit };
+  }
+}
+
 /** The configuration read at start-up is invalid; the process must not start. */
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -125,8 +156,11 @@ export class EventNotFoundError extends ProblemError {
   readonly status = 404;
   readonly slug = 'event-not-found';
   readonly title = 'Event not found';
-  constructor(readonly eventId: string) {
-    super(`No event ${eventId}: no workflow has that ID in this namespace.`);
+  constructor(
+    readonly eventId: string,
+    why = 'no workflow has that ID in this namespace',
+  ) {
+    super(`No event ${eventId}: ${why}.`);
   }
   override get extensions() {
     return { eventId: this.eventId };
@@ -139,6 +173,14 @@ export class OperationRejectedError extends ProblemError {
   readonly status = 400;
   readonly slug = 'operation-rejected';
   readonly title = 'Operation rejected';
+}
+
+/** The operation needs the event's workflow to be closed; nothing was changed. */
+export class EventRunningError extends ProblemError {
+  override readonly name = 'EventRunningError';
+  readonly status = 409;
+  readonly slug = 'event-running';
+  readonly title = 'Event still running';
 }
 
 /** `/admin` without the right bearer token. */

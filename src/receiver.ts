@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
+import type { PayloadCodec } from '@temporalio/common';
 import { loadReceiverConfig, type ReceiverConfig } from './config';
 import { openDatabase, type Database } from './db/database';
 import { migrate } from './db/migrations';
@@ -22,24 +23,29 @@ export interface RunningReceiver {
 
 /**
  * Starts the receiver on `config.port` (0 picks a free port) with a client that connects on first
- * use. `db` serves the `/v1` API, which is on when API_TOKENS is set.
+ * use. `db` is the body store, and serves `/admin` and `/v1`. `codec`, the encryption codec of
+ * PAYLOAD_ENCRYPTION_KEYS, is served at `/codec` when ADMIN_TOKEN is set.
  */
-export async function startReceiver(config: ReceiverConfig, client: Client, logger: Logger = createLogger('receiver'), db?: Database): Promise<RunningReceiver> {
-  if (config.apiTokens.length > 0 && !db) throw new ConfigError('API_TOKENS turns on /v1, which needs DATABASE_URL.');
+export async function startReceiver(config: ReceiverConfig, client: Client, logger: Logger, db: Database, codec?: PayloadCodec): Promise<RunningReceiver> {
+  if (codec && !config.adminToken) logger.warn('the codec endpoint /codec is off: set ADMIN_TOKEN to let operators decode payloads in the Temporal UI');
+  const sources = new SourceRegistry(config.sources);
   const app = createApp({
-    sources: new SourceRegistry(config.sources),
-    starter: new TemporalEventStarter(client, { taskQueue: config.taskQueue }),
+    sources,
+    starter: new TemporalEventStarter(client, db, { taskQueue: config.taskQueue }),
     maxBodyBytes: config.maxBodyBytes,
+    largeBodies: { thresholdBytes: config.largeBodyBytes, maxInFlight: config.maxLargeBodiesInFlight },
     logger,
     admin: config.adminToken
       ? {
-          operations: new EventOperations(client, { uiUrl: config.temporalUiUrl, db }),
+          operations: new EventOperations(client, { uiUrl: config.temporalUiUrl, db, sources }),
           token: config.adminToken,
           backfill: (request, onLine) => runBackfill(request, { config, client, db, sources: config.sources }, onLine),
         }
       : undefined,
+    codec:
+      codec && config.adminToken ? { codec, namespace: client.options.namespace, token: config.adminToken, origins: [new URL(config.temporalUiUrl).origin] } : undefined,
     api:
-      config.apiTokens.length > 0 && db
+      config.apiTokens.length > 0
         ? {
             db,
             messages: new MessageService(client, db, { taskQueue: config.taskQueue, scheduleMs: config.deliveryScheduleMs }),
@@ -83,13 +89,14 @@ async function main(): Promise<void> {
   for (const source of config.disabledSources) {
     logger.warn(`source ${source.name} disabled: ${source.env} is unset`, { source: source.name });
   }
+  if (!config.databaseUrl) {
+    throw new ConfigError('DATABASE_URL is required: every body is stored there before its workflow starts (npm run dev uses an embedded database in its one process).');
+  }
   const settings = temporalSettings();
   const client = lazyClient(settings);
-  // One rule for every process: with DATABASE_URL the database is open (/v1 needs it, and
-  // /admin shows each event's ledger record from it); without it, nothing reads it.
-  const db = config.databaseUrl ? await openDatabase({ url: config.databaseUrl }) : undefined;
-  if (db) await migrate(db);
-  const receiver = await startReceiver(config, client, logger, db);
+  const db = await openDatabase({ url: config.databaseUrl });
+  await migrate(db);
+  const receiver = await startReceiver(config, client, logger, db, settings.dataConverter?.payloadCodecs?.[0]);
   logger.info('receiver listening', {
     url: receiver.url,
     sources: config.sources.map((source) => source.name),
@@ -102,7 +109,7 @@ async function main(): Promise<void> {
     process.once(signal, async () => {
       await receiver.close();
       await client.connection.close();
-      await db?.close();
+      await db.close();
       process.exit(0);
     });
   }

@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
-import { approveSignal, FailureType, rejectSignal, type EventOutcome, type Order, type WebhookEvent } from '../contracts';
-import { charge as chargeCard, db, finish, formatAmount, handleEvent, idempotencyKey, sendEmail, stepOf } from './steps';
+import { approveSignal, bodyField, FailureType, rejectSignal, WorkflowType, type EventOutcome, type SaveOrderInput, type WebhookEvent } from '../contracts';
+import { charge as chargeCard, db, fieldsOf, finish, formatAmount, handleEvent, idempotencyKey, sendEmail, stepOf } from './steps';
 
 interface OrderCreated {
   orderId: string;
@@ -8,8 +8,10 @@ interface OrderCreated {
   currency: string;
   customer: string;
   paymentMethod: string;
-  email: string;
 }
+
+/** The customer's address: read from the stored body by the activities that use it, never in this workflow's history. */
+const customerEmail = bodyField(WorkflowType.chargeOrder, 'email');
 
 /**
  * Standard Webhooks `order.created`: hold it for review at or above REVIEW_THRESHOLD, then charge
@@ -23,17 +25,17 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
     setHandler(rejectSignal, (input) => void (decision ??= { approved: false, by: input?.by, reason: input?.reason }));
 
     const data = readOrder(event);
-    const order = (status: Order['status'], paymentIntentId?: string): Order => ({
+    const order = (status: SaveOrderInput['order']['status'], paymentIntentId?: string): SaveOrderInput['order'] => ({
       id: data.orderId,
       status,
-      customerEmail: data.email,
+      customerEmail,
       amount: data.amount,
       currency: data.currency,
       paymentIntentId,
     });
     const email = (step: string, subject: string, text: string) =>
       // This flow can send more than one email over its life (a decline, then a receipt after a fix), so each has its own key.
-      sendEmail({ ...stepOf(event, step), idempotencyKey: idempotencyKey(step), to: data.email, subject, text });
+      sendEmail({ ...stepOf(event, step), idempotencyKey: idempotencyKey(step), to: customerEmail, subject, text });
     const settings = await db.flowSettings();
 
     if (settings.reviewThreshold !== null && data.amount >= settings.reviewThreshold) {
@@ -75,9 +77,10 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
 }
 
 function readOrder(event: WebhookEvent): OrderCreated {
-  const data = (event.payload as { data?: Partial<OrderCreated> }).data ?? {};
-  const missing: string[] = (['orderId', 'currency', 'customer', 'paymentMethod', 'email'] as const).filter((field) => typeof data[field] !== 'string' || data[field] === '');
+  const data = fieldsOf(event);
+  const missing: string[] = (['orderId', 'currency', 'customer', 'paymentMethod'] as const).filter((field) => typeof data[field] !== 'string' || data[field] === '');
   if (!Number.isSafeInteger(data.amount) || (data.amount as number) <= 0) missing.push('amount');
+  if (data.email !== true) missing.push('email');
   if (missing.length > 0) throw ApplicationFailure.nonRetryable(`order.created is missing or has invalid: ${missing.join(', ')}`, FailureType.INVALID_ORDER);
-  return data as OrderCreated;
+  return data as unknown as OrderCreated;
 }

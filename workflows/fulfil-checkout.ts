@@ -1,14 +1,8 @@
-import type { EventOutcome, WebhookEvent } from '../contracts';
-import { db, external, finish, formatAmount, handleEvent, idempotencyKey, sendEmail, stepOf } from './steps';
+import { bodyField, WorkflowType, type EventOutcome, type WebhookEvent } from '../contracts';
+import { db, external, fieldsOf, finish, formatAmount, handleEvent, idempotencyKey, sendEmail, stepOf } from './steps';
 
-interface CheckoutSession {
-  id: string;
-  amount_total?: number | null;
-  currency?: string | null;
-  payment_intent?: string | null;
-  customer_details?: { email?: string | null } | null;
-  metadata?: Record<string, string> | null;
-}
+/** The customer's address: read from the stored body by the activities that use it, never in this workflow's history. */
+const customerEmail = bodyField(WorkflowType.fulfilCheckout, 'email');
 
 /**
  * Stripe `checkout.session.completed`: record the order, mark the PaymentIntent fulfilled in
@@ -19,33 +13,35 @@ export async function fulfilCheckout(event: WebhookEvent): Promise<EventOutcome>
   return handleEvent(event, async (progress) => {
     const done = (step: string) => progress.stepsDone.push(step);
 
-    const session = (event.payload as { data: { object: CheckoutSession } }).data.object;
+    const session = fieldsOf(event);
+    const text = (field: string) => (typeof session[field] === 'string' ? (session[field] as string) : null);
+    const amount = typeof session.amount === 'number' ? session.amount : null;
     const order = await db.saveOrder({
       ...stepOf(event, 'order:fulfilled'),
       order: {
-        id: session.metadata?.order_id ?? session.id,
+        id: text('orderId') ?? text('sessionId')!,
         status: 'fulfilled',
-        customerEmail: session.customer_details?.email ?? null,
-        amount: session.amount_total ?? null,
-        currency: session.currency ?? null,
-        paymentIntentId: session.payment_intent ?? null,
-        checkoutSessionId: session.id,
+        customerEmail: session.email === true ? customerEmail : null,
+        amount,
+        currency: text('currency'),
+        paymentIntentId: text('paymentIntent'),
+        checkoutSessionId: text('sessionId'),
       },
     });
     done('order');
 
-    if (session.payment_intent) {
-      await external.markPaymentIntentFulfilled.executeWithOptions({ summary: `mark ${session.payment_intent} fulfilled` }, [
-        { source: event.source, eventId: event.id, idempotencyKey: idempotencyKey(), paymentIntentId: session.payment_intent, orderId: order.id },
+    if (order.paymentIntentId) {
+      await external.markPaymentIntentFulfilled.executeWithOptions({ summary: `mark ${order.paymentIntentId} fulfilled` }, [
+        { source: event.source, eventId: event.id, idempotencyKey: idempotencyKey(), paymentIntentId: order.paymentIntentId, orderId: order.id },
       ]);
       done('stripe:mark-fulfilled');
     }
 
-    if (order.customerEmail) {
+    if (session.email === true) {
       await sendEmail({
         ...stepOf(event, 'email:confirmation'),
         idempotencyKey: idempotencyKey(),
-        to: order.customerEmail,
+        to: customerEmail,
         subject: `Order ${order.id} confirmed`,
         text: `Thank you for your order ${order.id}${order.amount !== null && order.currency ? ` of ${formatAmount(order.amount, order.currency)}` : ''}. It is on its way.`,
       });

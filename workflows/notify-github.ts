@@ -1,26 +1,21 @@
-import type { EventOutcome, WebhookEvent } from '../contracts';
+import type { BodyField, EventOutcome, WebhookEvent } from '../contracts';
 import { db, finish, handleEvent, idempotencyKey, sendEmail, stepOf } from './steps';
 
-interface GitHubPayload {
-  repository?: { full_name?: string };
-  issue?: { number?: number; title?: string; html_url?: string; user?: { login?: string } };
-  zen?: string;
-  hook_id?: number;
-}
+/** A field of the GitHub body: the email activity fills it in, so issue titles and logins never enter Temporal. */
+const body = (pointer: string, otherwise?: string): BodyField => ({ fromBody: pointer, otherwise });
+const repo = body('/repository/full_name', 'GitHub');
 
 /** GitHub `issues.opened` and `ping`: one notification email to NOTIFY_EMAIL. */
 export async function notifyGitHub(event: WebhookEvent): Promise<EventOutcome> {
   return handleEvent(event, async (progress) => {
     const { notifyEmail } = await db.flowSettings();
     if (!notifyEmail) return finish(event, progress, 'ignored', { status: 'ignored', detail: { reason: 'NOTIFY_EMAIL is not set' } });
-    const payload = event.payload as GitHubPayload;
-    const repo = payload.repository?.full_name ?? 'GitHub';
     const { subject, text } =
       event.type === 'ping'
-        ? { subject: `[${repo}] webhook ${payload.hook_id ?? ''} connected`.replace('  ', ' '), text: `GitHub says: ${payload.zen ?? 'ping'}` }
+        ? { subject: ['[', repo, '] webhook ', body('/hook_id'), ' connected'], text: ['GitHub says: ', body('/zen', 'ping')] }
         : {
-            subject: `[${repo}] Issue #${payload.issue?.number} opened: ${payload.issue?.title}`,
-            text: `${payload.issue?.user?.login ?? 'Someone'} opened ${payload.issue?.html_url ?? `issue #${payload.issue?.number}`}.`,
+            subject: ['[', repo, '] Issue #', body('/issue/number'), ' opened: ', body('/issue/title')],
+            text: [body('/issue/user/login', 'Someone'), ' opened ', body('/issue/html_url'), '.'],
           };
     await sendEmail({ ...stepOf(event, 'email:notification'), idempotencyKey: idempotencyKey(), to: notifyEmail, subject, text });
     progress.stepsDone.push('email:notification');

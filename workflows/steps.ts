@@ -1,5 +1,19 @@
 import { ApplicationFailure, CancellationScope, isCancellation, proxyActivities, setHandler, TemporalFailure, workflowInfo } from '@temporalio/workflow';
-import { statusQuery, type Activities, type ClaimResult, type ChargeInput, type EmailInput, type EventOutcome, type EventProgress, type EventStatus, type StepKey, type WebhookEvent } from '../contracts';
+import {
+  describeText,
+  eventFields,
+  statusQuery,
+  type Activities,
+  type BodyStep,
+  type ClaimResult,
+  type ChargeInput,
+  type EmailInput,
+  type EventFields,
+  type EventOutcome,
+  type EventProgress,
+  type EventStatus,
+  type WebhookEvent,
+} from '../contracts';
 
 /** Database work: quick, retried until it succeeds. */
 export const db = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds' });
@@ -14,9 +28,9 @@ export const external = proxyActivities<Activities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 minutes' },
 });
 
-/** Sends an email, its activity summarised for the Web UI as `email <to>: <subject>`. */
+/** Sends an email, its activity summarised for the Web UI as `email <to>: <subject>`, body fields as `{/pointer}`. */
 export function sendEmail(input: EmailInput) {
-  return external.sendEmail.executeWithOptions({ summary: `email ${input.to}: ${input.subject}` }, [input]);
+  return external.sendEmail.executeWithOptions({ summary: `email ${describeText(input.to)}: ${describeText(input.subject)}` }, [input]);
 }
 
 /** Charges the order through Stripe, its activity summarised as `charge 42.00 EUR to cus_…`. */
@@ -97,7 +111,12 @@ export function idempotencyKey(step?: string): string {
   return step ? `${workflowId}:${step}` : workflowId;
 }
 
-/** The ledger key of one step of this event. */
-export function stepOf(event: WebhookEvent, step: string): StepKey {
-  return { source: event.source, eventId: event.id, step };
+/** The ledger key of one step of this event, and the body of an event started before bodies were stored. */
+export function stepOf(event: WebhookEvent, step: string): BodyStep {
+  return { source: event.source, eventId: event.id, step, ...(event.payload !== undefined && { payload: event.payload }) };
+}
+
+/** The fields the receiver copied for this workflow; an event started before it did has its body instead. */
+export function fieldsOf(event: WebhookEvent): EventFields {
+  return event.fields ?? eventFields(workflowInfo().workflowType, event.payload);
 }

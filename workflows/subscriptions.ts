@@ -9,7 +9,7 @@ import {
   type SubscriptionUpdate,
   type WebhookEvent,
 } from '../contracts';
-import { db, finish, handleEvent } from './steps';
+import { db, fieldsOf, finish, handleEvent } from './steps';
 
 /**
  * Stripe `customer.subscription.created|updated|deleted`: idempotency does not order events, so
@@ -17,11 +17,14 @@ import { db, finish, handleEvent } from './steps';
  */
 export async function applySubscriptionEvent(event: WebhookEvent): Promise<EventOutcome> {
   return handleEvent(event, async (progress) => {
-    const payload = event.payload as { created: number; data: { object: SubscriptionUpdate['subscription'] } };
+    const fields = fieldsOf(event);
+    const subscription = { id: fields.subscriptionId as string, customer: fields.customer as string | null, status: fields.status as string };
     const entity = await db.forwardSubscriptionUpdate({
       eventId: event.id,
-      created: payload.created,
-      subscription: payload.data.object,
+      created: fields.created as number,
+      // The entity's activity reads the whole object from the body store; an event started before
+      // bodies were stored carries it instead.
+      ...(event.payload === undefined ? { source: event.source, subscription } : { subscription: (event.payload as { data: { object: SubscriptionUpdate['subscription'] } }).data.object }),
       deleted: event.type === 'customer.subscription.deleted',
     });
     progress.stepsDone.push('forwarded');

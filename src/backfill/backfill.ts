@@ -1,4 +1,4 @@
-import { eventWorkflowId, type BackfillCounts, type WebhookEvent } from '../../contracts';
+import { eventWorkflowId, type BackfillCounts } from '../../contracts';
 
 export type { BackfillCounts };
 import type { Queryable } from '../db/database';
@@ -27,7 +27,8 @@ export interface BackfillLine {
 
 export interface BackfillDeps {
   source: Source;
-  starter: EventStarter;
+  /** Stores each body and starts the event; needed only to start (not for a dry run or a redelivery). */
+  starter?: EventStarter;
   /** True when Temporal has a workflow with this ID (running or closed within retention). */
   exists(workflowId: string): Promise<boolean>;
   /** The ledger, when DATABASE_URL is set: it knows events Temporal has forgotten after retention. */
@@ -72,9 +73,11 @@ async function settle(listed: ListedEvent, { source, starter, exists, db, mode =
     await listed.redeliver();
     return 'redelivery requested';
   }
+  if (!starter) throw new Error('starting an event needs the body store (DATABASE_URL)');
   const verified = await listed.read();
-  const event: WebhookEvent = { source: source.name, provider: source.adapter.kind, ...verified, receivedAt: now().toISOString() };
-  const result = await starter.start(event, source.workflowIdPrefix, 'backfill');
+  // The provider's API gives the event, not the signed delivery: its body is stored without signature headers.
+  const body = { raw: Buffer.from(JSON.stringify(verified.payload)), contentType: 'application/json', signatureHeaders: {} };
+  const result = await starter.start({ source: source.name, provider: source.adapter.kind, ...verified, receivedAt: now().toISOString(), body }, source.workflowIdPrefix, 'backfill');
   return result.status === 'started' ? 'started' : 'already recorded';
 }
 

@@ -49,10 +49,11 @@ export async function runBackfill(
   onLine?: (line: BackfillLine, counts: BackfillCounts) => void,
 ): Promise<BackfillCounts> {
   if (request.mode === 'redeliver' && request.provider !== 'github') throw new OperationRejectedError('Only GitHub redelivers; "redeliver" is for github.');
+  if (request.mode === 'start' && !db) throw new OperationRejectedError("A backfill stores each event's body before it starts the event: set DATABASE_URL.");
   const { source, stripeKey } = sourceOf(request, config, sources);
   return backfill(
     from(listing(request, config, source.name, stripeKey)),
-    { source, starter: new TemporalEventStarter(client, { taskQueue: config.taskQueue }), exists: (workflowId) => workflowExists(client, workflowId), db, mode: request.mode, counts },
+    { source, starter: db && new TemporalEventStarter(client, db, { taskQueue: config.taskQueue }), exists: (workflowId) => workflowExists(client, workflowId), db, mode: request.mode, counts },
     onLine,
   );
 }

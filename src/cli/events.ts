@@ -1,6 +1,8 @@
 import { Command, Option } from 'commander';
-import pg from 'pg';
-import { loadCommonConfig } from '../config';
+import { hostname, userInfo } from 'node:os';
+import { loadReceiverConfig } from '../config';
+import { openDatabase } from '../db/database';
+import { SourceRegistry } from '../providers/registry';
 import { OperationRejectedError } from '../errors';
 import { lazyClient, temporalSettings } from '../temporal/connection';
 import { EventOperations, type EventView } from '../temporal/operations';
@@ -11,7 +13,7 @@ import { print } from './output';
 /** `durable-webhooks events …`: operate on event workflows by event ID, with Temporal's own settings. */
 export function eventsCommand(): Command {
   const events = new Command('events').description('Inspect and operate on events by event ID (the workflow ID).');
-  let operations: EventOperations | undefined;
+  let operations: Promise<EventOperations> | undefined;
   const ops = () => (operations ??= createOperations());
   const json = new Option('--json', 'print JSON instead of text');
 
@@ -21,7 +23,7 @@ export function eventsCommand(): Command {
     .description('Status, type, source, times, steps done, result or failure, and the Web UI link.')
     .addOption(json)
     .action(async (eventId: string, options: { json?: boolean }) => {
-      const view = await ops().show(eventId);
+      const view = await (await ops()).show(eventId);
       print(options.json, view, () => showText(view));
     });
 
@@ -37,7 +39,7 @@ export function eventsCommand(): Command {
     .option('--limit <n>', 'at most this many', (value) => Number(value), 100)
     .addOption(json)
     .action(async (options: EventFilter & { limit: number; json?: boolean }) => {
-      const found = await ops().list(options, options.limit);
+      const found = await (await ops()).list(options, options.limit);
       print(options.json, found, () => table(found));
     });
 
@@ -48,7 +50,7 @@ export function eventsCommand(): Command {
     .option('--data <json>', 'the signal argument, as JSON')
     .addOption(json)
     .action(async (eventId: string, name: string, options: { data?: string; json?: boolean }) => {
-      await ops().signal(eventId, name, options.data === undefined ? undefined : parseJson(options.data));
+      await (await ops()).signal(eventId, name, options.data === undefined ? undefined : parseJson(options.data));
       print(options.json, { eventId, signal: name, status: 'sent' }, () => `Sent ${name} to ${eventId}.`);
     });
 
@@ -58,7 +60,7 @@ export function eventsCommand(): Command {
     .argument('<name>', 'the query, e.g. status')
     .addOption(json)
     .action(async (eventId: string, name: string, options: { json?: boolean }) => {
-      const answer = await ops().query(eventId, name);
+      const answer = await (await ops()).query(eventId, name);
       print(options.json, answer, () => JSON.stringify(answer, null, 2));
     });
 
@@ -68,7 +70,7 @@ export function eventsCommand(): Command {
     .description('Ask a running event workflow to cancel.')
     .addOption(json)
     .action(async (eventId: string, options: { json?: boolean }) => {
-      await ops().cancel(eventId);
+      await (await ops()).cancel(eventId);
       print(options.json, { eventId, status: 'cancel requested' }, () => `Cancellation requested for ${eventId}.`);
     });
 
@@ -78,8 +80,36 @@ export function eventsCommand(): Command {
     .requiredOption('--reason <reason>', 'why; kept in the history')
     .addOption(json)
     .action(async (eventId: string, options: { reason: string; json?: boolean }) => {
-      await ops().terminate(eventId, options.reason);
+      await (await ops()).terminate(eventId, options.reason);
       print(options.json, { eventId, status: 'terminated' }, () => `Terminated ${eventId}.`);
+    });
+
+  events
+    .command('verify')
+    .argument('<eventId>')
+    .description("Check the stored body's signature again, with today's secrets (exit 1 when it does not verify).")
+    .addOption(json)
+    .action(async (eventId: string, options: { json?: boolean }) => {
+      const result = await (await ops()).verify(eventId);
+      print(options.json, result, () => `${result.verified ? 'Verified' : 'NOT verified'}: ${eventId} (${result.source}, ${result.bytes} bytes, sha256 ${result.sha256}, received ${result.receivedAt}): ${result.detail}.`);
+      if (!result.verified) process.exitCode = 1;
+    });
+
+  events
+    .command('erase')
+    .argument('<eventId>')
+    .description("Remove the event's personal data from every store (body, application rows, ledger results), recorded with who and why.")
+    .requiredOption('--reason <reason>', 'why, e.g. the erasure request it answers; kept in the ledger')
+    .option('--by <who>', 'who asks; kept in the ledger', defaultOperator())
+    .addOption(json)
+    .action(async (eventId: string, options: { reason: string; by: string; json?: boolean }) => {
+      const report = await (await ops()).erase(eventId, { by: options.by, reason: options.reason });
+      print(options.json, report, () =>
+        [
+          `${report.erasedNow ? 'Erased' : 'Already erased'} ${eventId} at ${report.erasedAt} by ${report.erasedBy} (${report.reason}).`,
+          `  body store: ${report.bodyStored ? 'body and signature headers removed' : 'no body stored'} · orders: ${report.ordersCleared} · subscriptions: ${report.subscriptionsCleared} · Temporal: ${report.temporal}`,
+        ].join('\n'),
+      );
     });
 
   events
@@ -94,10 +124,10 @@ export function eventsCommand(): Command {
       const to = parseResetTarget(options.to);
       if (eventId && options.query) throw new OperationRejectedError('Give an event ID or --query, not both.');
       if (eventId) {
-        const reset = await ops().reset(eventId, to, options.reason);
+        const reset = await (await ops()).reset(eventId, to, options.reason);
         print(options.json, reset, () => `Reset ${eventId} to history event ${reset.resetToEventId}; new run ${reset.runId}`);
       } else if (options.query) {
-        const results = await ops().resetMatching({ query: options.query }, to, options.reason, { dryRun: !options.yes });
+        const results = await (await ops()).resetMatching({ query: options.query }, to, options.reason, { dryRun: !options.yes });
         print(options.json, results, () =>
           options.yes
             ? results.map((result) => `Reset ${result.eventId}; new run ${result.runId}`).join('\n')
@@ -111,11 +141,19 @@ export function eventsCommand(): Command {
   return events;
 }
 
-/** With DATABASE_URL, `show` adds the event's ledger record (claim and steps) to what Temporal says. */
-function createOperations(): EventOperations {
-  const { databaseUrl, temporalUiUrl } = loadCommonConfig();
-  const db = databaseUrl ? new pg.Pool({ connectionString: databaseUrl, max: 1, allowExitOnIdle: true }) : undefined;
-  return new EventOperations(lazyClient(temporalSettings()), { uiUrl: temporalUiUrl, db });
+/**
+ * With DATABASE_URL, `show` adds the event's ledger record (claim and steps) to what Temporal says,
+ * and `verify` and `erase` reach the body store; `verify` checks with the receiver's secrets.
+ */
+async function createOperations(): Promise<EventOperations> {
+  const config = loadReceiverConfig();
+  const db = config.databaseUrl ? await openDatabase({ url: config.databaseUrl, exitOnIdle: true }) : undefined;
+  return new EventOperations(lazyClient(temporalSettings()), { uiUrl: config.temporalUiUrl, db, sources: new SourceRegistry(config.sources) });
+}
+
+/** `user@host`, for the erasure record when --by is not given. */
+function defaultOperator(): string {
+  return `${userInfo().username}@${hostname()}`;
 }
 
 function parseJson(text: string): unknown {
@@ -142,6 +180,7 @@ function showText(view: EventView): string {
     lines.push(`Ledger     ${view.ledger.status}, claimed ${view.ledger.claimedAt}`);
     for (const step of view.ledger.steps) lines.push(`           ${step.step}${step.externalId ? ` → ${step.externalId}` : ''}  (${step.recordedAt})`);
   }
+  if (view.erasure) lines.push(`Erased     ${view.erasure.erasedAt} by ${view.erasure.erasedBy}: ${view.erasure.reason}`);
   if (view.result !== null) lines.push(`Result     ${JSON.stringify(view.result)}`);
   if (view.failure) lines.push('Failure', ...view.failure.map((cause, depth) => `${'  '.repeat(depth + 1)}${cause}`));
   lines.push(`UI         ${view.uiUrl}`);

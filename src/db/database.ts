@@ -15,15 +15,18 @@ export interface Database extends Queryable {
   close(): Promise<void>;
 }
 
-/** PostgreSQL when `url` is set, else PGlite in `embeddedDir`. */
-export async function openDatabase(options: { url?: string; embeddedDir?: string }): Promise<Database> {
-  if (options.url) return openPostgres(options.url);
+/**
+ * PostgreSQL when `url` is set, else PGlite in `embeddedDir`. `exitOnIdle` lets a short-lived
+ * process (the CLI) end with the pool open.
+ */
+export async function openDatabase(options: { url?: string; embeddedDir?: string; exitOnIdle?: boolean }): Promise<Database> {
+  if (options.url) return openPostgres(options.url, options.exitOnIdle ?? false);
   if (options.embeddedDir) return openEmbedded(options.embeddedDir);
   throw new Error('openDatabase needs a PostgreSQL URL or a directory for the embedded database.');
 }
 
-function openPostgres(url: string): Database {
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
+function openPostgres(url: string, exitOnIdle: boolean): Database {
+  const pool = new pg.Pool({ connectionString: url, max: 10, allowExitOnIdle: exitOnIdle });
   // An idle connection dies when PostgreSQL restarts; the pool drops it and the next query opens a
   // new one. Without a listener, that 'error' event would end the process.
   pool.on('error', () => {});

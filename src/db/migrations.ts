@@ -119,6 +119,37 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
       `ALTER TABLE event_steps ADD COLUMN pending boolean NOT NULL DEFAULT false`,
     ],
   },
+  {
+    id: '006-event-bodies',
+    statements: [
+      // Every event's body, as received, stored before its workflow starts; activities read it here.
+      // Erasure empties body and headers and keeps the row, so a redelivery stores nothing again.
+      `CREATE TABLE event_bodies (
+         source text NOT NULL,
+         event_id text NOT NULL,
+         workflow_id text NOT NULL,
+         provider text NOT NULL,
+         via text NOT NULL,
+         content_type text,
+         signature_headers jsonb NOT NULL,
+         body bytea,
+         size integer NOT NULL,
+         sha256 text NOT NULL,
+         received_at timestamptz NOT NULL,
+         erased_at timestamptz,
+         PRIMARY KEY (source, event_id)
+       )`,
+      `CREATE INDEX event_bodies_workflow ON event_bodies (workflow_id)`,
+      `CREATE INDEX processed_events_workflow ON processed_events (workflow_id)`,
+      // Who erased an event's personal data, when and why: the erasure's own record.
+      `CREATE TABLE event_erasures (
+         workflow_id text PRIMARY KEY,
+         erased_at timestamptz NOT NULL DEFAULT now(),
+         erased_by text NOT NULL,
+         reason text NOT NULL
+       )`,
+    ],
+  },
 ];
 
 /**

@@ -4,9 +4,10 @@ import type { Queryable } from './database';
 /**
  * Stores the subscription's state if this update is newer than the stored one (created, then event
  * ID in byte order: `COLLATE "C"`, whatever the database's collation, as `isNewerUpdate` compares),
- * so the order holds across entity runs and redeliveries. False when it was not newer.
+ * so the order holds across entity runs and redeliveries. `data` is the subscription object. False
+ * when it was not newer.
  */
-export async function storeIfNewer(db: Queryable, update: SubscriptionUpdate): Promise<boolean> {
+export async function storeIfNewer(db: Queryable, update: SubscriptionUpdate, data: unknown): Promise<boolean> {
   const { subscription } = update;
   const { rows } = await db.query(
     `INSERT INTO subscriptions (id, customer, status, data, last_event_id, last_event_created)
@@ -15,7 +16,7 @@ export async function storeIfNewer(db: Queryable, update: SubscriptionUpdate): P
        last_event_id = EXCLUDED.last_event_id, last_event_created = EXCLUDED.last_event_created, updated_at = now()
      WHERE (subscriptions.last_event_created, subscriptions.last_event_id COLLATE "C") < (EXCLUDED.last_event_created, EXCLUDED.last_event_id COLLATE "C")
      RETURNING id`,
-    [subscription.id, subscription.customer ?? null, update.deleted ? 'deleted' : subscription.status, JSON.stringify(subscription), update.eventId, update.created],
+    [subscription.id, subscription.customer ?? null, update.deleted ? 'deleted' : subscription.status, JSON.stringify(data), update.eventId, update.created],
   );
   return rows.length > 0;
 }

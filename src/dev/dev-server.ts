@@ -21,6 +21,8 @@ export interface DevServerOptions {
   stdio?: 'inherit' | 'ignore';
   /** @default 60_000 */
   startTimeoutMs?: number;
+  /** The remote codec the Web UI decodes payloads through (the receiver's `/codec`). */
+  uiCodecEndpoint?: string;
 }
 
 /** `temporal server start-dev` with SQLite persistence and the Web UI, ready when this resolves. */
@@ -34,7 +36,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const sqlite = ['--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=full'];
   const child = spawn(
     temporalCliPath(),
-    ['server', 'start-dev', '--ip', host, '--port', String(port), '--ui-port', String(uiPort), '--db-filename', dbFile, ...sqlite, '--log-level', 'error', '--ui-disable-news-fetch'],
+    ['server', 'start-dev', '--ip', host, '--port', String(port), '--ui-port', String(uiPort), '--db-filename', dbFile, ...sqlite, '--log-level', 'error', '--ui-disable-news-fetch', ...(options.uiCodecEndpoint ? ['--ui-codec-endpoint', options.uiCodecEndpoint] : [])],
     { stdio: ['ignore', options.stdio ?? 'inherit', options.stdio ?? 'inherit'] },
   );
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

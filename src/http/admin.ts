@@ -1,4 +1,4 @@
-import express, { type Request, type Router } from 'express';
+import express, { type Request, type RequestHandler, type Router } from 'express';
 import { AdminAuthError, OperationRejectedError } from '../errors';
 import { safeEqual } from '../providers/secrets';
 import type { Logger } from '../logger';
@@ -19,12 +19,7 @@ export type Backfill = (request: BackfillRequest, onLine: (line: BackfillLine) =
 export function createAdminRouter(operations: EventOperations, token: string, logger: Logger, backfill?: Backfill): Router {
   const router = express.Router();
 
-  router.use((req, _res, next) => {
-    const header = req.headers.authorization ?? '';
-    if (!header.startsWith('Bearer ')) throw new AdminAuthError('Send Authorization: Bearer <ADMIN_TOKEN>.');
-    if (!safeEqual(header.slice('Bearer '.length), token)) throw new AdminAuthError('The bearer token is not the ADMIN_TOKEN.');
-    next();
-  });
+  router.use(requireAdminToken(token));
   router.use(express.json({ limit: '64kb', strict: false }));
 
   router.get('/events', async (req, res) => {
@@ -44,6 +39,17 @@ export function createAdminRouter(operations: EventOperations, token: string, lo
     const { to, reason } = (req.body ?? {}) as { to?: unknown; reason?: unknown };
     if (typeof reason !== 'string' || reason.trim() === '') throw new OperationRejectedError('Give a "reason" for the reset; it is kept in the workflow history.');
     res.json(await operations.reset(req.params.eventId, parseResetTarget(to ?? 'last-failure'), reason));
+  });
+
+  router.get('/events/:eventId/verify', async (req, res) => {
+    res.json(await operations.verify(req.params.eventId));
+  });
+
+  router.post('/events/:eventId/erase', async (req, res) => {
+    const { reason, by } = (req.body ?? {}) as { reason?: unknown; by?: unknown };
+    if (typeof reason !== 'string' || reason.trim() === '') throw new OperationRejectedError('Give a "reason" for the erasure (the request it answers); it is kept in the ledger.');
+    if (by !== undefined && (typeof by !== 'string' || by.trim() === '')) throw new OperationRejectedError('"by" must name who asks for the erasure.');
+    res.json(await operations.erase(req.params.eventId, { by: (by as string | undefined) ?? 'admin API', reason }));
   });
 
   router.post('/backfill', async (req, res) => {
@@ -71,6 +77,16 @@ export function createAdminRouter(operations: EventOperations, token: string, lo
 
   router.use(routeErrorHandler({ realm: 'durable-webhooks admin', internalDetail: 'The operation failed on our side; nothing is known to have changed. See the receiver log.', logger, what: 'admin request' }));
   return router;
+}
+
+/** Lets through only requests with `Authorization: Bearer $ADMIN_TOKEN` (compared in constant time); 401 otherwise. */
+export function requireAdminToken(token: string): RequestHandler {
+  return (req, _res, next) => {
+    const header = req.headers.authorization ?? '';
+    if (!header.startsWith('Bearer ')) throw new AdminAuthError('Send Authorization: Bearer <ADMIN_TOKEN>.');
+    if (!safeEqual(header.slice('Bearer '.length), token)) throw new AdminAuthError('The bearer token is not the ADMIN_TOKEN.');
+    next();
+  };
 }
 
 function filterOf(req: Request): EventFilter {

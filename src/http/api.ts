@@ -15,10 +15,11 @@ export interface ApiDeps {
   messages: MessageService;
   tokens: ApiToken[];
   allowPrivateEndpoints: boolean;
-  /** Largest accepted JSON body for /v1. */
-  maxBodyBytes: number;
   logger: Logger;
 }
+
+/** Largest accepted `/v1` body: a message's payload is delivered to each endpoint in one request. */
+export const MAX_MESSAGE_BYTES = 256 * 1024;
 
 /** Idempotency keys longer than this are refused. */
 const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
@@ -40,7 +41,7 @@ export function createApiRouter(deps: ApiDeps): Router {
     next();
   });
   // Bodies are parsed losslessly: a payload's numbers (beyond 2^53 too) are stored and delivered as written.
-  router.use(express.text({ limit: deps.maxBodyBytes, type: () => true }), (req, _res, next) => {
+  router.use(express.text({ limit: MAX_MESSAGE_BYTES, type: () => true }), (req, _res, next) => {
     if (typeof req.body !== 'string' || req.body === '') {
       req.body = undefined;
     } else {

@@ -1,13 +1,15 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
-import { UnsupportedContentTypeError } from '../errors';
+import { DEFAULT_LARGE_BODY_BYTES, DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT } from '../config';
+import { TooManyLargeBodiesError, UnsupportedContentTypeError } from '../errors';
 import { createLogger, type Logger } from '../logger';
 import { checkEventIdentity } from '../providers/identity';
 import type { Source, SourceRegistry } from '../providers/registry';
-import type { WebhookEvent } from '../../contracts';
 import type { EventOperations } from '../temporal/operations';
-import type { EventStarter } from '../temporal/start-event';
+import type { EventStarter, ReceivedEvent } from '../temporal/start-event';
 import { createAdminRouter, type Backfill } from './admin';
 import { createApiRouter, type ApiDeps } from './api';
+import { createCodecRouter, type CodecDeps } from './codec';
 import { createMetrics } from './metrics';
 import { problemType, sendProblem, toProblem } from './problem';
 
@@ -16,13 +18,21 @@ export interface AppDeps {
   starter: EventStarter;
   /** Largest accepted body; larger ones get 413 before they are read in full. */
   maxBodyBytes: number;
+  /**
+   * Bodies over `thresholdBytes` (by Content-Length; a body without one counts too) are received at
+   * most `maxInFlight` at a time; one more gets 503 and Retry-After before it is read, which bounds
+   * the receiver's memory. @default LARGE_BODY_BYTES' and MAX_LARGE_BODIES_IN_FLIGHT's defaults
+   */
+  largeBodies?: { thresholdBytes: number; maxInFlight: number };
   /** The clock used for timestamp tolerance. @default () => new Date() */
   now?: () => Date;
   logger?: Logger;
   /** The `/admin` API; off (404) without it. */
   admin?: { operations: EventOperations; token: string; backfill?: Backfill };
+  /** The remote codec endpoint (`/codec`); off (404) without it. */
+  codec?: Omit<CodecDeps, 'logger'>;
   /** Our own `/v1` API; off (404) without it. */
-  api?: Omit<ApiDeps, 'maxBodyBytes' | 'logger'>;
+  api?: Omit<ApiDeps, 'logger'>;
 }
 
 /**
@@ -70,6 +80,17 @@ export function createApp(deps: AppDeps): Express {
     next();
   };
 
+  const largeBodies = deps.largeBodies ?? { thresholdBytes: DEFAULT_LARGE_BODY_BYTES, maxInFlight: DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT };
+  let largeBodiesInFlight = 0;
+  const limitLargeBodies: RequestHandler = (req, res, next) => {
+    const length = Number(req.headers['content-length'] ?? Number.NaN);
+    if (length <= largeBodies.thresholdBytes) return next();
+    if (largeBodiesInFlight >= largeBodies.maxInFlight) throw new TooManyLargeBodiesError(largeBodies.maxInFlight);
+    largeBodiesInFlight++;
+    res.once('close', () => largeBodiesInFlight--);
+    next();
+  };
+
   const readRawBody = express.raw({ type: () => true, limit: maxBodyBytes });
 
   const receive: RequestHandler = async (req, res) => {
@@ -78,7 +99,13 @@ export function createApp(deps: AppDeps): Express {
     const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const verified = source.adapter.verify({ rawBody, headers: req.headers, receivedAt });
     checkEventIdentity(verified, source.adapter, source);
-    const event: WebhookEvent = { source: source.name, provider: source.adapter.kind, ...verified, receivedAt: receivedAt.toISOString() };
+    const event: ReceivedEvent = {
+      source: source.name,
+      provider: source.adapter.kind,
+      ...verified,
+      receivedAt: receivedAt.toISOString(),
+      body: { raw: rawBody, contentType: req.headers['content-type'], signatureHeaders: pickHeaders(req.headers, source.adapter.signatureHeaders) },
+    };
 
     const stopTimer = metrics.startSeconds.startTimer({ source: source.name });
     const result = await starter.start(event, source.workflowIdPrefix);
@@ -107,7 +134,7 @@ export function createApp(deps: AppDeps): Express {
     sendProblem(res, problem);
   };
   const webhooks = express.Router();
-  webhooks.post('/:source', selectSource, readRawBody, receive);
+  webhooks.post('/:source', selectSource, limitLargeBodies, readRawBody, receive);
   webhooks.all('/:source', (_req, res) => {
     res.set('Allow', 'POST');
     sendProblem(res, { type: problemType('method-not-allowed'), title: 'Method not allowed', status: 405, detail: 'Webhooks are delivered with POST.' });
@@ -116,13 +143,18 @@ export function createApp(deps: AppDeps): Express {
   app.use('/webhooks', webhooks);
 
   if (deps.admin) app.use('/admin', createAdminRouter(deps.admin.operations, deps.admin.token, logger, deps.admin.backfill));
-  if (deps.api) app.use('/v1', createApiRouter({ ...deps.api, maxBodyBytes, logger }));
+  if (deps.api) app.use('/v1', createApiRouter({ ...deps.api, logger }));
+  if (deps.codec) app.use('/codec', createCodecRouter({ ...deps.codec, logger }));
 
   app.use((req, res) => {
     sendProblem(res, { type: problemType('not-found'), title: 'Not found', status: 404, detail: `No route for ${req.method} ${req.path}.` });
   });
 
   return app;
+}
+
+function pickHeaders(headers: IncomingHttpHeaders, names: readonly string[]): Record<string, string> {
+  return Object.fromEntries(names.flatMap((name) => (typeof headers[name] === 'string' ? [[name, headers[name]]] : [])));
 }
 
 function describe(error: unknown): string {

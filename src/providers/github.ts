@@ -23,6 +23,7 @@ export function createGitHubAdapter(options: { source: string; secrets: readonly
     kind: ProviderKind.GITHUB,
     fields: { id: 'X-GitHub-Delivery header', type: 'X-GitHub-Event header and "action"' },
     contentTypes: [JSON_TYPE, FORM_TYPE],
+    signatureHeaders: ['content-type', 'x-hub-signature-256', 'x-github-delivery', 'x-github-event'],
 
     verify({ rawBody, headers, receivedAt }: Delivery) {
       const signature = headers['x-hub-signature-256'];
@@ -67,7 +68,8 @@ export function readGitHubEvent({ id, event, payload, occurredAt }: { id: string
   return { id, type: action ? `${event}.${action}` : event, occurredAt: occurredAt.toISOString(), subject: subjectOf(payload), payload };
 }
 
-function bodyText(rawBody: Buffer, contentType: string | string[] | undefined, source: string): string {
+/** The JSON text of a GitHub body: the body itself, or its `payload` field when form-encoded. */
+export function bodyText(rawBody: Buffer, contentType: string | string[] | undefined | null, source: string): string {
   const text = rawBody.toString('utf8');
   if (typeof contentType !== 'string' || !contentType.toLowerCase().startsWith(FORM_TYPE)) return text;
   const payload = new URLSearchParams(text).get('payload');

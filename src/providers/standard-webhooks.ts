@@ -27,6 +27,7 @@ export function createStandardWebhooksAdapter(options: {
     kind: ProviderKind.STANDARD_WEBHOOKS,
     fields: { id: 'webhook-id header', type: '"type"' },
     contentTypes: ['application/json'],
+    signatureHeaders: ['webhook-id', 'webhook-timestamp', 'webhook-signature'],
 
     verify({ rawBody, headers, receivedAt }: Delivery) {
       const id = requiredHeader(headers['webhook-id'], 'webhook-id', source);

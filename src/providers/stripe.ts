@@ -22,6 +22,7 @@ export function createStripeAdapter(options: { source: string; secrets: readonly
     kind: ProviderKind.STRIPE,
     fields: { id: '"id"', type: '"type"' },
     contentTypes: ['application/json'],
+    signatureHeaders: ['stripe-signature'],
 
     verify({ rawBody, headers, receivedAt }: Delivery) {
       const header = headers['stripe-signature'];

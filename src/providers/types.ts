@@ -11,7 +11,7 @@ export interface Delivery {
 }
 
 /** What an adapter reads from a verified delivery. */
-export type VerifiedEvent = Pick<WebhookEvent, 'id' | 'type' | 'occurredAt' | 'subject' | 'payload' | 'bodySha256'>;
+export type VerifiedEvent = Pick<WebhookEvent, 'id' | 'type' | 'occurredAt' | 'subject' | 'bodySha256'> & { payload: unknown };
 
 /** A signed request ready to send, as the `send` CLI and the examples need it. */
 export interface SignedRequest {
@@ -38,6 +38,8 @@ export interface ProviderAdapter {
   readonly fields: { readonly id: string; readonly type: string };
   /** Media types this provider sends, lower-case, without parameters. */
   readonly contentTypes: readonly string[];
+  /** The headers `verify` reads (lower-case), kept with the stored body so it can be verified again. */
+  readonly signatureHeaders: readonly string[];
   verify(delivery: Delivery): VerifiedEvent;
   /** Signs a sample event the way the provider would; used by `durable-webhooks send`. */
   sign(event: SampleEvent): SignedRequest;

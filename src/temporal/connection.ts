@@ -1,6 +1,7 @@
-import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
+import { Client, Connection, type ConnectionOptions, type DataConverter } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { NativeConnection } from '@temporalio/worker';
+import { EncryptionCodec, parseEncryptionKeys } from './codec';
 
 /** The address the dev server listens on, and the one used when nothing else is configured. */
 export const DEFAULT_TEMPORAL_ADDRESS = '127.0.0.1:7233';
@@ -8,6 +9,8 @@ export const DEFAULT_TEMPORAL_ADDRESS = '127.0.0.1:7233';
 export interface TemporalSettings {
   namespace: string;
   connectionOptions: ConnectionOptions;
+  /** With PAYLOAD_ENCRYPTION_KEYS set, the encryption codec; every client and worker uses it. */
+  dataConverter?: DataConverter;
 }
 
 /**
@@ -20,9 +23,11 @@ export function temporalSettings(env: NodeJS.ProcessEnv = process.env): Temporal
     profile: env.TEMPORAL_PROFILE,
     overrideEnvVars: definedOnly(env),
   });
+  const keys = parseEncryptionKeys(env.PAYLOAD_ENCRYPTION_KEYS);
   return {
     namespace: namespace ?? 'default',
     connectionOptions: { ...(connectionOptions as ConnectionOptions), address: connectionOptions.address ?? DEFAULT_TEMPORAL_ADDRESS },
+    ...(keys.length > 0 && { dataConverter: { payloadCodecs: [new EncryptionCodec(keys)] } }),
   };
 }
 
@@ -31,7 +36,7 @@ export function temporalSettings(env: NodeJS.ProcessEnv = process.env): Temporal
  * Temporal is down, and reconnects by itself when it is back.
  */
 export function lazyClient(settings: TemporalSettings): Client {
-  return new Client({ connection: Connection.lazy(settings.connectionOptions), namespace: settings.namespace });
+  return new Client({ connection: Connection.lazy(settings.connectionOptions), namespace: settings.namespace, dataConverter: settings.dataConverter });
 }
 
 export function connectWorkerConnection(settings: TemporalSettings): Promise<NativeConnection> {

@@ -1,12 +1,38 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import Long from 'long';
-import type { Queryable } from '../db/database';
+import type { Database } from '../db/database';
+import { loadBodyByWorkflowId } from '../db/event-bodies';
+import { eraseEvent, erasureOf, type Erasure, type ErasureResult } from '../db/erasure';
+import { SourceRegistry } from '../providers/registry';
 import { SIGNALS, statusQuery, type EventProgress, type WorkflowType } from '../../contracts';
 import { ledgerRecord, recordStopped, type LedgerRecord } from '../db/ledger';
-import { EventNotFoundError, OperationRejectedError } from '../errors';
+import { EventNotFoundError, EventRunningError, MalformedEventError, OperationRejectedError, SignatureVerificationError } from '../errors';
 import { resetPoint, type ResetTarget } from './reset-points';
 import { toSummary, visibilityQuery, type EventFilter, type EventSummary } from './visibility';
+
+/** What `events verify` found: the stored body's signature checked against today's secrets. */
+export interface Verification {
+  eventId: string;
+  source: string;
+  verified: boolean;
+  /** Why not, or which check passed. */
+  detail: string;
+  bytes: number;
+  sha256: string;
+  receivedAt: string;
+}
+
+/** What `events erase` did, store by store. */
+export interface ErasureReport extends ErasureResult {
+  eventId: string;
+  /**
+   * `holds no personal data`: the workflow's input held only IDs and amounts. `deleted`: the event
+   * was started before bodies were stored, so its history held the body, and the execution was deleted.
+   * `not retained`: Temporal no longer has it.
+   */
+  temporal: 'holds no personal data' | 'deleted' | 'not retained';
+}
 
 export interface EventView extends EventSummary {
   summary: string | null;
@@ -14,6 +40,8 @@ export interface EventView extends EventSummary {
   progress: EventProgress | null;
   /** The event's claim and recorded steps in the ledger; null without database access or before the claim. */
   ledger: LedgerRecord | null;
+  /** Who erased the event's personal data, when and why; null when it was not erased (or without database access). */
+  erasure: Erasure | null;
   result: unknown;
   /** The failure and its causes, outermost first, as `Type: message`. */
   failure: string[] | null;
@@ -27,7 +55,7 @@ export interface EventView extends EventSummary {
 export class EventOperations {
   constructor(
     private readonly client: Client,
-    private readonly options: { uiUrl: string; now?: () => Date; db?: Queryable },
+    private readonly options: { uiUrl: string; now?: () => Date; db?: Database; sources?: SourceRegistry },
   ) {}
 
   async show(eventId: string): Promise<EventView> {
@@ -46,7 +74,8 @@ export class EventOperations {
       );
     }
     const ledger = this.options.db ? await ledgerRecord(this.options.db, eventId) : null;
-    return { ...summary, summary: (await description.staticSummary()) ?? null, progress, ledger, result, failure, uiUrl: this.uiLink(eventId) };
+    const erasure = this.options.db ? await erasureOf(this.options.db, eventId) : null;
+    return { ...summary, summary: (await description.staticSummary()) ?? null, progress, ledger, erasure, result, failure, uiUrl: this.uiLink(eventId) };
   }
 
   /**
@@ -127,6 +156,60 @@ export class EventOperations {
     return done.map(({ eventId, runId }) => ({ eventId, runId: runId as string | null }));
   }
 
+  /**
+   * Checks the stored body's signature again, with the secrets configured today, at the time it was
+   * received (so the timestamp tolerance holds): proof of what was received, and a check of rotated secrets.
+   */
+  async verify(eventId: string): Promise<Verification> {
+    const db = this.requireDatabase('verify');
+    const stored = await loadBodyByWorkflowId(db, eventId);
+    if (!stored) throw new EventNotFoundError(eventId, 'the body store has no event with that ID');
+    const result = (verified: boolean, detail: string): Verification => ({
+      eventId,
+      source: stored.source,
+      verified,
+      detail,
+      bytes: stored.size,
+      sha256: stored.sha256,
+      receivedAt: stored.receivedAt.toISOString(),
+    });
+    if (!stored.body) return result(false, `the body was erased at ${stored.erasedAt?.toISOString()}`);
+    if (Object.keys(stored.signatureHeaders).length === 0) return result(false, `it came from the provider's API (${stored.via}), not as a signed delivery`);
+    const source = (this.options.sources ?? new SourceRegistry([])).get(stored.source);
+    try {
+      const verified = source.adapter.verify({ rawBody: stored.body, headers: stored.signatureHeaders, receivedAt: stored.receivedAt });
+      if (verified.id !== stored.eventId) return result(false, `the signed body is event ${verified.id}, not ${stored.eventId}`);
+      return result(true, `the ${source.adapter.kind} signature matches a secret configured for source "${source.name}"`);
+    } catch (error) {
+      if (error instanceof SignatureVerificationError || error instanceof MalformedEventError) return result(false, error.message);
+      throw error;
+    }
+  }
+
+  /**
+   * Removes the event's personal data from every store (see `eraseEvent`) and records who did it
+   * and why. The workflow must have closed. Temporal's history holds only IDs and amounts, except
+   * for an event started before bodies were stored, whose execution is deleted.
+   */
+  async erase(eventId: string, request: { by: string; reason: string }): Promise<ErasureReport> {
+    const db = this.requireDatabase('erase');
+    const description = await this.describe(eventId).catch((error: unknown) => {
+      if (error instanceof EventNotFoundError) return undefined;
+      throw error;
+    });
+    if (description?.status.name === 'RUNNING') {
+      throw new EventRunningError(`Event ${eventId} is still running: erase it once it has closed (or cancel or terminate it first), so no step needs its body.`);
+    }
+    const erased = await eraseEvent(db, eventId, request);
+    if (!erased) throw new EventNotFoundError(eventId, 'neither Temporal nor the database knows that ID');
+    let temporal: ErasureReport['temporal'] = description ? 'holds no personal data' : 'not retained';
+    if (description && !erased.bodyStored) {
+      await this.client.workflowService.deleteWorkflowExecution({ namespace: this.client.options.namespace, workflowExecution: { workflowId: eventId } });
+      temporal = 'deleted';
+    }
+    return { eventId, ...erased, temporal };
+  }
+
   uiLink(eventId: string): string {
     return `${this.options.uiUrl}/namespaces/${encodeURIComponent(this.client.options.namespace)}/workflows/${encodeURIComponent(eventId)}`;
   }
@@ -138,6 +221,11 @@ export class EventOperations {
       if (error instanceof WorkflowNotFoundError) throw new EventNotFoundError(eventId);
       throw error;
     }
+  }
+
+  private requireDatabase(operation: string): Database {
+    if (!this.options.db) throw new OperationRejectedError(`${operation} reads the body store: set DATABASE_URL.`);
+    return this.options.db;
   }
 
   private async requireRunning(eventId: string): Promise<void> {

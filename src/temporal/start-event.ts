@@ -1,8 +1,16 @@
 import { isGrpcServiceError, NamespaceNotFoundError, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { status as grpcStatus } from '@grpc/grpc-js';
-import { TemporalUnavailableError } from '../errors';
-import { eventWorkflowId, WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE, WEBHOOK_VIA, type EventVia, type WebhookEvent } from '../../contracts';
+import { BodyStoreUnavailableError, TemporalUnavailableError } from '../errors';
+import { eventFields, eventWorkflowId, MAX_FIELD_LENGTH, WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE, WEBHOOK_VIA, type EventVia, type WebhookEvent } from '../../contracts';
+import type { Queryable } from '../db/database';
+import { storeBody, type ReceivedBody } from '../db/event-bodies';
 import { workflowTypeFor } from './handlers';
+
+/** A verified event as it arrived: what its workflow is told, the parsed body, and the bytes to store. */
+export interface ReceivedEvent extends Omit<WebhookEvent, 'fields' | 'payload'> {
+  payload: unknown;
+  body: ReceivedBody;
+}
 
 export type StartResult =
   | { status: 'started'; workflowId: string; runId: string }
@@ -12,10 +20,11 @@ export type StartResult =
 /** Starts one workflow per event; the receiver depends on this, not on the Temporal client. */
 export interface EventStarter {
   /**
-   * Starts the event's workflow, whose ID is `workflowIdPrefix + event.id`, tagged with how it came.
-   * @throws TemporalUnavailableError when Temporal does not confirm in time; nothing is recorded then.
+   * Stores the event's body, then starts its workflow, whose ID is `workflowIdPrefix + event.id`,
+   * tagged with how it came; the workflow's input holds the routing fields, never the body.
+   * @throws BodyStoreUnavailableError or TemporalUnavailableError when either does not confirm; nothing is started then.
    */
-  start(event: WebhookEvent, workflowIdPrefix: string, via?: EventVia): Promise<StartResult>;
+  start(event: ReceivedEvent, workflowIdPrefix: string, via?: EventVia): Promise<StartResult>;
   /** True when Temporal answers for our namespace. */
   ready(): Promise<boolean>;
 }
@@ -29,17 +38,26 @@ const UNAVAILABLE_CODES = new Set<number>([grpcStatus.UNAVAILABLE, grpcStatus.DE
 export class TemporalEventStarter implements EventStarter {
   constructor(
     private readonly client: Client,
+    /** The body store: every body is stored here before its workflow starts. */
+    private readonly db: Queryable,
     private readonly options: { taskQueue: string; startTimeoutMs?: number },
   ) {}
 
-  async start(event: WebhookEvent, workflowIdPrefix: string, via: EventVia = 'delivery'): Promise<StartResult> {
+  async start(event: ReceivedEvent, workflowIdPrefix: string, via: EventVia = 'delivery'): Promise<StartResult> {
     const workflowId = eventWorkflowId(workflowIdPrefix, event.id);
+    const workflowType = workflowTypeFor(event);
+    try {
+      await storeBody(this.db, { source: event.source, eventId: event.id, workflowId, provider: event.provider, via, receivedAt: event.receivedAt }, event.body);
+    } catch (error) {
+      throw new BodyStoreUnavailableError(event.id, { cause: error });
+    }
+    const input = workflowInput(event, workflowType);
     try {
       const handle = await this.withDeadline(() =>
-        this.client.workflow.start(workflowTypeFor(event), {
+        this.client.workflow.start(workflowType, {
           workflowId,
           taskQueue: this.options.taskQueue,
-          args: [event],
+          args: [input],
           // A closed run with this ID blocks a new one, and so does a running one: the engine is the dedupe.
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
           workflowIdConflictPolicy: 'FAIL',
@@ -97,6 +115,22 @@ export async function workflowExists(client: Client, workflowId: string): Promis
   }
 }
 
+/** The workflow's input: the event's identity and the fields its workflow routes on, without the body. */
+function workflowInput(event: ReceivedEvent, workflowType: string): WebhookEvent {
+  const { source, provider, id, type, occurredAt, receivedAt, subject, bodySha256 } = event;
+  return {
+    source,
+    provider,
+    id,
+    type,
+    occurredAt,
+    receivedAt,
+    ...(subject !== undefined && subject.length <= MAX_FIELD_LENGTH && { subject }),
+    ...(bodySha256 !== undefined && { bodySha256 }),
+    fields: eventFields(workflowType, event.payload),
+  };
+}
+
 /** Temporal refuses a static summary over 200 bytes. */
 export const MAX_SUMMARY_BYTES = 200;
 
@@ -104,7 +138,7 @@ export const MAX_SUMMARY_BYTES = 200;
  * One line a person can read in the Temporal UI's workflow list: `stripe · checkout.session.completed · cs_… · 42.00 EUR`,
  * cut to Temporal's 200 bytes on a character boundary.
  */
-export function summaryOf(event: WebhookEvent): string {
+export function summaryOf(event: Pick<ReceivedEvent, 'source' | 'type' | 'subject' | 'payload'>): string {
   const summary = [event.source, event.type, event.subject, amountOf(event.payload)].filter(Boolean).join(' · ');
   if (Buffer.byteLength(summary) <= MAX_SUMMARY_BYTES) return summary;
   let cut = '';

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
+import { Worker, type DataConverter, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Activities } from '../../contracts';
 import { PROJECT_ROOT } from '../config';
 import { ConfigError } from '../errors';
@@ -15,6 +15,8 @@ export const WORKFLOW_BUNDLE_PATH = path.join(PROJECT_ROOT, 'dist', 'workflow-bu
 export interface WorkerOptions {
   connection: NativeConnection;
   namespace: string;
+  /** The encryption codec, when PAYLOAD_ENCRYPTION_KEYS is set (`TemporalSettings.dataConverter`). */
+  dataConverter?: DataConverter;
   taskQueue: string;
   activities: Activities;
   /**
@@ -25,10 +27,11 @@ export interface WorkerOptions {
   workflows: WorkflowBundleOption | 'bundle-now';
 }
 
-export function createWorker({ connection, namespace, taskQueue, activities, workflows }: WorkerOptions): Promise<Worker> {
+export function createWorker({ connection, namespace, dataConverter, taskQueue, activities, workflows }: WorkerOptions): Promise<Worker> {
   return Worker.create({
     connection,
     namespace,
+    dataConverter,
     taskQueue,
     ...(workflows === 'bundle-now' ? { workflowsPath: WORKFLOWS_PATH } : { workflowBundle: workflows }),
     activities,
@@ -56,7 +59,7 @@ export async function startWorker(options: { settings: TemporalSettings; taskQue
   const connection = await connectWorkerConnection(options.settings);
   let worker: Worker;
   try {
-    worker = await createWorker({ connection, namespace: options.settings.namespace, taskQueue: options.taskQueue, activities: options.activities, workflows: options.workflows });
+    worker = await createWorker({ connection, namespace: options.settings.namespace, dataConverter: options.settings.dataConverter, taskQueue: options.taskQueue, activities: options.activities, workflows: options.workflows });
   } catch (error) {
     await connection.close();
     throw error;

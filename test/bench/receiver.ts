@@ -11,6 +11,8 @@ import { performance } from 'node:perf_hooks';
 import { Client, Connection } from '@temporalio/client';
 import Stripe from 'stripe';
 import { loadReceiverConfig } from '../../src/config';
+import { openDatabase } from '../../src/db/database';
+import { migrate } from '../../src/db/migrations';
 import { startDevServer } from '../../src/dev/dev-server';
 import { silentLogger } from '../../src/logger';
 import { startReceiver } from '../../src/receiver';
@@ -30,10 +32,13 @@ async function main(): Promise<void> {
   const devServer = await startDevServer({ address, dataDir: mkdtempSync(path.join(tmpdir(), 'dw-bench-')), stdio: 'ignore' });
   const connection = await Connection.connect({ address });
   await prepareNamespace(connection, 'default');
+  const db = await openDatabase({ embeddedDir: mkdtempSync(path.join(tmpdir(), 'dw-bench-db-')) });
+  await migrate(db);
   const receiver = await startReceiver(
     loadReceiverConfig({ PORT: '0', STRIPE_WEBHOOK_SECRET: SECRET, TEMPORAL_TASK_QUEUE: 'bench-no-worker' }),
     new Client({ connection }),
     silentLogger,
+    db,
   );
   try {
     const deliveries = Array.from({ length: EVENTS }, (_, index) => {
@@ -49,6 +54,7 @@ async function main(): Promise<void> {
   } finally {
     await receiver.close();
     await connection.close();
+    await db.close();
     await devServer.stop();
   }
 }

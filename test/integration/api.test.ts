@@ -208,7 +208,8 @@ describe('POST /v1/messages', () => {
     expect(endpoint.received).toHaveLength(20);
     for (const delivery of endpoint.received) expect(JSON.parse(delivery.body)).toMatchObject({ type: 'report.ready', data: payload });
     const historyBytes = async (workflowId: string) => JSON.stringify(await stack.client.workflow.getHandle(workflowId).fetchHistory()).length;
-    expect(await historyBytes(messageWorkflowId(messageId))).toBeLessThan(64 * 1024);
+    // 20 children's starts and results vary with how the worker batches them; one copy of the payload would be 250 KB.
+    expect(await historyBytes(messageWorkflowId(messageId))).toBeLessThan(128 * 1024);
     expect(await historyBytes(deliveryWorkflowId(messageWorkflowId(messageId), endpoints[0]!))).toBeLessThan(16 * 1024);
     await endpoint.close();
   });

@@ -35,8 +35,8 @@ it('stores the second of two same-second events exactly when the workflow would 
   await fc.assert(
     fc.asyncProperty(eventId, eventId, async (first, second) => {
       const subscriptionId = `sub_order_${run++}`;
-      expect(await storeIfNewer(db, update(subscriptionId, first, 1_764_000_000))).toBe(true);
-      expect(await storeIfNewer(db, update(subscriptionId, second, 1_764_000_000))).toBe(isNewerUpdate({ created: 1_764_000_000, eventId: second }, { created: 1_764_000_000, eventId: first }));
+      expect(await storeIfNewer(db, update(subscriptionId, first, 1_764_000_000), {})).toBe(true);
+      expect(await storeIfNewer(db, update(subscriptionId, second, 1_764_000_000), {})).toBe(isNewerUpdate({ created: 1_764_000_000, eventId: second }, { created: 1_764_000_000, eventId: first }));
     }),
     { numRuns: 300 },
   );

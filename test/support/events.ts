@@ -30,7 +30,7 @@ export function checkoutCompleted(options: { orderId?: string; email?: string; p
 }
 
 /** A signed Standard Webhooks `order.created`. */
-export function orderCreated(options: { amount?: number; paymentMethod?: string; orderId?: string } = {}): SignedDelivery & { orderId: string } {
+export function orderCreated(options: { amount?: number; paymentMethod?: string; orderId?: string; email?: string; name?: string } = {}): SignedDelivery & { orderId: string } {
   const id = `msg_${randomUUID()}`;
   const orderId = options.orderId ?? `ord_${randomUUID()}`;
   const body = JSON.stringify({
@@ -42,7 +42,8 @@ export function orderCreated(options: { amount?: number; paymentMethod?: string;
       currency: 'eur',
       customer: 'cus_test_1',
       paymentMethod: options.paymentMethod ?? 'pm_card_visa',
-      email: 'grace@example.com',
+      email: options.email ?? 'grace@example.com',
+      ...(options.name !== undefined && { name: options.name }),
     },
   });
   return { id, orderId, path: 'standard', body, headers: standardHeaders(body, SECRETS.standard, { id }) };

@@ -11,7 +11,7 @@ import { startReceiver } from '../../src/receiver';
 import { createWorkerServices, type WorkerServices } from '../../src/services';
 import { startWorker, WORKFLOWS_PATH, type RunningWorker } from '../../src/temporal/worker';
 import { temporalSettings } from '../../src/temporal/connection';
-import { createTestDatabase } from './database';
+import { createTestDatabase, openTestDatabase } from './database';
 import { startResendStandIn, type ResendStandIn } from './resend-stand-in';
 import { SECRETS_ENV } from './signing';
 import { startStripeStandIn, type StripeStandIn } from '../../src/dev/stripe-stand-in';
@@ -51,9 +51,12 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: s
   const address = options.address ?? process.env.TEMPORAL_ADDRESS!;
   const taskQueue = `test-${randomUUID()}`;
   const config = loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', TEMPORAL_TASK_QUEUE: taskQueue, ...options.env }, { development: true });
-  const client = new Client({ connection: Connection.lazy({ address }), namespace: 'default' });
+  // Temporal's own settings from the test's environment: PAYLOAD_ENCRYPTION_KEYS turns the codec on.
+  const { dataConverter } = temporalSettings({ TEMPORAL_ADDRESS: address, ...options.env });
+  const client = new Client({ connection: Connection.lazy({ address }), namespace: 'default', dataConverter });
   if (options.worker === false) {
-    const receiver = await startReceiver(config, client, silentLogger);
+    const db = await openTestDatabase();
+    const receiver = await startReceiver(config, client, silentLogger, db, dataConverter?.payloadCodecs?.[0]);
     return {
       url: receiver.url,
       client,
@@ -61,6 +64,7 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: s
       async close() {
         await receiver.close();
         await client.connection.close();
+        await db.drop();
       },
     };
   }
@@ -88,7 +92,7 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: s
       : await startWorker({ settings: temporalSettings(workerEnv), taskQueue, activities: services.activities, workflows: await workflowBundle() });
   // The receiver reads the same Stripe settings (its /admin backfill lists the stand-in's events).
   const receiverConfig = { ...config, stripe: { secretKey: workerEnv.STRIPE_SECRET_KEY, apiUrl: workerEnv.STRIPE_API_URL } };
-  const receiver = await startReceiver(receiverConfig, client, silentLogger, services.db);
+  const receiver = await startReceiver(receiverConfig, client, silentLogger, services.db, dataConverter?.payloadCodecs?.[0]);
 
   return {
     url: receiver.url,

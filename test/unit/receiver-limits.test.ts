@@ -1,19 +1,26 @@
 import { connect, type Socket } from 'node:net';
 import { loadReceiverConfig } from '../../src/config';
+import type { Database } from '../../src/db/database';
 import { silentLogger } from '../../src/logger';
 import { startReceiver, type RunningReceiver } from '../../src/receiver';
 import { lazyClient } from '../../src/temporal/connection';
 import { eventually } from '../support/eventually';
 import { SECRETS_ENV } from '../support/signing';
 
-// No request here reaches Temporal: the lazy client never connects.
+// No request here reaches Temporal or the database: the lazy client never connects.
 const client = lazyClient({ namespace: 'default', connectionOptions: { address: '127.0.0.1:1' } });
+const unreachableDatabase: Database = {
+  kind: 'postgresql',
+  query: () => Promise.reject(new Error('no request here reaches the database')),
+  transaction: () => Promise.reject(new Error('no request here reaches the database')),
+  close: async () => undefined,
+};
 
 let receiver: RunningReceiver | undefined;
 afterEach(() => receiver?.close());
 
 async function start(env: Record<string, string>) {
-  receiver = await startReceiver(loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', ...env }), client, silentLogger);
+  receiver = await startReceiver(loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', ...env }), client, silentLogger, unreachableDatabase);
   return Number(new URL(receiver.url).port);
 }
 

@@ -1,7 +1,6 @@
-import type { WebhookEvent } from '../../contracts';
-import { MAX_SUMMARY_BYTES, summaryOf } from '../../src/temporal/start-event';
+import { MAX_SUMMARY_BYTES, summaryOf, type ReceivedEvent } from '../../src/temporal/start-event';
 
-const event = (subject: string): WebhookEvent => ({
+const event = (subject: string): Omit<ReceivedEvent, 'body'> => ({
   source: 'standard',
   provider: 'standard-webhooks',
   id: 'msg_1',

@@ -1,0 +1,62 @@
+import type { Database, Queryable } from './database';
+
+/** Who erased an event's personal data, when, and why. */
+export interface Erasure {
+  erasedAt: string;
+  erasedBy: string;
+  reason: string;
+}
+
+export interface ErasureResult extends Erasure {
+  /** False when the event had been erased before: nothing was changed, and `erasedAt` is the first erasure's. */
+  erasedNow: boolean;
+  /** Whether the body store had this event (a body, erased now or before). */
+  bodyStored: boolean;
+  /** Order rows whose customer email was removed, and subscription rows whose stored object was. */
+  ordersCleared: number;
+  subscriptionsCleared: number;
+}
+
+/**
+ * Removes an event's personal data from every table that holds it, in one transaction, and records
+ * who did it and why (`event_erasures`): the body store's bytes and signature headers; the
+ * customer's email on the orders the event wrote; the subscription object it stored; the customer
+ * email in ledger step results written before they left it out. The ledger's claim, status and
+ * outcome stay, so the event is still known as processed. Undefined when no table knows the event.
+ */
+export async function eraseEvent(db: Database, workflowId: string, request: { by: string; reason: string }): Promise<ErasureResult | undefined> {
+  return db.transaction(async (tx) => {
+    const known = await tx.query<{ source: string; event_id: string; stored: boolean }>(
+      `SELECT source, event_id, true AS stored FROM event_bodies WHERE workflow_id = $1
+       UNION SELECT source, event_id, false FROM processed_events WHERE workflow_id = $1`,
+      [workflowId],
+    );
+    const event = known.rows[0];
+    if (!event) return undefined;
+    const inserted = await tx.query(
+      `INSERT INTO event_erasures (workflow_id, erased_by, reason) VALUES ($1, $2, $3)
+       ON CONFLICT (workflow_id) DO NOTHING RETURNING workflow_id`,
+      [workflowId, request.by, request.reason],
+    );
+    const { source, event_id: eventId } = event;
+    const bodyStored = known.rows.some((row) => row.stored);
+    await tx.query(`UPDATE event_bodies SET body = NULL, signature_headers = '{}', erased_at = now() WHERE source = $1 AND event_id = $2 AND erased_at IS NULL`, [source, eventId]);
+    const orders = await tx.query(`UPDATE orders SET customer_email = NULL, updated_at = now() WHERE source = $1 AND event_id = $2 AND customer_email IS NOT NULL RETURNING id`, [source, eventId]);
+    const subscriptions = await tx.query(`UPDATE subscriptions SET data = '{}', updated_at = now() WHERE last_event_id = $1 AND data <> '{}' RETURNING id`, [eventId]);
+    await tx.query(`UPDATE event_steps SET result = result - 'customerEmail' WHERE source = $1 AND event_id = $2 AND jsonb_typeof(result) = 'object' AND result ? 'customerEmail'`, [source, eventId]);
+    return {
+      ...(await erasureOf(tx, workflowId))!,
+      erasedNow: inserted.rows.length > 0,
+      bodyStored,
+      ordersCleared: orders.rows.length,
+      subscriptionsCleared: subscriptions.rows.length,
+    };
+  });
+}
+
+/** The erasure of this event workflow, if it was erased. */
+export async function erasureOf(db: Queryable, workflowId: string): Promise<Erasure | null> {
+  const { rows } = await db.query<{ erased_at: Date; erased_by: string; reason: string }>('SELECT erased_at, erased_by, reason FROM event_erasures WHERE workflow_id = $1', [workflowId]);
+  const row = rows[0];
+  return row ? { erasedAt: new Date(row.erased_at).toISOString(), erasedBy: row.erased_by, reason: row.reason } : null;
+}

@@ -1,0 +1,65 @@
+import cors from 'cors';
+import express, { type Router } from 'express';
+import type { Payload, PayloadCodec } from '@temporalio/common';
+import { InvalidRequestError } from '../errors';
+import type { Logger } from '../logger';
+import { requireAdminToken } from './admin';
+import { routeErrorHandler } from './problem';
+
+export interface CodecDeps {
+  codec: PayloadCodec;
+  /** The namespace whose payloads this codec holds the keys to; a request for another is refused. */
+  namespace: string;
+  token: string;
+  /** Origins allowed to call from a browser: the Temporal UI's. */
+  origins: string[];
+  logger: Logger;
+}
+
+/** A payload as Temporal's remote codec protocol sends it: proto3 JSON, bytes in base64. */
+interface JsonPayload {
+  metadata?: Record<string, string>;
+  data?: string;
+}
+
+/**
+ * `POST /codec/encode` and `/codec/decode`: Temporal's remote codec protocol, for the Temporal UI
+ * and the `temporal` CLI (`--codec-endpoint <receiver>/codec --codec-auth "Bearer $ADMIN_TOKEN"`).
+ * Behind the admin token; CORS lets the UI's origin call it from the operator's browser.
+ * https://github.com/temporalio/samples-go/blob/main/codec-server/protocol.md
+ */
+export function createCodecRouter(deps: CodecDeps): Router {
+  const router = express.Router();
+  router.use(cors({ origin: deps.origins, methods: ['POST'], allowedHeaders: ['Content-Type', 'Authorization', 'X-Namespace'], credentials: true, maxAge: 600 }));
+  router.use(requireAdminToken(deps.token));
+  router.use(express.json({ limit: '8mb' }));
+  for (const direction of ['encode', 'decode'] as const) {
+    router.post(`/${direction}`, async (req, res) => {
+      const namespace = req.headers['x-namespace'];
+      if (typeof namespace === 'string' && namespace !== '' && namespace !== deps.namespace) {
+        throw new InvalidRequestError(`This codec holds the keys of namespace "${deps.namespace}", not "${namespace}".`);
+      }
+      const payloads = readPayloads(req.body);
+      const done = await deps.codec[direction](payloads);
+      res.json({ payloads: done.map(toJson) });
+    });
+  }
+  router.use(routeErrorHandler({ realm: 'durable-webhooks admin', internalDetail: 'The codec could not process these payloads (a key it does not hold?). See the receiver log.', logger: deps.logger, what: 'codec request' }));
+  return router;
+}
+
+function readPayloads(body: unknown): Payload[] {
+  const payloads = (body as { payloads?: unknown } | undefined)?.payloads;
+  if (!Array.isArray(payloads)) throw new InvalidRequestError('Send {"payloads": [...]}, each payload with "metadata" and "data" in base64.');
+  return payloads.map((payload: JsonPayload) => ({
+    metadata: Object.fromEntries(Object.entries(payload?.metadata ?? {}).map(([key, value]) => [key, Buffer.from(String(value), 'base64')])),
+    data: Buffer.from(String(payload?.data ?? ''), 'base64'),
+  }));
+}
+
+function toJson(payload: Payload): JsonPayload {
+  return {
+    metadata: Object.fromEntries(Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value ?? []).toString('base64')])),
+    data: Buffer.from(payload.data ?? []).toString('base64'),
+  };
+}

@@ -1,0 +1,114 @@
+import { execFile } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { EncryptionCodec, parseEncryptionKeys } from '../../src/temporal/codec';
+import { temporalCliPath } from '../../src/tools';
+import { checkoutCompleted } from '../support/events';
+import { post, startStack, type WorkerStack } from '../support/stack';
+
+const run = promisify(execFile);
+const key = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
+const OLD_KEY = key('2026-01');
+const NEW_KEY = key('2026-12');
+const ADMIN_TOKEN = 'admin-token-for-codec-tests';
+const UI_ORIGIN = 'http://localhost:18233';
+
+let stack: WorkerStack;
+beforeAll(async () => {
+  stack = await startStack({ env: { PAYLOAD_ENCRYPTION_KEYS: `${NEW_KEY} ${OLD_KEY}`, ADMIN_TOKEN, TEMPORAL_UI_URL: UI_ORIGIN } });
+});
+afterAll(() => stack.close());
+
+/** `temporal workflow show -o json` against the suite's server, with `extra` flags. */
+async function show(workflowId: string, ...extra: string[]): Promise<string> {
+  const { stdout } = await run(temporalCliPath(), ['workflow', 'show', '--workflow-id', workflowId, '--address', process.env.TEMPORAL_ADDRESS!, '--output', 'json', ...extra]);
+  return stdout;
+}
+
+/** The history's JSON with every payload's `data` decoded from base64 beside it: what a reader of it could see. */
+function readable(historyJson: string): string {
+  const decoded: string[] = [];
+  JSON.parse(historyJson, (name, value: unknown) => {
+    if (name === 'data' && typeof value === 'string') decoded.push(Buffer.from(value, 'base64').toString('utf8'));
+    return value;
+  });
+  return [historyJson, ...decoded].join('\n');
+}
+
+const codec = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  post(`${stack.url}/codec${path}`, { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}`, 'x-namespace': 'default', ...headers }, JSON.stringify(body));
+
+describe('with PAYLOAD_ENCRYPTION_KEYS', () => {
+  it('Temporal holds only ciphertext with the key ID, and the codec endpoint decodes the same history', async () => {
+    const marker = `ord_marker_${randomUUID()}`;
+    const delivery = checkoutCompleted({ orderId: marker });
+    expect((await post(`${stack.url}/webhooks/stripe`, delivery.headers, delivery.body)).status).toBe(202);
+    expect(await stack.client.workflow.getHandle(delivery.id).result()).toMatchObject({ outcome: 'fulfilled' });
+
+    const raw = await show(delivery.id);
+    expect(readable(raw)).not.toContain(marker);
+    const started = (JSON.parse(raw) as { events: Array<{ workflowExecutionStartedEventAttributes?: { input: { payloads: Array<{ metadata: Record<string, string> }> } } }> }).events[0]!;
+    const metadata = started.workflowExecutionStartedEventAttributes!.input.payloads[0]!.metadata;
+    expect(Buffer.from(metadata.encoding!, 'base64').toString()).toBe('binary/encrypted');
+    expect(Buffer.from(metadata['encryption-key-id']!, 'base64').toString()).toBe('2026-12');
+
+    // The `temporal` CLI decodes through the receiver's endpoint, as the UI does.
+    const decoded = await show(delivery.id, '--codec-endpoint', `${stack.url}/codec`, '--codec-auth', `Bearer ${ADMIN_TOKEN}`);
+    expect(readable(decoded)).toContain(marker);
+  });
+
+  it('decodes payloads encrypted with an older key, and encodes with the first', async () => {
+    const plain = defaultPayloadConverter.toPayload({ marker: 'rotated' });
+    const [old] = await new EncryptionCodec(parseEncryptionKeys(OLD_KEY)).encode([plain]);
+    const asJson = { metadata: Object.fromEntries(Object.entries(old!.metadata!).map(([name, value]) => [name, Buffer.from(value!).toString('base64')])), data: Buffer.from(old!.data!).toString('base64') };
+
+    const response = await codec('/decode', { payloads: [asJson] });
+    expect(response.status).toBe(200);
+    const [payload] = (response.json as { payloads: Array<{ data: string }> }).payloads;
+    expect(JSON.parse(Buffer.from(payload!.data, 'base64').toString())).toEqual({ marker: 'rotated' });
+
+    const encoded = await codec('/encode', { payloads: [{ metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('"x"').toString('base64') }] });
+    const [encrypted] = (encoded.json as { payloads: Array<{ metadata: Record<string, string> }> }).payloads;
+    expect(Buffer.from(encrypted!.metadata['encryption-key-id']!, 'base64').toString()).toBe('2026-12');
+  });
+
+  it('refuses callers without the admin token, and another namespace', async () => {
+    expect((await codec('/decode', { payloads: [] }, { authorization: 'Bearer wrong' })).status).toBe(401);
+    expect((await post(`${stack.url}/codec/decode`, { 'content-type': 'application/json' }, '{"payloads":[]}')).status).toBe(401);
+    const other = await codec('/decode', { payloads: [] }, { 'x-namespace': 'someone-else' });
+    expect(other.status).toBe(400);
+    expect(other.json).toMatchObject({ detail: expect.stringContaining('"default"') });
+  });
+
+  it("lets the Temporal UI's origin call it from a browser, and no other", async () => {
+    const preflight = (origin: string) =>
+      fetch(`${stack.url}/codec/decode`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,x-namespace' } });
+    const allowed = await preflight(UI_ORIGIN);
+    expect(allowed.status).toBe(204);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe(UI_ORIGIN);
+    expect(allowed.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('x-namespace');
+    expect((await preflight('https://evil.example')).headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
+describe('PAYLOAD_ENCRYPTION_KEYS', () => {
+  it.each([
+    ['no colon', 'abc', /entry 1 must be <keyId>:<base64 key>/],
+    ['a short key', `k1:${randomBytes(16).toString('base64')}`, /key "k1" must be 32 bytes/],
+    ['one ID twice', `${key('k1')} ${key('k1')}`, /names key "k1" twice/],
+  ])('refuses %s without printing the key', (_name, value, message) => {
+    expect(() => parseEncryptionKeys(value)).toThrow(message);
+    try {
+      parseEncryptionKeys(value);
+    } catch (error) {
+      expect((error as Error).message).not.toContain(value.split(':')[1]?.slice(0, 8) || '\u0000');
+    }
+  });
+
+  it('the codec with only the new key cannot read what the old key wrote', async () => {
+    const plain = defaultPayloadConverter.toPayload('secret');
+    const encrypted = await new EncryptionCodec(parseEncryptionKeys(OLD_KEY)).encode([plain]);
+    await expect(new EncryptionCodec(parseEncryptionKeys(NEW_KEY)).decode(encrypted)).rejects.toThrow(/key "2026-01"/);
+  });
+});

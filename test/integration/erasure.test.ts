@@ -1,0 +1,86 @@
+import { randomBytes } from 'node:crypto';
+import type { Database } from '../../src/db/database';
+import { loadBody } from '../../src/db/event-bodies';
+import { orderCreated } from '../support/events';
+import { post, startStack, type WorkerStack } from '../support/stack';
+
+const ADMIN_TOKEN = 'admin-token-for-erasure-tests';
+const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+
+let stack: WorkerStack;
+beforeAll(async () => {
+  stack = await startStack({ env: { ADMIN_TOKEN, REVIEW_THRESHOLD: '100000' } });
+});
+afterAll(() => stack.close());
+
+/** Every row of every table, as JSON text (bytea as hex), that contains the marker as text or as bytes. */
+async function rowsHolding(db: Database, marker: string): Promise<string[]> {
+  const { rows: tables } = await db.query<{ table_name: string }>(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`);
+  const found: string[] = [];
+  const hex = Buffer.from(marker).toString('hex');
+  for (const { table_name: table } of tables) {
+    const { rows } = await db.query<{ row: string }>(`SELECT row_to_json(t)::text AS row FROM "${table}" t`);
+    for (const { row } of rows) if (row.includes(marker) || row.includes(hex)) found.push(`${table}: ${row.slice(0, 200)}`);
+  }
+  return found;
+}
+
+/** The event's whole history as Temporal's API returns it, every payload's data decoded beside it. */
+async function historyText(workflowId: string): Promise<string> {
+  const { events } = await stack.client.workflow.getHandle(workflowId).fetchHistory();
+  const json = JSON.stringify(events);
+  const decoded: string[] = [];
+  JSON.parse(json, (name, value: unknown) => {
+    if (name === 'data' && typeof value === 'string') decoded.push(Buffer.from(value, 'base64').toString('utf8'));
+    return value;
+  });
+  return [json, ...decoded].join('\n');
+}
+
+const erase = (eventId: string, body: unknown) => post(`${stack.url}/admin/events/${encodeURIComponent(eventId)}/erase`, admin, JSON.stringify(body));
+
+describe('erasing an event', () => {
+  it('leaves no trace of its personal data in PostgreSQL, the body store or Temporal, and keeps its outcome', async () => {
+    const marker = `erase${randomBytes(6).toString('hex')}`;
+    const delivery = orderCreated({ email: `${marker}@example.com`, name: `Ada ${marker}` });
+    expect((await post(`${stack.url}/webhooks/${delivery.path}`, delivery.headers, delivery.body)).status).toBe(202);
+    expect(await stack.client.workflow.getHandle(delivery.id).result()).toMatchObject({ outcome: 'charged' });
+
+    // Before: the body store and the order row hold it; Temporal never did.
+    expect((await rowsHolding(stack.db, marker)).map((row) => row.split(':')[0])).toEqual(expect.arrayContaining(['event_bodies', 'orders']));
+    expect(await historyText(delivery.id)).not.toContain(marker);
+
+    const erased = await erase(delivery.id, { reason: 'GDPR request 42', by: 'dpo@example.com' });
+    expect(erased.status).toBe(200);
+    expect(erased.json).toMatchObject({ eventId: delivery.id, erasedNow: true, erasedBy: 'dpo@example.com', reason: 'GDPR request 42', bodyStored: true, ordersCleared: 1, temporal: 'holds no personal data' });
+
+    expect(await rowsHolding(stack.db, marker)).toEqual([]);
+    expect(await historyText(delivery.id)).not.toContain(marker);
+    expect(await loadBody(stack.db, 'standard', delivery.id)).toMatchObject({ body: null, signatureHeaders: {}, erasedAt: expect.any(Date) });
+
+    // The outcome and status stay, with the erasure's record.
+    const shown = await fetch(`${stack.url}/admin/events/${delivery.id}`, { headers: admin });
+    expect(await shown.json()).toMatchObject({ status: 'completed', ledger: { status: 'completed' }, erasure: { erasedBy: 'dpo@example.com', reason: 'GDPR request 42' }, result: { outcome: 'charged' } });
+    const verify = await fetch(`${stack.url}/admin/events/${delivery.id}/verify`, { headers: admin });
+    expect(await verify.json()).toMatchObject({ verified: false, detail: expect.stringMatching(/erased/) });
+
+    // Erasing again changes nothing and reports the first erasure.
+    const again = await erase(delivery.id, { reason: 'asked twice' });
+    expect(again.json).toMatchObject({ erasedNow: false, erasedAt: (erased.json as { erasedAt: string }).erasedAt, reason: 'GDPR request 42' });
+
+    // A redelivery of the erased event stores nothing again.
+    await post(`${stack.url}/webhooks/${delivery.path}`, delivery.headers, delivery.body);
+    expect(await rowsHolding(stack.db, marker)).toEqual([]);
+  });
+
+  it('refuses while the event is still running (409), needs a reason (400), and knows no unknown event (404)', async () => {
+    const held = orderCreated({ amount: 250_000 });
+    expect((await post(`${stack.url}/webhooks/${held.path}`, held.headers, held.body)).status).toBe(202);
+    const running = await erase(held.id, { reason: 'too early' });
+    expect(running.status).toBe(409);
+    expect(running.json).toMatchObject({ type: 'urn:durable-webhooks:problem:event-running' });
+    expect((await erase(held.id, {})).status).toBe(400);
+    expect((await erase('evt_nobody_knows', { reason: 'x' })).status).toBe(404);
+    await stack.client.workflow.getHandle(held.id).terminate('test done');
+  });
+});
