@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -71,6 +72,7 @@ describe('npm run dev', () => {
     expect(banner).toContain("Reconcile    stripe: set STRIPE_SECRET_KEY to catch up from Stripe's Events API");
     expect(banner).toContain("github: set GITHUB_TOKEN and GITHUB_HOOKS to catch up from GitHub's deliveries");
     expect(banner).toContain(`Email        captured as .eml files in ${path.join(dataDir, 'mail')}`);
+    expect(banner).toContain('Payloads     plaintext in Temporal (set PAYLOAD_ENCRYPTION_KEYS to encrypt them)');
 
     const { code, attempts } = await sendJson(['stripe', 'checkout.session.completed', '--repeat', '5', '--id', 'evt_dev_e2e_1']);
     expect(code).toBe(0);
@@ -118,6 +120,30 @@ describe('npm run dev', () => {
     dev = await startDev();
     const { attempts } = await sendJson(['stripe', 'checkout.session.completed', '--id', 'evt_dev_e2e_1']);
     expect(attempts).toEqual([{ status: 200, body: { status: 'duplicate', eventId: 'evt_dev_e2e_1', workflowId: 'evt_dev_e2e_1', state: 'completed' } }]);
+  });
+});
+
+describe('npm run dev with PAYLOAD_ENCRYPTION_KEYS and ADMIN_TOKEN', () => {
+  it("encrypts payloads in Temporal and points the dev server's UI at the receiver's codec endpoint", async () => {
+    const temporalPort = await freePort(1000);
+    const port = await freePort();
+    const encrypted = spawnTs('src/dev.ts', [], {
+      ...env,
+      PORT: String(port),
+      TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
+      DATA_DIR: mkdtempSync(path.join(tmpdir(), 'dw-dev-encrypted-')),
+      PAYLOAD_ENCRYPTION_KEYS: `dev:${randomBytes(32).toString('base64')}`,
+      ADMIN_TOKEN: 'dev-admin-token',
+    });
+    try {
+      await encrypted.waitFor('Press Ctrl-C to stop.');
+      expect(encrypted.output()).toContain(`Payloads     encrypted in Temporal; codec endpoint http://localhost:${port}/codec (Bearer $ADMIN_TOKEN)`);
+      const settings = (await (await fetch(`http://localhost:${temporalPort + 1000}/api/v1/settings`)).json()) as { Codec?: { Endpoint?: string } };
+      expect(settings.Codec?.Endpoint).toBe(`http://localhost:${port}/codec`);
+    } finally {
+      encrypted.child.kill('SIGINT');
+      expect(await encrypted.exited).toBe(0);
+    }
   });
 });
 

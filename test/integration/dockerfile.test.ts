@@ -109,8 +109,8 @@ describe('Dockerfile, replayed without Docker', () => {
     expect(existsSync(path.join(stageDir('runtime'), 'dist', 'test'))).toBe(false);
   });
 
-  const run = (args: string[]) => {
-    const result = spawnSync('node', args, { cwd: stageDir('runtime'), env: containerEnv(runtime), encoding: 'utf8', timeout: 60_000 });
+  const run = (args: string[], env: Record<string, string> = {}) => {
+    const result = spawnSync('node', args, { cwd: stageDir('runtime'), env: { ...containerEnv(runtime), ...env }, encoding: 'utf8', timeout: 60_000 });
     return { code: result.status, output: `${result.stdout}${result.stderr}` };
   };
 
@@ -127,6 +127,11 @@ describe('Dockerfile, replayed without Docker', () => {
     expect(code).toBe(1);
     expect(output.trim().split('\n')).toHaveLength(1);
     expect(JSON.parse(output)).toMatchObject({ level: 'error', message: expect.stringContaining('no source has a signing secret') });
+
+    // With a secret but no database, it refuses too: every body is stored before its workflow starts.
+    const withoutDatabase = run(cmd.slice(1), { GITHUB_WEBHOOK_SECRET: 'a-secret' });
+    expect(withoutDatabase.code).toBe(1);
+    expect(withoutDatabase.output).toContain('DATABASE_URL is required');
   });
 
   it('starts the worker from the prebuilt bundle, which needs its real settings', () => {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Database } from '../../src/db/database';
 import { loadBody } from '../../src/db/event-bodies';
 import { orderCreated } from '../support/events';
+import { runCli } from '../support/processes';
 import { post, startStack, type WorkerStack } from '../support/stack';
 
 const ADMIN_TOKEN = 'admin-token-for-erasure-tests';
@@ -64,9 +65,10 @@ describe('erasing an event', () => {
     const verify = await fetch(`${stack.url}/admin/events/${delivery.id}/verify`, { headers: admin });
     expect(await verify.json()).toMatchObject({ verified: false, detail: expect.stringMatching(/erased/) });
 
-    // Erasing again changes nothing and reports the first erasure.
-    const again = await erase(delivery.id, { reason: 'asked twice' });
-    expect(again.json).toMatchObject({ erasedNow: false, erasedAt: (erased.json as { erasedAt: string }).erasedAt, reason: 'GDPR request 42' });
+    // Erasing again, here with the CLI, changes nothing and reports the first erasure.
+    const again = await runCli(['events', 'erase', delivery.id, '--reason', 'asked twice', '--json'], stack.workerEnv);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.output)).toMatchObject({ erasedNow: false, erasedAt: (erased.json as { erasedAt: string }).erasedAt, reason: 'GDPR request 42' });
 
     // A redelivery of the erased event stores nothing again.
     await post(`${stack.url}/webhooks/${delivery.path}`, delivery.headers, delivery.body);

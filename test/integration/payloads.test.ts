@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { temporal } from '@temporalio/proto';
-import { loadReceiverConfig } from '../../src/config';
 import type { Queryable } from '../../src/db/database';
 import { loadBody } from '../../src/db/event-bodies';
 import { BodyStoreUnavailableError } from '../../src/errors';
-import { SourceRegistry } from '../../src/providers/registry';
-import { EventOperations } from '../../src/temporal/operations';
 import { TemporalEventStarter, workflowExists } from '../../src/temporal/start-event';
 import { eventually } from '../support/eventually';
+import { runCli } from '../support/processes';
 import { githubHeaders, SECRETS, SECRETS_ENV, stripeEvent, stripeHeaders } from '../support/signing';
 import { post, startStack, type Stack, type WorkerStack } from '../support/stack';
 
@@ -47,11 +45,17 @@ describe('a 20 MB GitHub delivery', () => {
     expect(stored).toMatchObject({ size: Buffer.byteLength(body), via: 'delivery', signatureHeaders: { 'x-hub-signature-256': headers['x-hub-signature-256'] } });
     expect(stored!.body!.equals(Buffer.from(body))).toBe(true);
 
-    const operations = new EventOperations(stack.client, { uiUrl: 'http://ui', db: stack.db, sources: new SourceRegistry(loadReceiverConfig(SECRETS_ENV).sources) });
-    expect(await operations.verify(delivery)).toMatchObject({ eventId: delivery, verified: true, bytes: Buffer.byteLength(body) });
+    // `durable-webhooks events verify` checks the stored bytes with the receiver's secrets of today.
+    const verify = async (env: Record<string, string>) => {
+      const { code, output } = await runCli(['events', 'verify', delivery, '--json'], { ...stack.workerEnv, ...SECRETS_ENV, ...env });
+      return { code, result: JSON.parse(output) as Record<string, unknown> };
+    };
+    expect(await verify({})).toEqual({ code: 0, result: expect.objectContaining({ eventId: delivery, verified: true, bytes: Buffer.byteLength(body) }) });
     // With the secret rotated away, the same bytes no longer verify.
-    const rotated = new EventOperations(stack.client, { uiUrl: 'http://ui', db: stack.db, sources: new SourceRegistry(loadReceiverConfig({ ...SECRETS_ENV, GITHUB_WEBHOOK_SECRET: 'another-secret', GITHUB_WEBHOOK_SECRET_PREVIOUS: '' }).sources) });
-    expect(await rotated.verify(delivery)).toMatchObject({ verified: false, detail: expect.stringMatching(/does not match/) });
+    expect(await verify({ GITHUB_WEBHOOK_SECRET: 'another-secret', GITHUB_WEBHOOK_SECRET_PREVIOUS: '' })).toEqual({
+      code: 1,
+      result: expect.objectContaining({ verified: false, detail: expect.stringMatching(/does not match/) }),
+    });
   });
 
   it('is stored once however often it is delivered, before its workflow starts', async () => {

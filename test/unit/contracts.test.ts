@@ -1,5 +1,5 @@
 import * as workflows from '../../workflows';
-import { SIGNALS, WorkflowType, type Workflows } from '../../contracts';
+import { bodyField, eventFields, MAX_FIELD_LENGTH, readPointer, SIGNALS, WorkflowType, type Workflows } from '../../contracts';
 
 // A compile-time check (`npm run lint` type-checks the tests): every workflow the contracts name is
 // exported by the worker's bundle entry with the signature clients start it with.
@@ -20,5 +20,24 @@ describe('contracts', () => {
       const names = signals!.map((signal) => signal.name);
       expect(new Set(names).size).toBe(names.length);
     }
+  });
+});
+
+describe('the routing fields copied into an event workflow\'s input', () => {
+  it('reads JSON pointers with their escapes, own properties only', () => {
+    const body = { 'a/b': [{ '~x': 1 }], data: { email: 'ada@example.com' } };
+    expect(readPointer(body, '/a~1b/0/~0x')).toBe(1);
+    expect(readPointer(body, '/data/email')).toBe('ada@example.com');
+    expect(readPointer(body, '/data/missing/deeper')).toBeUndefined();
+    expect(readPointer(body, '/constructor')).toBeUndefined();
+    expect(readPointer(body, '/data/__proto__')).toBeUndefined();
+  });
+
+  it('copies IDs and amounts, only whether personal fields are there, and nothing long or structured', () => {
+    const body = { data: { orderId: 'ord_1', amount: 4200, currency: { code: 'eur' }, customer: 'c'.repeat(MAX_FIELD_LENGTH + 1), paymentMethod: 'pm_card_visa', email: 'ada@example.com' } };
+    expect(eventFields(WorkflowType.chargeOrder, body)).toEqual({ orderId: 'ord_1', amount: 4200, paymentMethod: 'pm_card_visa', email: true });
+    expect(eventFields(WorkflowType.chargeOrder, { data: { email: '' } })).toEqual({ email: false });
+    expect(eventFields(WorkflowType.recordEvent, body)).toEqual({});
+    expect(bodyField(WorkflowType.chargeOrder, 'email')).toEqual({ fromBody: '/data/email' });
   });
 });
