@@ -4,6 +4,7 @@ import type { Database } from '../src/db/database';
 import { callOnce } from '../src/db/ledger';
 import { PermanentEmailError, type EmailSender } from '../src/email/sender';
 import { fieldText, readEventBody, readsBody, renderText } from './event-body';
+import { count } from './metrics';
 
 export function createEmailActivities({ db, email }: { db: Database; email: EmailSender }): Pick<Activities, 'sendEmail'> {
   return {
@@ -18,6 +19,7 @@ export function createEmailActivities({ db, email }: { db: Database; email: Emai
         if (to === '') throw ApplicationFailure.nonRetryable(`Event ${input.eventId} has no address at ${describeText(input.to)}.`, FailureType.EMAIL_REJECTED);
         try {
           const { id } = await email.send({ to, subject: renderText(body, input.subject), text: renderText(body, input.text), idempotencyKey: input.idempotencyKey });
+          count('emails');
           return { externalId: id, result: { messageId: id } };
         } catch (error) {
           if (error instanceof PermanentEmailError) throw ApplicationFailure.nonRetryable(error.message, FailureType.EMAIL_REJECTED);

@@ -3,6 +3,7 @@ import Stripe from 'stripe';
 import { FailureType, type Activities } from '../contracts';
 import type { Database } from '../src/db/database';
 import { callOnce } from '../src/db/ledger';
+import { count } from './metrics';
 
 /**
  * Stripe calls, each with an Idempotency-Key. Stripe forgets keys after 24 hours, so before any
@@ -18,7 +19,7 @@ export function createStripeActivities({ db, stripe }: { db: Database; stripe: S
         db,
         { source: input.source, eventId: input.eventId, step: 'charge' },
         async () => {
-          const intent = await callStripe(() =>
+          const intent = await countCharge(() =>
             stripe.paymentIntents.create(
               {
                 amount: input.amount,
@@ -50,6 +51,18 @@ export function createStripeActivities({ db, stripe }: { db: Database; stripe: S
       });
     },
   };
+}
+
+/** Makes the charge, counted by outcome (`durable_webhooks_charges`). */
+async function countCharge<T>(create: () => Promise<T>): Promise<T> {
+  try {
+    const intent = await callStripe(create);
+    count('charges', { outcome: 'succeeded' });
+    return intent;
+  } catch (error) {
+    if (error instanceof ApplicationFailure && error.type === FailureType.CARD_DECLINED) count('charges', { outcome: 'declined' });
+    throw error;
+  }
 }
 
 /** Statuses of a PaymentIntent that charged, or is charging, the card. */

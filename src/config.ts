@@ -375,7 +375,11 @@ export interface WorkerConfig extends CommonConfig {
     | { provider: 'smtp'; from: string; url: string }
     | { provider: 'capture'; from: string };
   settings: FlowSettings;
+  /** `host:port` of the worker's Prometheus metrics (the SDK's and ours); undefined when set empty. @default 127.0.0.1:9464 */
+  metricsAddress: string | undefined;
 }
+
+export const DEFAULT_WORKER_METRICS_ADDRESS = '127.0.0.1:9464';
 
 export const DEFAULT_EMAIL_FROM = 'durable-webhooks <webhooks@example.com>';
 
@@ -403,9 +407,15 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env, { develop
     throw new ConfigError(`REVIEW_TIMEOUT must be a duration such as 30m, 24h or 3d, not "${reviewTimeout}".`);
   }
 
+  const metricsAddress = env.WORKER_METRICS_ADDRESS ?? DEFAULT_WORKER_METRICS_ADDRESS;
+  if (metricsAddress !== '' && !/^[\w.-]+:\d{1,5}$|^\[[\da-fA-F:]+\]:\d{1,5}$/.test(metricsAddress)) {
+    throw new ConfigError(`WORKER_METRICS_ADDRESS must be host:port (or empty to turn metrics off), not "${metricsAddress}".`);
+  }
+
   return {
     ...loadCommonConfig(env),
     email,
+    metricsAddress: metricsAddress || undefined,
     settings: {
       reviewThreshold: env.REVIEW_THRESHOLD ? positiveInteger(env, 'REVIEW_THRESHOLD', 0) : null,
       reviewTimeout: reviewTimeout as Duration,

@@ -9,6 +9,7 @@ import { startReceiver } from './receiver';
 import { createWorkerServices } from './services';
 import { lazyClient, temporalSettings } from './temporal/connection';
 import { prepareNamespace } from './temporal/namespace';
+import { installRuntime } from './temporal/runtime';
 import { startWorker } from './temporal/worker';
 
 /**
@@ -16,16 +17,19 @@ import { startWorker } from './temporal/worker';
  * in one process, with development secrets for any that are unset. Ctrl-C stops all three.
  */
 async function main(): Promise<void> {
-  const logger = createLogger('dev');
+  // JSON lines like production, or pino-pretty's on a terminal (a development dependency, loaded only then).
+  const destination = process.stdout.isTTY ? (await import('pino-pretty')).default({ messageKey: 'message', translateTime: 'SYS:HH:MM:ss' }) : undefined;
+  const logger = createLogger('dev', destination);
   const config = loadReceiverConfig(process.env, { development: true });
   const workerConfig = loadWorkerConfig(process.env, { development: true });
+  installRuntime(createLogger('worker', destination), { metricsAddress: workerConfig.metricsAddress });
   const settings = temporalSettings();
   const address = settings.connectionOptions.address!;
 
   let devServer: DevServer | undefined;
   if (!(await isServing(address))) {
     if (!isLoopback(address)) throw new Error(`Temporal does not answer at ${address}.`);
-    logger.info('starting the Temporal dev server', { address, dataDir: config.dataDir });
+    logger.info({ address, dataDir: config.dataDir }, 'starting the Temporal dev server');
     // With encryption on, the UI decodes payloads through the receiver's codec endpoint.
     const uiCodecEndpoint = settings.dataConverter && config.adminToken ? `http://localhost:${config.port}/codec` : undefined;
     devServer = await startDevServer({ address, dataDir: config.dataDir, stdio: 'ignore', uiCodecEndpoint });
@@ -40,7 +44,7 @@ async function main(): Promise<void> {
   const services = await createWorkerServices(workerConfig, { temporal: client, embedded: true, stripeStandIn: stripeStandIn?.url });
   const worker = await startWorker({ settings, taskQueue: config.taskQueue, activities: services.activities, workflows: 'bundle-now' });
 
-  const receiver = await startReceiver(config, client, createLogger('receiver'), services.db, settings.dataConverter?.payloadCodecs?.[0]);
+  const receiver = await startReceiver(config, client, createLogger('receiver', destination), services.db, settings.dataConverter?.payloadCodecs?.[0]);
   process.stdout.write(
     banner({ config, receiverUrl: receiver.url, temporalAddress: address, namespace: settings.namespace, devServer, downstream: [...services.describe(), payloadsLine(Boolean(settings.dataConverter), config.adminToken, receiver.url)] }),
   );

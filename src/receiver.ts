@@ -87,7 +87,7 @@ async function main(): Promise<void> {
     throw new ConfigError(`no source has a signing secret; set ${config.disabledSources.map((source) => source.env).join(', ')} or WEBHOOKS_CONFIG.`);
   }
   for (const source of config.disabledSources) {
-    logger.warn(`source ${source.name} disabled: ${source.env} is unset`, { source: source.name });
+    logger.warn({ source: source.name }, `source ${source.name} disabled: ${source.env} is unset`);
   }
   if (!config.databaseUrl) {
     throw new ConfigError('DATABASE_URL is required: every body is stored there before its workflow starts (npm run dev uses an embedded database in its one process).');
@@ -97,14 +97,17 @@ async function main(): Promise<void> {
   const db = await openDatabase({ url: config.databaseUrl });
   await migrate(db);
   const receiver = await startReceiver(config, client, logger, db, settings.dataConverter?.payloadCodecs?.[0]);
-  logger.info('receiver listening', {
-    url: receiver.url,
-    sources: config.sources.map((source) => source.name),
-    disabledSources: config.disabledSources.map((source) => source.name),
-    temporal: settings.connectionOptions.address,
-    namespace: settings.namespace,
-    taskQueue: config.taskQueue,
-  });
+  logger.info(
+    {
+      url: receiver.url,
+      sources: config.sources.map((source) => source.name),
+      disabledSources: config.disabledSources.map((source) => source.name),
+      temporal: settings.connectionOptions.address,
+      namespace: settings.namespace,
+      taskQueue: config.taskQueue,
+    },
+    'receiver listening',
+  );
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, async () => {
       await receiver.close();

@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   } catch (error) {
     if (!(error instanceof PostgresUnreachableError) || process.env.TEMPORAL_DB_URL || !hasPostgresBinaries()) throw error;
     const port = Number(new URL(DEFAULT_TEMPORAL_DB_URL).port);
-    logger.info('no PostgreSQL answers; starting one of our own', { dir: path.join(dir, 'postgres'), port });
+    logger.info({ dir: path.join(dir, 'postgres'), port }, 'no PostgreSQL answers; starting one of our own');
     postgres = startLocalPostgres({ port, user: 'temporal', dir: path.join(dir, 'postgres') });
     dbUrl = postgres.url;
     cluster = await startCluster({ address, dbUrl, dir: path.join(dir, 'temporal') });
@@ -47,13 +47,16 @@ async function main(): Promise<void> {
     throw error;
   }
   const database = new URL(dbUrl);
-  logger.info(`Temporal ${TEMPORAL_SERVER_VERSION} cluster ready`, {
-    address,
-    namespace: settings.namespace,
-    postgres: `${database.hostname}:${database.port || 5432}`,
-    historyShards: HISTORY_SHARDS,
-    log: cluster.logFile,
-  });
+  logger.info(
+    {
+      address,
+      namespace: settings.namespace,
+      postgres: `${database.hostname}:${database.port || 5432}`,
+      historyShards: HISTORY_SHARDS,
+      log: cluster.logFile,
+    },
+    `Temporal ${TEMPORAL_SERVER_VERSION} cluster ready`,
+  );
 
   let stopping = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   const connection = await Connection.connect(settings.connectionOptions);
   await prepareNamespace(connection, settings.namespace);
   await connection.close();
-  logger.info('Temporal dev server ready', { address, ui: server.uiUrl, db: server.dbFile });
+  logger.info({ address, ui: server.uiUrl, db: server.dbFile }, 'Temporal dev server ready');
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, async () => {
       await server.stop();

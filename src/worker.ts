@@ -2,6 +2,7 @@ import { loadWorkerConfig } from './config';
 import { createLogger } from './logger';
 import { createWorkerServices } from './services';
 import { lazyClient, temporalSettings } from './temporal/connection';
+import { installRuntime } from './temporal/runtime';
 import { prebuiltWorkflowBundle, startWorker } from './temporal/worker';
 
 /** `npm run worker`: polls the task queue until SIGINT/SIGTERM, then finishes running tasks and exits. */
@@ -9,16 +10,21 @@ async function main(): Promise<void> {
   const logger = createLogger('worker');
   const workflows = prebuiltWorkflowBundle();
   const config = loadWorkerConfig();
+  installRuntime(logger, { metricsAddress: config.metricsAddress });
   const settings = temporalSettings();
   const client = lazyClient(settings);
   const services = await createWorkerServices(config, { temporal: client });
   const worker = await startWorker({ settings, taskQueue: config.taskQueue, activities: services.activities, workflows });
-  logger.info('worker polling', {
-    temporal: settings.connectionOptions.address,
-    namespace: settings.namespace,
-    taskQueue: config.taskQueue,
-    downstream: services.describe(),
-  });
+  logger.info(
+    {
+      temporal: settings.connectionOptions.address,
+      namespace: settings.namespace,
+      taskQueue: config.taskQueue,
+      metrics: config.metricsAddress && `http://${config.metricsAddress}/metrics`,
+      downstream: services.describe(),
+    },
+    'worker polling',
+  );
   try {
     await worker.stopped;
   } finally {

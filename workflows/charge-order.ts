@@ -40,16 +40,16 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
 
     if (settings.reviewThreshold !== null && data.amount >= settings.reviewThreshold) {
       await db.saveOrder({ ...stepOf(event, 'order:awaiting-review'), order: order('awaiting_review') });
-      progress.waitingFor = `approve or reject signal (up to ${settings.reviewTimeout})`;
+      progress.waitFor(`approve or reject signal (up to ${settings.reviewTimeout})`);
       await condition(() => decision !== undefined, settings.reviewTimeout);
-      progress.waitingFor = null;
+      progress.waitFor(null);
       if (!decision?.approved) {
         const reason = decision ? `rejected${decision.reason ? `: ${decision.reason}` : ''}` : `not reviewed within ${settings.reviewTimeout}`;
         await db.saveOrder({ ...stepOf(event, 'order:cancelled'), order: order('cancelled') });
         await email('email:cancelled', `Order ${data.orderId} cancelled`, `Your order ${data.orderId} was cancelled (${reason}). You have not been charged.`);
         return finish(event, progress, 'cancelled', { status: 'completed', detail: { orderId: data.orderId, cancelled: reason } });
       }
-      progress.stepsDone.push('approved');
+      progress.done('approved');
     }
 
     let charge;
@@ -59,7 +59,7 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
       if (!(error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === FailureType.CARD_DECLINED)) throw error;
       await db.saveOrder({ ...stepOf(event, 'order:payment-failed'), order: order('payment_failed') });
       await email('email:payment-failed', `Payment for order ${data.orderId} failed`, `We could not charge your card for order ${data.orderId}: ${error.cause.message}`);
-      progress.outcome = 'payment_failed';
+      progress.end('payment_failed');
       // handleEvent records the failure, with these details, in the ledger.
       throw ApplicationFailure.nonRetryable(`Payment for order ${data.orderId} was declined: ${error.cause.message}`, FailureType.PAYMENT_DECLINED, {
         orderId: data.orderId,
@@ -67,11 +67,11 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
         ...(error.cause.details?.[0] as object | undefined),
       });
     }
-    progress.stepsDone.push('charge');
+    progress.done('charge');
 
     await db.saveOrder({ ...stepOf(event, 'order:paid'), order: order('paid', charge.paymentIntentId) });
     await email('email:receipt', `Receipt for order ${data.orderId}`, `We charged ${formatAmount(data.amount, data.currency)} for order ${data.orderId}. Thank you!`);
-    progress.stepsDone.push('email:receipt');
+    progress.done('email:receipt');
     return finish(event, progress, 'charged', { status: 'completed', detail: { orderId: data.orderId, paymentIntentId: charge.paymentIntentId } });
   });
 }

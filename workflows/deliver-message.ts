@@ -1,4 +1,4 @@
-import { proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import { proxyActivities, setCurrentDetails, setHandler, sleep } from '@temporalio/workflow';
 import { deliveryStateQuery, type Activities, type DeliveryInput, type DeliveryState } from '../contracts';
 
 /** Each attempt is one activity; the schedule between attempts is the workflow's own durable timers. */
@@ -15,16 +15,24 @@ export async function deliverMessage(input: DeliveryInput): Promise<DeliveryStat
   const state: DeliveryState = { endpointId: input.endpointId, status: 'delivering', attempts: 0, lastOutcome: null };
   setHandler(deliveryStateQuery, () => state);
 
+  const show = (doing: string) =>
+    setCurrentDetails(`**Attempts:** ${state.attempts} of ${input.scheduleMs.length}${state.lastOutcome ? ` · last: ${state.lastOutcome.result}` : ''}\n\n**Now:** ${doing}`);
   for (const delayMs of input.scheduleMs) {
-    if (delayMs > 0) await sleep(delayMs);
+    if (delayMs > 0) {
+      show(`waiting ${Math.round(delayMs / 1000)} s before attempt ${state.attempts + 1}`);
+      await sleep(delayMs);
+    }
     state.attempts++;
+    show(`attempt ${state.attempts}`);
     const { messageId, endpointId, eventType, fingerprint, createdAt, payload } = input;
     state.lastOutcome = await attemptDelivery({ messageId, endpointId, eventType, fingerprint, createdAt, payload, attempt: state.attempts });
     if (state.lastOutcome.result !== 'failed') {
       state.status = state.lastOutcome.result;
+      show(state.status);
       return state;
     }
   }
   state.status = 'failed';
+  show('failed: no attempt left');
   return state;
 }

@@ -11,8 +11,6 @@ const customerEmail = bodyField(WorkflowType.fulfilCheckout, 'email');
  */
 export async function fulfilCheckout(event: WebhookEvent): Promise<EventOutcome> {
   return handleEvent(event, async (progress) => {
-    const done = (step: string) => progress.stepsDone.push(step);
-
     const session = fieldsOf(event);
     const text = (field: string) => (typeof session[field] === 'string' ? (session[field] as string) : null);
     const amount = typeof session.amount === 'number' ? session.amount : null;
@@ -28,13 +26,13 @@ export async function fulfilCheckout(event: WebhookEvent): Promise<EventOutcome>
         checkoutSessionId: text('sessionId'),
       },
     });
-    done('order');
+    progress.done('order');
 
     if (order.paymentIntentId) {
       await external.markPaymentIntentFulfilled.executeWithOptions({ summary: `mark ${order.paymentIntentId} fulfilled` }, [
         { source: event.source, eventId: event.id, idempotencyKey: idempotencyKey(), paymentIntentId: order.paymentIntentId, orderId: order.id },
       ]);
-      done('stripe:mark-fulfilled');
+      progress.done('stripe:mark-fulfilled');
     }
 
     if (session.email === true) {
@@ -45,7 +43,7 @@ export async function fulfilCheckout(event: WebhookEvent): Promise<EventOutcome>
         subject: `Order ${order.id} confirmed`,
         text: `Thank you for your order ${order.id}${order.amount !== null && order.currency ? ` of ${formatAmount(order.amount, order.currency)}` : ''}. It is on its way.`,
       });
-      done('email:confirmation');
+      progress.done('email:confirmation');
     }
 
     return finish(event, progress, 'fulfilled', { status: 'completed', detail: { orderId: order.id } });

@@ -18,7 +18,7 @@ export async function notifyGitHub(event: WebhookEvent): Promise<EventOutcome> {
             text: [body('/issue/user/login', 'Someone'), ' opened ', body('/issue/html_url'), '.'],
           };
     await sendEmail({ ...stepOf(event, 'email:notification'), idempotencyKey: idempotencyKey(), to: notifyEmail, subject, text });
-    progress.stepsDone.push('email:notification');
+    progress.done('email:notification');
     return finish(event, progress, 'notified', { status: 'completed', detail: { notified: notifyEmail } });
   });
 }

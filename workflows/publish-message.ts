@@ -1,4 +1,4 @@
-import { ParentClosePolicy, startChild, workflowInfo } from '@temporalio/workflow';
+import { ParentClosePolicy, setCurrentDetails, startChild, workflowInfo } from '@temporalio/workflow';
 import { deliveryWorkflowId, type DeliveryInput, type PublishInput, type PublishResult } from '../contracts';
 import { deliverMessage } from './deliver-message';
 
@@ -8,6 +8,7 @@ import { deliverMessage } from './deliver-message';
  * delivery per subscribed endpoint and waits for them all.
  */
 export async function publishMessage(input: PublishInput): Promise<PublishResult> {
+  setCurrentDetails(`**Waiting for:** deliveries to ${input.endpointIds.length} endpoint(s), one child workflow each`);
   const deliveries = await Promise.all(
     input.endpointIds.map((endpointId) => {
       const { messageId, eventType, fingerprint, createdAt, payload, scheduleMs } = input;

@@ -1,4 +1,4 @@
-import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
 import type { Activities, BackfillCounts, ReconcileInput } from '../contracts';
 
 /**
@@ -17,5 +17,6 @@ const { reconcileProvider } = proxyActivities<Activities>({
  */
 export async function reconcile(input: ReconcileInput): Promise<BackfillCounts> {
   const since = new Date(workflowInfo().runStartTime.getTime() - input.lookbackMs).toISOString();
+  setCurrentDetails(`**Now:** listing ${input.provider} events since ${since} and starting the missing ones`);
   return reconcileProvider({ provider: input.provider, since });
 }

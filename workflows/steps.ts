@@ -1,4 +1,4 @@
-import { ApplicationFailure, CancellationScope, isCancellation, proxyActivities, setHandler, TemporalFailure, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, isCancellation, proxyActivities, setCurrentDetails, setHandler, TemporalFailure, workflowInfo } from '@temporalio/workflow';
 import {
   describeText,
   eventFields,
@@ -43,20 +43,56 @@ export function formatAmount(amount: number, currency: string): string {
   return `${(amount / 100).toFixed(2)} ${currency.toUpperCase()}`;
 }
 
-/** Registers the `status` query and returns the progress it reports, for the workflow to update. */
-function trackProgress(event: WebhookEvent): EventProgress {
-  const progress: EventProgress = { eventId: event.id, type: event.type, stepsDone: [], waitingFor: null, outcome: null };
-  setHandler(statusQuery, () => progress);
-  return progress;
+/**
+ * Where an event workflow stands: answered by the `status` query, and shown as the Temporal UI's
+ * current details (steps done, what it waits for, how it ended), updated at every change.
+ */
+export class Progress implements EventProgress {
+  readonly stepsDone: string[] = [];
+  waitingFor: string | null = null;
+  outcome: string | null = null;
+
+  constructor(
+    readonly eventId: string,
+    readonly type: string,
+  ) {
+    setHandler(statusQuery, () => this);
+    this.show();
+  }
+
+  done(step: string): void {
+    this.stepsDone.push(step);
+    this.show();
+  }
+
+  waitFor(what: string | null): void {
+    this.waitingFor = what;
+    this.show();
+  }
+
+  end(outcome: string): void {
+    this.outcome = outcome;
+    this.show();
+  }
+
+  private show(): void {
+    setCurrentDetails(
+      [
+        `**Steps done:** ${this.stepsDone.join(', ') || 'none yet'}`,
+        ...(this.waitingFor ? [`**Waiting for:** ${this.waitingFor}`] : []),
+        ...(this.outcome ? [`**Outcome:** ${this.outcome}`] : []),
+      ].join('\n\n'),
+    );
+  }
 }
 
 /**
  * Records how the event ended in the ledger, sets the outcome the `status` query reports, and
  * returns it as the workflow's result: the last step of every event workflow that claimed its event.
  */
-export async function finish(event: WebhookEvent, progress: EventProgress, outcome: string, ledger: { status: EventStatus; detail: unknown }): Promise<EventOutcome> {
+export async function finish(event: WebhookEvent, progress: Progress, outcome: string, ledger: { status: EventStatus; detail: unknown }): Promise<EventOutcome> {
   await db.completeEvent({ source: event.source, eventId: event.id, status: ledger.status, outcome: ledger.detail });
-  progress.outcome = outcome;
+  progress.end(outcome);
   return { outcome, source: event.source, eventId: event.id, type: event.type };
 }
 
@@ -66,8 +102,8 @@ export async function finish(event: WebhookEvent, progress: EventProgress, outco
  * in the ledger before the workflow ends, so the ledger never says `processing` for an event
  * Temporal has stopped working on.
  */
-export async function handleEvent(event: WebhookEvent, flow: (progress: EventProgress) => Promise<EventOutcome>): Promise<EventOutcome> {
-  const progress = trackProgress(event);
+export async function handleEvent(event: WebhookEvent, flow: (progress: Progress) => Promise<EventOutcome>): Promise<EventOutcome> {
+  const progress = new Progress(event.id, event.type);
   const claimed = await claim(event, progress);
   if (claimed !== 'claimed') return nothingToDo(event, progress, claimed);
   try {
@@ -76,7 +112,7 @@ export async function handleEvent(event: WebhookEvent, flow: (progress: EventPro
     if (!(error instanceof TemporalFailure)) throw error;
     const outcome = isCancellation(error) ? { cancelled: true } : { failure: error.message, type: error instanceof ApplicationFailure ? error.type : error.name };
     await CancellationScope.nonCancellable(() => db.completeEvent({ source: event.source, eventId: event.id, status: 'failed', outcome: { ...outcome, ...failureDetail(error) } }));
-    progress.outcome ??= isCancellation(error) ? 'cancelled' : 'failed';
+    if (progress.outcome === null) progress.end(isCancellation(error) ? 'cancelled' : 'failed');
     throw error;
   }
 }
@@ -88,16 +124,16 @@ function failureDetail(error: TemporalFailure): Record<string, unknown> {
 }
 
 /** The result of a workflow whose event another run chain owns, or whose body another event carried first: nothing done. */
-function nothingToDo(event: WebhookEvent, progress: EventProgress, outcome: 'duplicate' | 'replay'): EventOutcome {
-  progress.outcome = outcome;
+function nothingToDo(event: WebhookEvent, progress: Progress, outcome: 'duplicate' | 'replay'): EventOutcome {
+  progress.end(outcome);
   return { outcome, source: event.source, eventId: event.id, type: event.type };
 }
 
 /** Claims the event in the ledger for this run chain; see `ClaimResult`. */
-async function claim(event: WebhookEvent, progress: EventProgress): Promise<ClaimResult> {
+async function claim(event: WebhookEvent, progress: Progress): Promise<ClaimResult> {
   const { workflowId, firstExecutionRunId } = workflowInfo();
   const claimed = await db.claimEvent({ source: event.source, eventId: event.id, type: event.type, workflowId, firstExecutionRunId, bodySha256: event.bodySha256 });
-  progress.stepsDone.push('claim');
+  progress.done('claim');
   return claimed;
 }
 

@@ -1,4 +1,4 @@
-import { condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, continueAsNew, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   applySignal,
   isNewerUpdate,
@@ -27,7 +27,7 @@ export async function applySubscriptionEvent(event: WebhookEvent): Promise<Event
       ...(event.payload === undefined ? { source: event.source, subscription } : { subscription: (event.payload as { data: { object: SubscriptionUpdate['subscription'] } }).data.object }),
       deleted: event.type === 'customer.subscription.deleted',
     });
-    progress.stepsDone.push('forwarded');
+    progress.done('forwarded');
     return finish(event, progress, 'forwarded', { status: 'completed', detail: { entity } });
   });
 }
@@ -46,11 +46,17 @@ export async function subscriptionEntity(input: SubscriptionEntityInput): Promis
   setHandler(applySignal, (update) => void pending.push(update));
   setHandler(subscriptionStateQuery, () => state);
 
-  // An update that arrives in the same workflow task as the idle timeout is still applied.
-  while ((await condition(() => pending.length > 0, IDLE_TIMEOUT)) || pending.length > 0) {
+  const show = (waiting: string) =>
+    setCurrentDetails(`**Status:** ${state.status ?? 'unknown'} · **last applied:** ${state.last?.eventId ?? 'none'} · **updates seen:** ${state.updatesSeen}\n\n**Waiting for:** ${waiting}`);
+
+  for (;;) {
+    show(`the next update (completes after ${IDLE_TIMEOUT} idle)`);
+    // An update that arrives in the same workflow task as the idle timeout is still applied.
+    if (!(await condition(() => pending.length > 0, IDLE_TIMEOUT)) && pending.length === 0) break;
     const update = pending.shift()!;
     state.updatesSeen++;
     if (state.last && !isNewerUpdate(update, state.last)) continue;
+    show(`storing ${update.eventId}`);
     await db.storeSubscription(update);
     state.last = { created: update.created, eventId: update.eventId };
     state.status = update.deleted ? 'deleted' : update.subscription.status;

@@ -111,7 +111,7 @@ export function createApp(deps: AppDeps): Express {
     const result = await starter.start(event, source.workflowIdPrefix);
     stopTimer();
     metrics.deliveries.inc({ source: source.name, outcome: result.status });
-    logger.info(`event ${result.status}`, { source: source.name, eventId: event.id, type: event.type, workflowId: result.workflowId });
+    logger.info({ source: source.name, eventId: event.id, type: event.type, workflowId: result.workflowId }, `event ${result.status}`);
 
     if (result.status === 'started') {
       res.status(202).json({ status: 'started', eventId: event.id, workflowId: result.workflowId, runId: result.runId });
@@ -127,9 +127,9 @@ export function createApp(deps: AppDeps): Express {
     const source = (res.locals.source as Source | undefined)?.name ?? 'unknown';
     metrics.deliveries.inc({ source, outcome: problem.type.split(':').pop() });
     if (problem.status >= 500) {
-      logger.error('delivery not recorded', { source, path: req.path, status: problem.status, error: describe(error) });
+      logger.error({ source, path: req.path, status: problem.status, error: describe(error) }, 'delivery not recorded');
     } else {
-      logger.warn('delivery rejected', { source, path: req.path, status: problem.status, problem: problem.type });
+      logger.warn({ source, path: req.path, status: problem.status, problem: problem.type }, 'delivery rejected');
     }
     sendProblem(res, problem);
   };

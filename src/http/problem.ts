@@ -50,9 +50,9 @@ export function routeErrorHandler(options: { realm: string; internalDetail: stri
   return (error, req, res, _next) => {
     const problem = toProblem(error, options.internalDetail);
     if (problem.status >= 500) {
-      options.logger.error(`${options.what} failed`, { path: req.path, status: problem.status, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+      options.logger.error({ path: req.path, status: problem.status, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }, `${options.what} failed`);
     } else {
-      options.logger.warn(`${options.what} refused`, { path: req.path, status: problem.status, problem: problem.type });
+      options.logger.warn({ path: req.path, status: problem.status, problem: problem.type }, `${options.what} refused`);
     }
     sendProblem(res, problem, options.realm);
   };

@@ -46,6 +46,7 @@ beforeAll(async () => {
     GITHUB_HOOKS: '',
     EMAIL_PROVIDER: '',
     NOTIFY_EMAIL: 'ops@example.com',
+    WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
   };
 });
 
@@ -134,6 +135,7 @@ describe('npm run dev with PAYLOAD_ENCRYPTION_KEYS and ADMIN_TOKEN', () => {
       DATA_DIR: mkdtempSync(path.join(tmpdir(), 'dw-dev-encrypted-')),
       PAYLOAD_ENCRYPTION_KEYS: `dev:${randomBytes(32).toString('base64')}`,
       ADMIN_TOKEN: 'dev-admin-token',
+      WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
     });
     try {
       await encrypted.waitFor('Press Ctrl-C to stop.');

@@ -1,4 +1,4 @@
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { MockActivityEnvironment, TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { ProviderKind, WorkflowType, type Activities, type ChargeInput, type WebhookEvent, type Workflows } from '../../contracts';
@@ -82,7 +82,7 @@ it('after the key expired, a reset finds the charge a pending step made instead 
   stripe.forgetIdempotencyKeys();
   ledgerDown = false;
   const searchesBefore = stripe.requests.filter((request) => request.path === '/v1/payment_intents/search').length;
-  const charge = await activities.chargeOrder!(chargeInput);
+  const charge = await new MockActivityEnvironment().run(activities.chargeOrder!, chargeInput);
 
   expect(charges()).toHaveLength(1);
   expect(charge).toEqual({ paymentIntentId: charges()[0]!.id, status: 'succeeded' });

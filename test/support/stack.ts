@@ -83,6 +83,8 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: s
     TEMPORAL_ADDRESS: address,
     TEMPORAL_TASK_QUEUE: taskQueue,
     DATA_DIR: mkdtempSync(path.join(tmpdir(), 'dw-stack-')),
+    // A worker process started on this stack serves no metrics unless a test gives it an address.
+    WORKER_METRICS_ADDRESS: '',
     ...(options.env as Record<string, string>),
   };
   const services: WorkerServices = await createWorkerServices(loadWorkerConfig(workerEnv, { development: true }), { temporal: client });

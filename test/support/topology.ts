@@ -96,7 +96,8 @@ export async function startTopology(extraEnv: NodeJS.ProcessEnv = {}): Promise<T
 
   const workers: Spawned[] = [];
   const startWorker = async (index: number) => {
-    const worker = spawnNpmScript('worker', env);
+    // Each worker serves its Prometheus metrics on a port of its own.
+    const worker = spawnNpmScript('worker', { ...env, WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}` });
     ran.push({ name: `worker-${index}`, process: worker });
     await worker.waitFor('worker polling');
     workers[index] = worker;
