@@ -11,6 +11,7 @@ import { lazyClient, temporalSettings } from './temporal/connection';
 import { prepareNamespace } from './temporal/namespace';
 import { installRuntime } from './temporal/runtime';
 import { startWorker } from './temporal/worker';
+import { startTracing } from './tracing';
 
 /**
  * `npm run dev`: the Temporal dev server (unless one already answers), the worker and the receiver
@@ -23,6 +24,7 @@ async function main(): Promise<void> {
   const config = loadReceiverConfig(process.env, { development: true });
   const workerConfig = loadWorkerConfig(process.env, { development: true });
   installRuntime(createLogger('worker', destination), { metricsAddress: workerConfig.metricsAddress });
+  const tracing = startTracing('durable-webhooks');
   const settings = temporalSettings();
   const address = settings.connectionOptions.address!;
 
@@ -42,7 +44,7 @@ async function main(): Promise<void> {
   const client = lazyClient(settings);
   const stripeStandIn = workerConfig.stripe.secretKey ? undefined : await startStripeStandIn();
   const services = await createWorkerServices(workerConfig, { temporal: client, embedded: true, stripeStandIn: stripeStandIn?.url });
-  const worker = await startWorker({ settings, taskQueue: config.taskQueue, activities: services.activities, workflows: 'bundle-now' });
+  const worker = await startWorker({ settings, taskQueue: config.taskQueue, activities: services.activities, workflows: 'bundle-now', tracing });
 
   const receiver = await startReceiver(config, client, createLogger('receiver', destination), services.db, settings.dataConverter?.payloadCodecs?.[0]);
   process.stdout.write(
@@ -57,6 +59,7 @@ async function main(): Promise<void> {
   await services.close();
   await stripeStandIn?.close();
   await devServer?.stop();
+  await tracing?.shutdown();
   logger.info('stopped');
 }
 

@@ -14,6 +14,7 @@ import { lazyClient, temporalSettings } from './temporal/connection';
 import { EventOperations } from './temporal/operations';
 import { runBackfill } from './backfill/run';
 import { TemporalEventStarter } from './temporal/start-event';
+import { startTracing } from './tracing';
 
 export interface RunningReceiver {
   server: Server;
@@ -92,6 +93,7 @@ async function main(): Promise<void> {
   if (!config.databaseUrl) {
     throw new ConfigError('DATABASE_URL is required: every body is stored there before its workflow starts (npm run dev uses an embedded database in its one process).');
   }
+  const tracing = startTracing('durable-webhooks-receiver');
   const settings = temporalSettings();
   const client = lazyClient(settings);
   const db = await openDatabase({ url: config.databaseUrl });
@@ -113,6 +115,7 @@ async function main(): Promise<void> {
       await receiver.close();
       await client.connection.close();
       await db.close();
+      await tracing?.shutdown();
       process.exit(0);
     });
   }

@@ -4,6 +4,7 @@ import { createWorkerServices } from './services';
 import { lazyClient, temporalSettings } from './temporal/connection';
 import { installRuntime } from './temporal/runtime';
 import { prebuiltWorkflowBundle, startWorker } from './temporal/worker';
+import { startTracing } from './tracing';
 
 /** `npm run worker`: polls the task queue until SIGINT/SIGTERM, then finishes running tasks and exits. */
 async function main(): Promise<void> {
@@ -11,10 +12,11 @@ async function main(): Promise<void> {
   const workflows = prebuiltWorkflowBundle();
   const config = loadWorkerConfig();
   installRuntime(logger, { metricsAddress: config.metricsAddress });
+  const tracing = startTracing('durable-webhooks-worker');
   const settings = temporalSettings();
   const client = lazyClient(settings);
   const services = await createWorkerServices(config, { temporal: client });
-  const worker = await startWorker({ settings, taskQueue: config.taskQueue, activities: services.activities, workflows });
+  const worker = await startWorker({ settings, taskQueue: config.taskQueue, activities: services.activities, workflows, tracing });
   logger.info(
     {
       temporal: settings.connectionOptions.address,
@@ -30,6 +32,7 @@ async function main(): Promise<void> {
   } finally {
     await client.connection.close();
     await services.close();
+    await tracing?.shutdown();
   }
 }
 

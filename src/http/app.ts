@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from 'express';
 import { DEFAULT_LARGE_BODY_BYTES, DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT } from '../config';
 import { TooManyLargeBodiesError, UnsupportedContentTypeError } from '../errors';
 import { createLogger, type Logger } from '../logger';
@@ -93,12 +94,34 @@ export function createApp(deps: AppDeps): Express {
 
   const readRawBody = express.raw({ type: () => true, limit: maxBodyBytes });
 
-  const receive: RequestHandler = async (req, res) => {
+  // One span per delivery; the Temporal client interceptor carries it into the workflow and its
+  // activities, so one trace covers the event from this request to its last side effect.
+  const tracer = trace.getTracer('durable-webhooks');
+  const receive: RequestHandler = (req, res) => {
     const source = res.locals.source as Source;
+    return tracer.startActiveSpan(
+      `POST /webhooks/${source.name}`,
+      { kind: SpanKind.SERVER, attributes: { 'http.request.method': 'POST', 'http.route': '/webhooks/:source', 'webhook.source': source.name } },
+      async (span) => {
+        try {
+          await deliver(req, res, source, span);
+        } catch (error) {
+          span.recordException(error as Error);
+          span.setStatus({ code: SpanStatusCode.ERROR });
+          throw error;
+        } finally {
+          span.end();
+        }
+      },
+    );
+  };
+
+  const deliver = async (req: Request, res: Response, source: Source, span: Span) => {
     const receivedAt = now();
     const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const verified = source.adapter.verify({ rawBody, headers: req.headers, receivedAt });
     checkEventIdentity(verified, source.adapter, source);
+    span.setAttributes({ 'webhook.event_id': verified.id, 'webhook.event_type': verified.type });
     const event: ReceivedEvent = {
       source: source.name,
       provider: source.adapter.kind,
@@ -113,6 +136,7 @@ export function createApp(deps: AppDeps): Express {
     metrics.deliveries.inc({ source: source.name, outcome: result.status });
     logger.info({ source: source.name, eventId: event.id, type: event.type, workflowId: result.workflowId }, `event ${result.status}`);
 
+    span.setAttribute('webhook.outcome', result.status);
     if (result.status === 'started') {
       res.status(202).json({ status: 'started', eventId: event.id, workflowId: result.workflowId, runId: result.runId });
     } else {

@@ -1,4 +1,5 @@
 import { Client, Connection, type ConnectionOptions, type DataConverter } from '@temporalio/client';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { NativeConnection } from '@temporalio/worker';
 import { EncryptionCodec, parseEncryptionKeys } from './codec';
@@ -33,10 +34,16 @@ export function temporalSettings(env: NodeJS.ProcessEnv = process.env): Temporal
 
 /**
  * A client whose connection is made on first use, so the receiver starts (and answers 503) while
- * Temporal is down, and reconnects by itself when it is back.
+ * Temporal is down, and reconnects by itself when it is back. It carries the active trace into the
+ * workflows it starts and signals (OpenTelemetry; nothing is added while tracing is off).
  */
 export function lazyClient(settings: TemporalSettings): Client {
-  return new Client({ connection: Connection.lazy(settings.connectionOptions), namespace: settings.namespace, dataConverter: settings.dataConverter });
+  return new Client({
+    connection: Connection.lazy(settings.connectionOptions),
+    namespace: settings.namespace,
+    dataConverter: settings.dataConverter,
+    interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
+  });
 }
 
 export function connectWorkerConnection(settings: TemporalSettings): Promise<NativeConnection> {

@@ -1,6 +1,13 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { Worker, type DataConverter, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+  type OpenTelemetryWorkflowExporter,
+} from '@temporalio/interceptors-opentelemetry';
+import { Worker, type DataConverter, type InjectedSinks, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
+import type { Tracing } from '../tracing';
 import type { Activities } from '../../contracts';
 import { PROJECT_ROOT } from '../config';
 import { ConfigError } from '../errors';
@@ -8,6 +15,18 @@ import { connectWorkerConnection, type TemporalSettings } from './connection';
 
 /** The workflow bundle's entry, resolved the same way from `src/` (tsx, Jest) and from `dist/`. */
 export const WORKFLOWS_PATH = require.resolve('../../workflows');
+
+/**
+ * Workflow interceptors every bundle carries: OpenTelemetry's, which continue the trace of the
+ * workflow's start into the workflow and its activities. Their spans leave through the `exporter`
+ * sink (`workflowSinks`), a no-op when tracing is off.
+ */
+export const WORKFLOW_INTERCEPTOR_MODULES = [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')];
+
+/** The sinks a worker of this bundle registers: the workflow spans' exporter, or a no-op without tracing. */
+export function workflowSinks(tracing?: Tracing): InjectedSinks<{ exporter: OpenTelemetryWorkflowExporter }> {
+  return { exporter: tracing ? makeWorkflowExporter(tracing.spanProcessor, tracing.resource) : { export: { fn: () => undefined } } };
+}
 
 /** Where `npm run build` writes the prebuilt workflow bundle that production workers load. */
 export const WORKFLOW_BUNDLE_PATH = path.join(PROJECT_ROOT, 'dist', 'workflow-bundle.js');
@@ -17,6 +36,8 @@ export interface WorkerOptions {
   namespace: string;
   /** The encryption codec, when PAYLOAD_ENCRYPTION_KEYS is set (`TemporalSettings.dataConverter`). */
   dataConverter?: DataConverter;
+  /** With OTEL_* set: activities and workflows join the trace of the event's delivery. */
+  tracing?: Tracing;
   taskQueue: string;
   activities: Activities;
   /**
@@ -27,7 +48,7 @@ export interface WorkerOptions {
   workflows: WorkflowBundleOption | 'bundle-now';
 }
 
-export function createWorker({ connection, namespace, dataConverter, taskQueue, activities, workflows }: WorkerOptions): Promise<Worker> {
+export function createWorker({ connection, namespace, dataConverter, tracing, taskQueue, activities, workflows }: WorkerOptions): Promise<Worker> {
   return Worker.create({
     connection,
     namespace,
@@ -35,6 +56,11 @@ export function createWorker({ connection, namespace, dataConverter, taskQueue, 
     taskQueue,
     ...(workflows === 'bundle-now' ? { workflowsPath: WORKFLOWS_PATH } : { workflowBundle: workflows }),
     activities,
+    sinks: workflowSinks(tracing),
+    interceptors: {
+      ...(workflows === 'bundle-now' && { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }),
+      activity: tracing ? [(context) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(context), outbound: new OpenTelemetryActivityOutboundInterceptor(context) })] : [],
+    },
   });
 }
 
@@ -55,11 +81,11 @@ export interface RunningWorker {
  * The one way every process runs a worker (`npm run worker`, `npm run dev`, the tests): connect,
  * create, run; the connection is closed in `finally`, however the run ends.
  */
-export async function startWorker(options: { settings: TemporalSettings; taskQueue: string; activities: Activities; workflows: WorkerOptions['workflows'] }): Promise<RunningWorker> {
+export async function startWorker(options: { settings: TemporalSettings; taskQueue: string; activities: Activities; workflows: WorkerOptions['workflows']; tracing?: Tracing }): Promise<RunningWorker> {
   const connection = await connectWorkerConnection(options.settings);
   let worker: Worker;
   try {
-    worker = await createWorker({ connection, namespace: options.settings.namespace, dataConverter: options.settings.dataConverter, taskQueue: options.taskQueue, activities: options.activities, workflows: options.workflows });
+    worker = await createWorker({ connection, namespace: options.settings.namespace, dataConverter: options.settings.dataConverter, tracing: options.tracing, taskQueue: options.taskQueue, activities: options.activities, workflows: options.workflows });
   } catch (error) {
     await connection.close();
     throw error;

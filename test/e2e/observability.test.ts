@@ -1,8 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { WorkflowType, type WebhookEvent, type Workflows } from '../../contracts';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-stand-in';
 import { checkoutCompleted, orderCreated } from '../support/events';
+import { eventually } from '../support/eventually';
+import { startOtlpReceiver } from '../support/otlp-receiver';
+import { startEndpointServer } from '../support/endpoint-server';
 import { freePort } from '../support/ports';
-import { spawnNpmScript, type Spawned } from '../support/processes';
+import { ROOT, spawnNpmScript, type Spawned } from '../support/processes';
 import { SECRETS, SECRETS_ENV, stripeHeaders } from '../support/signing';
 import { post, startStack, type WorkerStack } from '../support/stack';
 
@@ -10,23 +17,29 @@ import { post, startStack, type WorkerStack } from '../support/stack';
  * `npm run receiver` and `npm run worker` as production runs them, through a few flows: every line
  * either writes is one JSON object with our field names and nothing from a payload, a signature or
  * a secret; the worker serves the SDK's Prometheus metrics with our business counters beside them;
- * each workflow tells the UI where it stands (current details).
+ * each workflow tells the UI where it stands (current details); and with the standard OTEL_*
+ * variables, one trace runs from the receiver's span to every activity of the event.
  */
 const MARKER = `observability-marker-${randomUUID()}`;
+const API_TOKEN = `tok_${randomUUID()}`;
 let stack: WorkerStack;
 let receiver: Spawned;
 let worker: Spawned;
 let receiverUrl: string;
 let metricsUrl: string;
+let otlp: Awaited<ReturnType<typeof startOtlpReceiver>>;
 
 beforeAll(async () => {
   stack = await startStack({ worker: 'external' });
+  otlp = await startOtlpReceiver();
+  const tracing = { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '200' };
   const receiverPort = await freePort();
   const metricsPort = await freePort();
   receiverUrl = `http://localhost:${receiverPort}`;
   metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-  worker = spawnNpmScript('worker', { ...stack.workerEnv, NODE_ENV: undefined, WORKER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}` });
-  receiver = spawnNpmScript('receiver', { ...stack.workerEnv, ...SECRETS_ENV, NODE_ENV: undefined, PORT: String(receiverPort) });
+  const env = { ...stack.workerEnv, ...tracing, NODE_ENV: undefined, ALLOW_PRIVATE_ENDPOINTS: 'true' };
+  worker = spawnNpmScript('worker', { ...env, WORKER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}` });
+  receiver = spawnNpmScript('receiver', { ...env, ...SECRETS_ENV, PORT: String(receiverPort), API_TOKENS: `observability:${API_TOKEN}` });
   await Promise.all([worker.waitFor('worker polling'), receiver.waitFor('receiver listening')]);
 });
 
@@ -36,6 +49,7 @@ afterAll(async () => {
     await process?.exited;
   }
   await stack.close();
+  await otlp.close();
 });
 
 const linesOf = (spawned: Spawned) => spawned.output().trim().split('\n').filter(Boolean);
@@ -52,6 +66,20 @@ it('logs one JSON object per line from both processes, with the same IDs, serves
   expect((await post(`${receiverUrl}/webhooks/stripe`, stripeHeaders(forged, 'whsec_not_ours'), forged)).status).toBe(400);
 
   expect(await stack.client.workflow.getHandle(checkout.id).result()).toMatchObject({ outcome: 'fulfilled' });
+  // What a redelivery starts once Temporal's retention dropped the checkout: a new run chain, which the ledger catches.
+  const { events } = await stack.client.workflow.getHandle(checkout.id).fetchHistory();
+  const input = defaultPayloadConverter.fromPayload<WebhookEvent>(events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!);
+  const again = await stack.client.workflow.start<Workflows['fulfilCheckout']>(WorkflowType.fulfilCheckout, { workflowId: checkout.id, taskQueue: stack.taskQueue, args: [input], workflowIdReusePolicy: 'ALLOW_DUPLICATE' });
+  expect(await again.result()).toMatchObject({ outcome: 'duplicate' });
+
+  // One message through our own API to one endpoint.
+  const endpoint = await startEndpointServer();
+  const v1 = (route: string, body: unknown) =>
+    post(`${receiverUrl}/v1${route}`, { 'content-type': 'application/json', authorization: `Bearer ${API_TOKEN}`, 'idempotency-key': randomUUID() }, JSON.stringify(body));
+  expect((await v1('/endpoints', { url: endpoint.url })).status).toBe(201);
+  expect((await v1('/messages', { eventType: 'report.ready', payload: { marker: MARKER } })).status).toBe(201);
+  await eventually('the message is delivered', () => endpoint.received.length === 1);
+  await endpoint.close();
   expect(await stack.client.workflow.getHandle(charged.id).result()).toMatchObject({ outcome: 'charged' });
   await expect(stack.client.workflow.getHandle(declined.id).result()).rejects.toThrow();
 
@@ -65,7 +93,24 @@ it('logs one JSON object per line from both processes, with the same IDs, serves
   expect(metrics).toMatch(/^durable_webhooks_charges\{[^}]*outcome="succeeded"[^}]*\} 1$/m);
   expect(metrics).toMatch(/^durable_webhooks_charges\{[^}]*outcome="declined"[^}]*\} 1$/m);
   expect(metrics).toMatch(/^durable_webhooks_emails_sent\{[^}]*\} \d+$/m);
-  expect(await (await fetch(`${receiverUrl}/metrics`)).text()).toMatch(/^webhook_deliveries_total\{source="stripe",outcome="duplicate"\} 1$/m);
+  const receiverMetrics = await (await fetch(`${receiverUrl}/metrics`)).text();
+  expect(receiverMetrics).toMatch(/^webhook_deliveries_total\{source="stripe",outcome="duplicate"\} 1$/m);
+  expect(metrics).toMatch(/^durable_webhooks_ledger_duplicates\{[^}]*kind="duplicate"[^}]*\} 1$/m);
+  expect(metrics).toMatch(/^durable_webhooks_deliveries\{[^}]*outcome="delivered"[^}]*\} 1$/m);
+  // Every metric the compose setup's Grafana dashboard charts is one these processes serve.
+  const dashboard = readFileSync(path.join(ROOT, 'observability/grafana/dashboards/durable-webhooks.json'), 'utf8');
+  const charted = new Set((JSON.parse(dashboard) as { panels: Array<{ targets: Array<{ expr: string }> }> }).panels.flatMap((panel) => panel.targets.flatMap((target) => target.expr.match(/\b(?:webhook|temporal|durable_webhooks)_\w+/g) ?? [])));
+  for (const name of charted) expect({ name, served: new RegExp(`^${name}[{ ]`, 'm').test(metrics + receiverMetrics) }).toEqual({ name, served: true });
+
+  // One trace: the receiver's span of the delivery, the start, the workflow, and every activity.
+  const delivery = () => otlp.spans.find((span) => span.name === 'POST /webhooks/standard' && span.attributes['webhook.event_id'] === charged.id);
+  await eventually('the receiver exported its span', () => delivery() !== undefined);
+  const { traceId, service } = delivery()!;
+  expect(service).toBe('durable-webhooks-receiver');
+  const inTrace = () => otlp.spans.filter((span) => span.traceId === traceId);
+  const expected = ['StartWorkflow:chargeOrder', 'RunWorkflow:chargeOrder', 'RunActivity:claimEvent', 'RunActivity:chargeOrder', 'RunActivity:sendEmail', 'RunActivity:completeEvent'];
+  await eventually('every span of the event is exported', () => expected.every((name) => inTrace().some((span) => span.name === name)));
+  expect(inTrace().find((span) => span.name === 'RunActivity:chargeOrder')!.service).toBe('durable-webhooks-worker');
 
   // Stop both, then read everything they wrote.
   for (const process of [receiver, worker]) {

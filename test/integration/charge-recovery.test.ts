@@ -10,6 +10,7 @@ import { startStripeStandIn, type StripeStandIn } from '../../src/dev/stripe-sta
 import { createStripeClient } from '../../src/stripe-client';
 import { temporalTestServerPath } from '../../src/tools';
 import { openTestDatabase, type TestDatabase } from '../support/database';
+import { workflowSinks } from '../../src/temporal/worker';
 import { workflowBundle } from '../support/stack';
 
 /**
@@ -63,7 +64,7 @@ it('after the key expired, a reset finds the charge a pending step made instead 
     sendEmail: async ({ step }) => ({ messageId: String(emails.push(step)) }),
     flowSettings: async () => ({ reviewThreshold: null, reviewTimeout: '24h', notifyEmail: null }),
   };
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: 'charge-recovery', workflowBundle: await workflowBundle(), activities });
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: 'charge-recovery', workflowBundle: await workflowBundle(), sinks: workflowSinks(), activities });
   const charges = () => stripe.charges().filter((intent) => intent.metadata.event_id === event.id);
   let chargeInput!: ChargeInput;
 

@@ -8,6 +8,7 @@ import { createEndpoint } from '../../src/db/endpoints';
 import { MessageService, redeliverMessage } from '../../src/outbound/messages';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 import { startEndpointServer } from '../support/endpoint-server';
+import { workflowSinks } from '../../src/temporal/worker';
 import { workflowBundle } from '../support/stack';
 
 /**
@@ -37,6 +38,7 @@ it('fails after the last scheduled attempt, days later, and a redelivery then su
     connection: env.nativeConnection,
     taskQueue,
     workflowBundle: await workflowBundle(),
+    sinks: workflowSinks(),
     activities: createDeliveryActivities({ db, allowPrivateEndpoints: true }),
   });
 

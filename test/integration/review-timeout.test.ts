@@ -2,6 +2,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { ProviderKind, WorkflowType, type Activities, type Order, type WebhookEvent, type Workflows } from '../../contracts';
 import { temporalTestServerPath } from '../../src/tools';
+import { workflowSinks } from '../../src/temporal/worker';
 import { workflowBundle } from '../support/stack';
 
 /**
@@ -44,7 +45,7 @@ it('cancels a held order when no decision comes within REVIEW_TIMEOUT (24 h, ski
     },
     completeEvent: async ({ status }) => void calls.push(`complete:${status}`),
   };
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: 'review-timeout', workflowBundle: await workflowBundle(), activities });
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: 'review-timeout', workflowBundle: await workflowBundle(), sinks: workflowSinks(), activities });
 
   await worker.runUntil(async () => {
     const startedAt = await env.currentTimeMs();

@@ -1,3 +1,5 @@
+import { MockActivityEnvironment } from '@temporalio/testing';
+import type { Charge } from '../../contracts';
 import { createStripeActivities } from '../../activities/stripe';
 import { stripeEvents } from '../../src/backfill/stripe';
 import { createStripeClient } from '../../src/stripe-client';
@@ -33,14 +35,14 @@ const input = (eventId: string) => ({
 });
 
 it('charges with parameters Stripe accepts (paymentIntents.create, confirmed off-session, with metadata)', async () => {
-  const charge = await activities().chargeOrder(input('msg_mock_create'));
+  const charge: Charge = await new MockActivityEnvironment().run(activities().chargeOrder, input('msg_mock_create'));
   expect(charge.paymentIntentId).toMatch(/^pi_/);
 });
 
 it('looks a pending charge up with a search query Stripe accepts before charging', async () => {
   const eventId = "msg_mock_pending_o'brien";
   await db.query(`INSERT INTO event_steps (source, event_id, step, pending) VALUES ('standard', $1, 'charge', true)`, [eventId]);
-  const charge = await activities().chargeOrder(input(eventId));
+  const charge: Charge = await new MockActivityEnvironment().run(activities().chargeOrder, input(eventId));
   expect(charge.paymentIntentId).toMatch(/^pi_/);
   expect((await db.query('SELECT pending FROM event_steps WHERE event_id = $1', [eventId])).rows).toEqual([{ pending: false }]);
 });

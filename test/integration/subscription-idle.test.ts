@@ -3,6 +3,7 @@ import { Worker } from '@temporalio/worker';
 import { applySignal, WorkflowType, type Activities, type SubscriptionUpdate, type Workflows } from '../../contracts';
 import { temporalTestServerPath } from '../../src/tools';
 import { eventually } from '../support/eventually';
+import { workflowSinks } from '../../src/temporal/worker';
 import { workflowBundle } from '../support/stack';
 
 /**
@@ -28,7 +29,7 @@ it('applies an update that arrives with the idle timeout', async () => {
   const activities: Partial<Activities> = { storeSubscription: async ({ eventId }) => Boolean(stored.push(eventId)) };
   // No workflow cache, so no sticky queue: the second worker gets the task the first one left.
   const workerFor = async () =>
-    Worker.create({ connection: env.nativeConnection, taskQueue: 'subscription-idle', workflowBundle: await workflowBundle(), activities, maxCachedWorkflows: 0 });
+    Worker.create({ connection: env.nativeConnection, taskQueue: 'subscription-idle', workflowBundle: await workflowBundle(), sinks: workflowSinks(), activities, maxCachedWorkflows: 0 });
 
   const handle = await env.client.workflow.signalWithStart<Workflows['subscriptionEntity'], [SubscriptionUpdate]>(WorkflowType.subscriptionEntity, {
     workflowId: 'durable-webhooks:subscription:sub_idle',

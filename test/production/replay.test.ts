@@ -3,7 +3,7 @@ import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import * as workflows from '../../workflows';
-import { prebuiltWorkflowBundle } from '../../src/temporal/worker';
+import { prebuiltWorkflowBundle, workflowSinks } from '../../src/temporal/worker';
 
 /**
  * Recorded histories of every workflow type (test/production/histories, written by
@@ -26,7 +26,7 @@ it('has a recorded history for every workflow type the worker runs', () => {
 
 it('replays every recorded history against the prebuilt workflow bundle', async () => {
   const failures: string[] = [];
-  for await (const result of Worker.runReplayHistories({ workflowBundle: prebuiltWorkflowBundle() }, histories)) {
+  for await (const result of Worker.runReplayHistories({ workflowBundle: prebuiltWorkflowBundle(), sinks: workflowSinks() }, histories)) {
     if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
   }
   expect(failures).toEqual([]);

@@ -9,7 +9,7 @@ import type { Database } from '../../src/db/database';
 import { silentLogger } from '../../src/logger';
 import { startReceiver } from '../../src/receiver';
 import { createWorkerServices, type WorkerServices } from '../../src/services';
-import { startWorker, WORKFLOWS_PATH, type RunningWorker } from '../../src/temporal/worker';
+import { startWorker, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH, type RunningWorker } from '../../src/temporal/worker';
 import { temporalSettings } from '../../src/temporal/connection';
 import { createTestDatabase, openTestDatabase } from './database';
 import { startResendStandIn, type ResendStandIn } from './resend-stand-in';
@@ -19,7 +19,7 @@ import { startStripeStandIn, type StripeStandIn } from '../../src/dev/stripe-sta
 let bundle: Promise<WorkflowBundle> | undefined;
 /** The workflow bundle, built once per test file. */
 export function workflowBundle(): Promise<WorkflowBundle> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } });
+  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } });
   return bundle;
 }
 

@@ -16,16 +16,17 @@ interface Service {
   entrypoint?: string[];
   environment?: Record<string, string | number>;
   ports?: string[];
-  depends_on?: Record<string, { condition: string }>;
+  depends_on?: Record<string, { condition: string }> | string[];
+  volumes?: string[];
 }
 const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, Service> };
 const { services } = compose;
 const packageJson = JSON.parse(read('package.json')) as { scripts: Record<string, string>; bin: Record<string, string> };
-const sourceText = ['src/config.ts', 'src/temporal/connection.ts'].map(read).join('\n');
+const sourceText = ['src/config.ts', 'src/temporal/connection.ts', 'src/tracing.ts'].map(read).join('\n');
 
 describe('docker-compose.yml', () => {
-  it('runs PostgreSQL, schema setup, Temporal on it, the Temporal UI, namespace setup, Mailpit, the receiver and the worker', () => {
-    expect(Object.keys(services).sort()).toEqual(['mailpit', 'postgresql', 'receiver', 'temporal', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'worker']);
+  it('runs PostgreSQL, schema setup, Temporal on it, the Temporal UI, namespace setup, Mailpit, the receiver, the worker, Prometheus, Jaeger and Grafana', () => {
+    expect(Object.keys(services).sort()).toEqual(['grafana', 'jaeger', 'mailpit', 'postgresql', 'prometheus', 'receiver', 'temporal', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'worker']);
     expect(services.temporal!.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgresql', NUM_HISTORY_SHARDS: HISTORY_SHARDS });
     expect(services.temporal!.depends_on).toEqual({ 'temporal-schema': { condition: 'service_completed_successfully' } });
     expect(services['temporal-schema']!.depends_on).toEqual({ postgresql: { condition: 'service_healthy' } });
@@ -97,5 +98,39 @@ describe('docker-compose.yml', () => {
     const url = new URL(String(services.worker!.environment!.DATABASE_URL));
     expect([url.hostname, url.port, url.username, url.password, url.pathname]).toEqual(['postgresql', '5432', postgres.POSTGRES_USER, postgres.POSTGRES_PASSWORD, `/${postgres.POSTGRES_DB}`]);
     expect(services.worker!.environment).toMatchObject({ EMAIL_PROVIDER: '${EMAIL_PROVIDER:-smtp}', SMTP_URL: '${SMTP_URL:-smtp://mailpit:1025}' });
+  });
+});
+
+describe('observability in docker-compose.yml', () => {
+  const prometheus = parse(read('observability/prometheus.yml')) as {
+    scrape_configs: Array<{ job_name: string; static_configs?: Array<{ targets: string[] }>; dns_sd_configs?: Array<{ names: string[]; port: number }> }>;
+  };
+  const job = (name: string) => prometheus.scrape_configs.find((config) => config.job_name === name)!;
+  const mounted = (service: string, file: string) => services[service]!.volumes!.some((volume) => volume.startsWith(`./${file}:`));
+
+  it('has Prometheus scrape the receiver on its port and every worker replica on WORKER_METRICS_ADDRESS', () => {
+    expect(mounted('prometheus', 'observability/prometheus.yml')).toBe(true);
+    expect(job('receiver').static_configs![0]!.targets).toEqual([`receiver:${services.receiver!.environment!.PORT}`]);
+    const workerPort = Number(String(services.worker!.environment!.WORKER_METRICS_ADDRESS).split(':')[1]);
+    expect(job('worker').dns_sd_configs).toEqual([{ names: ['worker'], type: 'A', port: workerPort }]);
+  });
+
+  it('sends both processes\' traces to Jaeger over OTLP', () => {
+    for (const name of ['receiver', 'worker']) {
+      expect(services[name]!.environment).toMatchObject({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' });
+    }
+  });
+
+  it('provisions Grafana with Prometheus and one dashboard: deliveries by outcome, start latency, workflow backlog, activity failures', () => {
+    const datasources = parse(read('observability/grafana/provisioning/datasources/prometheus.yml')) as { datasources: Array<{ uid: string; url: string }> };
+    expect(datasources.datasources).toEqual([expect.objectContaining({ uid: 'prometheus', url: 'http://prometheus:9090' })]);
+    const providers = parse(read('observability/grafana/provisioning/dashboards/durable-webhooks.yml')) as { providers: Array<{ options: { path: string } }> };
+    expect(services.grafana!.volumes).toContain(`./observability/grafana/dashboards:${providers.providers[0]!.options.path}:ro`);
+    expect(mounted('grafana', 'observability/grafana/provisioning')).toBe(true);
+
+    const dashboard = JSON.parse(read('observability/grafana/dashboards/durable-webhooks.json')) as { panels: Array<{ title: string; targets: Array<{ expr: string; datasource: { uid: string } }> }> };
+    const titles = dashboard.panels.map((panel) => panel.title).join(' | ');
+    for (const title of [/Deliveries by outcome/, /start latency/, /backlog/, /Activity failures/]) expect(titles).toMatch(title);
+    for (const target of dashboard.panels.flatMap((panel) => panel.targets)) expect(target.datasource.uid).toBe('prometheus');
   });
 });
