@@ -1,4 +1,15 @@
-import { ApplicationFailure, CancellationScope, isCancellation, proxyActivities, setCurrentDetails, setHandler, TemporalFailure, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  CancellationScope,
+  isCancellation,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  setCurrentDetails,
+  setHandler,
+  TemporalFailure,
+  workflowInfo,
+} from '@temporalio/workflow';
 import {
   describeText,
   eventFields,
@@ -15,8 +26,21 @@ import {
   type WebhookEvent,
 } from '../contracts';
 
-/** Database work: quick, retried until it succeeds. */
-export const db = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds' });
+const remoteDb = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds' });
+const localDb = proxyLocalActivities<Activities>({ startToCloseTimeout: '30 seconds' });
+
+/** The patch that moved database steps to local activities; histories without its marker replay as before. */
+export const LOCAL_DB_STEPS = 'database-steps-as-local-activities';
+
+/**
+ * Database work (claim, order rows, settings, completion): quick, idempotent, retried until it
+ * succeeds, so it runs as local activities in the worker that runs the workflow, with no task queue
+ * round trip and fewer history events. A workflow started before this change keeps scheduling them
+ * as activities where its history says so (`patched`).
+ */
+export const db = new Proxy({} as Activities, {
+  get: (_target, name: keyof Activities) => (...args: [never]) => (patched(LOCAL_DB_STEPS) ? localDb : remoteDb)[name](...args),
+});
 
 /**
  * Calls to Stripe and the email API. Their idempotency keys live 24 hours, so retries stop well

@@ -39,12 +39,13 @@ it('applies an update that arrives with the idle timeout', async () => {
     signalArgs: [update('evt_1', 1_764_000_000, 'active')],
   });
   const first = await workerFor();
-  // The first update applied (its activity completed), and the entity back to waiting on a new idle
+  // The first update applied (its local activity recorded), and the entity back to waiting on a new idle
   // timer, before the worker goes: otherwise that workflow task waits for a worker and time stands still.
   const events = async () => (await handle.fetchHistory()).events!;
   const waitingAfterFirstUpdate = async () => {
     const history = await events();
-    const applied = history.findIndex((event) => event.activityTaskCompletedEventAttributes);
+    // storeSubscription is a local activity: its result is a marker in the history.
+    const applied = history.findIndex((event) => event.markerRecordedEventAttributes?.markerName === 'core_local_activity');
     return applied !== -1 && history.slice(applied).some((event) => event.timerStartedEventAttributes);
   };
   await first.runUntil(eventually('the entity waits on its idle timer after the first update', waitingAfterFirstUpdate));

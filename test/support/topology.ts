@@ -153,7 +153,7 @@ export async function startTopology(extraEnv: NodeJS.ProcessEnv = {}): Promise<T
 }
 
 /** The offsets from the frontend port of every other port the cluster binds. */
-function otherClusterPorts(): number[] {
+export function otherClusterPorts(): number[] {
   const ports = servicePorts(7233);
   return [...Object.values(ports.grpc), ...Object.values(ports.membership), ports.http].map((port) => port - 7233).filter((offset) => offset !== 0);
 }

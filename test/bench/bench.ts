@@ -1,0 +1,318 @@
+/**
+ * `npm run bench`: the receiver measured against the engine itself, in ratios, in one run.
+ *
+ * On one Temporal server (the dev server, or with BENCH_TEMPORAL=cluster the pinned cluster on
+ * PostgreSQL that `npm run cluster` runs), in rounds that alternate which side goes first so both
+ * share the machine's noise:
+ *   G1  receiver (signed HTTP delivery → verify → store the body → durable start) ÷ raw
+ *       `client.workflow.start` of the same workflow type, arguments and options, same concurrency
+ *   G4  receiver p99 ÷ raw start p99
+ *   G5  duplicates ÷ new events, through the receiver
+ *   G6  workflows completed ÷ started, over a sustained run with the worker processing
+ *   G7  the seed design's handler (Express + one PostgreSQL transaction) ÷ the receiver (reported)
+ * and, from the sustained run, end-to-end latency (POST → workflow completed) and history events
+ * per flow. Prints a table, writes bench-results/<timestamp>.json and .svg (latency percentiles of
+ * each side), and exits 1 when a target is missed.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import Stripe from 'stripe';
+import { startLocalPostgres } from '../../src/cluster/postgres';
+import { MAX_MEMBERSHIP_PORT } from '../../src/cluster/server';
+import { loadReceiverConfig, loadWorkerConfig } from '../../src/config';
+import { startStripeStandIn } from '../../src/dev/stripe-stand-in';
+import { startDevServer } from '../../src/dev/dev-server';
+import { silentLogger } from '../../src/logger';
+import { createStripeAdapter } from '../../src/providers/stripe';
+import { startReceiver } from '../../src/receiver';
+import { createWorkerServices } from '../../src/services';
+import { prepareNamespace } from '../../src/temporal/namespace';
+import { startOptions } from '../../src/temporal/start-event';
+import { startWorker } from '../../src/temporal/worker';
+import { temporalSettings } from '../../src/temporal/connection';
+import { createTestDatabase } from '../support/database';
+import { freePort, freePortIn } from '../support/ports';
+import { spawnTs } from '../support/processes';
+import { startResendStandIn } from '../support/resend-stand-in';
+import { otherClusterPorts } from '../support/topology';
+import { workflowBundle } from '../support/stack';
+import { latencyChart } from './chart';
+import { startSeedHandler } from './seed-handler';
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 200);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const SUSTAIN_SECONDS = Number(process.env.BENCH_SUSTAIN_SECONDS ?? 20);
+/** The sustained run's offered load, events per second. */
+const RATE = Number(process.env.BENCH_RATE ?? 10);
+const SERVER = process.env.BENCH_TEMPORAL === 'cluster' ? 'cluster' : 'dev';
+const SECRET = 'whsec_bench';
+const TARGETS = { G1: { atLeast: 0.9 }, G4: { atMost: 1.3 }, G5: { atLeast: 1.0 }, G6: { atLeast: 0.95 } } as const;
+
+const webhooks = new Stripe('sk_test_bench').webhooks;
+const adapter = createStripeAdapter({ source: 'stripe', secrets: [SECRET] });
+
+interface Delivery {
+  id: string;
+  body: string;
+  headers: Record<string, string>;
+}
+
+/** A signed `checkout.session.completed`, as Stripe would send it. */
+function delivery(): Delivery {
+  const id = `evt_bench_${randomUUID().replace(/-/g, '')}`;
+  const body = JSON.stringify({
+    id,
+    object: 'event',
+    type: 'checkout.session.completed',
+    created: Math.floor(Date.now() / 1000),
+    data: { object: { id: `cs_${id}`, object: 'checkout.session', amount_total: 4200, currency: 'eur', payment_intent: `pi_${id}`, customer_details: { email: 'ada@example.com' }, metadata: { order_id: `ord_${id}` } } },
+  });
+  return { id, body, headers: { 'content-type': 'application/json', 'stripe-signature': webhooks.generateTestHeaderString({ payload: body, secret: SECRET }) } };
+}
+
+/** Runs `work` over `items` with `concurrency` at a time; returns each one's latency (ms) and the wall time (s). */
+async function drive<T>(items: T[], work: (item: T) => Promise<void>): Promise<{ latencies: number[]; seconds: number }> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < items.length) {
+        const item = items[next++]!;
+        const sent = performance.now();
+        await work(item);
+        latencies.push(performance.now() - sent);
+      }
+    }),
+  );
+  return { latencies, seconds: (performance.now() - started) / 1000 };
+}
+
+async function postExpecting(url: string, { headers, body }: Delivery, status: number): Promise<void> {
+  const response = await fetch(url, { method: 'POST', headers, body });
+  await response.arrayBuffer();
+  if (response.status !== status) throw new Error(`${url}: expected ${status}, got ${response.status}`);
+}
+
+/** Throughput and latency of one side over every round. */
+class Side {
+  private latencies: number[] = [];
+  private seconds = 0;
+  constructor(readonly name: string) {}
+  add(result: { latencies: number[]; seconds: number }): void {
+    this.latencies.push(...result.latencies);
+    this.seconds += result.seconds;
+  }
+  get perSecond(): number {
+    return this.latencies.length / this.seconds;
+  }
+  percentile(q: number): number {
+    const sorted = [...this.latencies].sort((a, b) => a - b);
+    return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  }
+  summary() {
+    return { name: this.name, requests: this.latencies.length, perSecond: round(this.perSecond), p50: round(this.percentile(0.5)), p90: round(this.percentile(0.9)), p99: round(this.percentile(0.99)) };
+  }
+}
+
+const round = (value: number, digits = 2) => Number(value.toFixed(digits));
+
+async function startTemporal(): Promise<{ address: string; stop(): Promise<void> }> {
+  if (SERVER === 'dev') {
+    const server = await startDevServer({ address: `127.0.0.1:${await freePort(1000)}`, dataDir: mkdtempSync(path.join(tmpdir(), 'dw-bench-')), stdio: 'ignore' });
+    return { address: server.address, stop: () => server.stop() };
+  }
+  execFileSync('bash', ['scripts/install-temporal-server.sh'], { stdio: 'inherit' });
+  const dir = mkdtempSync(path.join(tmpdir(), 'dw-bench-cluster-'));
+  const postgres = startLocalPostgres({ port: await freePort(), user: 'webhooks' });
+  const address = `127.0.0.1:${await freePortIn(20_000, MAX_MEMBERSHIP_PORT, ...otherClusterPorts())}`;
+  const cluster = spawnTs('src/temporal-cluster.ts', [], { TEMPORAL_ADDRESS: address, TEMPORAL_DB_URL: postgres.url, DATA_DIR: dir, NODE_ENV: undefined });
+  await cluster.waitFor('cluster ready');
+  return {
+    address,
+    async stop() {
+      cluster.child.kill('SIGTERM');
+      await cluster.exited;
+      postgres.stop();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const temporal = await startTemporal();
+  const connection = await Connection.connect({ address: temporal.address });
+  await prepareNamespace(connection, 'default');
+  const client = new Client({ connection });
+  const database = process.env.DATABASE_URL ? await createTestDatabase() : undefined;
+  const stripe = await startStripeStandIn();
+  const resend = await startResendStandIn();
+  const startsQueue = `bench-starts-${randomUUID()}`;
+  const workQueue = `bench-work-${randomUUID()}`;
+  const workerEnv = {
+    DATABASE_URL: database?.url ?? '',
+    DATA_DIR: mkdtempSync(path.join(tmpdir(), 'dw-bench-data-')),
+    STRIPE_SECRET_KEY: 'sk_test_bench',
+    STRIPE_API_URL: stripe.url,
+    EMAIL_PROVIDER: 'resend',
+    RESEND_API_KEY: 're_test_bench',
+    RESEND_BASE_URL: resend.url,
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_TASK_QUEUE: workQueue,
+  };
+  // One database for both receivers and the worker: PostgreSQL with DATABASE_URL, else PGlite in this process.
+  const services = await createWorkerServices(loadWorkerConfig(workerEnv, { development: true }), { temporal: client, embedded: true });
+  const receiverConfig = (taskQueue: string) => loadReceiverConfig({ PORT: '0', STRIPE_WEBHOOK_SECRET: SECRET, TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_ADDRESS: temporal.address });
+  const starts = await startReceiver(receiverConfig(startsQueue), client, silentLogger, services.db);
+  const work = await startReceiver(receiverConfig(workQueue), client, silentLogger, services.db);
+  const seed = database ? await startSeedHandler(database.url, SECRET) : undefined;
+
+  const raw = new Side('raw client.workflow.start');
+  const receiver = new Side('receiver, new events');
+  const duplicates = new Side('receiver, duplicates');
+  const seedSide = new Side('seed handler (Express + PostgreSQL)');
+  // The raw side starts exactly what the receiver would for the same delivery, prepared before the clock runs.
+  const rawStarts = (count: number) =>
+    Array.from({ length: count }, () => {
+      const event = delivery();
+      const verified = adapter.verify({ rawBody: Buffer.from(event.body), headers: event.headers, receivedAt: new Date() });
+      return startOptions({ source: 'stripe', provider: 'stripe', ...verified, receivedAt: new Date().toISOString() }, '', 'delivery', startsQueue);
+    });
+  const rawStart = async ({ workflowType, options }: ReturnType<typeof rawStarts>[number]) => void (await client.workflow.start(workflowType, options));
+
+  try {
+    // Warm-up: connections, JIT, the server's caches.
+    await drive(rawStarts(50), rawStart);
+    await drive(Array.from({ length: 50 }, delivery), (event) => postExpecting(`${starts.url}/webhooks/stripe`, event, 202));
+
+    for (let index = 0; index < ROUNDS; index++) {
+      const sides: Array<() => Promise<void>> = [
+        async () => raw.add(await drive(rawStarts(EVENTS), rawStart)),
+        async () => {
+          const events = Array.from({ length: EVENTS }, delivery);
+          receiver.add(await drive(events, (event) => postExpecting(`${starts.url}/webhooks/stripe`, event, 202)));
+          duplicates.add(await drive(events, (event) => postExpecting(`${starts.url}/webhooks/stripe`, event, 200)));
+        },
+        ...(seed ? [async () => seedSide.add(await drive(Array.from({ length: EVENTS }, delivery), (event) => postExpecting(`${seed.url}/webhooks/stripe`, event, 200)))] : []),
+      ];
+      for (const side of index % 2 === 0 ? sides : [...sides].reverse()) await side();
+      process.stderr.write(`round ${index + 1}/${ROUNDS} done\n`);
+    }
+
+    // G6 and end to end: a sustained run with the worker processing every event.
+    const worker = await startWorker({ settings: temporalSettings(workerEnv), taskQueue: workQueue, activities: services.activities, workflows: await workflowBundle() });
+    const sustained = await sustain(client, `${work.url}/webhooks/stripe`);
+    await worker.shutdown();
+
+    const g1 = receiver.perSecond / raw.perSecond;
+    const g4 = receiver.percentile(0.99) / raw.percentile(0.99);
+    const g5 = duplicates.perSecond / receiver.perSecond;
+    const g6 = sustained.completedInWindow / sustained.startedInWindow;
+    const g7 = seed ? seedSide.perSecond / receiver.perSecond : undefined;
+    const ratios = [
+      { id: 'G1', what: 'receiver ÷ raw start, events/s', value: g1, target: TARGETS.G1 },
+      { id: 'G4', what: 'receiver p99 ÷ raw start p99', value: g4, target: TARGETS.G4 },
+      { id: 'G5', what: 'duplicates ÷ new events, events/s', value: g5, target: TARGETS.G5 },
+      { id: 'G6', what: 'completed ÷ started, sustained', value: g6, target: TARGETS.G6 },
+      { id: 'G7', what: 'seed handler ÷ receiver, events/s', value: g7, target: undefined },
+    ].map((ratio) => ({ ...ratio, value: ratio.value === undefined ? null : round(ratio.value), met: ratio.value === undefined || !ratio.target ? null : 'atLeast' in ratio.target ? ratio.value >= ratio.target.atLeast : ratio.value <= ratio.target.atMost }));
+
+    const sides = [raw, receiver, duplicates, ...(seed ? [seedSide] : [])].map((side) => side.summary());
+    const result = {
+      at: new Date().toISOString(),
+      machine: { cpus: cpus().length, cpu: cpus()[0]?.model, memoryGiB: round(totalmem() / 2 ** 30, 1), node: process.version },
+      temporal: SERVER,
+      database: database ? 'PostgreSQL' : 'PGlite',
+      settings: { events: EVENTS, rounds: ROUNDS, concurrency: CONCURRENCY, sustainSeconds: SUSTAIN_SECONDS, sustainRate: RATE },
+      ratios,
+      sides,
+      endToEnd: sustained.endToEnd,
+      historyEventsPerFlow: sustained.historyEvents,
+    };
+
+    const stamp = result.at.replace(/[:.]/g, '-');
+    const dir = path.resolve(__dirname, '../../bench-results');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, `${stamp}.json`), `${JSON.stringify(result, null, 2)}\n`);
+    const chart = latencyChart(`Latency per side (${SERVER} server, concurrency ${CONCURRENCY})`, [
+      ...sides.map((side) => ({ name: side.name, percentiles: { p50: side.p50, p90: side.p90, p99: side.p99 } })),
+      { name: 'end to end (POST → completed)', percentiles: { p50: sustained.endToEnd.p50, p90: sustained.endToEnd.p90, p99: sustained.endToEnd.p99 } },
+    ]);
+    writeFileSync(path.join(dir, `${stamp}.svg`), chart);
+
+    console.log(`\nTemporal ${SERVER} server, body store ${result.database}, ${result.machine.cpus} × ${result.machine.cpu}, Node ${process.version}`);
+    console.log(`${ROUNDS} rounds × ${EVENTS} events per side, concurrency ${CONCURRENCY}; sustained ${SUSTAIN_SECONDS} s at ${RATE} events/s\n`);
+    console.log('| ratio | measured | target | |\n|---|---|---|---|');
+    for (const ratio of ratios) {
+      const target = !ratio.target ? 'reported' : 'atLeast' in ratio.target ? `≥ ${ratio.target.atLeast}` : `≤ ${ratio.target.atMost}`;
+      console.log(`| ${ratio.id}: ${ratio.what} | ${ratio.value ?? 'n/a (set DATABASE_URL)'} | ${target} | ${ratio.met === null ? '' : ratio.met ? 'met' : 'MISSED'} |`);
+    }
+    console.log('\n| side | events/s | p50 ms | p90 ms | p99 ms |\n|---|---|---|---|---|');
+    for (const side of sides) console.log(`| ${side.name} | ${side.perSecond} | ${side.p50} | ${side.p90} | ${side.p99} |`);
+    console.log(`| end to end, POST → completed (sustained) | ${RATE} offered | ${sustained.endToEnd.p50} | ${sustained.endToEnd.p90} | ${sustained.endToEnd.p99} |`);
+    console.log(`\nhistory events per flow (fulfilCheckout): ${sustained.historyEvents}`);
+    console.log(`written: bench-results/${stamp}.json and .svg`);
+    process.exitCode = ratios.some((ratio) => ratio.met === false) ? 1 : 0;
+  } finally {
+    await starts.close();
+    await work.close();
+    await seed?.close();
+    await services.close();
+    await stripe.close();
+    await resend.close();
+    await connection.close();
+    await database?.drop();
+    await temporal.stop();
+  }
+}
+
+/**
+ * Offers new events at BENCH_RATE per second for SUSTAIN_SECONDS with the worker running (an open
+ * loop, as providers send); each one's completion is awaited through its handle. Completed ÷ started
+ * counts only what happened inside the window: a worker that keeps up completes nearly all of it.
+ */
+async function sustain(client: Client, url: string) {
+  const started: Array<{ id: string; sentAt: number; completedAt?: number }> = [];
+  const pending: Array<Promise<void>> = [];
+  const begin = performance.now();
+  const end = begin + SUSTAIN_SECONDS * 1000;
+  for (let index = 0; ; index++) {
+    const due = begin + (index * 1000) / RATE;
+    if (due >= end) break;
+    if (due > performance.now()) await delay(due - performance.now());
+    const event = delivery();
+    const entry: (typeof started)[number] = { id: event.id, sentAt: performance.now() };
+    started.push(entry);
+    pending.push(
+      postExpecting(url, event, 202)
+        .then(() => client.workflow.getHandle(event.id).result())
+        .then(() => void (entry.completedAt = performance.now())),
+    );
+  }
+  const windowEnd = performance.now();
+  await Promise.all(pending);
+  const endToEnd = new Side('end to end');
+  endToEnd.add({ latencies: started.map((entry) => entry.completedAt! - entry.sentAt), seconds: 1 });
+  const samples = await Promise.all(started.slice(0, 5).map(async ({ id }) => (await client.workflow.getHandle(id).fetchHistory()).events!.length));
+  const { p50, p90, p99 } = endToEnd.summary();
+  return {
+    startedInWindow: started.length,
+    completedInWindow: started.filter((entry) => entry.completedAt! <= windowEnd).length,
+    endToEnd: { p50, p90, p99 },
+    historyEvents: round(samples.reduce((sum, count) => sum + count, 0) / samples.length, 1),
+  };
+}
+
+main().catch((error: Error) => {
+  console.error(`bench failed: ${error.stack ?? error.message}`);
+  process.exit(1);
+});
+
