@@ -49,6 +49,8 @@ export function createApp(deps: AppDeps): Express {
 
   const app = express();
   app.disable('x-powered-by');
+  // Nothing here is cached: no ETag to hash for every answer.
+  app.disable('etag');
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
