@@ -18,12 +18,12 @@ import { startTracing } from './tracing';
  * in one process, with development secrets for any that are unset. Ctrl-C stops all three.
  */
 async function main(): Promise<void> {
-  // JSON lines like production, or pino-pretty's on a terminal (a development dependency, loaded only then).
-  const destination = process.stdout.isTTY ? (await import('pino-pretty')).default({ messageKey: 'message', translateTime: 'SYS:HH:MM:ss' }) : undefined;
-  const logger = createLogger('dev', destination);
+  // JSON lines like production, or readable ones on a terminal.
+  const logging = { pretty: process.stdout.isTTY };
+  const logger = createLogger('dev', logging);
   const config = loadReceiverConfig(process.env, { development: true });
   const workerConfig = loadWorkerConfig(process.env, { development: true });
-  installRuntime(createLogger('worker', destination), { metricsAddress: workerConfig.metricsAddress });
+  installRuntime(createLogger('worker', logging), { metricsAddress: workerConfig.metricsAddress });
   const tracing = startTracing('durable-webhooks');
   const settings = temporalSettings();
   const address = settings.connectionOptions.address!;
@@ -46,7 +46,7 @@ async function main(): Promise<void> {
   const services = await createWorkerServices(workerConfig, { temporal: client, embedded: true, stripeStandIn: stripeStandIn?.url });
   const worker = await startWorker({ settings, taskQueue: config.taskQueue, activities: services.activities, workflows: 'bundle-now', tracing });
 
-  const receiver = await startReceiver(config, client, createLogger('receiver', destination), services.db, settings.dataConverter?.payloadCodecs?.[0]);
+  const receiver = await startReceiver(config, client, createLogger('receiver', logging), services.db, settings.dataConverter?.payloadCodecs?.[0]);
   process.stdout.write(
     banner({ config, receiverUrl: receiver.url, temporalAddress: address, namespace: settings.namespace, devServer, downstream: [...services.describe(), payloadsLine(Boolean(settings.dataConverter), config.adminToken, receiver.url)] }),
   );

@@ -1,21 +1,32 @@
 import pino from 'pino';
+import pretty from 'pino-pretty';
 
 /**
- * pino, one JSON object per line on stdout, the same field names in every process: `time` (ISO),
- * `level` (`info`, `warn`, `error`), `component`, `message`, and IDs (`eventId`, `workflowId`,
- * `runId`, `activity`, `attempt`), never payloads or secrets.
+ * pino, one JSON object per line, the same field names in every process: `time` (ISO), `level`
+ * (`info`, `warn`, `error`), `component`, `message`, and IDs (`eventId`, `workflowId`, `runId`,
+ * `activity`, `attempt`), never payloads or secrets.
  */
 export type Logger = pino.Logger;
 
-/** The options every logger shares; `npm run dev` on a terminal adds pino-pretty's stream. */
-export const LOGGER_OPTIONS: pino.LoggerOptions = {
-  messageKey: 'message',
-  timestamp: pino.stdTimeFunctions.isoTime,
-  formatters: { level: (label) => ({ level: label }) },
-};
+export interface LoggerOptions {
+  /** Where lines go: stdout for the services, stderr for the CLI's diagnostics. @default 'stdout' */
+  to?: 'stdout' | 'stderr';
+  /** Readable lines for a person at a terminal (pino-pretty) instead of JSON: `npm run dev` and the CLI on a TTY. */
+  pretty?: boolean;
+}
 
-export function createLogger(component: string, destination?: pino.DestinationStream): Logger {
-  return pino({ ...LOGGER_OPTIONS, base: { component } }, destination ?? pino.destination({ sync: true }));
+export function createLogger(component: string, { to = 'stdout', pretty: readable = false }: LoggerOptions = {}): Logger {
+  const fd = to === 'stdout' ? 1 : 2;
+  const destination = readable ? pretty({ destination: fd, sync: true, messageKey: 'message', translateTime: 'SYS:HH:MM:ss' }) : pino.destination({ fd, sync: true });
+  return pino(
+    {
+      base: { component },
+      messageKey: 'message',
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    destination,
+  );
 }
 
 /** For tests and embedding: drops everything. */

@@ -3,6 +3,7 @@ import { Connection } from '@temporalio/client';
 import { Command, InvalidArgumentError } from 'commander';
 import { SEARCH_ATTRIBUTES } from '../../contracts';
 import { loadReceiverConfig } from '../config';
+import { createLogger } from '../logger';
 import { temporalSettings } from '../temporal/connection';
 import { MIN_RETENTION_SECONDS, prepareNamespace } from '../temporal/namespace';
 import { backfillCommand } from './backfill';
@@ -72,6 +73,7 @@ function positiveInteger(value: string): number {
 }
 
 program.parseAsync().catch((error: Error) => {
-  console.error(`durable-webhooks: ${error.message}`);
+  // The reason, on stderr as every process logs: a JSON line, or a readable one on a terminal.
+  createLogger('cli', { to: 'stderr', pretty: process.stderr.isTTY }).error(error.message);
   process.exit(1);
 });

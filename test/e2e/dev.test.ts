@@ -153,6 +153,7 @@ describe('durable-webhooks send', () => {
   it('explains an unknown source and exits 1', async () => {
     const { code, output } = await runCli(['send', 'shopify', 'order.created'], env);
     expect(code).toBe(1);
-    expect(output).toContain('No source named "shopify"; configured: stripe, github, standard.');
+    // Diagnostics are a JSON line on stderr, as every process logs (readable instead on a terminal).
+    expect(JSON.parse(output.trim().split('\n').pop()!)).toMatchObject({ level: 'error', component: 'cli', message: expect.stringContaining('No source named "shopify"; configured: stripe, github, standard.') });
   });
 });

@@ -58,6 +58,8 @@ it('applies an update that arrives with the idle timeout', async () => {
   const second = await workerFor();
   const state = await second.runUntil(handle.result());
   await dayPassed;
-  expect(stored).toEqual(['evt_1', 'evt_2']);
+  // storeSubscription is idempotent (the database applies only a newer update), and as a local
+  // activity it may run again when its workflow task is retried (no cache here): each update reached it.
+  expect([...new Set(stored)]).toEqual(['evt_1', 'evt_2']);
   expect(state).toMatchObject({ status: 'past_due', updatesSeen: 2, last: { eventId: 'evt_2' } });
 });
