@@ -1,10 +1,12 @@
 import { retry } from '@octokit/plugin-retry';
 import { Octokit } from '@octokit/rest';
+import { createLogger } from '../logger';
 import { readGitHubEvent } from '../providers/github';
 import { ProviderApiError } from '../errors';
 import type { ListedEvent } from './backfill';
 
 const RetryingOctokit = Octokit.plugin(retry);
+const githubLog = createLogger('github-api', { to: 'stderr' });
 
 /**
  * The GitHub REST client: GITHUB_TOKEN and GITHUB_API_URL (default the public API), with
@@ -12,7 +14,14 @@ const RetryingOctokit = Octokit.plugin(retry);
  * holds); 401, 403 and 404 are not.
  */
 export function createGitHubClient(token: string, apiUrl = 'https://api.github.com', options: { retryAfterBaseValue?: number } = {}): Octokit {
-  return new RetryingOctokit({ auth: token, baseUrl: apiUrl.replace(/\/$/, ''), userAgent: 'durable-webhooks', retry: { retries: 4, retryAfterBaseValue: options.retryAfterBaseValue ?? 1000 } });
+  return new RetryingOctokit({
+    auth: token,
+    baseUrl: apiUrl.replace(/\/$/, ''),
+    userAgent: 'durable-webhooks',
+    retry: { retries: 4, retryAfterBaseValue: options.retryAfterBaseValue ?? 1000 },
+    // Octokit's own lines (a refused request) as ours: JSON on stderr, like every line we write.
+    log: { debug: () => undefined, info: () => undefined, warn: (message: string) => githubLog.warn(message), error: (message: string) => githubLog.error(message) },
+  });
 }
 
 interface DeliverySummary {

@@ -283,7 +283,7 @@ describe('durable-webhooks messages redeliver', () => {
     expect(await stack.client.workflow.getHandle(deliveries[0]!).result()).toMatchObject({ status: 'delivered', attempts: 1 });
     expect(endpoint.received.map((delivery) => delivery.headers['webhook-id'])).toEqual(Array(4).fill(messageId));
 
-    expect(await runCli(['messages', 'redeliver', 'msg_unknown'], env)).toEqual({ code: 1, output: 'durable-webhooks: No message msg_unknown.\n' });
+    expect(await runCli(['messages', 'redeliver', 'msg_unknown'], env)).toMatchObject({ code: 1, error: 'No message msg_unknown.' });
     await endpoint.close();
   });
 });

@@ -134,10 +134,10 @@ it("--source backfills into a Stripe source from WEBHOOKS_CONFIG: its workflow-I
   expect(await stack.client.workflow.getHandle(`connect:${event.id}`).result()).toMatchObject({ source: 'stripe-connect', eventId: event.id, outcome: 'ignored' });
   expect((await backfill(['--since', '1h', '--types', 'account.updated', '--source', 'stripe-connect'], sourceEnv)).lines[0]!.outcome).toBe('already recorded');
 
-  expect(await runCli(['backfill', 'stripe', '--since', '1h', '--source', 'shopify'], env(sourceEnv))).toEqual({ code: 1, output: expect.stringContaining('No Stripe source named "shopify" in WEBHOOKS_CONFIG.') });
-  expect(await runCli(['backfill', 'stripe', '--since', '1h', '--source', 'stripe-connect'], env({ ...sourceEnv, CONNECT_API_KEY: '' }))).toEqual({
+  expect(await runCli(['backfill', 'stripe', '--since', '1h', '--source', 'shopify'], env(sourceEnv))).toMatchObject({ code: 1, error: expect.stringContaining('No Stripe source named "shopify" in WEBHOOKS_CONFIG.') });
+  expect(await runCli(['backfill', 'stripe', '--since', '1h', '--source', 'stripe-connect'], env({ ...sourceEnv, CONNECT_API_KEY: '' }))).toMatchObject({
     code: 1,
-    output: expect.stringContaining('Source "stripe-connect" has no API key: give it "apiKeyEnv" in WEBHOOKS_CONFIG'),
+    error: expect.stringContaining('Source "stripe-connect" has no API key: give it "apiKeyEnv" in WEBHOOKS_CONFIG'),
   });
 });
 
@@ -148,12 +148,12 @@ it('retries 429 and 5xx with backoff; a revoked key and a window beyond 30 days 
   expect(retried.counts).toMatchObject({ found: 1, failed: 0 });
 
   stack.stripe.revokeApiKey('sk_test_revoked');
-  expect(await runCli(['backfill', 'stripe', '--since', '1h'], env({ STRIPE_SECRET_KEY: 'sk_test_revoked' }))).toEqual({
+  expect(await runCli(['backfill', 'stripe', '--since', '1h'], env({ STRIPE_SECRET_KEY: 'sk_test_revoked' }))).toMatchObject({
     code: 1,
-    output: expect.stringContaining('durable-webhooks: Stripe refused the API key (STRIPE_SECRET_KEY): Invalid API Key provided'),
+    error: expect.stringContaining('Stripe refused the API key (STRIPE_SECRET_KEY): Invalid API Key provided'),
   });
-  expect(await runCli(['backfill', 'stripe', '--since', '31d'], env())).toEqual({ code: 1, output: expect.stringContaining('further back than the 30 days Stripe keeps events') });
-  expect(await runCli(['backfill', 'stripe', '--since', '1h'], env({ STRIPE_SECRET_KEY: '' }))).toEqual({ code: 1, output: expect.stringContaining('needs STRIPE_SECRET_KEY') });
+  expect(await runCli(['backfill', 'stripe', '--since', '31d'], env())).toMatchObject({ code: 1, error: expect.stringContaining('further back than the 30 days Stripe keeps events') });
+  expect(await runCli(['backfill', 'stripe', '--since', '1h'], env({ STRIPE_SECRET_KEY: '' }))).toMatchObject({ code: 1, error: expect.stringContaining('needs STRIPE_SECRET_KEY') });
 });
 });
 
@@ -209,13 +209,13 @@ describe('github', () => {
   it('retries a 503; a refused token and a bad GITHUB_HOOKS are clear errors', async () => {
     github.failNext(503);
     expect((await backfill(['--since', '1h', '--dry-run'], {}, 'github')).code).toBe(0);
-    expect(await runCli(['backfill', 'github', '--since', '1h'], env({ GITHUB_TOKEN: 'ghp_wrong', GITHUB_API_URL: github.url, GITHUB_HOOKS: HOOK }))).toEqual({
+    expect(await runCli(['backfill', 'github', '--since', '1h'], env({ GITHUB_TOKEN: 'ghp_wrong', GITHUB_API_URL: github.url, GITHUB_HOOKS: HOOK }))).toMatchObject({
       code: 1,
-      output: expect.stringContaining(`durable-webhooks: GitHub refused the token (GITHUB_TOKEN) for ${HOOK}: Bad credentials`),
+      error: expect.stringContaining(`GitHub refused the token (GITHUB_TOKEN) for ${HOOK}: Bad credentials`),
     });
-    expect(await runCli(['backfill', 'github', '--since', '1h'], env({ GITHUB_TOKEN, GITHUB_API_URL: github.url, GITHUB_HOOKS: 'octo/shop' }))).toEqual({
+    expect(await runCli(['backfill', 'github', '--since', '1h'], env({ GITHUB_TOKEN, GITHUB_API_URL: github.url, GITHUB_HOOKS: 'octo/shop' }))).toMatchObject({
       code: 1,
-      output: expect.stringContaining('GITHUB_HOOKS lists "octo/shop"'),
+      error: expect.stringContaining('GITHUB_HOOKS lists "octo/shop"'),
     });
   });
 });

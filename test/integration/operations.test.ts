@@ -76,7 +76,7 @@ describe('durable-webhooks events', () => {
     });
     expect((await cli('show', delivery.id)).output).toContain(`UI         http://ui.test/namespaces/default/workflows/${delivery.id}`);
 
-    expect(await cli('show', 'evt_does_not_exist')).toEqual({ code: 1, output: 'durable-webhooks: No event evt_does_not_exist: no workflow has that ID in this namespace.\n' });
+    expect(await cli('show', 'evt_does_not_exist')).toMatchObject({ code: 1, error: 'No event evt_does_not_exist: no workflow has that ID in this namespace.' });
   });
 
   it('list: by source, type and status from visibility, and a raw --query', async () => {
@@ -85,15 +85,15 @@ describe('durable-webhooks events', () => {
     expect(running.map((event) => event.eventId)).toContain(held);
     const byQuery = (await cliJson('list', '--query', `WorkflowId = '${held}'`)) as unknown as Array<{ eventId: string; status: string }>;
     expect(byQuery).toEqual([expect.objectContaining({ eventId: held, status: 'running' })]);
-    expect(await cli('list', '--since', 'yesterday')).toMatchObject({ code: 1, output: expect.stringContaining('"since" must be a duration') });
+    expect(await cli('list', '--since', 'yesterday')).toMatchObject({ code: 1, error: expect.stringContaining('"since" must be a duration') });
   });
 
   it('signal approve releases a held order, which is then charged once; query answers status', async () => {
     const held = await heldOrder();
     expect(await cliJson('query', held, 'status')).toMatchObject({ waitingFor: expect.stringContaining('approve or reject') });
 
-    expect(await cli('signal', held, 'refund')).toEqual({ code: 1, output: 'durable-webhooks: chargeOrder does not handle the signal "refund"; it accepts approve, reject.\n' });
-    expect(await cli('signal', held, 'approve', '--data', '{"by":')).toMatchObject({ code: 1, output: expect.stringContaining('--data is not valid JSON') });
+    expect(await cli('signal', held, 'refund')).toMatchObject({ code: 1, error: 'chargeOrder does not handle the signal "refund"; it accepts approve, reject.' });
+    expect(await cli('signal', held, 'approve', '--data', '{"by":')).toMatchObject({ code: 1, error: expect.stringContaining('--data is not valid JSON') });
     expect((await stack.client.workflow.getHandle(held).describe()).status.name).toBe('RUNNING');
 
     expect(await cliJson('signal', held, 'approve', '--data', '{"by":"ops"}')).toEqual({ eventId: held, signal: 'approve', status: 'sent' });
@@ -109,7 +109,7 @@ describe('durable-webhooks events', () => {
     await expect(stack.client.workflow.getHandle(toCancel).result()).rejects.toThrow();
     expect((await stack.client.workflow.getHandle(toCancel).describe()).status.name).toBe('CANCELLED');
     expect((await stack.client.workflow.getHandle(toTerminate).describe()).status.name).toBe('TERMINATED');
-    expect(await cli('cancel', toTerminate)).toMatchObject({ code: 1, output: expect.stringContaining('is terminated, not running') });
+    expect(await cli('cancel', toTerminate)).toMatchObject({ code: 1, error: expect.stringContaining('is terminated, not running') });
     expect(stack.stripe.charges().filter((intent) => [toCancel, toTerminate].includes(intent.metadata.event_id!))).toEqual([]);
     // The ledger says what happened to both, not "processing".
     const ledger = await stack.db.query('SELECT event_id, status, outcome FROM processed_events WHERE event_id = ANY($1) ORDER BY event_id = $2', [[toCancel, toTerminate], toTerminate]);
@@ -128,7 +128,7 @@ describe('durable-webhooks events', () => {
     expect((await stack.db.query('SELECT status FROM processed_events WHERE event_id = $1', [failed])).rows).toEqual([{ status: 'failed' }]);
 
     stack.resend.acceptApiKey(undefined);
-    expect(await cli('reset', failed, '--to', '999', '--reason', 'x')).toMatchObject({ code: 1, output: expect.stringContaining('History event 999 is not a completed workflow task') });
+    expect(await cli('reset', failed, '--to', '999', '--reason', 'x')).toMatchObject({ code: 1, error: expect.stringContaining('History event 999 is not a completed workflow task') });
     const reset = await cliJson('reset', failed, '--to', 'last-failure', '--reason', 'Resend key fixed');
     expect(await stack.client.workflow.getHandle(failed, reset.runId as string).result()).toMatchObject({ outcome: 'notified' });
 
@@ -155,7 +155,7 @@ describe('durable-webhooks events', () => {
 
     expect(await cli('reset', '--query', `WorkflowId = 'evt_nothing_${randomUUID()}'`, '--to', 'first', '--reason', 'x', '--yes')).toMatchObject({
       code: 1,
-      output: expect.stringContaining('nothing was reset'),
+      error: expect.stringContaining('nothing was reset'),
     });
   });
 });

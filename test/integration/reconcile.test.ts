@@ -66,7 +66,7 @@ it('a Stripe schedule starts every missed event once, leaves what arrived by web
 
   expect((await runCli(['reconcile', 'disable', 'stripe'], env())).code).toBe(0);
   expect((await cliJson<ReconcileStatus[]>('reconcile', 'status'))[0]).toMatchObject({ provider: 'stripe', enabled: false, everyMs: null });
-  expect(await runCli(['reconcile', 'disable', 'stripe'], env())).toEqual({ code: 1, output: expect.stringContaining('Reconciliation from stripe is not enabled.') });
+  expect(await runCli(['reconcile', 'disable', 'stripe'], env())).toMatchObject({ code: 1, error: expect.stringContaining('Reconciliation from stripe is not enabled.') });
 });
 
 it('a GitHub schedule starts a missed delivery with the worker\'s GitHub settings', async () => {

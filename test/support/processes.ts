@@ -65,9 +65,24 @@ export function spawnNpmScript(script: string, env: NodeJS.ProcessEnv): Spawned 
   return spawnProcess(process.execPath, args, env);
 }
 
-/** Runs the operator CLI to completion. */
-export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; output: string }> {
+/**
+ * Runs the operator CLI to completion. `error` is its diagnostic when it failed: the message of the
+ * JSON error line it writes on stderr (component `cli`).
+ */
+export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; output: string; error?: string }> {
   const cli = spawnTs('src/cli/index.ts', args, env);
   const code = await cli.exited;
-  return { code, output: cli.output() };
+  return { code, output: cli.output(), error: cliError(cli.output()) };
+}
+
+function cliError(output: string): string | undefined {
+  for (const line of output.trim().split('\n').reverse()) {
+    try {
+      const entry = JSON.parse(line) as { component?: string; level?: string; message?: string };
+      if (entry.component === 'cli' && entry.level === 'error') return entry.message;
+    } catch {
+      // A line of the command's own output, not a diagnostic.
+    }
+  }
+  return undefined;
 }
