@@ -1,7 +1,7 @@
 import { MockActivityEnvironment, TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { ProviderKind, WorkflowType, type Activities, type ChargeInput, type WebhookEvent, type Workflows } from '../../contracts';
+import { WorkflowType, type Activities, type ChargeInput, type Workflows } from '../../contracts';
 import { createLedgerActivities } from '../../activities/ledger';
 import { createOrderActivities } from '../../activities/orders';
 import { createStripeActivities } from '../../activities/stripe';
@@ -11,6 +11,7 @@ import { createStripeClient } from '../../src/stripe-client';
 import { temporalTestServerPath } from '../../src/tools';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 import { workflowSinks } from '../../src/temporal/worker';
+import { orderCreatedEvent } from '../support/events';
 import { workflowBundle } from '../support/stack';
 
 /**
@@ -36,15 +37,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const event: WebhookEvent = {
-  source: 'standard',
-  provider: ProviderKind.STANDARD_WEBHOOKS,
-  id: 'msg_recovery_1',
-  type: 'order.created',
-  occurredAt: '2026-12-01T10:00:00.000Z',
-  receivedAt: '2026-12-01T10:00:00.000Z',
-  payload: { type: 'order.created', data: { orderId: 'ord_recovery', amount: 4200, currency: 'eur', customer: 'cus_1', paymentMethod: 'pm_card_visa', email: 'grace@example.com' } },
-};
+const event = orderCreatedEvent('msg_recovery_1', { orderId: 'ord_recovery', amount: 4200 });
 
 it('after the key expired, a reset finds the charge a pending step made instead of charging twice', async () => {
   let ledgerDown = true;

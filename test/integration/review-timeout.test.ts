@@ -1,8 +1,9 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { ProviderKind, WorkflowType, type Activities, type Order, type WebhookEvent, type Workflows } from '../../contracts';
+import { WorkflowType, type Activities, type Order, type Workflows } from '../../contracts';
 import { temporalTestServerPath } from '../../src/tools';
 import { workflowSinks } from '../../src/temporal/worker';
+import { orderCreatedEvent } from '../support/events';
 import { workflowBundle } from '../support/stack';
 
 /**
@@ -16,15 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => env?.teardown());
 
-const event: WebhookEvent = {
-  source: 'standard',
-  provider: ProviderKind.STANDARD_WEBHOOKS,
-  id: 'msg_timeout_1',
-  type: 'order.created',
-  occurredAt: '2026-12-01T10:00:00.000Z',
-  receivedAt: '2026-12-01T10:00:00.000Z',
-  payload: { type: 'order.created', data: { orderId: 'ord_big', amount: 500000, currency: 'eur', customer: 'cus_1', paymentMethod: 'pm_card_visa', email: 'grace@example.com' } },
-};
+const event = orderCreatedEvent('msg_timeout_1', { orderId: 'ord_big', amount: 500000 });
 
 it('cancels a held order when no decision comes within REVIEW_TIMEOUT (24 h, skipped), charging nothing', async () => {
   const calls: string[] = [];

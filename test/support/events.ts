@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { ProviderKind, type WebhookEvent } from '../../contracts';
+import { startOptions } from '../../src/temporal/start-event';
 import { SECRETS, standardHeaders, stripeEvent, stripeHeaders } from './signing';
 
 export interface SignedDelivery {
@@ -58,4 +60,15 @@ export function subscriptionEvent(subscriptionId: string, action: 'created' | 'u
   });
   const body = JSON.stringify(event);
   return { id: event.id as string, path: 'stripe', body, headers: stripeHeaders(body, SECRETS.stripe) };
+}
+
+/**
+ * An `order.created` as the receiver starts `chargeOrder` with it (`startOptions`: the routing
+ * fields, no body), for tests that start the workflow themselves.
+ */
+export function orderCreatedEvent(id: string, data: { orderId: string; amount: number }): WebhookEvent {
+  const payload = { type: 'order.created', data: { ...data, currency: 'eur', customer: 'cus_1', paymentMethod: 'pm_card_visa', email: 'grace@example.com' } };
+  const at = '2026-12-01T10:00:00.000Z';
+  const { options } = startOptions({ source: 'standard', provider: ProviderKind.STANDARD_WEBHOOKS, id, type: 'order.created', occurredAt: at, receivedAt: at, payload }, '', 'delivery', 'unused');
+  return options.args[0];
 }
