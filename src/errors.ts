@@ -97,37 +97,41 @@ export class PayloadTooLargeError extends ProblemError {
   }
 }
 
-/** Temporal did not confirm the start in time; the event is not recorded and the provider should retry. */
-export class TemporalUnavailableError extends ProblemError {
-  override readonly name = 'TemporalUnavailableError';
+/**
+ * A dependency of the event's start did not confirm in time: nothing was started, the delivery is
+ * answered 503 with Retry-After, and the provider's retry will be recorded.
+ */
+abstract class EventNotRecordedError extends ProblemError {
   readonly status = 503;
-  readonly slug = 'temporal-unavailable';
-  readonly title = 'Temporal unavailable';
   constructor(
     readonly eventId: string,
+    what: string,
     options?: { cause?: unknown },
   ) {
-    super('Temporal could not be reached in time; the event was not recorded. Retry the delivery.', options);
+    super(`${what}; the event was not recorded. Retry the delivery.`, options);
   }
   override get extensions() {
     return { eventId: this.eventId };
   }
 }
 
-/** The body store (the database) did not take the body; nothing was started and the provider should retry. */
-export class BodyStoreUnavailableError extends ProblemError {
+/** Temporal did not confirm the start in time. */
+export class TemporalUnavailableError extends EventNotRecordedError {
+  override readonly name = 'TemporalUnavailableError';
+  readonly slug = 'temporal-unavailable';
+  readonly title = 'Temporal unavailable';
+  constructor(eventId: string, options?: { cause?: unknown }) {
+    super(eventId, 'Temporal could not be reached in time', options);
+  }
+}
+
+/** The body store (the database) did not take the body, so the event was not started. */
+export class BodyStoreUnavailableError extends EventNotRecordedError {
   override readonly name = 'BodyStoreUnavailableError';
-  readonly status = 503;
   readonly slug = 'body-store-unavailable';
   readonly title = 'Body store unavailable';
-  constructor(
-    readonly eventId: string,
-    options?: { cause?: unknown },
-  ) {
-    super('The database could not store the body; the event was not recorded. Retry the delivery.', options);
-  }
-  override get extensions() {
-    return { eventId: this.eventId };
+  constructor(eventId: string, options?: { cause?: unknown }) {
+    super(eventId, 'The database could not store the body', options);
   }
 }
 
