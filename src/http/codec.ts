@@ -1,6 +1,7 @@
 import cors from 'cors';
 import express, { type Router } from 'express';
 import type { Payload, PayloadCodec } from '@temporalio/common';
+import { JSONToPayload, payloadToJSON, type JSONPayload } from '@temporalio/common/lib/proto-utils';
 import { InvalidRequestError } from '../errors';
 import type { Logger } from '../logger';
 import { requireAdminToken } from './admin';
@@ -14,12 +15,6 @@ export interface CodecDeps {
   /** Origins allowed to call from a browser: the Temporal UI's. */
   origins: string[];
   logger: Logger;
-}
-
-/** A payload as Temporal's remote codec protocol sends it: proto3 JSON, bytes in base64. */
-interface JsonPayload {
-  metadata?: Record<string, string>;
-  data?: string;
 }
 
 /**
@@ -41,25 +36,21 @@ export function createCodecRouter(deps: CodecDeps): Router {
       }
       const payloads = readPayloads(req.body);
       const done = await deps.codec[direction](payloads);
-      res.json({ payloads: done.map(toJson) });
+      res.json({ payloads: done.map(payloadToJSON) });
     });
   }
   router.use(routeErrorHandler({ realm: 'durable-webhooks admin', internalDetail: 'The codec could not process these payloads (a key it does not hold?). See the receiver log.', logger: deps.logger, what: 'codec request' }));
   return router;
 }
 
+/** The request's payloads, from the proto3 JSON the protocol speaks (the SDK's own conversion). */
 function readPayloads(body: unknown): Payload[] {
   const payloads = (body as { payloads?: unknown } | undefined)?.payloads;
-  if (!Array.isArray(payloads)) throw new InvalidRequestError('Send {"payloads": [...]}, each payload with "metadata" and "data" in base64.');
-  return payloads.map((payload: JsonPayload) => ({
-    metadata: Object.fromEntries(Object.entries(payload?.metadata ?? {}).map(([key, value]) => [key, Buffer.from(String(value), 'base64')])),
-    data: Buffer.from(String(payload?.data ?? ''), 'base64'),
-  }));
-}
-
-function toJson(payload: Payload): JsonPayload {
-  return {
-    metadata: Object.fromEntries(Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value ?? []).toString('base64')])),
-    data: Buffer.from(payload.data ?? []).toString('base64'),
-  };
+  const refused = new InvalidRequestError('Send {"payloads": [...]}, each payload with "metadata" and "data" in base64.');
+  if (!Array.isArray(payloads)) throw refused;
+  try {
+    return payloads.map((payload: JSONPayload) => JSONToPayload(payload));
+  } catch {
+    throw refused;
+  }
 }

@@ -79,6 +79,8 @@ describe('with PAYLOAD_ENCRYPTION_KEYS', () => {
     const other = await codec('/decode', { payloads: [] }, { 'x-namespace': 'someone-else' });
     expect(other.status).toBe(400);
     expect(other.json).toMatchObject({ detail: expect.stringContaining('"default"') });
+    expect((await codec('/decode', { payloads: 'not a list' })).status).toBe(400);
+    expect((await codec('/decode', { payloads: [{ metadata: 'not an object' }] })).status).toBe(400);
   });
 
   it("lets the Temporal UI's origin call it from a browser, and no other", async () => {
