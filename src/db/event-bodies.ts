@@ -29,8 +29,13 @@ export interface StoredBody {
 /**
  * Stores the body before the event's workflow starts, once per source and event ID: a redelivery,
  * or a retry after Temporal answered 503, stores nothing again, and an erased body stays erased.
+ * `bodySha256` is the body's hash when the adapter computed it already (GitHub's, for replays).
  */
-export async function storeBody(db: Queryable, event: { source: string; eventId: string; workflowId: string; provider: ProviderKind; via: EventVia; receivedAt: string }, body: ReceivedBody): Promise<void> {
+export async function storeBody(
+  db: Queryable,
+  event: { source: string; eventId: string; workflowId: string; provider: ProviderKind; via: EventVia; receivedAt: string; bodySha256?: string },
+  body: ReceivedBody,
+): Promise<void> {
   await db.query(
     `INSERT INTO event_bodies (source, event_id, workflow_id, provider, via, content_type, signature_headers, body, size, sha256, received_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
@@ -45,7 +50,7 @@ export async function storeBody(db: Queryable, event: { source: string; eventId:
       JSON.stringify(body.signatureHeaders),
       body.raw,
       body.raw.length,
-      createHash('sha256').update(body.raw).digest('hex'),
+      event.bodySha256 ?? createHash('sha256').update(body.raw).digest('hex'),
       event.receivedAt,
     ],
   );

@@ -47,7 +47,7 @@ export class TemporalEventStarter implements EventStarter {
     const { workflowType, options } = startOptions(event, workflowIdPrefix, via, this.options.taskQueue);
     const { workflowId } = options;
     try {
-      await storeBody(this.db, { source: event.source, eventId: event.id, workflowId, provider: event.provider, via, receivedAt: event.receivedAt }, event.body);
+      await storeBody(this.db, { source: event.source, eventId: event.id, workflowId, provider: event.provider, via, receivedAt: event.receivedAt, bodySha256: event.bodySha256 }, event.body);
     } catch (error) {
       throw new BodyStoreUnavailableError(event.id, { cause: error });
     }
