@@ -30,7 +30,7 @@ const remoteDb = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds'
 const localDb = proxyLocalActivities<Activities>({ startToCloseTimeout: '30 seconds' });
 
 /** The patch that moved database steps to local activities; histories without its marker replay as before. */
-export const LOCAL_DB_STEPS = 'database-steps-as-local-activities';
+const LOCAL_DB_STEPS = 'database-steps-as-local-activities';
 
 /**
  * Database work (claim, order rows, settings, completion): quick, idempotent, retried until it

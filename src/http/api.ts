@@ -19,7 +19,7 @@ export interface ApiDeps {
 }
 
 /** Largest accepted `/v1` body: a message's payload is delivered to each endpoint in one request. */
-export const MAX_MESSAGE_BYTES = 256 * 1024;
+const MAX_MESSAGE_BYTES = 256 * 1024;
 
 /** Idempotency keys longer than this are refused. */
 const MAX_IDEMPOTENCY_KEY_LENGTH = 255;

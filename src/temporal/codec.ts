@@ -10,8 +10,8 @@ export interface EncryptionKey {
 }
 
 /** The metadata of an encrypted payload: Temporal's own convention (samples' `binary/encrypted`). */
-export const ENCRYPTED_ENCODING = 'binary/encrypted';
-export const KEY_ID_METADATA = 'encryption-key-id';
+const ENCRYPTED_ENCODING = 'binary/encrypted';
+const KEY_ID_METADATA = 'encryption-key-id';
 
 const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
 const IV_BYTES = 12;
