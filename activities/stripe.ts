@@ -2,44 +2,65 @@ import { ApplicationFailure } from '@temporalio/activity';
 import Stripe from 'stripe';
 import { FailureType, type Activities } from '../contracts';
 import type { Database } from '../src/db/database';
+import { beginChargeAttempt, finishChargeAttempt } from '../src/db/charge-attempts';
 import { callOnce } from '../src/db/ledger';
 import { count } from './metrics';
 
 /**
  * Stripe calls, each with an Idempotency-Key. Stripe forgets keys after 24 hours, so before any
- * create the ledger is checked for the object an earlier attempt made; a re-run days later finds it.
- * When an earlier attempt called and never recorded (its step is pending), the PaymentIntent it may
- * have made is looked up by its metadata before a new one is created.
+ * call the ledger is checked for what an earlier attempt did; a re-run days later finds it.
  * https://docs.stripe.com/api/idempotent_requests
  */
 export function createStripeActivities({ db, stripe }: { db: Database; stripe: Stripe }): Pick<Activities, 'chargeOrder' | 'markPaymentIntentFulfilled'> {
   return {
-    chargeOrder: (input) =>
-      callOnce(
-        db,
-        { source: input.source, eventId: input.eventId, step: 'charge' },
-        async () => {
-          const intent = await countCharge(() =>
-            stripe.paymentIntents.create(
-              {
-                amount: input.amount,
-                currency: input.currency,
-                customer: input.customer,
-                payment_method: input.paymentMethod,
-                confirm: true,
-                off_session: true,
-                metadata: { order_id: input.orderId, event_id: input.eventId, source: input.source },
-              },
-              { idempotencyKey: input.idempotencyKey },
-            ),
-          );
-          return { externalId: intent.id, result: { paymentIntentId: intent.id, status: intent.status } };
-        },
-        async () => {
-          const intent = await findCharge(stripe, input.source, input.eventId);
-          return intent && { externalId: intent.id, result: { paymentIntentId: intent.id, status: intent.status } };
-        },
-      ),
+    /**
+     * One charge attempt, recorded in `charge_attempts` before the call and after it (see
+     * `beginChargeAttempt`): an event that has a successful attempt returns it and calls nothing; an
+     * attempt that was declined is declined again without a call. When an earlier call never
+     * recorded its end (the attempt is pending), the PaymentIntent it may have charged is looked up
+     * by its metadata first. A retry after a decline confirms the declined PaymentIntent again with
+     * the new payment method, as Stripe advises, so the order has one PaymentIntent and Stripe
+     * itself refuses to charge it twice.
+     */
+    async chargeOrder(input) {
+      const key = { source: input.source, eventId: input.eventId };
+      const attempt = input.attempt ?? 1;
+      const standing = await beginChargeAttempt(db, key, { attempt, idempotencyKey: input.idempotencyKey, paymentMethod: input.paymentMethod });
+      if (standing?.outcome === 'succeeded') return { paymentIntentId: standing.paymentIntentId!, status: standing.paymentIntentStatus ?? 'succeeded' };
+      if (standing?.outcome === 'declined') throw ApplicationFailure.nonRetryable(standing.failure?.message ?? 'The card was declined.', FailureType.CARD_DECLINED, standing.failure?.details ?? {});
+      if (standing) {
+        const intent = await findCharge(stripe, input.source, input.eventId);
+        if (intent) {
+          await finishChargeAttempt(db, key, standing.attempt, { outcome: 'succeeded', paymentIntentId: intent.id, paymentIntentStatus: intent.status });
+          return { paymentIntentId: intent.id, status: intent.status };
+        }
+        // Temporal retries this until the other attempt has ended (its activity is still running, or retrying).
+        if (standing.attempt !== attempt) throw new Error(`Charge attempt ${standing.attempt} of event ${input.eventId} is still pending; attempt ${attempt} waits for it to end.`);
+      }
+
+      const options = { idempotencyKey: input.idempotencyKey };
+      const metadata = { order_id: input.orderId, event_id: input.eventId, source: input.source };
+      try {
+        const intent = await countCharge(() =>
+          input.paymentIntentId
+            ? stripe.paymentIntents.confirm(input.paymentIntentId, { payment_method: input.paymentMethod, off_session: true }, options)
+            : stripe.paymentIntents.create(
+                { amount: input.amount, currency: input.currency, customer: input.customer, payment_method: input.paymentMethod, confirm: true, off_session: true, metadata },
+                options,
+              ),
+        );
+        await finishChargeAttempt(db, key, attempt, { outcome: 'succeeded', paymentIntentId: intent.id, paymentIntentStatus: intent.status });
+        return { paymentIntentId: intent.id, status: intent.status };
+      } catch (error) {
+        const refused = error instanceof ApplicationFailure && error.type === FailureType.STRIPE_INVALID_REQUEST;
+        if (error instanceof ApplicationFailure && (refused || error.type === FailureType.CARD_DECLINED)) {
+          const details = (error.details?.[0] ?? {}) as Record<string, unknown>;
+          const failure = { type: error.type!, message: error.message, details };
+          await finishChargeAttempt(db, key, attempt, { outcome: refused ? 'refused' : 'declined', paymentIntentId: details.paymentIntentId as string | undefined, failure });
+        }
+        throw error;
+      }
+    },
 
     /** Marks the checkout's PaymentIntent fulfilled in Stripe (metadata), once. */
     async markPaymentIntentFulfilled(input) {

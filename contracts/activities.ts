@@ -12,9 +12,17 @@ export interface FlowSettings {
   reviewThreshold: number | null;
   /** How long a held order waits for `approve` or `reject`, as a Temporal duration string. */
   reviewTimeout: Duration;
+  /**
+   * How long (ms) a declined order waits for `retryPayment`, from its first decline, before it ends
+   * as declined; absent from settings recorded before payment retries (then the default, 7 days).
+   */
+  paymentRetryWindowMs?: number;
   /** Who gets GitHub notifications; none when unset. */
   notifyEmail: string | null;
 }
+
+/** PAYMENT_RETRY_WINDOW's default: 7 days. */
+export const DEFAULT_PAYMENT_RETRY_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
 
 /**
  * Every activity the workflows call, by name, input and result. `activities/` implements it; the
@@ -27,7 +35,10 @@ export interface Activities {
   flowSettings(): Promise<FlowSettings>;
   /** Writes the order and the step's ledger row in one transaction, once per step. */
   saveOrder(input: SaveOrderInput): Promise<SavedOrder>;
-  /** Charges off-session through Stripe with the event ID as Idempotency-Key; throws `CardDeclined`. */
+  /**
+   * Makes one charge attempt off-session through Stripe with its own Idempotency-Key, recorded in
+   * the ledger; returns the event's successful charge if it has one; throws `CardDeclined`.
+   */
   chargeOrder(input: ChargeInput): Promise<Charge>;
   markPaymentIntentFulfilled(input: MarkFulfilledInput): Promise<void>;
   /** Sends once per event and step; throws `EmailRejected` when the provider refuses for good. */

@@ -69,8 +69,18 @@ export interface EventProgress {
   eventId: string;
   type: string;
   stepsDone: string[];
+  /** What the workflow waits for, in words; null when it is not waiting. */
   waitingFor: string | null;
+  /** While it waits: the signals that end the wait, until when (ISO 8601), and what an operator's signal must carry. */
+  awaiting: Awaiting | null;
   outcome: string | null;
+}
+
+export interface Awaiting {
+  signals: string[];
+  until: string | null;
+  /** Fields operators' tools add to the signal's argument, so that a reset's re-applied copy answers this same wait. */
+  signalFields?: Record<string, unknown>;
 }
 
 export const statusQuery = defineQuery<EventProgress>('status');

@@ -11,7 +11,7 @@ export const FailureType = {
   EMAIL_REJECTED: 'EmailRejected',
   /** `order.created` lacks a field the charge needs. */
   INVALID_ORDER: 'InvalidOrder',
-  /** The order's charge was declined: the workflow ends failed, after the customer was told. */
+  /** The order's charge was declined, in a workflow started before payment retries: it ends failed, after the customer was told. */
   PAYMENT_DECLINED: 'PaymentDeclined',
   /** An event's stored body is gone (erased on request), so no step can read it. */
   EVENT_BODY_MISSING: 'EventBodyMissing',

@@ -5,6 +5,40 @@ import type { BodyField, BodyStep } from './events';
 export const approveSignal = defineSignal<[{ by?: string }?]>('approve');
 export const rejectSignal = defineSignal<[{ by?: string; reason?: string }?]>('reject');
 
+/**
+ * Charge a declined order again, with the customer's new payment method or the one it had. The
+ * workflow takes it only while it waits for one; `attempt` is the charge attempt it asks for, which
+ * operators' tools copy from the workflow's `status` (`EventProgress.awaiting`), so that a reset's
+ * re-applied copy answers the same decline.
+ */
+export const retryPaymentSignal = defineSignal<[RetryPayment?]>('retryPayment');
+
+export interface RetryPayment {
+  /** A Stripe payment method ID (`pm_…`); the order's own when not given. */
+  paymentMethod?: string;
+  by?: string;
+  attempt?: number;
+}
+
+/** Stripe object IDs: a prefix, an underscore and letters or digits (`pm_card_visa`, `card_1Nc…`). */
+const STRIPE_ID = /^[a-z]+_[A-Za-z0-9_]{1,250}$/;
+
+/**
+ * The `retryPayment` argument as given, checked: a description of what is wrong, or the request.
+ * Operators' tools refuse a bad one before sending it; the workflow ignores one that got past them.
+ */
+export function readRetryPayment(data: unknown): RetryPayment | string {
+  if (data === undefined || data === null) return {};
+  if (typeof data !== 'object' || Array.isArray(data)) return 'the retryPayment argument must be a JSON object such as {"paymentMethod":"pm_…"}';
+  const { paymentMethod, by, attempt, ...rest } = data as Record<string, unknown>;
+  const unknown = Object.keys(rest);
+  if (unknown.length > 0) return `retryPayment takes paymentMethod, by and attempt, not ${unknown.join(', ')}`;
+  if (paymentMethod !== undefined && (typeof paymentMethod !== 'string' || !STRIPE_ID.test(paymentMethod))) return 'paymentMethod must be a Stripe payment method ID such as pm_card_visa';
+  if (by !== undefined && typeof by !== 'string') return 'by must be a string';
+  if (attempt !== undefined && !(Number.isSafeInteger(attempt) && (attempt as number) > 1)) return 'attempt must be a whole number above 1';
+  return { ...(paymentMethod !== undefined && { paymentMethod: paymentMethod as string }), ...(by !== undefined && { by: by as string }), ...(attempt !== undefined && { attempt: attempt as number }) };
+}
+
 export interface Order {
   id: string;
   status: 'received' | 'awaiting_review' | 'paid' | 'payment_failed' | 'cancelled' | 'fulfilled';
@@ -26,8 +60,15 @@ export type SavedOrder = Omit<Order, 'customerEmail'>;
 export interface ChargeInput {
   source: string;
   eventId: string;
-  /** The event ID: the same on every attempt, reset and re-run, never a run ID. */
+  /**
+   * `<event ID>:charge:<attempt>`: the same for this attempt on every activity retry, reset and
+   * re-run, never a run ID. (The bare event ID for charges scheduled before payment retries.)
+   */
   idempotencyKey: string;
+  /** Which charge of the order this is, counted by the workflow from 1; absent before payment retries (1). */
+  attempt?: number;
+  /** The PaymentIntent an earlier attempt's decline left, confirmed again instead of creating another. */
+  paymentIntentId?: string;
   orderId: string;
   amount: number;
   currency: string;

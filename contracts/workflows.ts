@@ -1,7 +1,7 @@
 import type { SignalDefinition } from '@temporalio/workflow';
 import type { EventOutcome, WebhookEvent } from './events';
 import type { DeliveryInput, DeliveryState, PublishInput, PublishResult } from './messages';
-import { approveSignal, rejectSignal } from './orders';
+import { approveSignal, rejectSignal, retryPaymentSignal } from './orders';
 import type { BackfillCounts, ReconcileInput } from './reconcile';
 import { applySignal, type SubscriptionEntityInput, type SubscriptionState } from './subscriptions';
 
@@ -43,6 +43,13 @@ export type EventWorkflowType = Extract<WorkflowType, 'fulfilCheckout' | 'charge
 /** The signals each workflow type handles; operators may send only these. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a table of signals with different arguments
 export const SIGNALS: Partial<Record<WorkflowType, ReadonlyArray<SignalDefinition<any[]>>>> = {
-  chargeOrder: [approveSignal, rejectSignal],
+  chargeOrder: [approveSignal, rejectSignal, retryPaymentSignal],
   subscriptionEntity: [applySignal],
 };
+
+/**
+ * Signals that mean something only while the workflow waits for them (`EventProgress.awaiting`);
+ * operators' tools refuse them at other times. The rest may come early (an approval before the
+ * order is held).
+ */
+export const SIGNALS_ONLY_WHILE_AWAITED: ReadonlySet<string> = new Set([retryPaymentSignal.name]);

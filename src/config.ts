@@ -419,6 +419,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env, { develop
     settings: {
       reviewThreshold: env.REVIEW_THRESHOLD ? positiveInteger(env, 'REVIEW_THRESHOLD', 0) : null,
       reviewTimeout: reviewTimeout as Duration,
+      paymentRetryWindowMs: positiveDurationMs(env, 'PAYMENT_RETRY_WINDOW', '7d'),
       notifyEmail: env.NOTIFY_EMAIL || null,
     },
   };

@@ -187,6 +187,14 @@ export class EventRunningError extends ProblemError {
   readonly title = 'Event still running';
 }
 
+/** A signal the workflow takes only while it waits for it, sent when it does not; nothing was sent. */
+export class SignalNotAwaitedError extends ProblemError {
+  override readonly name = 'SignalNotAwaitedError';
+  readonly status = 409;
+  readonly slug = 'signal-not-awaited';
+  readonly title = 'Signal not awaited';
+}
+
 /** `/admin` without the right bearer token. */
 export class AdminAuthError extends ProblemError {
   override readonly name = 'AdminAuthError';

@@ -1,6 +1,21 @@
-import { ActivityFailure, ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
-import { approveSignal, bodyField, FailureType, rejectSignal, WorkflowType, type EventOutcome, type SaveOrderInput, type WebhookEvent } from '../contracts';
-import { charge as chargeCard, db, fieldsOf, finish, formatAmount, handleEvent, idempotencyKey, sendEmail, stepOf } from './steps';
+import { ActivityFailure, ApplicationFailure, condition, log, patched, setHandler } from '@temporalio/workflow';
+import {
+  approveSignal,
+  bodyField,
+  DEFAULT_PAYMENT_RETRY_WINDOW_MS,
+  FailureType,
+  readRetryPayment,
+  rejectSignal,
+  retryPaymentSignal,
+  WorkflowType,
+  type Charge,
+  type ChargeInput,
+  type EventOutcome,
+  type RetryPayment,
+  type SaveOrderInput,
+  type WebhookEvent,
+} from '../contracts';
+import { charge as chargeCard, db, fieldsOf, finish, formatAmount, handleEvent, idempotencyKey, sendEmail, stepOf, workflowTime, type Progress } from './steps';
 
 interface OrderCreated {
   orderId: string;
@@ -13,16 +28,21 @@ interface OrderCreated {
 /** The customer's address: read from the stored body by the activities that use it, never in this workflow's history. */
 const customerEmail = bodyField(WorkflowType.chargeOrder, 'email');
 
+/** The patch that lets a declined order be charged again; a history without its marker ends at its first decline, as before. */
+const PAYMENT_RETRIES = 'payment-retries';
+
 /**
  * Standard Webhooks `order.created`: hold it for review at or above REVIEW_THRESHOLD, then charge
- * it off-session with the event's workflow ID as Stripe's idempotency key, and email a receipt, or a
- * "payment failed" notice on a decline (after which the workflow fails, for operators to see).
+ * it off-session and email a receipt. A decline emails a "payment failed" notice and waits, up to
+ * PAYMENT_RETRY_WINDOW from the first decline, for `retryPayment` (with the customer's new payment
+ * method) to charge again, each attempt under its own Idempotency-Key; with none it ends `declined`.
  */
 export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
   return handleEvent(event, async (progress) => {
     let decision: { approved: boolean; by?: string; reason?: string } | undefined;
     setHandler(approveSignal, (input) => void (decision ??= { approved: true, by: input?.by }));
     setHandler(rejectSignal, (input) => void (decision ??= { approved: false, by: input?.by, reason: input?.reason }));
+    const retries = new RetryRequests();
 
     const data = readOrder(event);
     const order = (status: SaveOrderInput['order']['status'], paymentIntentId?: string): SaveOrderInput['order'] => ({
@@ -40,7 +60,7 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
 
     if (settings.reviewThreshold !== null && data.amount >= settings.reviewThreshold) {
       await db.saveOrder({ ...stepOf(event, 'order:awaiting-review'), order: order('awaiting_review') });
-      progress.waitFor(`approve or reject signal (up to ${settings.reviewTimeout})`);
+      progress.waitFor(`approve or reject signal (up to ${settings.reviewTimeout})`, { signals: [approveSignal.name, rejectSignal.name], until: null });
       await condition(() => decision !== undefined, settings.reviewTimeout);
       progress.waitFor(null);
       if (!decision?.approved) {
@@ -52,19 +72,25 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
       progress.done('approved');
     }
 
-    let charge;
-    try {
-      charge = await chargeCard({ source: event.source, eventId: event.id, idempotencyKey: idempotencyKey(), orderId: data.orderId, amount: data.amount, currency: data.currency, customer: data.customer, paymentMethod: data.paymentMethod });
-    } catch (error) {
-      if (!(error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === FailureType.CARD_DECLINED)) throw error;
-      await db.saveOrder({ ...stepOf(event, 'order:payment-failed'), order: order('payment_failed') });
-      await email('email:payment-failed', `Payment for order ${data.orderId} failed`, `We could not charge your card for order ${data.orderId}: ${error.cause.message}`);
-      progress.end('payment_failed');
-      // handleEvent records the failure, with these details, in the ledger.
-      throw ApplicationFailure.nonRetryable(`Payment for order ${data.orderId} was declined: ${error.cause.message}`, FailureType.PAYMENT_DECLINED, {
-        orderId: data.orderId,
-        declined: error.cause.message,
-        ...(error.cause.details?.[0] as object | undefined),
+    const { orderId, amount, currency, customer, paymentMethod } = data;
+    const payment: Omit<ChargeInput, 'idempotencyKey'> = { source: event.source, eventId: event.id, orderId, amount, currency, customer, paymentMethod };
+    let charge: Charge;
+    if (patched(PAYMENT_RETRIES)) {
+      const windowMs = settings.paymentRetryWindowMs ?? DEFAULT_PAYMENT_RETRY_WINDOW_MS;
+      const result = await chargeUntilPaid(payment, windowMs, progress, retries, async (attempt, declined, deadline) => {
+        await db.saveOrder({ ...stepOf(event, 'order:payment-failed'), order: order('payment_failed') });
+        await email(
+          `email:payment-failed:${attempt}`,
+          `Payment for order ${data.orderId} failed`,
+          `We could not charge your card for order ${data.orderId}: ${declined}\n\nPlease update your payment method by ${deadline.toISOString().slice(0, 10)}, and we will charge it then.`,
+        );
+      });
+      if ('declined' in result) return finish(event, progress, 'declined', { status: 'completed', detail: { orderId: data.orderId, ...result } });
+      charge = result;
+    } else {
+      charge = await chargeOnce(payment, progress, async (declined) => {
+        await db.saveOrder({ ...stepOf(event, 'order:payment-failed'), order: order('payment_failed') });
+        await email('email:payment-failed', `Payment for order ${data.orderId} failed`, `We could not charge your card for order ${data.orderId}: ${declined}`);
       });
     }
     progress.done('charge');
@@ -74,6 +100,114 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
     progress.done('email:receipt');
     return finish(event, progress, 'charged', { status: 'completed', detail: { orderId: data.orderId, paymentIntentId: charge.paymentIntentId } });
   });
+}
+
+/**
+ * Charges until a charge succeeds, or no `retryPayment` comes within the window after the first
+ * decline. Attempt N has the key `<event ID>:charge:N`; a retry confirms the declined PaymentIntent
+ * again, with the request's payment method or the last one. A retry Stripe refuses as a request (an
+ * unknown payment method, say) tells the customer nothing and waits for another.
+ */
+async function chargeUntilPaid(
+  payment: Omit<ChargeInput, 'idempotencyKey'>,
+  windowMs: number,
+  progress: Progress,
+  retries: RetryRequests,
+  tellCustomer: (attempt: number, declined: string, deadline: Date) => Promise<void>,
+): Promise<Charge | { declined: string; attempts: number }> {
+  let { paymentMethod } = payment;
+  let paymentIntentId: string | undefined;
+  let deadline: Date | undefined;
+  let declined = '';
+  for (let attempt = 1; ; attempt++) {
+    let why: string;
+    try {
+      return await chargeCard({ ...payment, attempt, idempotencyKey: idempotencyKey(`charge:${attempt}`), paymentMethod, paymentIntentId });
+    } catch (error) {
+      const failure = stripeFailure(error);
+      const refusedRetry = attempt > 1 && failure?.type === FailureType.STRIPE_INVALID_REQUEST;
+      if (failure?.type !== FailureType.CARD_DECLINED && !refusedRetry) throw error;
+      paymentIntentId = ((failure!.details?.[0] ?? {}) as { paymentIntentId?: string }).paymentIntentId ?? paymentIntentId;
+      deadline ??= new Date(workflowTime().getTime() + windowMs);
+      if (refusedRetry) {
+        progress.done(`charge refused (attempt ${attempt})`);
+        why = `, since Stripe refused attempt ${attempt}: ${failure!.message}`;
+      } else {
+        declined = failure!.message;
+        progress.done(`charge declined (attempt ${attempt})`);
+        await tellCustomer(attempt, declined, deadline);
+        why = '';
+      }
+    }
+    const next = attempt + 1;
+    progress.waitFor(`retryPayment signal with the customer's new payment method, for charge attempt ${next}${why}`, {
+      signals: [retryPaymentSignal.name],
+      until: deadline.toISOString(),
+      signalFields: { attempt: next },
+    });
+    const request = await retries.waitFor(next, deadline);
+    progress.waitFor(null);
+    if (!request) return { declined, attempts: attempt };
+    progress.done(`retryPayment (attempt ${next}${request.by ? `, by ${request.by}` : ''})`);
+    paymentMethod = request.paymentMethod ?? paymentMethod;
+  }
+}
+
+/**
+ * The one charge of an order whose workflow started before payment retries (its history has no
+ * `payment-retries` marker): keyed by the event, and a decline fails the workflow after the
+ * customer is told.
+ */
+async function chargeOnce(payment: Omit<ChargeInput, 'idempotencyKey'>, progress: Progress, tellCustomer: (declined: string) => Promise<void>): Promise<Charge> {
+  try {
+    return await chargeCard({ ...payment, idempotencyKey: idempotencyKey() });
+  } catch (error) {
+    const failure = stripeFailure(error);
+    if (failure?.type !== FailureType.CARD_DECLINED) throw error;
+    await tellCustomer(failure.message);
+    progress.end('payment_failed');
+    // handleEvent records the failure, with these details, in the ledger.
+    throw ApplicationFailure.nonRetryable(`Payment for order ${payment.orderId} was declined: ${failure.message}`, FailureType.PAYMENT_DECLINED, {
+      orderId: payment.orderId,
+      declined: failure.message,
+      ...(failure.details?.[0] as object | undefined),
+    });
+  }
+}
+
+/** The failure the charge activity threw on purpose (a decline, a refused request), if that is what this is. */
+function stripeFailure(error: unknown): ApplicationFailure | undefined {
+  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure ? error.cause : undefined;
+}
+
+/**
+ * `retryPayment` requests, by the charge attempt each asks for; the first for an attempt wins, so
+ * two requests for one decline make one charge. A request that names no attempt counts for the one
+ * awaited when it comes, and is dropped when none is. The handler is set from the start, so the
+ * copies a reset re-applies (delivered before the new run is back at its wait) answer the same
+ * declines as before, making the same attempts with the same keys.
+ */
+class RetryRequests {
+  private readonly requests = new Map<number, RetryPayment>();
+  private awaited: number | undefined;
+
+  constructor() {
+    setHandler(retryPaymentSignal, (input) => {
+      const request = readRetryPayment(input);
+      if (typeof request === 'string') return log.warn(`retryPayment ignored: ${request}`);
+      const attempt = request.attempt ?? this.awaited;
+      if (attempt !== undefined && !this.requests.has(attempt)) this.requests.set(attempt, request);
+    });
+  }
+
+  /** The request for `attempt`, waited for until `deadline`; undefined when none came. */
+  async waitFor(attempt: number, deadline: Date): Promise<RetryPayment | undefined> {
+    this.awaited = attempt;
+    const remaining = deadline.getTime() - workflowTime().getTime();
+    if (remaining > 0) await condition(() => this.requests.has(attempt), remaining);
+    this.awaited = undefined;
+    return this.requests.get(attempt);
+  }
 }
 
 function readOrder(event: WebhookEvent): OrderCreated {

@@ -15,6 +15,7 @@ import {
   eventFields,
   statusQuery,
   type Activities,
+  type Awaiting,
   type BodyStep,
   type ClaimResult,
   type ChargeInput,
@@ -57,9 +58,10 @@ export function sendEmail(input: EmailInput) {
   return external.sendEmail.executeWithOptions({ summary: `email ${describeText(input.to)}: ${describeText(input.subject)}` }, [input]);
 }
 
-/** Charges the order through Stripe, its activity summarised as `charge 42.00 EUR to cus_…`. */
+/** Charges the order through Stripe, its activity summarised as `charge 42.00 EUR to cus_…` (and `(attempt 2, pm_…)` on a retry). */
 export function charge(input: ChargeInput) {
-  return external.chargeOrder.executeWithOptions({ summary: `charge ${formatAmount(input.amount, input.currency)} to ${input.customer}` }, [input]);
+  const retry = input.attempt && input.attempt > 1 ? ` (attempt ${input.attempt}, ${input.paymentMethod})` : '';
+  return external.chargeOrder.executeWithOptions({ summary: `charge ${formatAmount(input.amount, input.currency)} to ${input.customer}${retry}` }, [input]);
 }
 
 /** `42.00 EUR` from minor units. */
@@ -69,11 +71,12 @@ export function formatAmount(amount: number, currency: string): string {
 
 /**
  * Where an event workflow stands: answered by the `status` query, and shown as the Temporal UI's
- * current details (steps done, what it waits for, how it ended), updated at every change.
+ * current details (steps done, what it waits for and until when, how it ended), updated at every change.
  */
 export class Progress implements EventProgress {
   readonly stepsDone: string[] = [];
   waitingFor: string | null = null;
+  awaiting: Awaiting | null = null;
   outcome: string | null = null;
 
   constructor(
@@ -89,8 +92,10 @@ export class Progress implements EventProgress {
     this.show();
   }
 
-  waitFor(what: string | null): void {
+  /** Starts waiting (for what, in words, and the signals that end it), or stops (`null`). */
+  waitFor(what: string | null, awaiting: Awaiting | null = null): void {
     this.waitingFor = what;
+    this.awaiting = what === null ? null : awaiting;
     this.show();
   }
 
@@ -103,11 +108,19 @@ export class Progress implements EventProgress {
     setCurrentDetails(
       [
         `**Steps done:** ${this.stepsDone.join(', ') || 'none yet'}`,
-        ...(this.waitingFor ? [`**Waiting for:** ${this.waitingFor}`] : []),
+        ...(this.waitingFor ? [`**Waiting for:** ${this.waitingFor}${this.awaiting?.until ? `, until ${this.awaiting.until}` : ''}`] : []),
         ...(this.outcome ? [`**Outcome:** ${this.outcome}`] : []),
       ].join('\n\n'),
     );
   }
+}
+
+/**
+ * The time of the current workflow task: the sandbox's `Date`, which Temporal fixes per task, so a
+ * replay computes the same deadlines.
+ */
+export function workflowTime(): Date {
+  return new Date();
 }
 
 /**

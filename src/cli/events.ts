@@ -175,10 +175,14 @@ function showText(view: EventView): string {
     `Closed     ${view.closeTime ?? '-'}`,
     `Steps      ${view.progress ? view.progress.stepsDone.join(', ') || '(none yet)' : '(no worker answered the status query)'}`,
   ];
-  if (view.progress?.waitingFor) lines.push(`Waiting    ${view.progress.waitingFor}`);
+  if (view.progress?.waitingFor) lines.push(`Waiting    ${view.progress.waitingFor}${view.progress.awaiting?.until ? `, until ${view.progress.awaiting.until}` : ''}`);
   if (view.ledger) {
     lines.push(`Ledger     ${view.ledger.status}, claimed ${view.ledger.claimedAt}`);
     for (const step of view.ledger.steps) lines.push(`           ${step.step}${step.externalId ? ` → ${step.externalId}` : ''}  (${step.recordedAt})`);
+    for (const charge of view.ledger.charges) {
+      const detail = charge.failure ? `: ${charge.failure.message}` : charge.paymentIntentId ? ` → ${charge.paymentIntentId}` : '';
+      lines.push(`Charge ${String(charge.attempt).padEnd(4)}${charge.outcome}${detail}  (key ${charge.idempotencyKey}, ${charge.paymentMethod ?? 'payment method not recorded'}, ${charge.startedAt})`);
+    }
   }
   if (view.erasure) lines.push(`Erased     ${view.erasure.erasedAt} by ${view.erasure.erasedBy}: ${view.erasure.reason}`);
   if (view.result !== null) lines.push(`Result     ${JSON.stringify(view.result)}`);

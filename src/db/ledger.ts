@@ -1,4 +1,5 @@
 import type { ClaimResult, EventClaim, EventCompletion, EventStatus, StepKey } from '../../contracts';
+import { chargeAttempts, type ChargeAttempt } from './charge-attempts';
 import type { Database, Queryable } from './database';
 
 /** What a step did: the external object it made (Stripe object, email ID) and its result. */
@@ -139,6 +140,8 @@ export interface LedgerRecord {
   completedAt: string | null;
   /** `pending`: the call was started and its completion not (yet) written. */
   steps: Array<{ step: string; externalId: string | null; recordedAt: string; pending: boolean }>;
+  /** An order event's charge attempts, first first; at most one succeeded. */
+  charges: ChargeAttempt[];
 }
 
 export async function ledgerRecord(db: Queryable, workflowId: string): Promise<LedgerRecord | null> {
@@ -158,5 +161,6 @@ export async function ledgerRecord(db: Queryable, workflowId: string): Promise<L
     claimedAt: new Date(claim.claimed_at).toISOString(),
     completedAt: claim.completed_at && new Date(claim.completed_at).toISOString(),
     steps: steps.rows.map((row) => ({ step: row.step, externalId: row.external_id, recordedAt: new Date(row.recorded_at).toISOString(), pending: row.pending })),
+    charges: await chargeAttempts(db, { source: claim.source, eventId: claim.event_id }),
   };
 }

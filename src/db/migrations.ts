@@ -150,6 +150,38 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
        )`,
     ],
   },
+  {
+    id: '007-charge-attempts',
+    statements: [
+      // Every charge attempt of an order event, with its own Idempotency-Key and how it ended:
+      // declined by the card's bank, or refused by Stripe as a request (which Stripe does not store
+      // under the key, so a re-run of that attempt calls again).
+      `CREATE TABLE charge_attempts (
+         source text NOT NULL,
+         event_id text NOT NULL,
+         attempt integer NOT NULL,
+         idempotency_key text NOT NULL,
+         payment_method text,
+         outcome text NOT NULL DEFAULT 'pending' CHECK (outcome IN ('pending', 'succeeded', 'declined', 'refused')),
+         payment_intent_id text,
+         payment_intent_status text,
+         failure jsonb,
+         started_at timestamptz NOT NULL DEFAULT now(),
+         finished_at timestamptz,
+         PRIMARY KEY (source, event_id, attempt)
+       )`,
+      // At most one attempt per event is pending or succeeded: one success, and no call while another may have charged.
+      `CREATE UNIQUE INDEX charge_attempts_one_open_or_paid ON charge_attempts (source, event_id) WHERE outcome IN ('pending', 'succeeded')`,
+      // The one charge step of events charged before: attempt 1, keyed by the workflow ID. A decline
+      // left its step pending and failed the event with PaymentDeclined.
+      `INSERT INTO charge_attempts (source, event_id, attempt, idempotency_key, outcome, payment_intent_id, payment_intent_status, failure, started_at, finished_at)
+       SELECT s.source, s.event_id, 1, e.workflow_id, d.outcome, COALESCE(s.external_id, e.outcome->>'paymentIntentId'), s.result->>'status', CASE WHEN d.outcome = 'declined' THEN jsonb_build_object('type', 'CardDeclined', 'message', e.outcome->>'declined', 'details', e.outcome - 'type' - 'declined' - 'failure' - 'orderId') END, s.recorded_at,
+              CASE WHEN d.outcome <> 'pending' THEN COALESCE(e.completed_at, s.recorded_at) END
+       FROM event_steps s JOIN processed_events e USING (source, event_id)
+       CROSS JOIN LATERAL (SELECT CASE WHEN NOT s.pending THEN 'succeeded' WHEN e.outcome->>'type' = 'PaymentDeclined' THEN 'declined' ELSE 'pending' END AS outcome) d
+       WHERE s.step = 'charge'`,
+    ],
+  },
 ];
 
 /**

@@ -4,7 +4,7 @@ import { listen } from './http-server';
 import { IdempotencyStore, type StoredResponse } from './idempotency-store';
 
 /**
- * A local server speaking the Stripe endpoints our flows use (PaymentIntents create and update), with Stripe's idempotency behaviour (https://docs.stripe.com/api/idempotent_requests):
+ * A local server speaking the Stripe endpoints our flows use (PaymentIntents create, confirm, update and search, Events list), with Stripe's idempotency behaviour (https://docs.stripe.com/api/idempotent_requests):
  * same key and parameters → the stored response with `Idempotent-Replayed: true`; same key, other
  * parameters → 400 idempotency_error; a repeat while the first runs → 409. The real `stripe` SDK
  * talks to it over HTTP. It counts distinct effects so tests can assert "exactly one charge".
@@ -45,6 +45,9 @@ export type HoldPhase = 'processing' | 'responding' | 'listing';
 
 /** Stripe's test payment method that is always declined. */
 export const DECLINED_PAYMENT_METHOD = 'pm_card_chargeDeclined';
+
+/** Stripe's test payment methods (`pm_card_visa`, `pm_card_mastercard`, …); any other is unknown here. */
+const KNOWN_PAYMENT_METHOD = /^pm_card_\w+$/;
 
 export async function startStripeStandIn() {
   const store = new IdempotencyStore();
@@ -112,7 +115,9 @@ export async function startStripeStandIn() {
         record(false);
         const response = await handle(req, params);
         await holdIn('processing');
-        outcome.finish(response);
+        // A request Stripe refuses (400) stores nothing under its key: a retry with the key runs again.
+        if (response.status === 400) outcome.abandon();
+        else outcome.finish(response);
         await holdIn('responding');
         res.status(response.status).set('Idempotency-Key', key).json(response.body);
       }
@@ -122,6 +127,7 @@ export async function startStripeStandIn() {
     '/v1/payment_intents',
     idempotent(async (_req, params) => {
       const paymentMethod = typeof params.payment_method === 'string' ? params.payment_method : null;
+      if (paymentMethod && !KNOWN_PAYMENT_METHOD.test(paymentMethod)) return noSuchPaymentMethod(paymentMethod);
       const intent: PaymentIntent = {
         id: `pi_${randomBytes(12).toString('hex')}`,
         object: 'payment_intent',
@@ -132,16 +138,35 @@ export async function startStripeStandIn() {
         status: params.confirm === 'true' ? 'succeeded' : 'requires_confirmation',
         metadata: (params.metadata as Record<string, string>) ?? {},
       };
-      if (paymentMethod === DECLINED_PAYMENT_METHOD) {
-        intent.status = 'requires_payment_method';
-        paymentIntents.set(intent.id, intent);
+      paymentIntents.set(intent.id, intent);
+      return paymentMethod === DECLINED_PAYMENT_METHOD ? decline(intent) : { status: 200, body: { ...intent } };
+    }),
+  );
+
+  // Confirming a declined PaymentIntent again, with a new payment method: how Stripe retries a payment.
+  app.post(
+    '/v1/payment_intents/:id/confirm',
+    idempotent(async (req, params) => {
+      const intent = paymentIntents.get(String(req.params.id));
+      if (!intent) return { status: 404, body: { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such payment_intent: '${req.params.id}'` } } };
+      if (intent.status !== 'requires_payment_method' && intent.status !== 'requires_confirmation') {
         return {
-          status: 402,
-          body: { error: { type: 'card_error', code: 'card_declined', decline_code: 'generic_decline', message: 'Your card was declined.', payment_intent: intent } },
+          status: 400,
+          body: {
+            error: {
+              type: 'invalid_request_error',
+              code: 'payment_intent_unexpected_state',
+              message: `This PaymentIntent's status is ${intent.status}, so it cannot be confirmed.`,
+              payment_intent: { ...intent },
+            },
+          },
         };
       }
-      paymentIntents.set(intent.id, intent);
-      return { status: 200, body: intent };
+      if (typeof params.payment_method === 'string' && !KNOWN_PAYMENT_METHOD.test(params.payment_method)) return noSuchPaymentMethod(params.payment_method);
+      if (typeof params.payment_method === 'string') intent.payment_method = params.payment_method;
+      if (intent.payment_method === DECLINED_PAYMENT_METHOD) return decline(intent);
+      intent.status = 'succeeded';
+      return { status: 200, body: { ...intent } };
     }),
   );
 
@@ -222,6 +247,20 @@ export async function startStripeStandIn() {
 }
 
 export type StripeStandIn = Awaited<ReturnType<typeof startStripeStandIn>>;
+
+/** Stripe's answer to a payment method it does not have: a request error, stored under no key. */
+function noSuchPaymentMethod(id: string): StoredResponse {
+  return { status: 400, body: { error: { type: 'invalid_request_error', code: 'resource_missing', param: 'payment_method', message: `No such PaymentMethod: '${id}'` } } };
+}
+
+/** Stripe's answer to a declined card: 402, the PaymentIntent left waiting for another payment method. */
+function decline(intent: PaymentIntent): StoredResponse {
+  intent.status = 'requires_payment_method';
+  return {
+    status: 402,
+    body: { error: { type: 'card_error', code: 'card_declined', decline_code: 'generic_decline', message: 'Your card was declined.', payment_intent: { ...intent } } },
+  };
+}
 
 function createdByCheckout(id: string): PaymentIntent {
   return { id, object: 'payment_intent', amount: 0, currency: 'eur', customer: null, payment_method: null, status: 'succeeded', metadata: {} };

@@ -5,9 +5,9 @@ import type { Database } from '../db/database';
 import { loadBodyByWorkflowId } from '../db/event-bodies';
 import { eraseEvent, erasureOf, type Erasure, type ErasureResult } from '../db/erasure';
 import { SourceRegistry } from '../providers/registry';
-import { SIGNALS, statusQuery, type EventProgress, type WorkflowType } from '../../contracts';
+import { readRetryPayment, retryPaymentSignal, SIGNALS, SIGNALS_ONLY_WHILE_AWAITED, statusQuery, type EventProgress, type WorkflowType } from '../../contracts';
 import { ledgerRecord, recordStopped, type LedgerRecord } from '../db/ledger';
-import { EventNotFoundError, EventRunningError, MalformedEventError, OperationRejectedError, SignatureVerificationError } from '../errors';
+import { EventNotFoundError, EventRunningError, MalformedEventError, OperationRejectedError, SignalNotAwaitedError, SignatureVerificationError } from '../errors';
 import { resetPoint, type ResetTarget } from './reset-points';
 import { toSummary, visibilityQuery, type EventFilter, type EventSummary } from './visibility';
 
@@ -95,6 +95,11 @@ export class EventOperations {
     return events;
   }
 
+  /**
+   * Sends one of the signals the event's workflow type handles. A signal it takes only while it waits
+   * for it (`retryPayment`) is refused at other times, checked first, and carries the wait's fields
+   * (the charge attempt it answers), so that a reset's re-applied copy answers the same wait.
+   */
   async signal(eventId: string, name: string, data?: unknown): Promise<void> {
     const { type } = await this.describe(eventId);
     const accepted = SIGNALS[type as WorkflowType] ?? [];
@@ -103,7 +108,20 @@ export class EventOperations {
       const names = accepted.map((definition) => definition.name);
       throw new OperationRejectedError(`${type} does not handle the signal "${name}"; ${names.length ? `it accepts ${names.join(', ')}` : 'it accepts no signals'}.`);
     }
-    await this.client.workflow.getHandle(eventId).signal(signal, ...(data === undefined ? [] : [data]));
+    const handle = this.client.workflow.getHandle(eventId);
+    if (name === retryPaymentSignal.name) {
+      const request = readRetryPayment(data);
+      if (typeof request === 'string') throw new OperationRejectedError(`${request}.`);
+      data = request;
+    }
+    if (SIGNALS_ONLY_WHILE_AWAITED.has(name)) {
+      const { waitingFor, awaiting } = await handle.query(statusQuery);
+      if (!awaiting?.signals.includes(name)) {
+        throw new SignalNotAwaitedError(`Event ${eventId} is not waiting for ${name}${waitingFor ? `; it waits for ${waitingFor}` : ''}. Nothing was sent.`);
+      }
+      data = { ...(data as object | undefined), ...awaiting.signalFields };
+    }
+    await handle.signal(signal, ...(data === undefined ? [] : [data]));
   }
 
   async query(eventId: string, name: string): Promise<unknown> {

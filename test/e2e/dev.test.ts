@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import type { EventProgress } from '../../contracts';
 import { isServing } from '../../src/temporal/server-process';
+import { eventually } from '../support/eventually';
 import { freePort } from '../support/ports';
 import { runCli, spawnTs, type Spawned } from '../support/processes';
 
@@ -109,6 +111,23 @@ describe('npm run dev', () => {
     } finally {
       await connection.close();
     }
+  });
+
+  it('takes a declined order through the CLI: it waits for retryPayment, and the retry charges it once and sends the receipt', async () => {
+    dev ??= await startDev();
+    const sample = path.join(dataDir, 'declined-order.json');
+    writeFileSync(sample, JSON.stringify({ type: 'order.created', payload: { orderId: 'ord_declined', amount: 4200, currency: 'eur', customer: 'cus_T3stCustomer01', paymentMethod: 'pm_card_chargeDeclined', email: 'ada@example.com' } }));
+    const { attempts } = await sendJson(['standard', sample]);
+    const eventId = attempts[0]!.body.eventId;
+    const status = async () => JSON.parse((await runCli(['events', 'query', eventId, 'status', '--json'], env)).output) as EventProgress;
+    await eventually('the order waits for retryPayment', async () => (await status()).awaiting !== null);
+    expect((await runCli(['events', 'show', eventId], env)).output).toMatch(/Waiting {4}retryPayment signal with the customer's new payment method, for charge attempt 2, until \d{4}-/);
+
+    expect(await runCli(['events', 'signal', eventId, 'retryPayment', '--data', '{"paymentMethod":"pm_card_visa"}'], env)).toMatchObject({ code: 0, output: `Sent retryPayment to ${eventId}.\n` });
+    await eventually('the order is charged', async () => (await status()).outcome === 'charged');
+    const mail = (step: string) => readFileSync(path.join(dataDir, 'mail', `${eventId}_${step}.eml`), 'utf8');
+    expect(mail('email_payment-failed_1')).toContain('Subject: Payment for order ord_declined failed');
+    expect(mail('email_receipt')).toContain('Subject: Receipt for order ord_declined');
   });
 
   it('stops the dev server, worker and receiver on Ctrl-C', async () => {

@@ -18,7 +18,7 @@ import { workflowBundle } from '../support/stack';
  * The 24-hour key guard covers resets too. Stripe charges, but the ledger cannot record it for the
  * 23 hours the activity retries (skipped on the time-skipping server); the event fails. A day later
  * Stripe has forgotten the key, the ledger is back, and an operator resets the event, which runs the
- * charge activity again with the same input: the step, pending since the first call, finds the
+ * charge activity again with the same input: the attempt, pending since the first call, finds the
  * PaymentIntent by its metadata instead of charging again. The test server does not implement
  * ResetWorkflowExecution, so the re-run is the activity called with the input from the history.
  * Real activities, PostgreSQL and the Stripe stand-in through the Stripe SDK.
@@ -45,7 +45,7 @@ it('after the key expired, a reset finds the charge a pending step made instead 
   const flaky: Database = {
     ...db,
     query: async (sql, params) => {
-      if (ledgerDown && sql.startsWith('UPDATE event_steps') && params?.[2] === 'charge') throw new Error('ledger unavailable');
+      if (ledgerDown && sql.startsWith('UPDATE charge_attempts') && params?.[3] === 'succeeded') throw new Error('ledger unavailable');
       return db.query(sql, params);
     },
   };
@@ -65,7 +65,7 @@ it('after the key expired, a reset finds the charge a pending step made instead 
     const handle = await env.client.workflow.start<Workflows['chargeOrder']>(WorkflowType.chargeOrder, { workflowId: event.id, taskQueue: 'charge-recovery', args: [event] });
     await expect(handle.result()).rejects.toThrow();
     expect(charges()).toHaveLength(1);
-    expect((await db.query('SELECT pending FROM event_steps WHERE event_id = $1 AND step = $2', [event.id, 'charge'])).rows).toEqual([{ pending: true }]);
+    expect((await db.query('SELECT attempt, outcome FROM charge_attempts WHERE event_id = $1', [event.id])).rows).toEqual([{ attempt: 1, outcome: 'pending' }]);
 
     const { events } = await handle.fetchHistory();
     const scheduled = events!.find((entry) => entry.activityTaskScheduledEventAttributes?.activityType?.name === 'chargeOrder')!;
@@ -81,6 +81,6 @@ it('after the key expired, a reset finds the charge a pending step made instead 
   expect(charges()).toHaveLength(1);
   expect(charge).toEqual({ paymentIntentId: charges()[0]!.id, status: 'succeeded' });
   expect(stripe.requests.filter((request) => request.path === '/v1/payment_intents/search').length).toBe(searchesBefore + 1);
-  expect((await db.query('SELECT pending, external_id FROM event_steps WHERE event_id = $1 AND step = $2', [event.id, 'charge'])).rows).toEqual([{ pending: false, external_id: charges()[0]!.id }]);
+  expect((await db.query('SELECT outcome, payment_intent_id FROM charge_attempts WHERE event_id = $1', [event.id])).rows).toEqual([{ outcome: 'succeeded', payment_intent_id: charges()[0]!.id }]);
   expect(emails).toEqual([]);
 });

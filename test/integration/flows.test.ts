@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { approveSignal, rejectSignal, statusQuery, subscriptionStateQuery, subscriptionWorkflowId, WorkflowType, type WebhookEvent, type Workflows } from '../../contracts';
 import { EventOperations } from '../../src/temporal/operations';
@@ -58,7 +58,7 @@ describe('Stripe checkout.session.completed → fulfilCheckout', () => {
 });
 
 describe('Standard Webhooks order.created → chargeOrder', () => {
-  it('charges off-session with the event ID as Stripe idempotency key, marks the order paid and emails a receipt', async () => {
+  it('charges off-session with `<event ID>:charge:1` as Stripe idempotency key, marks the order paid and emails a receipt', async () => {
     const delivery = orderCreated({ amount: 4200 });
     await deliver(delivery);
     expect(await resultOf(delivery.id)).toMatchObject({ outcome: 'charged' });
@@ -66,7 +66,7 @@ describe('Standard Webhooks order.created → chargeOrder', () => {
     const [create] = stripeRequestsFor(delivery.id);
     expect(create).toMatchObject({
       path: '/v1/payment_intents',
-      idempotencyKey: delivery.id,
+      idempotencyKey: `${delivery.id}:charge:1`,
       params: { amount: '4200', currency: 'eur', customer: 'cus_test_1', payment_method: 'pm_card_visa', confirm: 'true', off_session: 'true' },
     });
     const charges = stack.stripe.charges().filter((intent) => intent.metadata.event_id === delivery.id);
@@ -87,35 +87,30 @@ describe('Standard Webhooks order.created → chargeOrder', () => {
     expect(await resultOf(delivery.id)).toMatchObject({ outcome: 'charged' });
     const attempts = stripeRequestsFor(delivery.id).filter((request) => request.path === '/v1/payment_intents');
     expect(attempts.map((request) => [request.idempotencyKey, request.injectedStatus])).toEqual([
-      [delivery.id, 500],
-      [delivery.id, undefined],
+      [`${delivery.id}:charge:1`, 500],
+      [`${delivery.id}:charge:1`, undefined],
     ]);
     expect(stack.stripe.charges().filter((intent) => intent.metadata.event_id === delivery.id)).toHaveLength(1);
   });
 
-  it('does not retry a decline: the workflow fails with PaymentDeclined, the order is payment_failed, one failure email', async () => {
+  it('does not retry a decline by itself: one Stripe call, the order payment_failed, one failure email, and the workflow waits for retryPayment', async () => {
     const delivery = orderCreated({ paymentMethod: DECLINED_PAYMENT_METHOD });
     await deliver(delivery);
-    const failure = await resultOf(delivery.id).then(
-      () => undefined,
-      (error: unknown) => error,
-    );
-    expect(failure).toBeInstanceOf(WorkflowFailedError);
-    const cause = (failure as WorkflowFailedError).cause;
-    expect(cause).toBeInstanceOf(ApplicationFailure);
-    expect(cause).toMatchObject({ type: 'PaymentDeclined', nonRetryable: true });
+    const handle = stack.client.workflow.getHandle(delivery.id);
+    await eventually('the order waits for retryPayment', async () => (await handle.query(statusQuery)).awaiting !== null);
 
     expect(stripeRequestsFor(delivery.id)).toHaveLength(1);
     expect(await rows('SELECT status FROM orders WHERE id = $1', [delivery.orderId])).toEqual([{ status: 'payment_failed' }]);
-    expect(emailsFor(delivery.id)).toEqual([expect.objectContaining({ idempotencyKey: `${delivery.id}:email:payment-failed` })]);
-    expect((await ledger(delivery.id))[0]!.status).toBe('failed');
-    expect(await rows('SELECT outcome FROM processed_events WHERE event_id = $1', [delivery.id])).toEqual([
-      { outcome: expect.objectContaining({ type: 'PaymentDeclined', orderId: delivery.orderId, declined: 'Your card was declined.', declineCode: 'generic_decline' }) },
+    expect(emailsFor(delivery.id)).toEqual([expect.objectContaining({ idempotencyKey: `${delivery.id}:email:payment-failed:1` })]);
+    expect((await ledger(delivery.id))[0]!.status).toBe('processing');
+    expect(await rows('SELECT attempt, outcome, failure FROM charge_attempts WHERE event_id = $1', [delivery.id])).toEqual([
+      { attempt: 1, outcome: 'declined', failure: { type: 'CardDeclined', message: 'Your card was declined.', details: expect.objectContaining({ code: 'card_declined', declineCode: 'generic_decline' }) } },
     ]);
 
-    // A redelivery is still a duplicate (the engine is the dedupe) and says the event failed.
-    expect((await deliver(delivery)).json).toEqual({ status: 'duplicate', eventId: delivery.id, workflowId: delivery.id, state: 'failed' });
+    // A redelivery is still a duplicate (the engine is the dedupe) and says the event is running.
+    expect((await deliver(delivery)).json).toEqual({ status: 'duplicate', eventId: delivery.id, workflowId: delivery.id, state: 'running' });
     expect(stripeRequestsFor(delivery.id)).toHaveLength(1);
+    await handle.terminate('the test is done with it');
   });
 
   it('records a non-retryable failure in the ledger as failed, not processing', async () => {

@@ -66,10 +66,10 @@ describe('durable-webhooks events', () => {
       ledger: {
         status: 'completed',
         steps: expect.arrayContaining([
-          expect.objectContaining({ step: 'charge', externalId: expect.stringMatching(/^pi_/) }),
           expect.objectContaining({ step: 'order:paid', externalId: delivery.orderId }),
           expect.objectContaining({ step: 'email:receipt' }),
         ]),
+        charges: [expect.objectContaining({ attempt: 1, idempotencyKey: `${delivery.id}:charge:1`, outcome: 'succeeded', paymentIntentId: expect.stringMatching(/^pi_/) })],
       },
       result: { outcome: 'charged' },
       uiUrl: `http://ui.test/namespaces/default/workflows/${delivery.id}`,
@@ -92,7 +92,7 @@ describe('durable-webhooks events', () => {
     const held = await heldOrder();
     expect(await cliJson('query', held, 'status')).toMatchObject({ waitingFor: expect.stringContaining('approve or reject') });
 
-    expect(await cli('signal', held, 'refund')).toMatchObject({ code: 1, error: 'chargeOrder does not handle the signal "refund"; it accepts approve, reject.' });
+    expect(await cli('signal', held, 'refund')).toMatchObject({ code: 1, error: 'chargeOrder does not handle the signal "refund"; it accepts approve, reject, retryPayment.' });
     expect(await cli('signal', held, 'approve', '--data', '{"by":')).toMatchObject({ code: 1, error: expect.stringContaining('--data is not valid JSON') });
     expect((await stack.client.workflow.getHandle(held).describe()).status.name).toBe('RUNNING');
 

@@ -41,10 +41,22 @@ it('charges with parameters Stripe accepts (paymentIntents.create, confirmed off
 
 it('looks a pending charge up with a search query Stripe accepts before charging', async () => {
   const eventId = "msg_mock_pending_o'brien";
-  await db.query(`INSERT INTO event_steps (source, event_id, step, pending) VALUES ('standard', $1, 'charge', true)`, [eventId]);
+  await db.query(`INSERT INTO charge_attempts (source, event_id, attempt, idempotency_key) VALUES ('standard', $1, 1, $1)`, [eventId]);
   const charge: Charge = await new MockActivityEnvironment().run(activities().chargeOrder, input(eventId));
   expect(charge.paymentIntentId).toMatch(/^pi_/);
-  expect((await db.query('SELECT pending FROM event_steps WHERE event_id = $1', [eventId])).rows).toEqual([{ pending: false }]);
+  expect((await db.query('SELECT outcome FROM charge_attempts WHERE event_id = $1', [eventId])).rows).toEqual([{ outcome: 'succeeded' }]);
+});
+
+it('retries a declined charge by confirming its PaymentIntent with parameters Stripe accepts (paymentIntents.confirm, off-session)', async () => {
+  const eventId = 'msg_mock_retry';
+  await db.query(`INSERT INTO charge_attempts (source, event_id, attempt, idempotency_key, outcome) VALUES ('standard', $1, 1, $2, 'declined')`, [eventId, `${eventId}:charge:1`]);
+  const retry = { ...input(eventId), attempt: 2, idempotencyKey: `${eventId}:charge:2`, paymentIntentId: 'pi_123', paymentMethod: 'pm_card_mastercard' };
+  const charge: Charge = await new MockActivityEnvironment().run(activities().chargeOrder, retry);
+  expect(charge.paymentIntentId).toMatch(/^pi_/);
+  expect((await db.query('SELECT attempt, outcome FROM charge_attempts WHERE event_id = $1 ORDER BY attempt', [eventId])).rows).toEqual([
+    { attempt: 1, outcome: 'declined' },
+    { attempt: 2, outcome: 'succeeded' },
+  ]);
 });
 
 it('marks a PaymentIntent fulfilled with parameters Stripe accepts (paymentIntents.update)', async () => {

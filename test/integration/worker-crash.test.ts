@@ -1,3 +1,6 @@
+import { retryPaymentSignal, statusQuery } from '../../contracts';
+import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-stand-in';
+import { eventually } from '../support/eventually';
 import { orderCreated } from '../support/events';
 import { spawnTs, type Spawned } from '../support/processes';
 import { post, startStack, type WorkerStack } from '../support/stack';
@@ -42,13 +45,47 @@ it('charges exactly once when the worker dies mid-charge: the retry finds the pe
 
   // The retry saw the charge step pending, searched by the event's metadata and found the PaymentIntent.
   // (Stripe's search lags about a minute; a retry inside that repeats the create with the same key.)
-  const creates = stack.stripe.requests.filter((request) => request.path === '/v1/payment_intents' && request.idempotencyKey === delivery.id);
+  const creates = stack.stripe.requests.filter((request) => request.path === '/v1/payment_intents' && request.idempotencyKey === `${delivery.id}:charge:1`);
   expect(creates.map((request) => request.replayed)).toEqual([false]);
   const searches = stack.stripe.requests.filter((request) => request.path === '/v1/payment_intents/search');
   expect(searches.map((request) => request.params.query)).toContainEqual(`metadata['event_id']:'${delivery.id}' AND metadata['source']:'standard'`);
   expect(stack.stripe.charges().filter((intent) => intent.metadata.event_id === delivery.id)).toHaveLength(1);
   expect((await stack.db.query('SELECT status FROM orders WHERE id = $1', [delivery.orderId])).rows).toEqual([{ status: 'paid' }]);
   expect(stack.resend.emails.filter((email) => email.idempotencyKey?.startsWith(delivery.id))).toHaveLength(1);
+
+  worker.child.kill('SIGINT');
+  expect(await worker.exited).toBe(0);
+  worker = undefined;
+}, 90_000);
+
+it('charges exactly once when the worker dies mid-charge of a payment retry: the retried attempt finds the confirmed PaymentIntent', async () => {
+  worker = await startWorkerProcess();
+  const delivery = orderCreated({ paymentMethod: DECLINED_PAYMENT_METHOD });
+  expect((await post(`${stack.url}/webhooks/${delivery.path}`, delivery.headers, delivery.body)).status).toBe(202);
+  const handle = stack.client.workflow.getHandle(delivery.id);
+  await eventually('the order waits for retryPayment', async () => (await handle.query(statusQuery)).awaiting?.signalFields?.attempt === 2);
+
+  const held = stack.stripe.holdNext('responding');
+  await handle.signal(retryPaymentSignal, { paymentMethod: 'pm_card_visa', attempt: 2 });
+  const release = await held;
+  expect(stack.stripe.charges().filter((intent) => intent.metadata.event_id === delivery.id)).toHaveLength(1);
+  worker.child.kill('SIGKILL');
+  expect(await worker.exited).toBeNull();
+  release();
+
+  worker = await startWorkerProcess();
+  expect(await handle.result()).toMatchObject({ outcome: 'charged' });
+  const confirms = stack.stripe.requests.filter((request) => request.path.endsWith('/confirm') && request.idempotencyKey === `${delivery.id}:charge:2`);
+  expect(confirms.map((request) => request.replayed)).toEqual([false]);
+  expect(stack.stripe.charges().filter((intent) => intent.metadata.event_id === delivery.id)).toHaveLength(1);
+  expect((await stack.db.query('SELECT attempt, outcome FROM charge_attempts WHERE event_id = $1 ORDER BY attempt', [delivery.id])).rows).toEqual([
+    { attempt: 1, outcome: 'declined' },
+    { attempt: 2, outcome: 'succeeded' },
+  ]);
+  expect(stack.resend.emails.filter((email) => email.idempotencyKey?.startsWith(delivery.id)).map((email) => email.idempotencyKey)).toEqual([
+    `${delivery.id}:email:payment-failed:1`,
+    `${delivery.id}:email:receipt`,
+  ]);
 
   worker.child.kill('SIGINT');
   expect(await worker.exited).toBe(0);

@@ -168,8 +168,8 @@ describe('the production topology', () => {
     release();
 
     await expectChargedOnce([order]);
-    const creates = topology.stripe.requests.filter((request) => request.path === '/v1/payment_intents' && request.idempotencyKey === order.id);
-    // The other worker's retry found the charge step pending and the PaymentIntent by its metadata.
+    const creates = topology.stripe.requests.filter((request) => request.path === '/v1/payment_intents' && request.idempotencyKey === `${order.id}:charge:1`);
+    // The other worker's retry found the charge attempt pending and the PaymentIntent by its metadata.
     expect(creates.map((request) => request.replayed)).toEqual([false]);
     expect(topology.stripe.requests.filter((request) => request.path === '/v1/payment_intents/search')).not.toEqual([]);
     await topology.startWorker(index);

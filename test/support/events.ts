@@ -66,8 +66,8 @@ export function subscriptionEvent(subscriptionId: string, action: 'created' | 'u
  * An `order.created` as the receiver starts `chargeOrder` with it (`startOptions`: the routing
  * fields, no body), for tests that start the workflow themselves.
  */
-export function orderCreatedEvent(id: string, data: { orderId: string; amount: number }): WebhookEvent {
-  const payload = { type: 'order.created', data: { ...data, currency: 'eur', customer: 'cus_1', paymentMethod: 'pm_card_visa', email: 'grace@example.com' } };
+export function orderCreatedEvent(id: string, data: { orderId: string; amount: number; paymentMethod?: string }): WebhookEvent {
+  const payload = { type: 'order.created', data: { currency: 'eur', customer: 'cus_1', paymentMethod: 'pm_card_visa', email: 'grace@example.com', ...data } };
   const at = '2026-12-01T10:00:00.000Z';
   const { options } = startOptions({ source: 'standard', provider: ProviderKind.STANDARD_WEBHOOKS, id, type: 'order.created', occurredAt: at, receivedAt: at, payload }, '', 'delivery', 'unused');
   return options.args[0];

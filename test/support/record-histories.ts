@@ -9,6 +9,7 @@ import {
   deliveryWorkflowId,
   INTERNAL_WORKFLOW_ID_PREFIX,
   messageWorkflowId,
+  retryPaymentSignal,
   statusQuery,
   subscriptionStateQuery,
   subscriptionWorkflowId,
@@ -46,7 +47,8 @@ async function main(): Promise<void> {
   await prepareNamespace(connection, 'default');
   await connection.close();
 
-  const stack = await startStack({ env: { REVIEW_THRESHOLD: '100000', REVIEW_TIMEOUT: '1h', API_TOKENS: 'record:tok_record', ALLOW_PRIVATE_ENDPOINTS: 'true' } });
+  // A short payment retry window, so the declined order ends (declined) while this runs.
+  const stack = await startStack({ env: { REVIEW_THRESHOLD: '100000', REVIEW_TIMEOUT: '1h', PAYMENT_RETRY_WINDOW: '10s', API_TOKENS: 'record:tok_record', ALLOW_PRIVATE_ENDPOINTS: 'true' } });
   const recorded: Record<string, string> = {};
   const deliver = async (name: string, delivery: SignedDelivery) => {
     await post(`${stack.url}/webhooks/${delivery.path}`, delivery.headers, delivery.body);
@@ -57,6 +59,14 @@ async function main(): Promise<void> {
   await deliver('fulfilCheckout', checkoutCompleted());
   await deliver('chargeOrder-charged', orderCreated());
   await deliver('chargeOrder-declined', orderCreated({ paymentMethod: DECLINED_PAYMENT_METHOD }));
+
+  const retried = orderCreated({ paymentMethod: DECLINED_PAYMENT_METHOD });
+  await post(`${stack.url}/webhooks/standard`, retried.headers, retried.body);
+  const retrying = stack.client.workflow.getHandle(retried.id);
+  await eventually('the order waits for retryPayment', async () => (await retrying.query(statusQuery)).awaiting !== null);
+  await retrying.signal(retryPaymentSignal, { paymentMethod: 'pm_card_visa', by: 'support', attempt: 2 });
+  await retrying.result();
+  recorded['chargeOrder-retried'] = retried.id;
 
   const held = orderCreated({ amount: 150_000 });
   await post(`${stack.url}/webhooks/standard`, held.headers, held.body);

@@ -75,6 +75,12 @@ describe('loadReceiverConfig', () => {
     expect(loadWorkerConfig({}, { development: true }).email.provider).toBe('capture');
   });
 
+  it('gives declined orders PAYMENT_RETRY_WINDOW to be retried: 7 days unless set, and never a non-duration', () => {
+    expect(loadWorkerConfig({}, { development: true }).settings.paymentRetryWindowMs).toBe(7 * 24 * 3600 * 1000);
+    expect(loadWorkerConfig({ PAYMENT_RETRY_WINDOW: '36h' }, { development: true }).settings.paymentRetryWindowMs).toBe(36 * 3600 * 1000);
+    expect(() => loadWorkerConfig({ PAYMENT_RETRY_WINDOW: 'a week' }, { development: true })).toThrow('PAYMENT_RETRY_WINDOW must be a positive duration such as 30s, not "a week".');
+  });
+
   it('keeps a Standard Webhooks source with only a public key', () => {
     const config = loadReceiverConfig({ STANDARD_WEBHOOK_PUBLIC_KEY: 'whpk_abc' });
     expect(config.sources).toEqual([{ name: 'standard', kind: 'standard-webhooks', secrets: [], publicKeys: ['whpk_abc'], workflowIdPrefix: '' }]);

@@ -1,5 +1,5 @@
 import * as workflows from '../../workflows';
-import { bodyField, eventFields, MAX_FIELD_LENGTH, readPointer, SIGNALS, WorkflowType, type Workflows } from '../../contracts';
+import { bodyField, eventFields, MAX_FIELD_LENGTH, readPointer, readRetryPayment, SIGNALS, SIGNALS_ONLY_WHILE_AWAITED, WorkflowType, type Workflows } from '../../contracts';
 
 // A compile-time check (`npm run lint` type-checks the tests): every workflow the contracts name is
 // exported by the worker's bundle entry with the signature clients start it with.
@@ -20,6 +20,23 @@ describe('contracts', () => {
       const names = signals!.map((signal) => signal.name);
       expect(new Set(names).size).toBe(names.length);
     }
+    const listed = Object.values(SIGNALS).flatMap((signals) => signals!.map((signal) => signal.name));
+    for (const name of SIGNALS_ONLY_WHILE_AWAITED) expect(listed).toContain(name);
+  });
+
+  it('reads a retryPayment argument: a Stripe payment method ID, who asked, the attempt; anything else is named', () => {
+    expect(readRetryPayment(undefined)).toEqual({});
+    expect(readRetryPayment({ paymentMethod: 'pm_card_visa', by: 'support', attempt: 2 })).toEqual({ paymentMethod: 'pm_card_visa', by: 'support', attempt: 2 });
+    expect(readRetryPayment({ paymentMethod: 'card_1NcAbC' })).toEqual({ paymentMethod: 'card_1NcAbC' });
+    expect(readRetryPayment('pm_card_visa')).toMatch(/must be a JSON object/);
+    expect(readRetryPayment([])).toMatch(/must be a JSON object/);
+    expect(readRetryPayment({ paymentMethod: '4242 4242 4242 4242' })).toMatch(/paymentMethod must be a Stripe payment method ID/);
+    expect(readRetryPayment({ paymentMethod: 'pm_' })).toMatch(/paymentMethod must be/);
+    expect(readRetryPayment({ paymentMethod: 42 })).toMatch(/paymentMethod must be/);
+    expect(readRetryPayment({ by: 7 })).toBe('by must be a string');
+    expect(readRetryPayment({ attempt: 1 })).toBe('attempt must be a whole number above 1');
+    expect(readRetryPayment({ attempt: 2.5 })).toBe('attempt must be a whole number above 1');
+    expect(readRetryPayment({ payment_method: 'pm_card_visa' })).toBe('retryPayment takes paymentMethod, by and attempt, not payment_method');
   });
 });
 
