@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { statusQuery } from '../../contracts';
+import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-stand-in';
 import { eventually } from '../support/eventually';
 import { checkoutCompleted, orderCreated, subscriptionEvent, type SignedDelivery } from '../support/events';
 import { startEndpointServer } from '../support/endpoint-server';
@@ -108,7 +109,26 @@ describe('the production topology', () => {
     await expectChargedOnce([held]);
     // The admin API shows the ledger record beside what Temporal says, as `events show` does.
     const shown = await fetch(`${first}/admin/events/${held.id}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-    expect(await shown.json()).toMatchObject({ status: 'completed', ledger: { status: 'completed', steps: expect.arrayContaining([expect.objectContaining({ step: 'charge' })]) } });
+    expect(await shown.json()).toMatchObject({ status: 'completed', ledger: { status: 'completed', charges: [expect.objectContaining({ attempt: 1, outcome: 'succeeded' })] } });
+
+    // A declined order waits for retryPayment, sent through the other receiver's admin API.
+    const declined = orderCreated({ paymentMethod: DECLINED_PAYMENT_METHOD });
+    expect((await deliver(declined, first)).status).toBe(202);
+    const declinedHandle = topology.client.workflow.getHandle(declined.id);
+    await eventually('the declined order waits for retryPayment', async () => (await declinedHandle.query(statusQuery)).awaiting !== null);
+    const retry = await fetch(`${second}/admin/events/${declined.id}/signals/retryPayment`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ paymentMethod: 'pm_card_visa' }),
+    });
+    expect(retry.status).toBe(202);
+    expect(await resultOf(declined.id)).toMatchObject({ outcome: 'charged' });
+    expect(chargesFor(declined.id)).toHaveLength(1);
+    expect(emailsFor(declined.id).map((email) => email.idempotencyKey)).toEqual([`${declined.id}:email:payment-failed:1`, `${declined.id}:email:receipt`]);
+    expect(await rows('SELECT attempt, outcome FROM charge_attempts WHERE event_id = $1 ORDER BY attempt', [declined.id])).toEqual([
+      { attempt: 1, outcome: 'declined' },
+      { attempt: 2, outcome: 'succeeded' },
+    ]);
 
     const delivery = randomUUID();
     const issue = JSON.stringify({ action: 'opened', issue: { number: 1, title: 'Refund', html_url: 'https://github.com/o/r/issues/1', user: { login: 'octocat' } }, repository: { full_name: 'o/r' } });
