@@ -1,5 +1,6 @@
 # The receiver and the worker: one image, two commands (see docker-compose.yml).
-FROM node:20-bookworm-slim AS build
+# Node.js 24 LTS, the minor .node-version pins (CI runs the suite on that release).
+FROM node:24.22-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
@@ -10,7 +11,7 @@ COPY workflows workflows
 COPY activities activities
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:24.22-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/package.json ./

@@ -96,6 +96,12 @@ describe('Dockerfile, replayed without Docker', () => {
     expect(runtime.instructions.filter((instruction) => instruction.keyword === 'COPY').every((instruction) => instruction.args.startsWith('--from=build '))).toBe(true);
   });
 
+  it('runs both stages on Node.js 24 LTS, the minor .node-version pins for CI, on Debian bookworm slim', () => {
+    const [major, minor] = readFileSync(path.join(ROOT, '.node-version'), 'utf8').trim().split('.');
+    expect(major).toBe('24');
+    expect(stages.map((stage) => stage.base)).toEqual([`node:${major}.${minor}-bookworm-slim`, `node:${major}.${minor}-bookworm-slim`]);
+  });
+
   it('builds the receiver, the worker, the CLI and the prebuilt workflow bundle into dist/', () => {
     for (const file of ['dist/src/receiver.js', 'dist/src/worker.js', 'dist/src/cli/index.js', 'dist/workflow-bundle.js']) {
       expect({ file, exists: existsSync(path.join(stageDir('runtime'), file)) }).toEqual({ file, exists: true });
