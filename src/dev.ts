@@ -2,6 +2,7 @@ import { Connection } from '@temporalio/client';
 import { startStripeStandIn } from './dev/stripe-stand-in';
 import { loadReceiverConfig, loadWorkerConfig } from './config';
 import { banner } from './dev/banner';
+import { endOfLifeWarning } from './dev/node-support';
 import { startDevServer, type DevServer } from './dev/dev-server';
 import { isLoopback, isServing } from './temporal/server-process';
 import { createLogger } from './logger';
@@ -21,6 +22,8 @@ async function main(): Promise<void> {
   // JSON lines like production, or readable ones on a terminal.
   const logging = { pretty: process.stdout.isTTY };
   const logger = createLogger('dev', logging);
+  const endOfLife = endOfLifeWarning();
+  if (endOfLife) logger.warn(endOfLife);
   const config = loadReceiverConfig(process.env, { development: true });
   const workerConfig = loadWorkerConfig(process.env, { development: true });
   installRuntime(createLogger('worker', logging), { metricsAddress: workerConfig.metricsAddress });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { EventProgress } from '../../contracts';
+import { endOfLifeWarning } from '../../src/dev/node-support';
 import { isServing } from '../../src/temporal/server-process';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/ports';
@@ -76,6 +77,9 @@ describe('npm run dev', () => {
     expect(banner).toContain("github: set GITHUB_TOKEN and GITHUB_HOOKS to catch up from GitHub's deliveries");
     expect(banner).toContain(`Email        captured as .eml files in ${path.join(dataDir, 'mail')}`);
     expect(banner).toContain('Payloads     plaintext in Temporal (set PAYLOAD_ENCRYPTION_KEYS to encrypt them)');
+    // One line when this Node.js is past its end of life (the machine's Node 20), none on a supported one (CI's Node 24).
+    const warning = endOfLifeWarning();
+    expect(banner.split('\n').filter((line) => line.includes('reached end of life'))).toEqual(warning ? [expect.stringContaining(warning)] : []);
 
     const { code, attempts } = await sendJson(['stripe', 'checkout.session.completed', '--repeat', '5', '--id', 'evt_dev_e2e_1']);
     expect(code).toBe(0);

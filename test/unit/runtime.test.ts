@@ -1,0 +1,38 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import semver from 'semver';
+import { endOfLifeWarning, SUPPORTED_NODE_LINES } from '../../src/dev/node-support';
+import { ROOT } from '../support/processes';
+
+describe('the supported Node.js lines', () => {
+  it('warns in one line on a Node.js past its end of life, naming the supported lines', () => {
+    expect(endOfLifeWarning('20.20.2', new Date('2026-12-03T10:00:00Z'))).toBe(
+      'Node.js 20.20.2 reached end of life on 2026-04-30 and gets no security fixes; durable-webhooks supports Node.js 22 and 24 (LTS).',
+    );
+    expect(endOfLifeWarning('20.20.2', new Date('2026-04-29T23:00:00Z'))).toBeUndefined();
+    expect(endOfLifeWarning('25.1.0', new Date('2026-12-03T10:00:00Z'))).toMatch(/^Node\.js 25\.1\.0 reached end of life on 2026-06-01/);
+    expect(endOfLifeWarning('14.21.3', new Date('2026-12-03T10:00:00Z'))).toMatch(/^Node\.js 14\.21\.3 reached end of life and gets no security fixes/);
+    for (const version of ['22.21.0', '24.22.3', '26.12.1']) expect(endOfLifeWarning(version, new Date('2026-12-03T10:00:00Z'))).toBeUndefined();
+  });
+
+  it('agrees with package.json engines and .node-version, the runtime CI and the image use', () => {
+    const { engines } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } };
+    for (const line of SUPPORTED_NODE_LINES) expect({ line, allowed: semver.intersects(engines.node, `^${line}.0.0`) }).toEqual({ line, allowed: true });
+    expect(semver.intersects(engines.node, '^20.0.0')).toBe(false);
+    const pinned = readFileSync(path.join(ROOT, '.node-version'), 'utf8').trim();
+    expect(semver.satisfies(pinned, engines.node)).toBe(true);
+    expect(SUPPORTED_NODE_LINES).toContain(semver.major(pinned));
+  });
+});
+
+describe("dependencies' install scripts", () => {
+  it('are each approved or denied in package.json (allowScripts): esbuild and @swc/core run, no other does', () => {
+    const { allowScripts } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { allowScripts: Record<string, boolean> };
+    const lock = JSON.parse(readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> };
+    const withScripts = Object.entries(lock.packages)
+      .filter(([location, entry]) => location !== '' && entry.hasInstallScript)
+      .map(([location]) => location.slice(location.lastIndexOf('node_modules/') + 'node_modules/'.length));
+    for (const name of withScripts) expect({ name, reviewed: name in allowScripts }).toEqual({ name, reviewed: true });
+    expect(Object.keys(allowScripts).filter((name) => allowScripts[name] === true).sort()).toEqual(['@swc/core', 'esbuild']);
+  });
+});
