@@ -1,16 +1,19 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { FailureType, retryPaymentSignal, WorkflowType, type Activities, type ChargeInput, type Order, type Workflows } from '../../contracts';
+import { FailureType, retryPaymentSignal, statusQuery, WorkflowType, type Activities, type ChargeInput, type Order, type Workflows } from '../../contracts';
 import { temporalTestServerPath } from '../../src/tools';
 import { workflowSinks } from '../../src/temporal/worker';
+import { eventually } from '../support/eventually';
 import { orderCreatedEvent } from '../support/events';
 import { workflowBundle } from '../support/stack';
 
 /**
  * The days-long paths of an order, on the time-skipping test server (the pinned binary from
  * .tools/bin): a held order with no `approve` or `reject` within REVIEW_TIMEOUT, and a declined one
- * with no `retryPayment` within PAYMENT_RETRY_WINDOW. Activities are stand-ins that record their calls.
+ * with no `retryPayment` within PAYMENT_RETRY_WINDOW; and, with no worker running while they are
+ * sent, two `retryPayment` signals that the workflow takes in one task. Activities are stand-ins that
+ * record their calls.
  */
 let env: TestWorkflowEnvironment;
 beforeAll(async () => {
@@ -44,8 +47,16 @@ function recordingActivities(settings: Partial<Awaited<ReturnType<Activities['fl
   return { calls, activities };
 }
 
-async function run<T>(taskQueue: string, activities: Partial<Activities>, body: () => Promise<T>): Promise<T> {
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), sinks: workflowSinks(), activities });
+/** Runs a worker for `body`. `cache: false` keeps no workflow in its cache (no sticky queue), so the next worker picks up at once. */
+async function run<T>(taskQueue: string, activities: Partial<Activities>, body: () => Promise<T>, { cache = true } = {}): Promise<T> {
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: await workflowBundle(),
+    sinks: workflowSinks(),
+    activities,
+    ...(cache ? {} : { maxCachedWorkflows: 0 }),
+  });
   return worker.runUntil(body);
 }
 
@@ -105,4 +116,21 @@ it('counts the window from the first decline: a retry declined on day 3 waits th
   });
 
   expect(calls.filter((call) => call.startsWith('charge'))).toEqual(['charge 1 pm_card_chargeDeclined msg_window_2:charge:1', 'charge 2 pm_card_mastercard msg_window_2:charge:2']);
+});
+
+it('takes the first of two retryPayment signals that answer one decline, even when both arrive in one workflow task', async () => {
+  const event = orderCreatedEvent('msg_two_retries', { orderId: 'ord_two_retries', amount: 4200, paymentMethod: 'pm_card_chargeDeclined' });
+  const { calls, activities } = recordingActivities({});
+  const handle = await env.client.workflow.start<Workflows['chargeOrder']>(WorkflowType.chargeOrder, { workflowId: event.id, taskQueue: 'two-retries', args: [event] });
+
+  await run('two-retries', activities, () =>
+    eventually('the order waits for retryPayment (attempt 2)', async () => (await handle.query(statusQuery)).awaiting?.signalFields?.attempt === 2),
+    { cache: false },
+  );
+  // No worker runs now: the next workflow task carries both signals, in the order they were sent.
+  await handle.signal(retryPaymentSignal, { paymentMethod: 'pm_card_visa', attempt: 2 });
+  await handle.signal(retryPaymentSignal, { paymentMethod: 'pm_card_mastercard', attempt: 2 });
+  await run('two-retries', activities, async () => expect(await handle.result()).toMatchObject({ outcome: 'charged' }));
+
+  expect(calls.filter((call) => call.startsWith('charge'))).toEqual(['charge 1 pm_card_chargeDeclined msg_two_retries:charge:1', 'charge 2 pm_card_visa msg_two_retries:charge:2']);
 });
