@@ -46,6 +46,15 @@ async function declinedOrder(amount = 4200): Promise<{ id: string; orderId: stri
   return { id: delivery.id, orderId: delivery.orderId, status };
 }
 
+/** The admin API's answer to a `retryPayment` the event is not waiting for: 409, nothing sent. */
+async function expectNotAwaited(response: Response, eventId: string): Promise<void> {
+  expect(response.status).toBe(409);
+  expect(await response.json()).toMatchObject({
+    type: 'urn:durable-webhooks:problem:signal-not-awaited',
+    detail: expect.stringMatching(new RegExp(`^Event ${eventId} is not waiting for retryPayment.*Nothing was sent\\.$`)),
+  });
+}
+
 async function waitingForRetry(eventId: string, attempt: number): Promise<EventProgress> {
   let status!: EventProgress;
   await eventually(`the order waits for retryPayment (attempt ${attempt})`, async () => {
@@ -98,9 +107,7 @@ it('a decline waits for retryPayment; the CLI retry with pm_card_visa charges on
 
   // Once it is not waiting, a retry is refused before anything is sent; so is a malformed one.
   expect(await cli('signal', order.id, 'retryPayment')).toMatchObject({ code: 1, error: expect.stringContaining(`Event ${order.id} is not waiting for retryPayment`) });
-  const late = await admin(`/events/${order.id}/signals/retryPayment`, { paymentMethod: 'pm_card_visa' });
-  expect(late.status).toBe(409);
-  expect(await late.json()).toMatchObject({ type: 'urn:durable-webhooks:problem:signal-not-awaited', detail: expect.stringContaining('Nothing was sent') });
+  await expectNotAwaited(await admin(`/events/${order.id}/signals/retryPayment`, { paymentMethod: 'pm_card_visa' }), order.id);
   expect(await cli('signal', order.id, 'retryPayment', '--data', '{"paymentMethod":"4242 4242 4242 4242"}')).toMatchObject({
     code: 1,
     error: expect.stringContaining('paymentMethod must be a Stripe payment method ID'),
@@ -114,9 +121,7 @@ it('two concurrent retryPayment requests for one decline make one charge', async
   // is refused before anything is sent (409). Which of the two depends on timing; the charge does not.
   const statuses = sent.map((response) => response.status).sort();
   expect([[202, 202], [202, 409]]).toContainEqual(statuses);
-  for (const response of sent.filter((refused) => refused.status === 409)) {
-    expect(await response.json()).toMatchObject({ type: 'urn:durable-webhooks:problem:signal-not-awaited', detail: expect.stringContaining(`Event ${order.id} is not waiting for retryPayment`) });
-  }
+  for (const refused of sent.filter((response) => response.status === 409)) await expectNotAwaited(refused, order.id);
   expect(await handle(order.id).result()).toMatchObject({ outcome: 'charged' });
   expect(charges(order.id)).toHaveLength(1);
   expect(chargeCalls(order.id)).toEqual([
