@@ -6,10 +6,15 @@ module.exports = {
   // test/production runs on its own (npm run test:production): a Temporal cluster and processes.
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/production/'],
   // Octokit and the packages it uses ship only ES modules; compile them to CommonJS with the tests.
-  transform: { '^.+\\.(ts|js)$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }] },
-  transformIgnorePatterns: ['/node_modules/(?!(@octokit|universal-user-agent|before-after-hook|json-with-bigint|fast-content-type-parse|content-type)/)'],
-  // Its package exports offer only an `import` condition, which Jest's CommonJS resolver skips.
-  moduleNameMapper: { '^@octokit/webhooks-methods$': '<rootDir>/node_modules/@octokit/webhooks-methods/dist-node/index.js' },
+  // So do @linear/sdk and svix (whose library signs the tests' Svix deliveries).
+  transform: { '^.+\\.(ts|js|mjs)$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }] },
+  transformIgnorePatterns: ['/node_modules/(?!(@octokit|universal-user-agent|before-after-hook|json-with-bigint|fast-content-type-parse|content-type|@linear|svix|standardwebhooks)/)'],
+  // Their package exports offer only an `import` condition, which Jest's CommonJS resolver skips.
+  moduleNameMapper: {
+    '^@octokit/webhooks-methods$': '<rootDir>/node_modules/@octokit/webhooks-methods/dist-node/index.js',
+    '^@linear/sdk/webhooks$': '<rootDir>/node_modules/@linear/sdk/dist/webhooks/index.mjs',
+    '^svix$': '<rootDir>/node_modules/svix/dist/index.mjs',
+  },
   setupFiles: ['<rootDir>/test/support/quiet-runtime.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

@@ -1,11 +1,21 @@
 import { defineQuery } from '@temporalio/workflow';
 import type { EventFields } from './event-fields';
 
-/** The three kinds of provider the receiver can verify. */
+/** The kinds of provider the receiver can verify (`kind:` in WEBHOOKS_CONFIG). */
 export const ProviderKind = {
   STRIPE: 'stripe',
   GITHUB: 'github',
   STANDARD_WEBHOOKS: 'standard-webhooks',
+  SVIX: 'svix',
+  SHOPIFY: 'shopify',
+  PADDLE: 'paddle',
+  SQUARE: 'square',
+  SLACK: 'slack',
+  LINEAR: 'linear',
+  TWILIO: 'twilio',
+  SENDGRID: 'sendgrid',
+  ADYEN: 'adyen',
+  HMAC: 'hmac',
 } as const;
 export type ProviderKind = (typeof ProviderKind)[keyof typeof ProviderKind];
 

@@ -5,6 +5,8 @@ import { msToNumber } from '@temporalio/common/lib/time';
 import { parse as parseYaml, type YAMLParseError } from 'yaml';
 import type { FlowSettings } from '../contracts';
 import { ConfigError } from './errors';
+import { readHmacSpec, type HmacSpec } from './providers/hmac';
+import { SENDGRID_DEVELOPMENT_KEYS } from './providers/sendgrid';
 import { INTERNAL_WORKFLOW_ID_PREFIX, isInternalWorkflowId, ProviderKind } from '../contracts';
 
 /** One webhook source: `POST /webhooks/<name>`, verified as its provider kind. */
@@ -19,6 +21,10 @@ export interface SourceConfig {
   workflowIdPrefix: string;
   /** A Stripe source's own API key (from its `apiKeyEnv`), for `backfill stripe --source`. */
   apiKey?: string;
+  /** The public URL a URL-signing provider (Square, Twilio, an `hmac` source signing `{url}`) posts to and signs. */
+  url?: string;
+  /** How an `hmac` source signs, and where its event ID and type are. */
+  hmac?: HmacSpec;
 }
 
 /** A development secret in use because its variable is unset; `npm run dev` prints these. */
@@ -102,13 +108,43 @@ export const DEVELOPMENT_SECRETS = {
   STRIPE_WEBHOOK_SECRET: 'whsec_durable_webhooks_development_only',
   GITHUB_WEBHOOK_SECRET: 'durable-webhooks-development-only',
   STANDARD_WEBHOOK_SECRET: 'whsec_ZHVyYWJsZS13ZWJob29rcyBkZXZlbG9wbWVudCBrZXk=',
+  SVIX_WEBHOOK_SECRET: 'whsec_ZHVyYWJsZS13ZWJob29rcyBzdml4IGRldmVsb3BtZW50',
+  SHOPIFY_WEBHOOK_SECRET: 'shopify-durable-webhooks-development-only',
+  PADDLE_WEBHOOK_SECRET: 'pdl_ntfset_durable_webhooks_development_only',
+  SQUARE_WEBHOOK_SIGNATURE_KEY: 'square-durable-webhooks-development-only',
+  SLACK_SIGNING_SECRET: 'slack-durable-webhooks-development-only',
+  LINEAR_WEBHOOK_SECRET: 'lin_wh_durable_webhooks_development_only',
+  TWILIO_AUTH_TOKEN: 'twilio-durable-webhooks-development-only',
+  SENDGRID_WEBHOOK_PUBLIC_KEY: SENDGRID_DEVELOPMENT_KEYS.publicKey,
+  ADYEN_HMAC_KEY: '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056',
 } as const;
 
-const BUILT_IN_SOURCES = [
+interface BuiltInSource {
+  name: string;
+  kind: ProviderKind;
+  /** The variable whose value turns the source on: its secret, or (`keyIsPublic`) its verification key. */
+  secretEnv: keyof typeof DEVELOPMENT_SECRETS;
+  keyIsPublic?: boolean;
+  publicKeyEnv?: string;
+  /** The variable with the public URL the provider signs. */
+  urlEnv?: string;
+}
+
+/** Every provider kind but `hmac` has a built-in source, on when its variable is set (in development, always). */
+const BUILT_IN_SOURCES: readonly BuiltInSource[] = [
   { name: 'stripe', kind: ProviderKind.STRIPE, secretEnv: 'STRIPE_WEBHOOK_SECRET' },
   { name: 'github', kind: ProviderKind.GITHUB, secretEnv: 'GITHUB_WEBHOOK_SECRET' },
   { name: 'standard', kind: ProviderKind.STANDARD_WEBHOOKS, secretEnv: 'STANDARD_WEBHOOK_SECRET', publicKeyEnv: 'STANDARD_WEBHOOK_PUBLIC_KEY' },
-] as const;
+  { name: 'svix', kind: ProviderKind.SVIX, secretEnv: 'SVIX_WEBHOOK_SECRET' },
+  { name: 'shopify', kind: ProviderKind.SHOPIFY, secretEnv: 'SHOPIFY_WEBHOOK_SECRET' },
+  { name: 'paddle', kind: ProviderKind.PADDLE, secretEnv: 'PADDLE_WEBHOOK_SECRET' },
+  { name: 'square', kind: ProviderKind.SQUARE, secretEnv: 'SQUARE_WEBHOOK_SIGNATURE_KEY', urlEnv: 'SQUARE_WEBHOOK_URL' },
+  { name: 'slack', kind: ProviderKind.SLACK, secretEnv: 'SLACK_SIGNING_SECRET' },
+  { name: 'linear', kind: ProviderKind.LINEAR, secretEnv: 'LINEAR_WEBHOOK_SECRET' },
+  { name: 'twilio', kind: ProviderKind.TWILIO, secretEnv: 'TWILIO_AUTH_TOKEN', urlEnv: 'TWILIO_WEBHOOK_URL' },
+  { name: 'sendgrid', kind: ProviderKind.SENDGRID, secretEnv: 'SENDGRID_WEBHOOK_PUBLIC_KEY', keyIsPublic: true },
+  { name: 'adyen', kind: ProviderKind.ADYEN, secretEnv: 'ADYEN_HMAC_KEY' },
+];
 
 const SOURCE_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 /** Keeps `prefix + event ID` and every idempotency key made from it inside Stripe's 255 characters. */
@@ -158,21 +194,39 @@ export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { devel
   const disabledSources: ReceiverConfig['disabledSources'] = [];
   const sources: SourceConfig[] = [];
 
+  const port = portNumber(env, 'PORT', 3000);
   for (const builtIn of BUILT_IN_SOURCES) {
-    let secrets = withPrevious(env, builtIn.secretEnv);
-    const publicKeys = 'publicKeyEnv' in builtIn ? withPrevious(env, builtIn.publicKeyEnv) : [];
-    if (secrets.length === 0 && publicKeys.length === 0) {
+    let keys = withPrevious(env, builtIn.secretEnv);
+    const publicKeys = builtIn.publicKeyEnv ? withPrevious(env, builtIn.publicKeyEnv) : [];
+    if (keys.length === 0 && publicKeys.length === 0) {
       if (!development) {
         disabledSources.push({ name: builtIn.name, env: builtIn.secretEnv });
         continue;
       }
       const value = DEVELOPMENT_SECRETS[builtIn.secretEnv];
       developmentSecrets.push({ env: builtIn.secretEnv, value });
-      secrets = [value];
+      keys = [value];
     }
-    checkSecrets(builtIn.kind, secrets, rotationHint(builtIn.secretEnv));
-    if ('publicKeyEnv' in builtIn) checkSecrets(builtIn.kind, publicKeys, rotationHint(builtIn.publicKeyEnv));
-    sources.push({ name: builtIn.name, kind: builtIn.kind, secrets, publicKeys, workflowIdPrefix: '' });
+    checkSecrets(builtIn.kind, keys, rotationHint(builtIn.secretEnv));
+    if (builtIn.publicKeyEnv) checkSecrets(builtIn.kind, publicKeys, rotationHint(builtIn.publicKeyEnv));
+    let url: string | undefined;
+    if (builtIn.urlEnv) {
+      url = env[builtIn.urlEnv] || undefined;
+      if (url === undefined) {
+        if (!development) throw new ConfigError(`${builtIn.secretEnv} is set, so ${builtIn.urlEnv} must be too: ${builtIn.kind} signs the public URL it posts to.`);
+        url = `http://localhost:${port}/webhooks/${builtIn.name}`;
+        developmentSecrets.push({ env: builtIn.urlEnv, value: url });
+      }
+      checkUrl(url, builtIn.urlEnv);
+    }
+    sources.push({
+      name: builtIn.name,
+      kind: builtIn.kind,
+      secrets: builtIn.keyIsPublic ? [] : keys,
+      publicKeys: builtIn.keyIsPublic ? keys : publicKeys,
+      workflowIdPrefix: '',
+      ...(url && { url }),
+    });
   }
 
   if (env.WEBHOOKS_CONFIG) {
@@ -186,7 +240,7 @@ export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { devel
 
   return {
     ...loadCommonConfig(env),
-    port: portNumber(env, 'PORT', 3000),
+    port,
     maxBodyBytes: positiveInteger(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES),
     largeBodyBytes: positiveInteger(env, 'LARGE_BODY_BYTES', DEFAULT_LARGE_BODY_BYTES),
     maxLargeBodiesInFlight: positiveInteger(env, 'MAX_LARGE_BODIES_IN_FLIGHT', DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT),
@@ -230,7 +284,20 @@ function withPrevious(env: NodeJS.ProcessEnv, name: string): string[] {
 const rotationHint = (name: string) => `${name} holds one value; during a rotation, put the previous one in ${name}${PREVIOUS}.`;
 
 function checkSecrets(kind: ProviderKind, values: readonly string[], hint: string): void {
-  if (kind !== ProviderKind.GITHUB && values.some((value) => /[\s,]/.test(value))) throw new ConfigError(hint);
+  if (kind !== ProviderKind.GITHUB && kind !== ProviderKind.HMAC && values.some((value) => /[\s,]/.test(value))) throw new ConfigError(hint);
+}
+
+/** An absolute http(s) URL, as the provider has it registered. */
+function checkUrl(url: string, what: string): void {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed?.protocol !== 'https:' && parsed?.protocol !== 'http:') {
+    throw new ConfigError(`${what} must be the absolute http(s) URL the provider posts to and signs, exactly as registered with it.`);
+  }
 }
 
 const SCOPE_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -302,11 +369,13 @@ function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number)
  *
  *   sources:
  *     - name: stripe-connect          # POST /webhooks/stripe-connect
- *       kind: stripe                  # stripe | github | standard-webhooks
+ *       kind: stripe                  # any provider kind (README: Providers)
  *       secretEnv: STRIPE_CONNECT_WEBHOOK_SECRET   # or `secret:` inline; either may be a list (rotation)
  *       workflowIdPrefix: "connect-"  # optional
  *       apiKeyEnv: STRIPE_CONNECT_SECRET_KEY       # optional, stripe only: its API key, for backfill
- *       publicKeyEnv: ...             # standard-webhooks only, or `publicKey:`
+ *       publicKeyEnv: ...             # standard-webhooks and sendgrid, or `publicKey:`
+ *       urlEnv: ...                   # square, twilio and hmac signing {url}: the public URL, or `url:`
+ *       signature: {...}, id: {...}, type: {...}   # hmac only (src/providers/hmac.ts)
  *
  * Each secret is one whole string: a list is a YAML list, never a string split on spaces.
  */
@@ -350,7 +419,13 @@ function readSourcesFile(file: string, env: NodeJS.ProcessEnv): SourceConfig[] {
       throw new ConfigError(`${where} (${name}): "apiKeyEnv" names the variable with a Stripe source's API key.`);
     }
     const apiKey = typeof apiKeyEnv === 'string' ? env[apiKeyEnv] || undefined : undefined;
-    return { name, kind: kind as ProviderKind, secrets, publicKeys, workflowIdPrefix: prefix, ...(apiKey && { apiKey }) };
+    const [url] = valueOrEnv(entry, 'url', env, where);
+    if (url !== undefined) checkUrl(url, `${where} (${name}): "url"`);
+    const hmac = kind === ProviderKind.HMAC ? readHmacSpec(entry, url, `${where} (${name})`) : undefined;
+    if (kind !== ProviderKind.HMAC && ['signature', 'id', 'type'].some((key) => key in entry)) {
+      throw new ConfigError(`${where} (${name}): "signature", "id" and "type" are declared for hmac sources only; a ${kind} source reads them as its provider documents.`);
+    }
+    return { name, kind: kind as ProviderKind, secrets, publicKeys, workflowIdPrefix: prefix, ...(apiKey && { apiKey }), ...(url && { url }), ...(hmac && { hmac }) };
   });
 }
 

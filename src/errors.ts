@@ -101,7 +101,7 @@ export class PayloadTooLargeError extends ProblemError {
  * A dependency of the event's start did not confirm in time: nothing was started, the delivery is
  * answered 503 with Retry-After, and the provider's retry will be recorded.
  */
-abstract class EventNotRecordedError extends ProblemError {
+export abstract class EventNotRecordedError extends ProblemError {
   readonly status = 503;
   constructor(
     readonly eventId: string,
@@ -132,6 +132,49 @@ export class BodyStoreUnavailableError extends EventNotRecordedError {
   readonly title = 'Body store unavailable';
   constructor(eventId: string, options?: { cause?: unknown }) {
     super(eventId, 'The database could not store the body', options);
+  }
+}
+
+/** What a batch answer says of each item it recorded. */
+export interface RecordedItem {
+  eventId: string;
+  workflowId: string;
+  status: 'started' | 'duplicate';
+}
+
+/** Items of a batch failed on their own (a signature, an ID); the others were recorded, and the answer names both. */
+export class BatchItemsRefusedError extends ProblemError {
+  override readonly name = 'BatchItemsRefusedError';
+  readonly status = 400;
+  readonly slug = 'invalid-items';
+  readonly title = 'Some items of the batch were refused';
+  constructor(
+    readonly source: string,
+    readonly recorded: readonly RecordedItem[],
+    readonly refused: ReadonlyArray<{ index: number; reason: string }>,
+  ) {
+    super(`${refused.length} item(s) of the batch were refused (see "refused"); the ${recorded.length} other(s) are recorded and a redelivery will find them as duplicates.`);
+  }
+  override get extensions() {
+    return { source: this.source, recorded: this.recorded, refused: this.refused };
+  }
+}
+
+/** Some items of a batch could not be recorded (Temporal or the database did not confirm); a redelivery records only those. */
+export class BatchNotRecordedError extends ProblemError {
+  override readonly name = 'BatchNotRecordedError';
+  readonly status = 503;
+  readonly slug = 'batch-not-recorded';
+  readonly title = 'Some items of the batch were not recorded';
+  constructor(
+    readonly recorded: readonly RecordedItem[],
+    readonly notRecorded: readonly string[],
+    options?: { cause?: unknown },
+  ) {
+    super(`${notRecorded.length} item(s) of the batch were not recorded; retry the delivery: the ${recorded.length} recorded one(s) will be duplicates.`, options);
+  }
+  override get extensions() {
+    return { recorded: this.recorded, notRecorded: this.notRecorded };
   }
 }
 

@@ -1,4 +1,3 @@
-import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import type { ReceiverConfig } from '../config';
 import { createAdapter } from '../providers/registry';
@@ -6,19 +5,30 @@ import { ProviderKind } from '../../contracts';
 import githubIssuesOpened from './fixtures/github.issues.opened.json';
 import standardOrderCreated from './fixtures/standard.order.created.json';
 import stripeCheckoutCompleted from './fixtures/stripe.checkout.session.completed.json';
+import adyenAuthorisation from './fixtures/adyen.AUTHORISATION.json';
+import linearIssueCreate from './fixtures/linear.Issue.create.json';
+import paddleTransactionCompleted from './fixtures/paddle.transaction.completed.json';
+import sendgridDelivered from './fixtures/sendgrid.delivered.json';
+import shopifyOrdersPaid from './fixtures/shopify.orders-paid.json';
+import slackAppMention from './fixtures/slack.app_mention.json';
+import squarePaymentUpdated from './fixtures/square.payment.updated.json';
+import svixUserCreated from './fixtures/svix.user.created.json';
+import twilioMessageDelivered from './fixtures/twilio.message.delivered.json';
 
-/** Built-in sample payloads by provider kind and event type. */
-const FIXTURES: Record<ProviderKind, Record<string, Record<string, unknown>>> = {
+/** Built-in sample payloads by provider kind and event type, shaped as each provider documents them. */
+const FIXTURES: Partial<Record<ProviderKind, Record<string, Record<string, unknown>>>> = {
   [ProviderKind.STRIPE]: { 'checkout.session.completed': stripeCheckoutCompleted },
   [ProviderKind.GITHUB]: { 'issues.opened': githubIssuesOpened },
   [ProviderKind.STANDARD_WEBHOOKS]: { 'order.created': standardOrderCreated },
-};
-
-/** Event IDs in each provider's own shape. */
-const NEW_EVENT_ID: Record<ProviderKind, () => string> = {
-  [ProviderKind.STRIPE]: () => `evt_${randomBytes(12).toString('hex')}`,
-  [ProviderKind.GITHUB]: () => randomUUID(),
-  [ProviderKind.STANDARD_WEBHOOKS]: () => `msg_${randomBytes(12).toString('hex')}`,
+  [ProviderKind.SVIX]: { 'user.created': svixUserCreated },
+  [ProviderKind.SHOPIFY]: { 'orders/paid': shopifyOrdersPaid },
+  [ProviderKind.PADDLE]: { 'transaction.completed': paddleTransactionCompleted },
+  [ProviderKind.SQUARE]: { 'payment.updated': squarePaymentUpdated },
+  [ProviderKind.SLACK]: { app_mention: slackAppMention },
+  [ProviderKind.LINEAR]: { 'Issue.create': linearIssueCreate },
+  [ProviderKind.TWILIO]: { 'message.delivered': twilioMessageDelivered },
+  [ProviderKind.SENDGRID]: { delivered: sendgridDelivered },
+  [ProviderKind.ADYEN]: { AUTHORISATION: adyenAuthorisation },
 };
 
 export interface SendOptions {
@@ -41,10 +51,11 @@ export async function send(config: ReceiverConfig, options: SendOptions, onAttem
   if (!sourceConfig) {
     throw new Error(`No source named "${options.source}"; configured: ${config.sources.map((source) => source.name).join(', ')}.`);
   }
-  if (sourceConfig.secrets.length === 0) throw new Error(`Source "${options.source}" has no signing secret to sign samples with.`);
+  if (sourceConfig.secrets.length === 0 && sourceConfig.publicKeys.length === 0) throw new Error(`Source "${options.source}" has no signing secret to sign samples with.`);
   const { type, payload } = samplePayload(sourceConfig.kind, options.fixtureOrType);
-  const request = createAdapter(sourceConfig).sign({
-    id: options.eventId ?? NEW_EVENT_ID[sourceConfig.kind](),
+  const adapter = createAdapter(sourceConfig);
+  const request = adapter.sign({
+    id: options.eventId ?? adapter.sampleId(),
     type,
     payload,
     timestamp: new Date(),
@@ -70,7 +81,7 @@ function samplePayload(kind: ProviderKind, fixtureOrType: string): { type: strin
     }
     return { type: fixture.type, payload: fixture.payload as Record<string, unknown> };
   }
-  return { type: fixtureOrType, payload: FIXTURES[kind][fixtureOrType] ?? { id: `${fixtureOrType.split('.')[0]}_sample` } };
+  return { type: fixtureOrType, payload: FIXTURES[kind]?.[fixtureOrType] ?? { id: `${fixtureOrType.split(/[./]/)[0]}_sample` } };
 }
 
 function parseOrText(text: string): unknown {

@@ -2,12 +2,21 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from 'express';
 import { DEFAULT_LARGE_BODY_BYTES, DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT } from '../config';
-import { TooManyLargeBodiesError, UnsupportedContentTypeError } from '../errors';
+import {
+  BatchItemsRefusedError,
+  BatchNotRecordedError,
+  EventNotRecordedError,
+  MalformedEventError,
+  TooManyLargeBodiesError,
+  UnsupportedContentTypeError,
+  type RecordedItem,
+} from '../errors';
 import { createLogger, type Logger } from '../logger';
 import { checkEventIdentity } from '../providers/identity';
 import type { Source, SourceRegistry } from '../providers/registry';
 import type { EventOperations } from '../temporal/operations';
-import type { EventStarter, ReceivedEvent } from '../temporal/start-event';
+import type { EventStarter, ReceivedEvent, StartResult } from '../temporal/start-event';
+import type { VerifiedEvent } from '../providers/types';
 import { createAdminRouter, type Backfill } from './admin';
 import { createApiRouter, type ApiDeps } from './api';
 import { createCodecRouter, type CodecDeps } from './codec';
@@ -121,29 +130,78 @@ export function createApp(deps: AppDeps): Express {
   const deliver = async (req: Request, res: Response, source: Source, span: Span) => {
     const receivedAt = now();
     const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const verified = source.adapter.verify({ rawBody, headers: req.headers, receivedAt });
-    checkEventIdentity(verified, source.adapter, source);
-    span.setAttributes({ 'webhook.event_id': verified.id, 'webhook.event_type': verified.type });
-    const event: ReceivedEvent = {
-      source: source.name,
-      provider: source.adapter.kind,
-      ...verified,
-      receivedAt: receivedAt.toISOString(),
-      body: { raw: rawBody, contentType: req.headers['content-type'], signatureHeaders: pickHeaders(req.headers, source.adapter.signatureHeaders) },
+    const { adapter } = source;
+    const delivery = await adapter.verify({ rawBody, headers: req.headers, receivedAt });
+    if (delivery.challenge) {
+      logger.info({ source: source.name }, 'challenge answered');
+      res.status(200).type(delivery.challenge.contentType).send(delivery.challenge.body);
+      return;
+    }
+    const body = { raw: rawBody, contentType: req.headers['content-type'], signatureHeaders: pickHeaders(req.headers, adapter.signatureHeaders) };
+    const toReceived = (verified: VerifiedEvent): ReceivedEvent => {
+      checkEventIdentity(verified, adapter, source);
+      const { item: _item, body: itemBody, ...fields } = verified;
+      return { source: source.name, provider: adapter.kind, ...fields, receivedAt: receivedAt.toISOString(), body: itemBody ?? body };
     };
 
+    if (!adapter.batch) {
+      const [verified] = delivery.events;
+      if (!verified || delivery.events.length > 1) throw new Error(`The ${adapter.kind} adapter returned ${delivery.events.length} events for one delivery.`);
+      const event = toReceived(verified);
+      span.setAttributes({ 'webhook.event_id': event.id, 'webhook.event_type': event.type });
+      const result = await start(event, source);
+      span.setAttribute('webhook.outcome', result.status);
+      if (adapter.acknowledgement) {
+        res.status(result.status === 'started' ? 202 : 200).type(adapter.acknowledgement.contentType).send(adapter.acknowledgement.body);
+      } else if (result.status === 'started') {
+        res.status(202).json({ status: 'started', eventId: event.id, workflowId: result.workflowId, runId: result.runId });
+      } else {
+        res.status(200).json({ status: 'duplicate', eventId: event.id, workflowId: result.workflowId, state: result.state });
+      }
+      return;
+    }
+
+    // A batch: every item is its own event, recorded on its own; the answer is 2xx only when each
+    // one is recorded (new or duplicate), so a redelivery of a partly recorded batch records the rest.
+    const refused = [...(delivery.refused ?? [])];
+    const events: ReceivedEvent[] = [];
+    for (const verified of delivery.events) {
+      try {
+        events.push(toReceived(verified));
+      } catch (error) {
+        if (!(error instanceof MalformedEventError)) throw error;
+        refused.push({ index: verified.item ?? -1, reason: error.message });
+      }
+    }
+    span.setAttributes({ 'webhook.batch_items': events.length + refused.length, 'webhook.batch_refused': refused.length });
+    const recorded: RecordedItem[] = [];
+    const notRecorded: string[] = [];
+    let failure: unknown;
+    await forEachLimited(events, BATCH_START_CONCURRENCY, async (event) => {
+      try {
+        const result = await start(event, source);
+        recorded.push({ eventId: event.id, workflowId: result.workflowId, status: result.status });
+      } catch (error) {
+        if (!(error instanceof EventNotRecordedError)) throw error;
+        notRecorded.push(event.id);
+        failure = error;
+      }
+    });
+    if (notRecorded.length > 0) throw new BatchNotRecordedError(recorded, notRecorded, { cause: failure });
+    if (refused.length > 0) throw new BatchItemsRefusedError(source.name, recorded, refused.sort((a, b) => a.index - b.index));
+    const status = recorded.some((item) => item.status === 'started') ? 202 : 200;
+    span.setAttribute('webhook.outcome', status === 202 ? 'started' : 'duplicate');
+    if (adapter.acknowledgement) res.status(status).type(adapter.acknowledgement.contentType).send(adapter.acknowledgement.body);
+    else res.status(status).json({ status: 'recorded', events: recorded });
+  };
+
+  const start = async (event: ReceivedEvent, source: Source): Promise<StartResult> => {
     const stopTimer = metrics.startSeconds.startTimer({ source: source.name });
     const result = await starter.start(event, source.workflowIdPrefix);
     stopTimer();
     metrics.deliveries.inc({ source: source.name, outcome: result.status });
     logger.info({ source: source.name, eventId: event.id, type: event.type, workflowId: result.workflowId }, `event ${result.status}`);
-
-    span.setAttribute('webhook.outcome', result.status);
-    if (result.status === 'started') {
-      res.status(202).json({ status: 'started', eventId: event.id, workflowId: result.workflowId, runId: result.runId });
-    } else {
-      res.status(200).json({ status: 'duplicate', eventId: event.id, workflowId: result.workflowId, state: result.state });
-    }
+    return result;
   };
 
   // The webhook route owns its errors: they are deliveries, counted by source and outcome, and
@@ -177,6 +235,20 @@ export function createApp(deps: AppDeps): Express {
   });
 
   return app;
+}
+
+/** Items of one batch started at once: enough to answer a SendGrid batch of hundreds in time, few enough to keep Temporal's queue short. */
+const BATCH_START_CONCURRENCY = 8;
+
+/** Runs `task` for every item, at most `limit` at a time; rejects with the first error once the running ones settled. */
+async function forEachLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await task(items[next++]!);
+  };
+  const lanes = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, lane));
+  const rejected = lanes.find((lane): lane is PromiseRejectedResult => lane.status === 'rejected');
+  if (rejected) throw rejected.reason;
 }
 
 function pickHeaders(headers: IncomingHttpHeaders, names: readonly string[]): Record<string, string> {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { MalformedEventError, SignatureVerificationError } from '../errors';
 import { objectId, parseJsonObject, requireString } from './json';
 import { firstSecret, hmacSha256Hex, safeEqual } from './secrets';
@@ -25,7 +25,7 @@ export function createGitHubAdapter(options: { source: string; secrets: readonly
     contentTypes: [JSON_TYPE, FORM_TYPE],
     signatureHeaders: ['content-type', 'x-hub-signature-256', 'x-github-delivery', 'x-github-event'],
 
-    verify({ rawBody, headers, receivedAt }: Delivery) {
+    async verify({ rawBody, headers, receivedAt }: Delivery) {
       const signature = headers['x-hub-signature-256'];
       if (typeof signature !== 'string' || signature === '') {
         throw new SignatureVerificationError('The X-Hub-Signature-256 header is missing. Set a secret on the GitHub webhook.', source);
@@ -36,12 +36,15 @@ export function createGitHubAdapter(options: { source: string; secrets: readonly
       const id = requireString(headers['x-github-delivery'], 'delivery ID (X-GitHub-Delivery header)', source);
       const event = requireString(headers['x-github-event'], 'event name (X-GitHub-Event header)', source);
       const payload = parseJsonObject(bodyText(rawBody, headers['content-type'], source), source);
-      return {
+      const verified = {
         ...readGitHubEvent({ id, event, payload, occurredAt: receivedAt }),
         // GitHub signs the body only: the ledger refuses this body under a second delivery ID.
         bodySha256: createHash('sha256').update(rawBody).digest('hex'),
       };
+      return { events: [verified] };
     },
+
+    sampleId: () => randomUUID(),
 
     sign({ id, type, payload }: SampleEvent) {
       const [event, action] = splitType(type);

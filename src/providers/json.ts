@@ -28,3 +28,13 @@ export function objectId(value: unknown): string | undefined {
   const id = (value as Record<string, unknown>).id;
   return typeof id === 'string' || typeof id === 'number' ? String(id) : undefined;
 }
+
+/**
+ * The ISO 8601 form of a time the provider gave (milliseconds since the epoch, or text `Date` reads),
+ * or of `fallback` when it gave none or one no `Date` can hold: a sender's odd timestamp never fails a delivery.
+ */
+export function isoTime(value: unknown, fallback: Date): string {
+  const ms = typeof value === 'number' ? value : typeof value === 'string' ? Date.parse(value) : Number.NaN;
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? fallback.toISOString() : date.toISOString();
+}

@@ -1,8 +1,17 @@
 import type { SourceConfig } from '../config';
-import { UnknownSourceError } from '../errors';
+import { ConfigError, UnknownSourceError } from '../errors';
+import { createAdyenAdapter } from './adyen';
 import { createGitHubAdapter } from './github';
+import { createHmacAdapter } from './hmac';
+import { createLinearAdapter } from './linear';
+import { createPaddleAdapter } from './paddle';
+import { createSendGridAdapter } from './sendgrid';
+import { createShopifyAdapter } from './shopify';
+import { createSlackAdapter } from './slack';
+import { createSquareAdapter } from './square';
 import { createStandardWebhooksAdapter } from './standard-webhooks';
 import { createStripeAdapter } from './stripe';
+import { createTwilioAdapter } from './twilio';
 import { ProviderKind } from '../../contracts';
 import type { ProviderAdapter } from './types';
 
@@ -22,7 +31,34 @@ export function createAdapter(config: SourceConfig): ProviderAdapter {
       return createGitHubAdapter(options);
     case ProviderKind.STANDARD_WEBHOOKS:
       return createStandardWebhooksAdapter({ ...options, publicKeys: config.publicKeys });
+    case ProviderKind.SVIX:
+      return createStandardWebhooksAdapter({ ...options, publicKeys: config.publicKeys, flavour: 'svix' });
+    case ProviderKind.SHOPIFY:
+      return createShopifyAdapter(options);
+    case ProviderKind.PADDLE:
+      return createPaddleAdapter(options);
+    case ProviderKind.SQUARE:
+      return createSquareAdapter({ ...options, url: requireUrl(config) });
+    case ProviderKind.SLACK:
+      return createSlackAdapter(options);
+    case ProviderKind.LINEAR:
+      return createLinearAdapter(options);
+    case ProviderKind.TWILIO:
+      return createTwilioAdapter({ ...options, url: requireUrl(config) });
+    case ProviderKind.SENDGRID:
+      return createSendGridAdapter({ source: config.name, publicKeys: config.publicKeys });
+    case ProviderKind.ADYEN:
+      return createAdyenAdapter(options);
+    case ProviderKind.HMAC:
+      if (!config.hmac) throw new ConfigError(`Source "${config.name}": an hmac source declares its "signature", "id" and "type".`);
+      return createHmacAdapter({ ...options, spec: config.hmac });
   }
+}
+
+/** The public URL a URL-signing provider (Square, Twilio) signs, as configured. */
+function requireUrl(config: SourceConfig): string {
+  if (!config.url) throw new ConfigError(`Source "${config.name}": ${config.kind} signs its notification URL; set the public URL it posts to.`);
+  return config.url;
 }
 
 /** The configured sources by name; adapters are built (and their keys checked) once, at start-up. */

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual, type BinaryToTextEncoding } from 'node:crypto';
 
 /** The secret new signatures are made with: the first configured one (the newest, during rotation). */
 export function firstSecret(secrets: readonly string[], source: string): string {
@@ -9,7 +9,12 @@ export function firstSecret(secrets: readonly string[], source: string): string 
 
 /** HMAC-SHA256 of the raw bytes, hex-encoded. */
 export function hmacSha256Hex(secret: string, body: Buffer | string): string {
-  return createHmac('sha256', secret).update(body).digest('hex');
+  return hmacSha256(secret, body, 'hex');
+}
+
+/** HMAC-SHA256 of the raw bytes, in the encoding the provider sends. */
+export function hmacSha256(secret: string | Buffer, body: Buffer | string, encoding: BinaryToTextEncoding): string {
+  return createHmac('sha256', secret).update(body).digest(encoding);
 }
 
 /** Constant-time comparison of two strings of possibly different length. */

@@ -1,6 +1,7 @@
-import { createPublicKey, verify as verifyEd25519, type KeyObject } from 'node:crypto';
+import { createPublicKey, randomBytes, verify as verifyEd25519, type KeyObject } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { ConfigError, SignatureVerificationError } from '../errors';
+import { checkTolerance, requiredHeader } from './headers';
 import { objectId, parseJsonObject, requireString } from './json';
 import { firstSecret, safeEqual } from './secrets';
 import { ProviderKind } from '../../contracts';
@@ -13,42 +14,48 @@ const PUBLIC_KEY_PREFIX = 'whpk_';
  * `whsec_` secret, and `v1a` ed25519 signatures checked with each `whpk_` public key.
  * The timestamp is checked here, against the injected clock, before any signature.
  * https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md
+ *
+ * Svix (and every sender built on it: Clerk, Resend, …) signs the same way under `svix-*` header
+ * names; the `svix` package itself is built on `standardwebhooks`.
+ * https://docs.svix.com/receiving/verifying-payloads/how-manual
  */
 export function createStandardWebhooksAdapter(options: {
   source: string;
   secrets: readonly string[];
   publicKeys: readonly string[];
+  /** `svix` for Svix's header names. @default standard */
+  flavour?: 'standard' | 'svix';
 }): ProviderAdapter {
   const { source } = options;
+  const svix = options.flavour === 'svix';
+  const prefix = svix ? 'svix' : 'webhook';
+  const [idHeader, timestampHeader, signatureHeader] = [`${prefix}-id`, `${prefix}-timestamp`, `${prefix}-signature`] as const;
   const webhooks = options.secrets.map((secret) => toWebhook(secret, source));
   const publicKeys = options.publicKeys.map((key) => toPublicKey(key, source));
 
   return {
-    kind: ProviderKind.STANDARD_WEBHOOKS,
-    fields: { id: 'webhook-id header', type: '"type"' },
+    kind: svix ? ProviderKind.SVIX : ProviderKind.STANDARD_WEBHOOKS,
+    fields: { id: `${idHeader} header`, type: '"type"' },
     contentTypes: ['application/json'],
-    signatureHeaders: ['webhook-id', 'webhook-timestamp', 'webhook-signature'],
+    signatureHeaders: [idHeader, timestampHeader, signatureHeader],
 
-    verify({ rawBody, headers, receivedAt }: Delivery) {
-      const id = requiredHeader(headers['webhook-id'], 'webhook-id', source);
-      const timestamp = requiredHeader(headers['webhook-timestamp'], 'webhook-timestamp', source);
-      const signature = requiredHeader(headers['webhook-signature'], 'webhook-signature', source);
-      const seconds = checkTimestamp(timestamp, receivedAt, source);
+    async verify({ rawBody, headers, receivedAt }: Delivery) {
+      const id = requiredHeader(headers, idHeader, source);
+      const timestamp = requiredHeader(headers, timestampHeader, source);
+      const signature = requiredHeader(headers, signatureHeader, source);
+      const seconds = checkTimestamp(timestamp, timestampHeader, receivedAt, source);
 
       const versioned = signature.split(' ');
       if (!hmacMatches(webhooks, versioned, id, seconds, rawBody) && !ed25519Matches(versioned, `${id}.${timestamp}.${rawBody.toString('utf8')}`, publicKeys)) {
-        throw new SignatureVerificationError('webhook-signature does not match the body with any configured secret or public key.', source);
+        throw new SignatureVerificationError(`${signatureHeader} does not match the body with any configured secret or public key.`, source);
       }
 
       const payload = parseJsonObject(rawBody.toString('utf8'), source);
-      return {
-        id,
-        type: requireString(payload.type, 'type ("type")', source),
-        occurredAt: new Date(seconds * 1000).toISOString(),
-        subject: subjectOf(payload.data),
-        payload,
-      };
+      const type = requireString(payload.type, 'type ("type")', source);
+      return { events: [{ id, type, occurredAt: new Date(seconds * 1000).toISOString(), subject: subjectOf(payload.data), payload }] };
     },
+
+    sampleId: () => `msg_${randomBytes(12).toString('hex')}`,
 
     sign({ id, type, payload, timestamp }: SampleEvent) {
       const body = JSON.stringify({ type, timestamp: timestamp.toISOString(), data: payload });
@@ -56,9 +63,9 @@ export function createStandardWebhooksAdapter(options: {
       return {
         headers: {
           'content-type': 'application/json',
-          'webhook-id': id,
-          'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
-          'webhook-signature': new Webhook(secret).sign(id, timestamp, body),
+          [idHeader]: id,
+          [timestampHeader]: String(Math.floor(timestamp.getTime() / 1000)),
+          [signatureHeader]: new Webhook(secret).sign(id, timestamp, body),
         },
         body,
       };
@@ -66,21 +73,12 @@ export function createStandardWebhooksAdapter(options: {
   };
 }
 
-function requiredHeader(value: string | string[] | undefined, name: string, source: string): string {
-  if (typeof value !== 'string' || value === '') {
-    throw new SignatureVerificationError(`The ${name} header is missing.`, source);
-  }
-  return value;
-}
-
-function checkTimestamp(header: string, receivedAt: Date, source: string): number {
+function checkTimestamp(header: string, name: string, receivedAt: Date, source: string): number {
   if (!/^\d+$/.test(header)) {
-    throw new SignatureVerificationError('webhook-timestamp must be whole seconds since the epoch.', source);
+    throw new SignatureVerificationError(`${name} must be whole seconds since the epoch.`, source);
   }
   const seconds = Number(header);
-  if (Math.abs(Math.floor(receivedAt.getTime() / 1000) - seconds) > TIMESTAMP_TOLERANCE_SECONDS) {
-    throw new SignatureVerificationError(`webhook-timestamp is outside the ${TIMESTAMP_TOLERANCE_SECONDS} s tolerance.`, source);
-  }
+  checkTolerance(seconds, receivedAt, TIMESTAMP_TOLERANCE_SECONDS, name, source);
   return seconds;
 }
 

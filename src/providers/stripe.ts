@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
 import { MalformedEventError, SignatureVerificationError } from '../errors';
 import { objectId, requireString } from './json';
@@ -24,7 +25,7 @@ export function createStripeAdapter(options: { source: string; secrets: readonly
     contentTypes: ['application/json'],
     signatureHeaders: ['stripe-signature'],
 
-    verify({ rawBody, headers, receivedAt }: Delivery) {
+    async verify({ rawBody, headers, receivedAt }: Delivery) {
       const header = headers['stripe-signature'];
       if (typeof header !== 'string' || header === '') {
         throw new SignatureVerificationError('The Stripe-Signature header is missing.', source);
@@ -35,7 +36,7 @@ export function createStripeAdapter(options: { source: string; secrets: readonly
           const event = webhooks.constructEvent(rawBody, header, secret, TIMESTAMP_TOLERANCE_SECONDS, undefined, receivedAt.getTime());
           // stripe-node checks only the age; a timestamp from the future is refused here, as Standard Webhooks does.
           if (signedAt(header) - receivedAt.getTime() / 1000 > TIMESTAMP_TOLERANCE_SECONDS) throw outsideTolerance(source);
-          return readStripeEvent(event as unknown, source);
+          return { events: [readStripeEvent(event as unknown, source)] };
         } catch (error) {
           if (error instanceof SyntaxError) throw new MalformedEventError('The body is not valid JSON.', source);
           if (!(error instanceof Stripe.errors.StripeSignatureVerificationError)) throw error;
@@ -46,6 +47,8 @@ export function createStripeAdapter(options: { source: string; secrets: readonly
       }
       throw new SignatureVerificationError(lastFailure, source);
     },
+
+    sampleId: () => `evt_${randomBytes(12).toString('hex')}`,
 
     sign({ id, type, payload, timestamp }: SampleEvent) {
       const created = Math.floor(timestamp.getTime() / 1000);

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ProviderKind, WebhookEvent } from '../../contracts';
+import type { ReceivedBody } from '../db/event-bodies';
 
 /** A delivery as it reached the receiver, before anything is trusted. */
 export interface Delivery {
@@ -11,7 +12,38 @@ export interface Delivery {
 }
 
 /** What an adapter reads from a verified delivery. */
-export type VerifiedEvent = Pick<WebhookEvent, 'id' | 'type' | 'occurredAt' | 'subject' | 'bodySha256'> & { payload: unknown };
+export type VerifiedEvent = Pick<WebhookEvent, 'id' | 'type' | 'occurredAt' | 'subject' | 'bodySha256'> & {
+  payload: unknown;
+  /** The item's position in a batch, from 0. */
+  item?: number;
+  /**
+   * What the body store keeps for this event when it is not the whole delivery: an item of a batch
+   * (SendGrid, Adyen) is stored on its own, in the form `verify` accepts again where its provider
+   * signs items one by one.
+   */
+  body?: Omit<ReceivedBody, 'contentType'> & { contentType: string };
+};
+
+/** An item of a batch that failed on its own (its signature, its ID), while the others were recorded. */
+export interface RefusedItem {
+  /** The item's position in the delivery, from 0. */
+  index: number;
+  /** Why, in the words a `SignatureVerificationError` or `MalformedEventError` would use. */
+  reason: string;
+}
+
+/** Everything a delivery carries, verified. */
+export interface VerifiedDelivery {
+  /** One event for most providers; one per item for batches (SendGrid, Adyen). */
+  events: VerifiedEvent[];
+  /** Batch items refused on their own; the delivery is then answered 400 and names them. */
+  refused?: RefusedItem[];
+  /**
+   * An answer the provider expects instead of an event, such as Slack's `url_verification`
+   * challenge: sent with 200, and nothing is recorded.
+   */
+  challenge?: { contentType: string; body: string };
+}
 
 /** A signed request ready to send, as the `send` CLI and the examples need it. */
 export interface SignedRequest {
@@ -29,8 +61,8 @@ export interface SampleEvent {
 
 /**
  * Verification and signing for one provider kind. `verify` checks the signature on the raw bytes
- * before parsing anything, and throws `SignatureVerificationError`, `MalformedEventError` or
- * `UnsupportedContentTypeError`.
+ * before parsing anything, and rejects with `SignatureVerificationError` or `MalformedEventError`
+ * when the delivery as a whole cannot be trusted or read.
  */
 export interface ProviderAdapter {
   readonly kind: ProviderKind;
@@ -40,9 +72,15 @@ export interface ProviderAdapter {
   readonly contentTypes: readonly string[];
   /** The headers `verify` reads (lower-case), kept with the stored body so it can be verified again. */
   readonly signatureHeaders: readonly string[];
-  verify(delivery: Delivery): VerifiedEvent;
+  /** True when one delivery carries many events (SendGrid, Adyen): answered with one entry per item. */
+  readonly batch?: boolean;
+  /** The body of a 2xx when the provider expects its own (Adyen's `[accepted]`); our JSON otherwise. */
+  readonly acknowledgement?: { readonly contentType: string; readonly body: string };
+  verify(delivery: Delivery): Promise<VerifiedDelivery>;
   /** Signs a sample event the way the provider would; used by `durable-webhooks send`. */
   sign(event: SampleEvent): SignedRequest;
+  /** A new event ID in the provider's own shape, for samples. */
+  sampleId(): string;
 }
 
 /** Events older or newer than this many seconds are refused (Stripe's and Standard Webhooks' default). */

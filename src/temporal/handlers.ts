@@ -2,7 +2,8 @@ import { ProviderKind, WorkflowType, type EventWorkflowType, type WebhookEvent }
 
 // Maps, not object literals: an event type is sender-chosen text, and "constructor" or "__proto__"
 // must find nothing rather than a property every object inherits.
-const FLOWS: Record<ProviderKind, ReadonlyMap<string, EventWorkflowType>> = {
+// Kinds without an entry record every event (recordEvent) until a flow handles their types.
+const FLOWS: Partial<Record<ProviderKind, ReadonlyMap<string, EventWorkflowType>>> = {
   [ProviderKind.STRIPE]: new Map([
     ['checkout.session.completed', WorkflowType.fulfilCheckout],
     ['customer.subscription.created', WorkflowType.applySubscriptionEvent],
@@ -18,5 +19,5 @@ const FLOWS: Record<ProviderKind, ReadonlyMap<string, EventWorkflowType>> = {
 
 /** The workflow that handles an event; types no flow handles are recorded and completed as ignored. */
 export function workflowTypeFor(event: Pick<WebhookEvent, 'provider' | 'type'>): EventWorkflowType {
-  return FLOWS[event.provider].get(event.type) ?? WorkflowType.recordEvent;
+  return FLOWS[event.provider]?.get(event.type) ?? WorkflowType.recordEvent;
 }

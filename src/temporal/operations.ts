@@ -192,11 +192,15 @@ export class EventOperations {
       receivedAt: stored.receivedAt.toISOString(),
     });
     if (!stored.body) return result(false, `the body was erased at ${stored.erasedAt?.toISOString()}`);
-    if (Object.keys(stored.signatureHeaders).length === 0) return result(false, `it came from the provider's API (${stored.via}), not as a signed delivery`);
+    if (stored.via !== 'delivery') return result(false, `it came from the provider's API (${stored.via}), not as a signed delivery`);
     const source = (this.options.sources ?? new SourceRegistry([])).get(stored.source);
+    if (source.adapter.signatureHeaders.length > 0 && Object.keys(stored.signatureHeaders).length === 0) {
+      return result(false, `it was an item of a ${source.adapter.kind} batch, whose signature covers the whole delivery, which is not kept`);
+    }
     try {
-      const verified = source.adapter.verify({ rawBody: stored.body, headers: stored.signatureHeaders, receivedAt: stored.receivedAt });
-      if (verified.id !== stored.eventId) return result(false, `the signed body is event ${verified.id}, not ${stored.eventId}`);
+      const { events } = await source.adapter.verify({ rawBody: stored.body, headers: stored.signatureHeaders, receivedAt: stored.receivedAt });
+      const ids = events.map((event) => event.id);
+      if (!ids.includes(stored.eventId)) return result(false, `the signed body is event ${ids.join(', ') || '(none)'}, not ${stored.eventId}`);
       return result(true, `the ${source.adapter.kind} signature matches a secret configured for source "${source.name}"`);
     } catch (error) {
       if (error instanceof SignatureVerificationError || error instanceof MalformedEventError) return result(false, error.message);

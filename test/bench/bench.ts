@@ -186,21 +186,26 @@ async function main(): Promise<void> {
   const seedSide = new Side('seed handler (Express + PostgreSQL)');
   // The raw side starts exactly what the receiver would for the same delivery, prepared before the clock runs.
   const rawStarts = (count: number) =>
-    Array.from({ length: count }, () => {
-      const event = delivery();
-      const verified = adapter.verify({ rawBody: Buffer.from(event.body), headers: event.headers, receivedAt: new Date() });
-      return startOptions({ source: 'stripe', provider: 'stripe', ...verified, receivedAt: new Date().toISOString() }, '', 'delivery', startsQueue);
-    });
-  const rawStart = async ({ workflowType, options }: ReturnType<typeof rawStarts>[number]) => void (await client.workflow.start(workflowType, options));
+    Promise.all(
+      Array.from({ length: count }, async () => {
+        const event = delivery();
+        const { events } = await adapter.verify({ rawBody: Buffer.from(event.body), headers: event.headers, receivedAt: new Date() });
+        return startOptions({ source: 'stripe', provider: 'stripe', ...events[0]!, receivedAt: new Date().toISOString() }, '', 'delivery', startsQueue);
+      }),
+    );
+  const rawStart = async ({ workflowType, options }: Awaited<ReturnType<typeof rawStarts>>[number]) => void (await client.workflow.start(workflowType, options));
 
   try {
     // Warm-up: connections, JIT, the server's caches.
-    await drive(rawStarts(50), rawStart);
+    await drive(await rawStarts(50), rawStart);
     await drive(Array.from({ length: 50 }, delivery), (event) => postExpecting(`${starts.url}/webhooks/stripe`, event, 202));
 
     for (let index = 0; index < ROUNDS; index++) {
       const sides: Array<() => Promise<void>> = [
-        async () => raw.add(await drive(rawStarts(EVENTS), rawStart)),
+        async () => {
+          const prepared = await rawStarts(EVENTS);
+          raw.add(await drive(prepared, rawStart));
+        },
         async () => {
           const events = Array.from({ length: EVENTS }, delivery);
           receiver.add(await drive(events, (event) => postExpecting(`${starts.url}/webhooks/stripe`, event, 202)));

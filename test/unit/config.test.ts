@@ -10,15 +10,36 @@ const writeConfig = (text: string, name = 'webhooks.yaml') => {
 };
 
 describe('loadReceiverConfig', () => {
-  it('in development, runs with no settings: port 3000, task queue webhooks, 256 KiB bodies, development secrets for the three sources', () => {
+  it('in development, runs with no settings: port 3000, task queue webhooks, 25 MiB bodies, a built-in source of every kind on its development secret', () => {
     const config = loadReceiverConfig({}, { development: true });
     expect(config).toMatchObject({ port: 3000, taskQueue: 'webhooks', maxBodyBytes: DEFAULT_MAX_BODY_BYTES });
-    expect(config.sources.map((source) => [source.name, source.kind, source.secrets])).toEqual([
-      ['stripe', 'stripe', [DEVELOPMENT_SECRETS.STRIPE_WEBHOOK_SECRET]],
-      ['github', 'github', [DEVELOPMENT_SECRETS.GITHUB_WEBHOOK_SECRET]],
-      ['standard', 'standard-webhooks', [DEVELOPMENT_SECRETS.STANDARD_WEBHOOK_SECRET]],
+    expect(config.sources.map((source) => [source.name, source.kind, [...source.secrets, ...source.publicKeys], source.url])).toEqual([
+      ['stripe', 'stripe', [DEVELOPMENT_SECRETS.STRIPE_WEBHOOK_SECRET], undefined],
+      ['github', 'github', [DEVELOPMENT_SECRETS.GITHUB_WEBHOOK_SECRET], undefined],
+      ['standard', 'standard-webhooks', [DEVELOPMENT_SECRETS.STANDARD_WEBHOOK_SECRET], undefined],
+      ['svix', 'svix', [DEVELOPMENT_SECRETS.SVIX_WEBHOOK_SECRET], undefined],
+      ['shopify', 'shopify', [DEVELOPMENT_SECRETS.SHOPIFY_WEBHOOK_SECRET], undefined],
+      ['paddle', 'paddle', [DEVELOPMENT_SECRETS.PADDLE_WEBHOOK_SECRET], undefined],
+      ['square', 'square', [DEVELOPMENT_SECRETS.SQUARE_WEBHOOK_SIGNATURE_KEY], 'http://localhost:3000/webhooks/square'],
+      ['slack', 'slack', [DEVELOPMENT_SECRETS.SLACK_SIGNING_SECRET], undefined],
+      ['linear', 'linear', [DEVELOPMENT_SECRETS.LINEAR_WEBHOOK_SECRET], undefined],
+      ['twilio', 'twilio', [DEVELOPMENT_SECRETS.TWILIO_AUTH_TOKEN], 'http://localhost:3000/webhooks/twilio'],
+      ['sendgrid', 'sendgrid', [DEVELOPMENT_SECRETS.SENDGRID_WEBHOOK_PUBLIC_KEY], undefined],
+      ['adyen', 'adyen', [DEVELOPMENT_SECRETS.ADYEN_HMAC_KEY], undefined],
     ]);
-    expect(config.developmentSecrets.map((secret) => secret.env)).toEqual(['STRIPE_WEBHOOK_SECRET', 'GITHUB_WEBHOOK_SECRET', 'STANDARD_WEBHOOK_SECRET']);
+    expect(config.developmentSecrets.map((secret) => secret.env).sort()).toEqual([...Object.keys(DEVELOPMENT_SECRETS), 'SQUARE_WEBHOOK_URL', 'TWILIO_WEBHOOK_URL'].sort());
+  });
+
+  it('needs the public URL Square and Twilio sign once their secret is set, as an absolute http(s) URL', () => {
+    expect(() => loadReceiverConfig({ SQUARE_WEBHOOK_SIGNATURE_KEY: 'key' })).toThrow('SQUARE_WEBHOOK_SIGNATURE_KEY is set, so SQUARE_WEBHOOK_URL must be too: square signs the public URL it posts to.');
+    expect(() => loadReceiverConfig({ TWILIO_AUTH_TOKEN: 'token', TWILIO_WEBHOOK_URL: '/webhooks/twilio' })).toThrow(/TWILIO_WEBHOOK_URL must be the absolute http\(s\) URL/);
+    const config = loadReceiverConfig({ TWILIO_AUTH_TOKEN: 'token', TWILIO_WEBHOOK_URL: 'https://hooks.example.com/webhooks/twilio?x=1' });
+    expect(config.sources).toEqual([expect.objectContaining({ name: 'twilio', url: 'https://hooks.example.com/webhooks/twilio?x=1', secrets: ['token'] })]);
+  });
+
+  it('reads SENDGRID_WEBHOOK_PUBLIC_KEY as a verification key, not a secret', () => {
+    const config = loadReceiverConfig({ SENDGRID_WEBHOOK_PUBLIC_KEY: 'MFkw_key' });
+    expect(config.sources).toEqual([expect.objectContaining({ name: 'sendgrid', kind: 'sendgrid', secrets: [], publicKeys: ['MFkw_key'] })]);
   });
 
   it('takes each secret whole, and the previous one from <NAME>_PREVIOUS during a rotation', () => {
@@ -28,7 +49,8 @@ describe('loadReceiverConfig', () => {
     );
     expect(config.sources[0]!.secrets).toEqual(['whsec_new', 'whsec_old']);
     expect(config.sources[1]!.secrets).toEqual(['correct horse battery, staple']);
-    expect(config.developmentSecrets.map((secret) => secret.env)).toEqual(['STANDARD_WEBHOOK_SECRET']);
+    expect(config.developmentSecrets.map((secret) => secret.env)).not.toContain('STRIPE_WEBHOOK_SECRET');
+    expect(config.developmentSecrets.map((secret) => secret.env)).toContain('STANDARD_WEBHOOK_SECRET');
   });
 
   it.each([
@@ -47,6 +69,15 @@ describe('loadReceiverConfig', () => {
       expect(config.disabledSources).toEqual([
         { name: 'github', env: 'GITHUB_WEBHOOK_SECRET' },
         { name: 'standard', env: 'STANDARD_WEBHOOK_SECRET' },
+        { name: 'svix', env: 'SVIX_WEBHOOK_SECRET' },
+        { name: 'shopify', env: 'SHOPIFY_WEBHOOK_SECRET' },
+        { name: 'paddle', env: 'PADDLE_WEBHOOK_SECRET' },
+        { name: 'square', env: 'SQUARE_WEBHOOK_SIGNATURE_KEY' },
+        { name: 'slack', env: 'SLACK_SIGNING_SECRET' },
+        { name: 'linear', env: 'LINEAR_WEBHOOK_SECRET' },
+        { name: 'twilio', env: 'TWILIO_AUTH_TOKEN' },
+        { name: 'sendgrid', env: 'SENDGRID_WEBHOOK_PUBLIC_KEY' },
+        { name: 'adyen', env: 'ADYEN_HMAC_KEY' },
       ]);
       expect(config.developmentSecrets).toEqual([]);
       expect(JSON.stringify(config)).not.toContain(DEVELOPMENT_SECRETS.STRIPE_WEBHOOK_SECRET.slice(6));
@@ -128,7 +159,9 @@ sources:
   it.each([
     ['no sources list', 'other: 1', /must have a "sources" list/],
     ['a bad name', 'sources: [{ name: "Bad Name", kind: github, secret: x }]', /"name" must be lower-case/],
-    ['an unknown kind', 'sources: [{ name: shop, kind: shopify, secret: x }]', /"kind" must be one of stripe, github, standard-webhooks/],
+    ['an unknown kind', 'sources: [{ name: shop, kind: shopfiy, secret: x }]', /"kind" must be one of stripe, github, standard-webhooks, svix, shopify, paddle, square, slack, linear, twilio, sendgrid, adyen, hmac/],
+    ['hmac settings on a provider kind', 'sources: [{ name: shop, kind: shopify, secret: x, id: { header: X-Id } }]', /declared for hmac sources only/],
+    ['a relative url', 'sources: [{ name: shop, kind: square, secret: x, url: /webhooks/shop }]', /"url" must be the absolute http\(s\) URL/],
     ['no secret', 'sources: [{ name: shop, kind: github, secretEnv: UNSET_VARIABLE }]', /set "secret" or "secretEnv"/],
     ['a taken name', 'sources: [{ name: stripe, kind: stripe, secret: x }]', /"stripe" already exists/],
     ['a non-string prefix', 'sources: [{ name: shop, kind: github, secret: x, workflowIdPrefix: 3 }]', /"workflowIdPrefix" must be up to 32 letters/],

@@ -5,8 +5,7 @@ import { createGitHubAdapter } from '../../../src/providers/github';
 import { githubHeaders, SECRETS } from '../../support/signing';
 
 const adapter = createGitHubAdapter({ source: 'github', secrets: [SECRETS.github, SECRETS.githubRotated] });
-const verify = (body: string, headers: Record<string, string>) =>
-  adapter.verify({ rawBody: Buffer.from(body), headers, receivedAt: new Date('2026-12-01T10:00:00Z') });
+const verify = async (body: string, headers: Record<string, string>) => (await adapter.verify({ rawBody: Buffer.from(body), headers, receivedAt: new Date('2026-12-01T10:00:00Z') })).events[0]!;
 
 const issueOpened = examples
   .find((group) => group.name === 'issues')!
@@ -16,7 +15,7 @@ const issueBody = JSON.stringify(issueOpened);
 describe('createGitHubAdapter().verify', () => {
   it('accepts a real issues.opened payload signed by @octokit/webhooks-methods', async () => {
     const headers = await githubHeaders(issueBody, SECRETS.github, { delivery: 'd-1', event: 'issues' });
-    const verified = verify(issueBody, headers);
+    const verified = await verify(issueBody, headers);
     const issue = issueOpened as { repository: { full_name: string }; issue: { number: number } };
     expect(verified).toMatchObject({
       id: 'd-1',
@@ -30,16 +29,16 @@ describe('createGitHubAdapter().verify', () => {
   it('accepts a form-encoded body, verifying the raw form and reading its payload field', async () => {
     const form = new URLSearchParams({ payload: issueBody }).toString();
     const headers = await githubHeaders(form, SECRETS.github, { delivery: 'd-form', event: 'issues', contentType: 'application/x-www-form-urlencoded' });
-    expect(verify(form, headers)).toMatchObject({ id: 'd-form', type: 'issues.opened', payload: issueOpened });
+    expect(await verify(form, headers)).toMatchObject({ id: 'd-form', type: 'issues.opened', payload: issueOpened });
   });
 
   it('uses the event name alone when the body has no action (ping)', async () => {
     const body = JSON.stringify({ zen: 'Keep it logically awesome.', hook_id: 1 });
-    expect(verify(body, await githubHeaders(body, SECRETS.github, { delivery: 'd-ping', event: 'ping' })).type).toBe('ping');
+    expect((await verify(body, await githubHeaders(body, SECRETS.github, { delivery: 'd-ping', event: 'ping' }))).type).toBe('ping');
   });
 
   it('accepts the second of two configured secrets (rotation)', async () => {
-    expect(verify(issueBody, await githubHeaders(issueBody, SECRETS.githubRotated, { delivery: 'd-2', event: 'issues' })).id).toBe('d-2');
+    expect((await verify(issueBody, await githubHeaders(issueBody, SECRETS.githubRotated, { delivery: 'd-2', event: 'issues' }))).id).toBe('d-2');
   });
 
   it('takes a secret with spaces whole: an HMAC made with one of its words does not verify', async () => {
@@ -48,24 +47,24 @@ describe('createGitHubAdapter().verify', () => {
     const check = (headers: Record<string, string>) => whole.verify({ rawBody: Buffer.from(issueBody), headers, receivedAt: new Date() });
     for (const fragment of ['correct', 'horse', 'battery', 'staple']) {
       const headers = await githubHeaders(issueBody, fragment, { delivery: 'd-fragment', event: 'issues' });
-      expect(() => check(headers)).toThrow(SignatureVerificationError);
+      await expect(check(headers)).rejects.toThrow(SignatureVerificationError);
     }
-    expect(check(await githubHeaders(issueBody, 'correct horse battery staple', { delivery: 'd-whole', event: 'issues' })).id).toBe('d-whole');
+    expect((await check(await githubHeaders(issueBody, 'correct horse battery staple', { delivery: 'd-whole', event: 'issues' }))).events[0]!.id).toBe('d-whole');
   });
 
   it('rejects a missing X-Hub-Signature-256 header', async () => {
     const { 'x-hub-signature-256': _omitted, ...headers } = await githubHeaders(issueBody, SECRETS.github, { delivery: 'd', event: 'issues' });
-    expect(() => verify(issueBody, headers)).toThrow(/X-Hub-Signature-256 header is missing/);
+    await expect(verify(issueBody, headers)).rejects.toThrow(/X-Hub-Signature-256 header is missing/);
   });
 
   it('rejects a signature made with another secret', async () => {
     const headers = await githubHeaders(issueBody, 'not-our-secret', { delivery: 'd', event: 'issues' });
-    expect(() => verify(issueBody, headers)).toThrow(SignatureVerificationError);
+    await expect(verify(issueBody, headers)).rejects.toThrow(SignatureVerificationError);
   });
 
   it('rejects a body changed after signing', async () => {
     const headers = await githubHeaders(issueBody, SECRETS.github, { delivery: 'd', event: 'issues' });
-    expect(() => verify(issueBody.replace('opened', 'closed'), headers)).toThrow(SignatureVerificationError);
+    await expect(verify(issueBody.replace('opened', 'closed'), headers)).rejects.toThrow(SignatureVerificationError);
   });
 
   it.each([
@@ -74,17 +73,17 @@ describe('createGitHubAdapter().verify', () => {
   ])('rejects a signed delivery without %s', async (_name, header, message) => {
     const headers: Record<string, string> = await githubHeaders(issueBody, SECRETS.github, { delivery: 'd', event: 'issues' });
     delete headers[header];
-    expect(() => verify(issueBody, headers)).toThrow(MalformedEventError);
-    expect(() => verify(issueBody, headers)).toThrow(message);
+    await expect(verify(issueBody, headers)).rejects.toThrow(MalformedEventError);
+    await expect(verify(issueBody, headers)).rejects.toThrow(message);
   });
 
   it('rejects signed malformed JSON, and a form body without a payload field', async () => {
     const json = '{"action": "opened"';
-    expect(() => verify(json, {})).toThrow(SignatureVerificationError);
+    await expect(verify(json, {})).rejects.toThrow(SignatureVerificationError);
     const signed = await githubHeaders(json, SECRETS.github, { delivery: 'd', event: 'issues' });
-    expect(() => verify(json, signed)).toThrow(/not valid JSON/);
+    await expect(verify(json, signed)).rejects.toThrow(/not valid JSON/);
     const form = 'other=1';
     const formHeaders = await githubHeaders(form, SECRETS.github, { delivery: 'd', event: 'issues', contentType: 'application/x-www-form-urlencoded' });
-    expect(() => verify(form, formHeaders)).toThrow(/no "payload" field/);
+    await expect(verify(form, formHeaders)).rejects.toThrow(/no "payload" field/);
   });
 });

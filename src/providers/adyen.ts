@@ -1,0 +1,99 @@
+import { randomBytes } from 'node:crypto';
+import HmacValidator from '@adyen/api-library/lib/src/utils/hmacValidator';
+import type { NotificationRequestItem } from '@adyen/api-library/lib/src/typings/notification/models';
+import { MalformedEventError } from '../errors';
+import { isoTime, parseJsonObject } from './json';
+import { firstSecret } from './secrets';
+import { ProviderKind } from '../../contracts';
+import type { Delivery, ProviderAdapter, RefusedItem, SampleEvent, VerifiedEvent } from './types';
+
+/**
+ * Adyen's standard webhooks: a JSON body of `notificationItems`, each signed on its own
+ * (`additionalData.hmacSignature`, HMAC-SHA256 with the hex HMAC key over the item's fields),
+ * checked by `@adyen/api-library`'s `hmacValidator` with each configured key. Each item is its own
+ * event, identified as Adyen documents duplicates: `pspReference`, `eventCode` and `success`
+ * (`8816…:AUTHORISATION:true`); its type is `eventCode`. An item whose signature fails is refused
+ * on its own and the others are recorded. Adyen expects `[accepted]` and retries an unanswered
+ * delivery for up to 30 days. The body store keeps each item as a one-item delivery, which
+ * verifies again on its own. https://docs.adyen.com/development-resources/webhooks/verify-hmac-signatures
+ */
+export function createAdyenAdapter(options: { source: string; secrets: readonly string[] }): ProviderAdapter {
+  const { source, secrets } = options;
+  const validator = new HmacValidator();
+  return {
+    kind: ProviderKind.ADYEN,
+    fields: { id: '"pspReference", "eventCode" and "success" of each item', type: '"eventCode" of each item' },
+    contentTypes: ['application/json'],
+    batch: true,
+    // The signatures are in the body, one per item.
+    signatureHeaders: [],
+    acknowledgement: { contentType: 'text/plain', body: '[accepted]' },
+
+    async verify({ rawBody, receivedAt }: Delivery) {
+      const body = parseJsonObject(rawBody.toString('utf8'), source);
+      if (!Array.isArray(body.notificationItems)) throw new MalformedEventError('The body has no "notificationItems" list.', source);
+      const events: VerifiedEvent[] = [];
+      const refused: RefusedItem[] = [];
+      body.notificationItems.forEach((entry: unknown, index) => {
+        const item = (entry as { NotificationRequestItem?: unknown } | null)?.NotificationRequestItem;
+        const reason = checkItem(item, secrets, validator);
+        if (reason) {
+          refused.push({ index, reason });
+          return;
+        }
+        const fields = item as NotificationRequestItem;
+        const raw = Buffer.from(JSON.stringify({ live: body.live, notificationItems: [{ NotificationRequestItem: fields }] }));
+        events.push({
+          id: `${fields.pspReference}:${fields.eventCode}:${fields.success}`,
+          type: fields.eventCode,
+          occurredAt: isoTime(fields.eventDate, receivedAt),
+          subject: fields.pspReference,
+          payload: fields,
+          item: index,
+          body: { raw, contentType: 'application/json', signatureHeaders: {} },
+        });
+      });
+      return { events, refused };
+    },
+
+    // A pspReference: 16 digits.
+    sampleId: () => String(randomBytes(8).readBigUInt64BE()).padStart(20, '0').slice(-16),
+
+    sign({ id, type, payload, timestamp }: SampleEvent) {
+      const item = {
+        additionalData: {},
+        amount: { currency: 'EUR', value: 4200 },
+        eventCode: type,
+        eventDate: timestamp.toISOString(),
+        merchantAccountCode: 'DurableWebhooksDevelopment',
+        merchantReference: `order-${id.slice(-6)}`,
+        paymentMethod: 'visa',
+        pspReference: id,
+        reason: '',
+        success: 'true',
+        ...payload,
+      } as unknown as NotificationRequestItem;
+      item.additionalData = { ...item.additionalData, hmacSignature: validator.calculateHmac(item, firstSecret(secrets, source)) };
+      return { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ live: 'false', notificationItems: [{ NotificationRequestItem: item }] }) };
+    },
+  };
+}
+
+/** Why an item cannot be recorded, or undefined when it is signed by a configured key and identifies itself. */
+function checkItem(item: unknown, keys: readonly string[], validator: HmacValidator): string | undefined {
+  if (typeof item !== 'object' || item === null) return 'The item has no "NotificationRequestItem" object.';
+  const fields = item as Partial<NotificationRequestItem>;
+  if (typeof fields.additionalData?.hmacSignature !== 'string') return 'The item has no "additionalData.hmacSignature".';
+  const signed = keys.some((key) => {
+    try {
+      return validator.validateHMAC(fields as NotificationRequestItem, key);
+    } catch {
+      return false;
+    }
+  });
+  if (!signed) return 'The item\'s hmacSignature does not match it with any configured HMAC key.';
+  for (const name of ['pspReference', 'eventCode', 'success'] as const) {
+    if (typeof fields[name] !== 'string' || fields[name] === '') return `The item has no "${name}".`;
+  }
+  return undefined;
+}

@@ -1,0 +1,122 @@
+import { createPrivateKey, randomBytes, sign as signEcdsa } from 'node:crypto';
+import { EventWebhook } from '@sendgrid/eventwebhook';
+import { ConfigError, MalformedEventError, SignatureVerificationError } from '../errors';
+import { isoTime } from './json';
+import { checkTolerance, requiredHeader } from './headers';
+import { ProviderKind } from '../../contracts';
+import { TIMESTAMP_TOLERANCE_SECONDS, type Delivery, type ProviderAdapter, type RefusedItem, type SampleEvent, type VerifiedEvent } from './types';
+
+const SIGNATURE_HEADER = 'x-twilio-email-event-webhook-signature';
+const TIMESTAMP_HEADER = 'x-twilio-email-event-webhook-timestamp';
+
+/**
+ * The key pair `npm run dev`, `send` and the tests use when `SENDGRID_WEBHOOK_PUBLIC_KEY` is unset.
+ * Public in this repository, like every development secret: production never uses it.
+ */
+export const SENDGRID_DEVELOPMENT_KEYS = {
+  publicKey: 'MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEdc3rQVXgf1QRqBJq3R6v/eHrqBLxCbP0GqNJCIUrsa7iioFI+yZv695aZ6RaIpkgTcHJu6gVZJDL5EAbz1ukAw==',
+  privateKey: 'MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgmi0oBF/9pOvzD2FltuL2XbUP8F2sfUVnDn60Bga8i86hRANCAAR1zetBVeB/VBGoEmrdHq/94euoEvEJs/Qao0kIhSuxruKKgUj7Jm/r3lpnpFoimSBNwcm7qBVkkMvkQBvPW6QD',
+} as const;
+
+/**
+ * SendGrid's Event Webhook: a JSON array of events, signed as a whole with ECDSA (P-256, SHA-256)
+ * over `<timestamp><raw body>`; `@sendgrid/eventwebhook` verifies it with the public key from the
+ * mail settings (several during a rotation), and the timestamp is checked against the receiver's
+ * clock. Each item is its own event: its ID `sg_event_id`, its type `event` (`delivered`,
+ * `bounce`, …). An item without an ID is refused on its own; the others are recorded.
+ * The body store keeps each item alone; its signature covered the whole batch, which is not kept.
+ * https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features
+ */
+export function createSendGridAdapter(options: { source: string; publicKeys: readonly string[] }): ProviderAdapter {
+  const { source } = options;
+  const webhook = new EventWebhook();
+  const keys = options.publicKeys.map((key) => {
+    try {
+      return webhook.convertPublicKeyToECDSA(key);
+    } catch {
+      throw new ConfigError(`Source "${source}": a SendGrid verification key is the base64 public key from its mail settings.`);
+    }
+  });
+
+  return {
+    kind: ProviderKind.SENDGRID,
+    fields: { id: '"sg_event_id" of each item', type: '"event" of each item' },
+    contentTypes: ['application/json'],
+    batch: true,
+    signatureHeaders: [SIGNATURE_HEADER, TIMESTAMP_HEADER],
+
+    async verify({ rawBody, headers, receivedAt }: Delivery) {
+      const signature = requiredHeader(headers, SIGNATURE_HEADER, source);
+      const timestamp = requiredHeader(headers, TIMESTAMP_HEADER, source);
+      if (!/^\d+$/.test(timestamp)) throw new SignatureVerificationError(`${TIMESTAMP_HEADER} must be whole seconds since the epoch.`, source);
+      checkTolerance(Number(timestamp), receivedAt, TIMESTAMP_TOLERANCE_SECONDS, `The ${TIMESTAMP_HEADER}`, source);
+      const verified = keys.some((key) => {
+        try {
+          return webhook.verifySignature(key, rawBody, signature, timestamp);
+        } catch {
+          return false;
+        }
+      });
+      if (!verified) throw new SignatureVerificationError(`${SIGNATURE_HEADER} does not match the body with any configured public key.`, source);
+
+      const items = parseArray(rawBody, source);
+      const events: VerifiedEvent[] = [];
+      const refused: RefusedItem[] = [];
+      items.forEach((item, index) => {
+        const event = readItem(item, index, receivedAt);
+        if (typeof event === 'string') refused.push({ index, reason: event });
+        else events.push(event);
+      });
+      return { events, refused };
+    },
+
+    sampleId: () => randomBytes(16).toString('base64url'),
+
+    sign({ id, type, payload, timestamp }: SampleEvent) {
+      if (!options.publicKeys.includes(SENDGRID_DEVELOPMENT_KEYS.publicKey)) {
+        throw new Error(`Source "${source}": SendGrid signs with its own private key; samples can be signed only for the development key.`);
+      }
+      const seconds = Math.floor(timestamp.getTime() / 1000);
+      const body = JSON.stringify([{ email: 'customer@example.com', timestamp: seconds, event: type, sg_event_id: id, sg_message_id: `${randomBytes(11).toString('base64url')}.filter`, ...payload }]);
+      const key = createPrivateKey({ key: Buffer.from(SENDGRID_DEVELOPMENT_KEYS.privateKey, 'base64'), format: 'der', type: 'pkcs8' });
+      return {
+        headers: {
+          'content-type': 'application/json',
+          [TIMESTAMP_HEADER]: String(seconds),
+          [SIGNATURE_HEADER]: signEcdsa('sha256', Buffer.from(`${seconds}${body}`), key).toString('base64'),
+        },
+        body,
+      };
+    },
+  };
+}
+
+function parseArray(rawBody: Buffer, source: string): unknown[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(rawBody.toString('utf8'));
+  } catch {
+    throw new MalformedEventError('The body is not valid JSON.', source);
+  }
+  if (!Array.isArray(value)) throw new MalformedEventError('The body must be a JSON array of events.', source);
+  return value;
+}
+
+/** One item as an event stored on its own, or why it cannot be one. */
+function readItem(item: unknown, index: number, receivedAt: Date): VerifiedEvent | string {
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) return 'The item is not a JSON object.';
+  const fields = item as Record<string, unknown>;
+  if (typeof fields.sg_event_id !== 'string' || fields.sg_event_id.trim() === '') return 'The item has no "sg_event_id".';
+  if (typeof fields.event !== 'string' || fields.event.trim() === '') return 'The item has no "event".';
+  const seconds = fields.timestamp;
+  const raw = Buffer.from(JSON.stringify(fields));
+  return {
+    id: fields.sg_event_id,
+    type: fields.event,
+    occurredAt: isoTime(typeof seconds === 'number' ? seconds * 1000 : undefined, receivedAt),
+    subject: typeof fields.sg_message_id === 'string' ? fields.sg_message_id : undefined,
+    payload: fields,
+    item: index,
+    body: { raw, contentType: 'application/json', signatureHeaders: {} },
+  };
+}

@@ -1,0 +1,97 @@
+import '@shopify/shopify-api/adapters/node';
+import { randomUUID } from 'node:crypto';
+import { ApiVersion, LogSeverity, shopifyApi, type Shopify } from '@shopify/shopify-api';
+import { SignatureVerificationError } from '../errors';
+import { optionalHeader, requiredHeader } from './headers';
+import { isoTime, objectId, parseJsonObject } from './json';
+import { firstSecret, hmacSha256 } from './secrets';
+import { ProviderKind } from '../../contracts';
+import type { Delivery, ProviderAdapter, SampleEvent } from './types';
+
+const SAMPLE_API_VERSION = ApiVersion.October25;
+
+/**
+ * Shopify: `X-Shopify-Hmac-SHA256` (base64 HMAC-SHA256 of the raw body) checked by
+ * `@shopify/shopify-api`'s `webhooks.validate` with each configured secret in turn.
+ * The event ID is `X-Shopify-Event-Id`, the same for one event across several subscriptions, or
+ * `X-Shopify-Webhook-Id` (one delivery) where a shop sends no event ID; the type is
+ * `X-Shopify-Topic` (`orders/paid`). Shopify signs no timestamp, so there is no replay window: the
+ * engine and the ledger refuse a second copy of an ID.
+ * https://shopify.dev/docs/apps/build/webhooks/subscribe/https#step-5-verify-the-webhook
+ */
+export function createShopifyAdapter(options: { source: string; secrets: readonly string[] }): ProviderAdapter {
+  const { source, secrets } = options;
+  // One client per secret: the library validates with the app secret it was configured with.
+  const clients: Shopify[] = secrets.map((apiSecretKey) =>
+    shopifyApi({
+      apiKey: 'durable-webhooks',
+      apiSecretKey,
+      hostName: 'localhost',
+      apiVersion: SAMPLE_API_VERSION,
+      isEmbeddedApp: false,
+      // Its log lines would repeat what our problem document says.
+      logger: { level: LogSeverity.Error, log: async () => undefined },
+    }),
+  );
+
+  return {
+    kind: ProviderKind.SHOPIFY,
+    fields: { id: 'X-Shopify-Event-Id header (or X-Shopify-Webhook-Id)', type: 'X-Shopify-Topic header' },
+    contentTypes: ['application/json'],
+    signatureHeaders: [
+      'x-shopify-hmac-sha256',
+      'x-shopify-topic',
+      'x-shopify-shop-domain',
+      'x-shopify-api-version',
+      'x-shopify-webhook-id',
+      'x-shopify-event-id',
+      'x-shopify-triggered-at',
+    ],
+
+    async verify({ rawBody, headers, receivedAt }: Delivery) {
+      requiredHeader(headers, 'x-shopify-hmac-sha256', source);
+      const request = { rawBody: rawBody.toString('utf8'), rawRequest: { headers, method: 'POST', url: `/webhooks/${source}` } };
+      let missing: string[] = [];
+      for (const client of clients) {
+        const result = await client.webhooks.validate(request);
+        if (result.valid) {
+          const topic = requiredHeader(headers, 'x-shopify-topic', source);
+          const payload = parseJsonObject(rawBody.toString('utf8'), source);
+          return {
+            events: [
+              {
+                id: ('eventId' in result && result.eventId) || result.webhookId,
+                type: topic,
+                occurredAt: isoTime(optionalHeader(headers, 'x-shopify-triggered-at'), receivedAt),
+                subject: objectId(payload),
+                payload,
+              },
+            ],
+          };
+        }
+        if ('missingHeaders' in result) missing = result.missingHeaders;
+      }
+      if (missing.length > 0) throw new SignatureVerificationError(`The signed delivery lacks the ${missing.join(', ')} header(s).`, source);
+      throw new SignatureVerificationError('X-Shopify-Hmac-SHA256 does not match the body with any configured secret.', source);
+    },
+
+    sampleId: () => randomUUID(),
+
+    sign({ id, type, payload, timestamp }: SampleEvent) {
+      const body = JSON.stringify(payload);
+      return {
+        headers: {
+          'content-type': 'application/json',
+          'x-shopify-topic': type,
+          'x-shopify-shop-domain': 'durable-webhooks-dev.myshopify.com',
+          'x-shopify-api-version': SAMPLE_API_VERSION,
+          'x-shopify-webhook-id': randomUUID(),
+          'x-shopify-event-id': id,
+          'x-shopify-triggered-at': timestamp.toISOString(),
+          'x-shopify-hmac-sha256': hmacSha256(firstSecret(secrets, source), body, 'base64'),
+        },
+        body,
+      };
+    },
+  };
+}

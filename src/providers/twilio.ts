@@ -1,0 +1,96 @@
+import { randomBytes } from 'node:crypto';
+import { getExpectedTwilioSignature, getSignatureAlgorithm, validateRequest } from 'twilio/lib/webhooks/webhooks';
+import { MalformedEventError, SignatureVerificationError } from '../errors';
+import { optionalHeader, requiredHeader } from './headers';
+import { firstSecret } from './secrets';
+import { ProviderKind } from '../../contracts';
+import type { Delivery, ProviderAdapter, SampleEvent } from './types';
+
+const FORM_TYPE = 'application/x-www-form-urlencoded';
+
+/**
+ * Twilio: `X-Twilio-Signature`, the base64 HMAC-SHA1 (or HMAC-SHA256, as the
+ * `X-Twilio-Webhooks-Signature-Settings` header says) of the full URL followed by the sorted form
+ * parameters, checked by the `twilio` package's `validateRequest` with each auth token. The URL is
+ * the one configured in Twilio, query included (`TWILIO_WEBHOOK_URL`), never rebuilt from the
+ * request or a proxy's headers. Twilio signs no timestamp.
+ *
+ * The event ID is `I-Twilio-Idempotency-Token` when Twilio sends it (the same on every retry of
+ * one callback), else the resource SID and its status (`SM…:delivered`), which one status callback
+ * of one resource has once. The type is `message.<status>` or `call.<status>`.
+ * https://www.twilio.com/docs/usage/webhooks/webhooks-security
+ *
+ * Only the webhook module is imported: the package's entry point loads the whole REST client.
+ */
+export function createTwilioAdapter(options: { source: string; secrets: readonly string[]; url: string }): ProviderAdapter {
+  const { source, secrets, url } = options;
+  return {
+    kind: ProviderKind.TWILIO,
+    fields: { id: 'I-Twilio-Idempotency-Token header (or the SID and status)', type: 'MessageStatus or CallStatus' },
+    contentTypes: [FORM_TYPE],
+    signatureHeaders: ['x-twilio-signature', 'x-twilio-webhooks-signature-settings', 'i-twilio-idempotency-token'],
+
+    async verify({ rawBody, headers, receivedAt }: Delivery) {
+      const signature = requiredHeader(headers, 'x-twilio-signature', source);
+      const algorithm = getSignatureAlgorithm(optionalHeader(headers, 'x-twilio-webhooks-signature-settings'));
+      const params = formParams(rawBody);
+      if (!secrets.some((authToken) => validateRequest(authToken, signature, url, params, algorithm))) {
+        throw new SignatureVerificationError(`X-Twilio-Signature does not match ${url} and the parameters with any configured auth token.`, source);
+      }
+      const { sid, status, resource } = resourceOf(params);
+      const token = optionalHeader(headers, 'i-twilio-idempotency-token');
+      if (token === undefined && (sid === undefined || status === undefined)) {
+        throw new MalformedEventError('The request has no I-Twilio-Idempotency-Token header and no resource SID with a status to identify it.', source);
+      }
+      return {
+        events: [
+          {
+            id: token ?? `${sid}:${status}`,
+            type: status === undefined ? resource : `${resource}.${status}`,
+            occurredAt: receivedAt.toISOString(),
+            subject: sid,
+            payload: params,
+          },
+        ],
+      };
+    },
+
+    sampleId: () => `idem_${randomBytes(12).toString('hex')}`,
+
+    sign({ id, type, payload }: SampleEvent) {
+      const [resource, status] = type.split('.');
+      const prefix = resource === 'call' ? 'Call' : 'Message';
+      const params: Record<string, string> = {
+        AccountSid: 'ACdevelopment',
+        [`${prefix}Sid`]: `${prefix === 'Call' ? 'CA' : 'SM'}${randomBytes(16).toString('hex')}`,
+        [`${prefix}Status`]: status ?? 'delivered',
+        ...Object.fromEntries(Object.entries(payload).map(([key, value]) => [key, String(value)])),
+      };
+      return {
+        headers: {
+          'content-type': FORM_TYPE,
+          'i-twilio-idempotency-token': id,
+          'x-twilio-signature': getExpectedTwilioSignature(firstSecret(secrets, source), url, params),
+        },
+        body: new URLSearchParams(params).toString(),
+      };
+    },
+  };
+}
+
+/** The form's parameters as Twilio signs them: a name sent several times keeps every value. */
+export function formParams(rawBody: Buffer): Record<string, string | string[]> {
+  const params: Record<string, string | string[]> = Object.create(null);
+  for (const [key, value] of new URLSearchParams(rawBody.toString('utf8'))) {
+    const existing = params[key];
+    params[key] = existing === undefined ? value : [...(Array.isArray(existing) ? existing : [existing]), value];
+  }
+  return params;
+}
+
+function resourceOf(params: Record<string, string | string[]>): { sid?: string; status?: string; resource: string } {
+  const text = (name: string) => (typeof params[name] === 'string' && params[name] !== '' ? (params[name] as string) : undefined);
+  if (text('CallSid')) return { sid: text('CallSid'), status: text('CallStatus'), resource: 'call' };
+  if (text('MessageSid') ?? text('SmsSid')) return { sid: text('MessageSid') ?? text('SmsSid'), status: text('MessageStatus') ?? text('SmsStatus'), resource: 'message' };
+  return { sid: text('Sid'), status: text('Status'), resource: 'request' };
+}

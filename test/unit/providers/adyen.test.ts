@@ -1,0 +1,40 @@
+import { createAdyenAdapter } from '../../../src/providers/adyen';
+import { MalformedEventError } from '../../../src/errors';
+import { adyenBody, adyenItem, CATALOG_SECRETS } from '../../support/signing';
+
+const adapter = createAdyenAdapter({ source: 'adyen', secrets: [CATALOG_SECRETS.adyen, CATALOG_SECRETS.adyenRotated] });
+const verify = (body: string) => adapter.verify({ rawBody: Buffer.from(body), headers: {}, receivedAt: new Date('2026-12-01T10:00:00Z') });
+
+describe('adyen adapter', () => {
+  it('verifies each item with @adyen/api-library\'s hmacValidator, identified by pspReference, eventCode and success', async () => {
+    const first = adyenItem(CATALOG_SECRETS.adyen, { pspReference: '8816178914079738' });
+    const second = adyenItem(CATALOG_SECRETS.adyenRotated, { pspReference: '8816178914079738', eventCode: 'CAPTURE' });
+    const { events, refused } = await verify(adyenBody([first, second]));
+    expect(refused).toEqual([]);
+    expect(events.map(({ id, type, subject }) => ({ id, type, subject }))).toEqual([
+      { id: '8816178914079738:AUTHORISATION:true', type: 'AUTHORISATION', subject: '8816178914079738' },
+      { id: '8816178914079738:CAPTURE:true', type: 'CAPTURE', subject: '8816178914079738' },
+    ]);
+    expect(events[0]!.occurredAt).toBe('2026-12-01T09:00:00.000Z');
+    // Each item is stored as a one-item delivery, which verifies again on its own.
+    const again = await verify(events[1]!.body!.raw.toString());
+    expect(again.events.map((event) => event.id)).toEqual(['8816178914079738:CAPTURE:true']);
+  });
+
+  it('refuses an item signed with another key or changed after signing, and records the others', async () => {
+    const good = adyenItem(CATALOG_SECRETS.adyen);
+    const forged = adyenItem('00112233445566778899AABBCCDDEEFF00112233445566778899AABBCCDDEEFF');
+    const changed = { ...adyenItem(CATALOG_SECRETS.adyen), amount: { currency: 'EUR', value: 1 } };
+    const { events, refused } = await verify(adyenBody([forged, good, changed]));
+    expect(events.map((event) => event.id)).toEqual([`${good.pspReference}:AUTHORISATION:true`]);
+    expect(refused).toEqual([
+      { index: 0, reason: "The item's hmacSignature does not match it with any configured HMAC key." },
+      { index: 2, reason: "The item's hmacSignature does not match it with any configured HMAC key." },
+    ]);
+  });
+
+  it('answers [accepted], and refuses a body without notificationItems as malformed', async () => {
+    expect(adapter.acknowledgement).toEqual({ contentType: 'text/plain', body: '[accepted]' });
+    await expect(verify(JSON.stringify({ live: 'false' }))).rejects.toThrow(MalformedEventError);
+  });
+});
