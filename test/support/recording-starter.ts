@@ -16,6 +16,8 @@ export class RecordingStarter implements EventStarter {
   readonly calls: Array<{ event: WebhookEvent; workflowId: string; workflowType: WorkflowType; via: EventVia }> = [];
   readonly workflowIds = new Set<string>();
   unavailable = false;
+  /** Event IDs whose start fails as an unreachable Temporal's would, while the others start. */
+  readonly unavailableFor = new Set<string>();
 
   /** The events whose workflows were started (not the duplicates). */
   get started(): WebhookEvent[] {
@@ -23,7 +25,7 @@ export class RecordingStarter implements EventStarter {
   }
 
   async start(event: WebhookEvent, workflowIdPrefix: string, via: EventVia = 'delivery'): Promise<StartResult> {
-    if (this.unavailable) throw new TemporalUnavailableError(event.id);
+    if (this.unavailable || this.unavailableFor.has(event.id)) throw new TemporalUnavailableError(event.id);
     const workflowId = eventWorkflowId(workflowIdPrefix, event.id);
     if (Buffer.byteLength(workflowId) > MAX_WORKFLOW_ID_BYTES) throw new Error(`WorkflowId length exceeds limit.`);
     this.calls.push({ event, workflowId, workflowType: workflowTypeFor(event), via });
