@@ -15,7 +15,10 @@ import type { Delivery, ProviderAdapter, RefusedItem, SampleEvent, VerifiedEvent
  * (`8816…:AUTHORISATION:true`); its type is `eventCode`. An item whose signature fails is refused
  * on its own and the others are recorded. Adyen expects `[accepted]` and retries an unanswered
  * delivery for up to 30 days. The body store keeps each item as a one-item delivery, which
- * verifies again on its own. https://docs.adyen.com/development-resources/webhooks/verify-hmac-signatures
+ * verifies again on its own. Adyen's HMAC covers only the item's references, merchant account,
+ * amount, event code and success; its other fields (eventDate, reason, additionalData) arrive
+ * unsigned, so flows should read amounts and references, not those.
+ * https://docs.adyen.com/development-resources/webhooks/verify-hmac-signatures
  */
 export function createAdyenAdapter(options: { source: string; secrets: readonly string[] }): ProviderAdapter {
   const { source, secrets } = options;

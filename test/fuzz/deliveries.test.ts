@@ -8,10 +8,28 @@ import { createApp } from '../../src/http/app';
 import { silentLogger } from '../../src/logger';
 import { SourceRegistry } from '../../src/providers/registry';
 import { RecordingStarter } from '../support/recording-starter';
-import { githubHeaders, SECRETS, SECRETS_ENV, standardHeaders, stripeHeaders } from '../support/signing';
+import {
+  adyenBody,
+  adyenItem,
+  CATALOG_SECRETS,
+  CATALOG_SECRETS_ENV,
+  githubHeaders,
+  linearHeaders,
+  paddleHeaders,
+  SECRETS,
+  SECRETS_ENV,
+  SENDGRID_KEYS,
+  shopifyHeaders,
+  slackHeaders,
+  squareHeaders,
+  standardHeaders,
+  stripeHeaders,
+  svixHeaders,
+  twilioRequest,
+} from '../support/signing';
 
 /**
- * Generated deliveries for the three providers, signed by each provider's own library and then
+ * Generated deliveries for every provider kind, signed by each provider's own library and then
  * perhaps mutated (body, signature, signed and unsigned headers, content type), with hostile event
  * IDs and types, or random bytes. Against the real receiver with an engine-like fake starter:
  *  - nothing gets a 5xx;
@@ -24,15 +42,18 @@ const MAX_BODY_BYTES = 16 * 1024;
 const NOW = new Date('2026-12-01T10:00:00Z');
 const NOW_SECONDS = NOW.getTime() / 1000;
 
-type Provider = 'stripe' | 'github' | 'standard';
+const PROVIDERS = ['stripe', 'github', 'standard', 'svix', 'shopify', 'paddle', 'square', 'slack', 'linear', 'twilio', 'sendgrid', 'adyen'] as const;
+type Provider = (typeof PROVIDERS)[number];
 
 /** What was signed, so an accepted delivery can be checked against it. */
 interface Signed {
   body: Buffer;
   /** Headers the signature covers, by lower-case name, as signed. */
   signedHeaders: Record<string, string>;
-  /** The event ID an accepted delivery must carry. */
-  id: unknown;
+  /** The event ID an accepted delivery must carry, given the headers it was sent with (some providers sign no ID header). */
+  id: (headers: Record<string, string>) => unknown;
+  /** The payload the event's workflow must be started with. */
+  payload: unknown;
 }
 
 interface Delivery {
@@ -62,24 +83,108 @@ const eventTypes = fc.oneof(
 );
 const payloads = fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 });
 
+/** A header as the receiver reads it: HTTP strips a value's surrounding spaces and tabs. */
+const received = (value: string | undefined) => value?.replace(/^[\t ]+|[\t ]+$/g, '');
+
 async function sign(provider: Provider, id: string, type: string, data: Record<string, unknown>, idNotString: unknown): Promise<{ body: string; headers: Record<string, string>; signed: Omit<Signed, 'body'> }> {
-  if (provider === 'stripe') {
-    const eventId = idNotString ?? id;
-    const body = JSON.stringify({ id: eventId, object: 'event', created: NOW_SECONDS, type, data: { object: data }, livemode: false });
-    return { body, headers: stripeHeaders(body, SECRETS.stripe, NOW_SECONDS), signed: { signedHeaders: {}, id: eventId } };
+  const json = (body: string) => ({ payload: JSON.parse(body) as unknown });
+  switch (provider) {
+    case 'stripe': {
+      const eventId = idNotString ?? id;
+      const body = JSON.stringify({ id: eventId, object: 'event', created: NOW_SECONDS, type, data: { object: data }, livemode: false });
+      return { body, headers: stripeHeaders(body, SECRETS.stripe, NOW_SECONDS), signed: { signedHeaders: {}, id: () => eventId, ...json(body) } };
+    }
+    case 'github': {
+      const [event, action] = type.split(/\.(.*)/s);
+      const body = JSON.stringify(action ? { action, ...data } : data);
+      // GitHub signs the body only: its delivery ID and event name are sent, not signed.
+      return { body, headers: await githubHeaders(body, SECRETS.github, { delivery: id, event: event || type }), signed: { signedHeaders: {}, id: (headers) => received(headers['x-github-delivery']), ...json(body) } };
+    }
+    case 'standard':
+    case 'svix': {
+      const body = JSON.stringify({ type, timestamp: NOW.toISOString(), data });
+      const prefix = provider === 'svix' ? 'svix' : 'webhook';
+      const headers = provider === 'svix' ? svixHeaders(body, CATALOG_SECRETS.svix, { id, timestamp: NOW }) : standardHeaders(body, SECRETS.standard, { id, timestamp: NOW });
+      return { body, headers, signed: { signedHeaders: { [`${prefix}-id`]: headers[`${prefix}-id`]!, [`${prefix}-timestamp`]: headers[`${prefix}-timestamp`]! }, id: () => id, ...json(body) } };
+    }
+    case 'shopify': {
+      const body = JSON.stringify(data);
+      // Shopify signs the body only; the event ID falls back to the webhook ID.
+      const headers = shopifyHeaders(body, CATALOG_SECRETS.shopify, { eventId: id, topic: type });
+      return { body, headers, signed: { signedHeaders: {}, id: (sent) => received(sent['x-shopify-event-id']) || received(sent['x-shopify-webhook-id']), ...json(body) } };
+    }
+    case 'paddle': {
+      const body = JSON.stringify({ event_id: id, event_type: type, occurred_at: NOW.toISOString(), data });
+      return { body, headers: paddleHeaders(body, [CATALOG_SECRETS.paddle], NOW_SECONDS), signed: { signedHeaders: {}, id: () => id, ...json(body) } };
+    }
+    case 'square': {
+      const body = JSON.stringify({ merchant_id: 'M1', type, event_id: id, created_at: NOW.toISOString(), data: { type: 'payment', id: 'p1', object: data } });
+      return { body, headers: squareHeaders(body, CATALOG_SECRETS.square, CATALOG_SECRETS.squareUrl), signed: { signedHeaders: {}, id: () => id, ...json(body) } };
+    }
+    case 'slack': {
+      const body = JSON.stringify({ team_id: 'T1', type: 'event_callback', event_id: id, event_time: NOW_SECONDS, event: { ...data, type } });
+      return { body, headers: slackHeaders(body, CATALOG_SECRETS.slack, NOW_SECONDS), signed: { signedHeaders: {}, id: () => id, ...json(body) } };
+    }
+    case 'linear': {
+      const body = JSON.stringify({ action: 'create', type, data, webhookTimestamp: NOW.getTime() });
+      // Linear signs the body only: its delivery ID is sent, not signed.
+      return { body, headers: linearHeaders(body, CATALOG_SECRETS.linear, id), signed: { signedHeaders: {}, id: (headers) => received(headers['linear-delivery']), ...json(body) } };
+    }
+    case 'twilio': {
+      const params = { AccountSid: 'AC1', MessageSid: 'SM1', MessageStatus: 'delivered', ...Object.fromEntries(Object.entries(data).map(([key, value]) => [key, JSON.stringify(value)])) };
+      const { body, headers } = twilioRequest(params, CATALOG_SECRETS.twilio, CATALOG_SECRETS.twilioUrl, id);
+      // As the adapter reads a form: a null-prototype object, so a "__proto__" parameter is only a parameter.
+      const payload = Object.setPrototypeOf(Object.fromEntries(new URLSearchParams(body)), null) as Record<string, string>;
+      // Twilio signs the URL and the parameters; the idempotency token is sent, not signed.
+      return { body, headers, signed: { signedHeaders: {}, id: (sent) => received(sent['i-twilio-idempotency-token']) || `${payload.MessageSid}:${payload.MessageStatus}`, payload } };
+    }
+    case 'sendgrid': {
+      const item = { ...data, email: 'ada@example.com', timestamp: NOW_SECONDS, event: type, sg_event_id: id };
+      const body = JSON.stringify([item]);
+      return { body, headers: SENDGRID_KEYS.headers(body, NOW_SECONDS), signed: { signedHeaders: {}, id: () => id, payload: item } };
+    }
+    case 'adyen': {
+      const item = adyenItem(CATALOG_SECRETS.adyen, { pspReference: id, eventCode: type });
+      return { body: adyenBody([item]), headers: { 'content-type': 'application/json' }, signed: { signedHeaders: {}, id: () => `${id}:${type}:true`, payload: item } };
+    }
   }
-  if (provider === 'github') {
-    const [event, action] = type.split(/\.(.*)/s);
-    const body = JSON.stringify(action ? { action, ...data } : data);
-    // GitHub signs the body only: its delivery ID and event name are sent, not signed.
-    return { body, headers: await githubHeaders(body, SECRETS.github, { delivery: id, event: event || type }), signed: { signedHeaders: {}, id } };
-  }
-  const body = JSON.stringify({ type, timestamp: NOW.toISOString(), data });
-  const headers = standardHeaders(body, SECRETS.standard, { id, timestamp: NOW });
-  return { body, headers, signed: { signedHeaders: { 'webhook-id': headers['webhook-id']!, 'webhook-timestamp': headers['webhook-timestamp']! }, id } };
 }
 
-const SIGNATURE_HEADERS: Record<Provider, string> = { stripe: 'stripe-signature', github: 'x-hub-signature-256', standard: 'webhook-signature' };
+// Adyen signs each item inside the body: its signature mutations are the body's.
+const SIGNATURE_HEADERS: Record<Provider, string | undefined> = {
+  stripe: 'stripe-signature',
+  github: 'x-hub-signature-256',
+  standard: 'webhook-signature',
+  svix: 'svix-signature',
+  shopify: 'x-shopify-hmac-sha256',
+  paddle: 'paddle-signature',
+  square: 'x-square-hmacsha256-signature',
+  slack: 'x-slack-signature',
+  linear: 'linear-signature',
+  twilio: 'x-twilio-signature',
+  sendgrid: 'x-twilio-email-event-webhook-signature',
+  adyen: undefined,
+};
+
+/** The header each provider sends its event ID in (unsigned for GitHub, Shopify, Linear and Twilio). */
+const ID_HEADERS: Partial<Record<Provider, string>> = {
+  github: 'x-github-delivery',
+  standard: 'webhook-id',
+  svix: 'svix-id',
+  shopify: 'x-shopify-event-id',
+  linear: 'linear-delivery',
+  twilio: 'i-twilio-idempotency-token',
+};
+
+/** Moves a signed timestamp by `seconds`, where the provider sends one in a header. */
+const TIMESTAMP_SHIFTS: Partial<Record<Provider, (headers: Record<string, string>, seconds: number) => void>> = {
+  stripe: (headers, seconds) => (headers['stripe-signature'] = headers['stripe-signature']!.replace(/t=(\d+)/, (_all, t: string) => `t=${Number(t) + seconds}`)),
+  standard: (headers, seconds) => (headers['webhook-timestamp'] = String(Number(headers['webhook-timestamp']) + seconds)),
+  svix: (headers, seconds) => (headers['svix-timestamp'] = String(Number(headers['svix-timestamp']) + seconds)),
+  paddle: (headers, seconds) => (headers['paddle-signature'] = headers['paddle-signature']!.replace(/ts=(\d+)/, (_all, t: string) => `ts=${Number(t) + seconds}`)),
+  slack: (headers, seconds) => (headers['x-slack-request-timestamp'] = String(Number(headers['x-slack-request-timestamp']) + seconds)),
+  sendgrid: (headers, seconds) => (headers['x-twilio-email-event-webhook-timestamp'] = String(Number(headers['x-twilio-email-event-webhook-timestamp']) + seconds)),
+};
 
 const mutations = fc.oneof(
   { weight: 4, arbitrary: fc.constant({ kind: 'none' as const }) },
@@ -123,9 +228,10 @@ function mutate(provider: Provider, body: Buffer, headers: Record<string, string
     case 'append-body':
       return { body: Buffer.concat([body, mutation.bytes]), headers: next };
     case 'replace-signature':
-      next[signatureHeader] = mutation.value;
+      if (signatureHeader) next[signatureHeader] = mutation.value;
       return { body, headers: next };
     case 'flip-signature-char': {
+      if (!signatureHeader) return { body, headers: next };
       const value = next[signatureHeader]!;
       const at = mutation.at % value.length;
       next[signatureHeader] = value.slice(0, at) + (value[at] === 'A' ? 'B' : 'A') + value.slice(at + 1);
@@ -137,13 +243,11 @@ function mutate(provider: Provider, body: Buffer, headers: Record<string, string
       return { body, headers: next };
     }
     case 'change-id-header': {
-      const name = provider === 'github' ? 'x-github-delivery' : provider === 'standard' ? 'webhook-id' : 'x-request-id';
-      next[name] = mutation.value;
+      next[ID_HEADERS[provider] ?? 'x-request-id'] = mutation.value;
       return { body, headers: next };
     }
     case 'shift-timestamp': {
-      if (provider === 'standard') next['webhook-timestamp'] = String(Number(next['webhook-timestamp']) + mutation.seconds);
-      if (provider === 'stripe') next['stripe-signature'] = next['stripe-signature']!.replace(/t=(\d+)/, (_all, t: string) => `t=${Number(t) + mutation.seconds}`);
+      TIMESTAMP_SHIFTS[provider]?.(next, mutation.seconds);
       return { body, headers: next };
     }
     case 'content-type':
@@ -156,7 +260,7 @@ function mutate(provider: Provider, body: Buffer, headers: Record<string, string
 
 const deliveries: fc.Arbitrary<Promise<Delivery>> = fc
   .record({
-    provider: fc.constantFrom<Provider>('stripe', 'github', 'standard'),
+    provider: fc.constantFrom<Provider>(...PROVIDERS),
     id: eventIds,
     idNotString: fc.option(fc.oneof(fc.integer(), fc.constant(null), fc.constant({})), { freq: 20, nil: undefined }),
     type: eventTypes,
@@ -170,11 +274,26 @@ const deliveries: fc.Arbitrary<Promise<Delivery>> = fc
     return { provider, ...sent, signed: { ...signed, body: signedBody }, mutation: mutation.kind };
   });
 
+/** The one item of an Adyen delivery as received, or undefined when the body holds none. */
+function adyenItemOf(body: Buffer): Record<string, unknown> | undefined {
+  try {
+    return (JSON.parse(body.toString('utf8')) as { notificationItems: Array<{ NotificationRequestItem: Record<string, unknown> }> }).notificationItems[0]!.NotificationRequestItem;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What Adyen's HMAC covers of an item (its other fields, such as eventDate, travel unsigned). */
+const adyenSigned = (item: Record<string, unknown> | undefined) =>
+  item && ['pspReference', 'originalReference', 'merchantAccountCode', 'merchantReference', 'eventCode', 'success'].map((name) => item[name]).concat([(item.amount as { value?: unknown; currency?: unknown } | undefined)?.value, (item.amount as { currency?: unknown } | undefined)?.currency]);
+
 /** True when the delivery carries exactly the bytes and signed headers that were signed, with a valid signature. */
 function signedAsSent({ body, headers, signed, provider }: Delivery): boolean {
-  if (!signed || !body.equals(signed.body)) return false;
-  const signature = headers[SIGNATURE_HEADERS[provider]];
-  if (signature === undefined) return false;
+  if (!signed) return false;
+  if (provider === 'adyen') return isDeepStrictEqual(adyenSigned(adyenItemOf(body)), adyenSigned(signed.payload as Record<string, unknown>));
+  if (!body.equals(signed.body)) return false;
+  const signatureHeader = SIGNATURE_HEADERS[provider];
+  if (signatureHeader !== undefined && headers[signatureHeader] === undefined) return false;
   return Object.entries(signed.signedHeaders).every(([name, value]) => headers[name] === value);
 }
 
@@ -182,7 +301,7 @@ let server: Server;
 let url: string;
 const starter = new RecordingStarter();
 beforeAll(async () => {
-  const config = loadReceiverConfig({ ...SECRETS_ENV, MAX_BODY_BYTES: String(MAX_BODY_BYTES) });
+  const config = loadReceiverConfig({ ...SECRETS_ENV, ...CATALOG_SECRETS_ENV, MAX_BODY_BYTES: String(MAX_BODY_BYTES) });
   const app = createApp({ sources: new SourceRegistry(config.sources), starter, maxBodyBytes: config.maxBodyBytes, now: () => NOW, logger: silentLogger });
   server = await new Promise<Server>((resolve) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
@@ -200,7 +319,9 @@ it(`answers ${RUNS} generated deliveries without a 5xx, accepting only what was 
       const delivery = await generated;
       const callsBefore = starter.calls.length;
       const response = await fetch(`${url}/webhooks/${delivery.provider}`, { method: 'POST', headers: delivery.headers, body: delivery.body });
-      const answer = (await response.json()) as { status?: string | number; workflowId?: string };
+      const text = await response.text();
+      // Adyen's 2xx is its own `[accepted]`; SendGrid's lists the batch's items.
+      const answer = (text === '[accepted]' ? {} : JSON.parse(text)) as { status?: string | number; workflowId?: string; events?: Array<{ status: string; workflowId: string }> };
       const tally = (counts[delivery.provider] ??= {});
       tally[response.status] = (tally[response.status] ?? 0) + 1;
 
@@ -214,13 +335,13 @@ it(`answers ${RUNS} generated deliveries without a 5xx, accepting only what was 
       expect(calls).toHaveLength(1);
       const [{ event, workflowId, workflowType }] = calls as [(typeof calls)[number]];
       expect(Object.values(WorkflowType)).toContain(workflowType);
-      // GitHub's delivery ID is the header as received: HTTP strips a value's surrounding spaces and tabs.
-      expect(event.id).toBe(delivery.provider === 'github' ? delivery.headers['x-github-delivery']!.replace(/^[\t ]+|[\t ]+$/g, '') : delivery.signed!.id);
-      expect(isDeepStrictEqual(event.payload, JSON.parse(delivery.signed!.body.toString('utf8')))).toBe(true);
-      expect(answer.workflowId).toBe(workflowId);
+      expect(event.id).toBe(delivery.signed!.id(delivery.headers));
+      expect(isDeepStrictEqual(event.payload, delivery.provider === 'adyen' ? adyenItemOf(delivery.body) : delivery.signed!.payload)).toBe(true);
       // As the engine answers: a workflow ID started by an earlier delivery is a duplicate.
       const startedBefore = starter.calls.slice(0, callsBefore).some((call) => call.workflowId === workflowId);
-      expect(answer.status).toBe(startedBefore ? 'duplicate' : 'started');
+      if (delivery.provider === 'sendgrid') expect(answer.events).toEqual([{ eventId: event.id, workflowId, status: startedBefore ? 'duplicate' : 'started' }]);
+      else if (delivery.provider === 'adyen') expect(response.status).toBe(startedBefore ? 200 : 202);
+      else expect(answer).toMatchObject({ workflowId, status: startedBefore ? 'duplicate' : 'started' });
       acceptedWorkflowIds.add(workflowId);
     }),
     { numRuns: RUNS },
