@@ -1,5 +1,5 @@
-import '@shopify/shopify-api/adapters/node';
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { ApiVersion, LogSeverity, shopifyApi, type Shopify } from '@shopify/shopify-api';
 import { SignatureVerificationError } from '../errors';
 import { optionalHeader, requiredHeader } from './headers';
@@ -9,6 +9,13 @@ import { ProviderKind } from '../../contracts';
 import type { Delivery, ProviderAdapter, SampleEvent } from './types';
 
 const SAMPLE_API_VERSION = ApiVersion.October25;
+
+/**
+ * Loads the library's Node.js runtime (request conversion, crypto) into the same CommonJS instance
+ * `shopifyApi` comes from. By a name TypeScript does not resolve: the package ships this subpath's
+ * sources, which do not compile under this project's settings, next to its built files.
+ */
+const loadNodeAdapter = () => createRequire(__filename)('@shopify/shopify-api/adapters/node' as string);
 
 /**
  * Shopify: `X-Shopify-Hmac-SHA256` (base64 HMAC-SHA256 of the raw body) checked by
@@ -22,6 +29,7 @@ const SAMPLE_API_VERSION = ApiVersion.October25;
 export function createShopifyAdapter(options: { source: string; secrets: readonly string[] }): ProviderAdapter {
   const { source, secrets } = options;
   // One client per secret: the library validates with the app secret it was configured with.
+  loadNodeAdapter();
   const clients: Shopify[] = secrets.map((apiSecretKey) =>
     shopifyApi({
       apiKey: 'durable-webhooks',

@@ -134,6 +134,25 @@ describe('npm run dev', () => {
     expect(mail('email_receipt')).toContain('Subject: Receipt for order ord_declined');
   });
 
+  it('sends a signed sample of every provider kind with send: each recorded once, the repeat a duplicate', async () => {
+    dev ??= await startDev();
+    const samples = [
+      ['svix', 'user.created'],
+      ['shopify', 'orders/paid'],
+      ['paddle', 'transaction.completed'],
+      ['square', 'payment.updated'],
+      ['slack', 'app_mention'],
+      ['linear', 'Issue.create'],
+      ['twilio', 'message.delivered'],
+      ['sendgrid', 'delivered'],
+      ['adyen', 'AUTHORISATION'],
+    ];
+    for (const [source, type] of samples) {
+      const { code, attempts } = await sendJson([source!, type!, '--repeat', '2']);
+      expect({ source, code, statuses: attempts.map((attempt) => attempt.status) }).toEqual({ source, code: 0, statuses: [202, 200] });
+    }
+  });
+
   it('stops the dev server, worker and receiver on Ctrl-C', async () => {
     expect(await stopDev()).toBe(0);
     expect(await isServing(env.TEMPORAL_ADDRESS!)).toBe(false);
@@ -174,9 +193,9 @@ describe('npm run dev with PAYLOAD_ENCRYPTION_KEYS and ADMIN_TOKEN', () => {
 
 describe('durable-webhooks send', () => {
   it('explains an unknown source and exits 1', async () => {
-    const { code, error } = await runCli(['send', 'shopify', 'order.created'], env);
+    const { code, error } = await runCli(['send', 'intercom', 'conversation.user.created'], env);
     expect(code).toBe(1);
     // The diagnostic is a JSON line on stderr, as every process logs (a readable one on a terminal).
-    expect(error).toBe('No source named "shopify"; configured: stripe, github, standard.');
+    expect(error).toBe('No source named "intercom"; configured: stripe, github, standard, svix, shopify, paddle, square, slack, linear, twilio, sendgrid, adyen.');
   });
 });
