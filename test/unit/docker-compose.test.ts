@@ -89,7 +89,7 @@ describe('docker-compose.yml', () => {
       const readByCode = base.startsWith('TEMPORAL_') || sourceText.includes(`'${base}'`) || sourceText.includes(`env.${base}`);
       expect({ name, readByCode }).toEqual({ name, readByCode: true });
       expect(read('README.md')).toContain(`\`${base}\``);
-      if (base !== name) expect(read('README.md')).toContain('`<any of the four>_PREVIOUS`');
+      if (base !== name) expect(read('README.md')).toContain('`<any secret or key>_PREVIOUS`');
     }
   });
 
