@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
+import { getExpectedTwilioSignature } from 'twilio/lib/webhooks/webhooks';
 import { WorkflowType } from '../../contracts';
 import { loadReceiverConfig } from '../../src/config';
 import { createApp } from '../../src/http/app';
@@ -133,15 +134,14 @@ async function sign(provider: Provider, id: string, type: string, data: Record<s
     case 'twilio': {
       const params = { AccountSid: 'AC1', MessageSid: 'SM1', MessageStatus: 'delivered', ...Object.fromEntries(Object.entries(data).map(([key, value]) => [key, JSON.stringify(value)])) };
       const { body, headers } = twilioRequest(params, CATALOG_SECRETS.twilio, CATALOG_SECRETS.twilioUrl, id);
-      // As the adapter reads a form: a null-prototype object, so a "__proto__" parameter is only a parameter.
-      const payload = Object.setPrototypeOf(Object.fromEntries(new URLSearchParams(body)), null) as Record<string, string>;
+      const payload = twilioParams(Buffer.from(body));
       // Twilio signs the URL and the parameters; the idempotency token is sent, not signed.
       return { body, headers, signed: { signedHeaders: {}, id: (sent) => received(sent['i-twilio-idempotency-token']) || `${payload.MessageSid}:${payload.MessageStatus}`, payload } };
     }
     case 'sendgrid': {
       const item = { ...data, email: 'ada@example.com', timestamp: NOW_SECONDS, event: type, sg_event_id: id };
       const body = JSON.stringify([item]);
-      return { body, headers: SENDGRID_KEYS.headers(body, NOW_SECONDS), signed: { signedHeaders: {}, id: () => id, payload: item } };
+      return { body, headers: SENDGRID_KEYS.headers(body, NOW_SECONDS), signed: { signedHeaders: {}, id: () => id, payload: (JSON.parse(body) as unknown[])[0] } };
     }
     case 'adyen': {
       const item = adyenItem(CATALOG_SECRETS.adyen, { pspReference: id, eventCode: type });
@@ -287,10 +287,28 @@ function adyenItemOf(body: Buffer): Record<string, unknown> | undefined {
 const adyenSigned = (item: Record<string, unknown> | undefined) =>
   item && ['pspReference', 'originalReference', 'merchantAccountCode', 'merchantReference', 'eventCode', 'success'].map((name) => item[name]).concat([(item.amount as { value?: unknown; currency?: unknown } | undefined)?.value, (item.amount as { currency?: unknown } | undefined)?.currency]);
 
-/** True when the delivery carries exactly the bytes and signed headers that were signed, with a valid signature. */
+/** A form's parameters as Twilio reads them: a null-prototype object, a name sent several times keeping every value. */
+function twilioParams(body: Buffer): Record<string, string | string[]> {
+  const params: Record<string, string | string[]> = Object.create(null);
+  for (const [key, value] of new URLSearchParams(body.toString('utf8'))) {
+    const existing = params[key];
+    params[key] = existing === undefined ? value : [...[existing].flat(), value];
+  }
+  return params;
+}
+
+/**
+ * True when the delivery carries exactly the bytes and signed headers that were signed, with a
+ * valid signature. Twilio signs the decoded parameters, not the bytes (`%7D` and `%7d` are one
+ * signature), and Adyen the item's listed fields: for them, what each signs must be unchanged.
+ */
 function signedAsSent({ body, headers, signed, provider }: Delivery): boolean {
   if (!signed) return false;
   if (provider === 'adyen') return isDeepStrictEqual(adyenSigned(adyenItemOf(body)), adyenSigned(signed.payload as Record<string, unknown>));
+  if (provider === 'twilio') {
+    const twilioSigned = (bytes: Buffer) => getExpectedTwilioSignature(CATALOG_SECRETS.twilio, CATALOG_SECRETS.twilioUrl, twilioParams(bytes));
+    return headers['x-twilio-signature'] !== undefined && twilioSigned(body) === twilioSigned(signed.body);
+  }
   if (!body.equals(signed.body)) return false;
   const signatureHeader = SIGNATURE_HEADERS[provider];
   if (signatureHeader !== undefined && headers[signatureHeader] === undefined) return false;
@@ -336,7 +354,8 @@ it(`answers ${RUNS} generated deliveries without a 5xx, accepting only what was 
       const [{ event, workflowId, workflowType }] = calls as [(typeof calls)[number]];
       expect(Object.values(WorkflowType)).toContain(workflowType);
       expect(event.id).toBe(delivery.signed!.id(delivery.headers));
-      expect(isDeepStrictEqual(event.payload, delivery.provider === 'adyen' ? adyenItemOf(delivery.body) : delivery.signed!.payload)).toBe(true);
+      const payload = delivery.provider === 'adyen' ? adyenItemOf(delivery.body) : delivery.provider === 'twilio' ? twilioParams(delivery.body) : delivery.signed!.payload;
+      expect(isDeepStrictEqual(event.payload, payload)).toBe(true);
       // As the engine answers: a workflow ID started by an earlier delivery is a duplicate.
       const startedBefore = starter.calls.slice(0, callsBefore).some((call) => call.workflowId === workflowId);
       if (delivery.provider === 'sendgrid') expect(answer.events).toEqual([{ eventId: event.id, workflowId, status: startedBefore ? 'duplicate' : 'started' }]);
