@@ -32,6 +32,10 @@ export const EVENT_FIELDS: { readonly [Type in EventWorkflowType]?: EventFieldSp
     },
     personal: { email: '/data/object/customer_details/email' },
   },
+  fulfilShopifyOrder: {
+    copy: { orderId: '/id', orderName: '/name', amount: '/total_price', currency: '/currency' },
+    personal: { email: '/email' },
+  },
   applySubscriptionEvent: {
     copy: { created: '/created', subscriptionId: '/data/object/id', customer: '/data/object/customer', status: '/data/object/status' },
   },

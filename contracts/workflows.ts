@@ -12,6 +12,7 @@ import { applySignal, type SubscriptionEntityInput, type SubscriptionState } fro
  */
 export interface Workflows {
   fulfilCheckout(event: WebhookEvent): Promise<EventOutcome>;
+  fulfilShopifyOrder(event: WebhookEvent): Promise<EventOutcome>;
   chargeOrder(event: WebhookEvent): Promise<EventOutcome>;
   notifyGitHub(event: WebhookEvent): Promise<EventOutcome>;
   applySubscriptionEvent(event: WebhookEvent): Promise<EventOutcome>;
@@ -27,6 +28,7 @@ export type WorkflowType = keyof Workflows;
 /** Workflow type names, for clients that start or signal a workflow by name. */
 export const WorkflowType: { readonly [Type in WorkflowType]: Type } = {
   fulfilCheckout: 'fulfilCheckout',
+  fulfilShopifyOrder: 'fulfilShopifyOrder',
   chargeOrder: 'chargeOrder',
   notifyGitHub: 'notifyGitHub',
   applySubscriptionEvent: 'applySubscriptionEvent',
@@ -38,7 +40,7 @@ export const WorkflowType: { readonly [Type in WorkflowType]: Type } = {
 };
 
 /** The workflows one webhook event can start: one per event, its ID the event's. */
-export type EventWorkflowType = Extract<WorkflowType, 'fulfilCheckout' | 'chargeOrder' | 'notifyGitHub' | 'applySubscriptionEvent' | 'recordEvent'>;
+export type EventWorkflowType = Extract<WorkflowType, 'fulfilCheckout' | 'fulfilShopifyOrder' | 'chargeOrder' | 'notifyGitHub' | 'applySubscriptionEvent' | 'recordEvent'>;
 
 /** The signals each workflow type handles; operators may send only these. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a table of signals with different arguments

@@ -11,6 +11,7 @@ const FLOWS: Partial<Record<ProviderKind, ReadonlyMap<string, EventWorkflowType>
     ['customer.subscription.deleted', WorkflowType.applySubscriptionEvent],
   ]),
   [ProviderKind.STANDARD_WEBHOOKS]: new Map([['order.created', WorkflowType.chargeOrder]]),
+  [ProviderKind.SHOPIFY]: new Map([['orders/paid', WorkflowType.fulfilShopifyOrder]]),
   [ProviderKind.GITHUB]: new Map([
     ['issues.opened', WorkflowType.notifyGitHub],
     ['ping', WorkflowType.notifyGitHub],

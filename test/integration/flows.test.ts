@@ -4,14 +4,14 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { approveSignal, rejectSignal, statusQuery, subscriptionStateQuery, subscriptionWorkflowId, WorkflowType, type WebhookEvent, type Workflows } from '../../contracts';
 import { EventOperations } from '../../src/temporal/operations';
 import { eventually } from '../support/eventually';
-import { checkoutCompleted, orderCreated, subscriptionEvent, type SignedDelivery } from '../support/events';
-import { githubHeaders, SECRETS, standardHeaders, stripeHeaders } from '../support/signing';
+import { checkoutCompleted, orderCreated, shopifyOrderPaid, subscriptionEvent, type SignedDelivery } from '../support/events';
+import { CATALOG_SECRETS_ENV, githubHeaders, SECRETS, standardHeaders, stripeHeaders } from '../support/signing';
 import { post, startStack, type WorkerStack } from '../support/stack';
 import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-stand-in';
 
 let stack: WorkerStack;
 beforeAll(async () => {
-  stack = await startStack({ env: { REVIEW_THRESHOLD: '100000', REVIEW_TIMEOUT: '1h' } });
+  stack = await startStack({ env: { ...CATALOG_SECRETS_ENV, REVIEW_THRESHOLD: '100000', REVIEW_TIMEOUT: '1h' } });
 });
 afterAll(() => stack.close());
 
@@ -54,6 +54,34 @@ describe('Stripe checkout.session.completed → fulfilCheckout', () => {
       expect(stripeRequestsFor(delivery.id)).toHaveLength(1);
       expect(emailsFor(delivery.id)).toHaveLength(1);
     }
+  });
+});
+
+describe('Shopify orders/paid → fulfilShopifyOrder', () => {
+  it('records the order and emails the customer once, keyed by the Shopify event ID, with no Stripe call', async () => {
+    const delivery = shopifyOrderPaid();
+    expect((await deliver(delivery)).status).toBe(202);
+    expect(await resultOf(delivery.id)).toMatchObject({ outcome: 'fulfilled', source: 'shopify', type: 'orders/paid' });
+    expect((await stack.client.workflow.getHandle(delivery.id).describe()).type).toBe(WorkflowType.fulfilShopifyOrder);
+
+    expect(await rows('SELECT id, status, amount, currency, payment_intent_id FROM orders WHERE event_id = $1', [delivery.id])).toEqual([
+      { id: `shopify-${delivery.orderId}`, status: 'fulfilled', amount: '4200', currency: 'eur', payment_intent_id: null },
+    ]);
+    expect(stripeRequestsFor(delivery.id)).toEqual([]);
+    expect(emailsFor(delivery.id)).toEqual([
+      expect.objectContaining({ idempotencyKey: delivery.id, to: ['ada@example.com'], subject: `Order #${delivery.orderId % 10_000} confirmed`, text: expect.stringContaining('of 42.00 EUR') }),
+    ]);
+    expect(await ledger(delivery.id)).toEqual([{ status: 'completed', step_count: '2' }]);
+  });
+
+  it('one event sent to two subscriptions and redelivered 10 times at once: one order, one email', async () => {
+    const event = shopifyOrderPaid();
+    const copies = [event, ...Array.from({ length: 10 }, () => shopifyOrderPaid({ eventId: event.id, orderId: event.orderId, webhookId: randomUUID() }))];
+    const statuses = (await Promise.all(copies.map(deliver))).map((response) => response.status).sort();
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 202]);
+    await resultOf(event.id);
+    expect(await rows('SELECT id FROM orders WHERE event_id = $1', [event.id])).toHaveLength(1);
+    expect(emailsFor(event.id)).toHaveLength(1);
   });
 });
 

@@ -1,7 +1,8 @@
 import { retryPaymentSignal, statusQuery } from '../../contracts';
 import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-stand-in';
 import { eventually } from '../support/eventually';
-import { orderCreated } from '../support/events';
+import { orderCreated, shopifyOrderPaid } from '../support/events';
+import { CATALOG_SECRETS_ENV } from '../support/signing';
 import { spawnTs, type Spawned } from '../support/processes';
 import { post, startStack, type WorkerStack } from '../support/stack';
 
@@ -15,7 +16,7 @@ let stack: WorkerStack;
 let worker: Spawned | undefined;
 
 beforeAll(async () => {
-  stack = await startStack({ worker: 'external' });
+  stack = await startStack({ worker: 'external', env: CATALOG_SECRETS_ENV });
 });
 afterAll(async () => {
   worker?.child.kill('SIGKILL');
@@ -86,6 +87,30 @@ it('charges exactly once when the worker dies mid-charge of a payment retry: the
     `${delivery.id}:email:payment-failed:1`,
     `${delivery.id}:email:receipt`,
   ]);
+
+  worker.child.kill('SIGINT');
+  expect(await worker.exited).toBe(0);
+  worker = undefined;
+}, 90_000);
+
+it('fulfils a Shopify order once when the worker dies after the confirmation email was sent: one order row, one email', async () => {
+  worker = await startWorkerProcess();
+  const held = stack.resend.holdNext();
+  const delivery = shopifyOrderPaid();
+  expect((await post(`${stack.url}/webhooks/${delivery.path}`, delivery.headers, delivery.body)).status).toBe(202);
+
+  const release = await held;
+  worker.child.kill('SIGKILL');
+  expect(await worker.exited).toBeNull();
+  release();
+
+  worker = await startWorkerProcess();
+  expect(await stack.client.workflow.getHandle(delivery.id).result()).toMatchObject({ outcome: 'fulfilled' });
+  // The retried send carried the same Idempotency-Key, and Resend answered it from the first.
+  expect(stack.resend.requests.filter((request) => request.idempotencyKey === delivery.id).map((request) => request.replayed)).toEqual([false, true]);
+  expect(stack.resend.emails.filter((email) => email.idempotencyKey === delivery.id)).toHaveLength(1);
+  expect((await stack.db.query('SELECT id, status FROM orders WHERE event_id = $1', [delivery.id])).rows).toEqual([{ id: `shopify-${delivery.orderId}`, status: 'fulfilled' }]);
+  expect(stack.stripe.requests.filter((request) => request.idempotencyKey?.startsWith(delivery.id))).toEqual([]);
 
   worker.child.kill('SIGINT');
   expect(await worker.exited).toBe(0);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ProviderKind, type WebhookEvent } from '../../contracts';
 import { startOptions } from '../../src/temporal/start-event';
-import { SECRETS, standardHeaders, stripeEvent, stripeHeaders } from './signing';
+import { CATALOG_SECRETS, SECRETS, shopifyHeaders, standardHeaders, stripeEvent, stripeHeaders } from './signing';
 
 export interface SignedDelivery {
   id: string;
@@ -49,6 +49,26 @@ export function orderCreated(options: { amount?: number; paymentMethod?: string;
     },
   });
   return { id, orderId, path: 'standard', body, headers: standardHeaders(body, SECRETS.standard, { id }) };
+}
+
+/**
+ * A signed Shopify `orders/paid` (the shape of Shopify's documented example), for a stack whose
+ * Shopify secret is `CATALOG_SECRETS.shopify`. `webhookId` tells one subscription's copy from another's.
+ */
+export function shopifyOrderPaid(options: { orderId?: number; email?: string; webhookId?: string; eventId?: string } = {}): SignedDelivery & { orderId: number } {
+  const id = options.eventId ?? randomUUID();
+  const orderId = options.orderId ?? Math.floor(Math.random() * 1e12);
+  const body = JSON.stringify({
+    id: orderId,
+    admin_graphql_api_id: `gid://shopify/Order/${orderId}`,
+    name: `#${orderId % 10_000}`,
+    email: options.email ?? 'ada@example.com',
+    currency: 'EUR',
+    financial_status: 'paid',
+    total_price: '42.00',
+    line_items: [{ id: 866550311766439, title: 'Durable mug', quantity: 1, price: '42.00' }],
+  });
+  return { id, orderId, path: 'shopify', body, headers: shopifyHeaders(body, CATALOG_SECRETS.shopify, { eventId: id, ...(options.webhookId && { webhookId: options.webhookId }) }) };
 }
 
 /** A signed Stripe `customer.subscription.<action>` with its own `created`. */

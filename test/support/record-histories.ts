@@ -23,8 +23,8 @@ import { prepareNamespace } from '../../src/temporal/namespace';
 import { temporalCliPath } from '../../src/tools';
 import { startEndpointServer } from './endpoint-server';
 import { eventually } from './eventually';
-import { checkoutCompleted, orderCreated, subscriptionEvent, type SignedDelivery } from './events';
-import { githubHeaders, SECRETS, stripeEvent, stripeHeaders } from './signing';
+import { checkoutCompleted, orderCreated, shopifyOrderPaid, subscriptionEvent, type SignedDelivery } from './events';
+import { CATALOG_SECRETS_ENV, githubHeaders, SECRETS, stripeEvent, stripeHeaders } from './signing';
 import { freePort } from './ports';
 import { post, startStack } from './stack';
 
@@ -48,7 +48,7 @@ async function main(): Promise<void> {
   await connection.close();
 
   // A short payment retry window, so the declined order ends (declined) while this runs.
-  const stack = await startStack({ env: { REVIEW_THRESHOLD: '100000', REVIEW_TIMEOUT: '1h', PAYMENT_RETRY_WINDOW: '10s', API_TOKENS: 'record:tok_record', ALLOW_PRIVATE_ENDPOINTS: 'true' } });
+  const stack = await startStack({ env: { ...CATALOG_SECRETS_ENV, REVIEW_THRESHOLD: '100000', REVIEW_TIMEOUT: '1h', PAYMENT_RETRY_WINDOW: '10s', API_TOKENS: 'record:tok_record', ALLOW_PRIVATE_ENDPOINTS: 'true' } });
   const recorded: Record<string, string> = {};
   const deliver = async (name: string, delivery: SignedDelivery) => {
     await post(`${stack.url}/webhooks/${delivery.path}`, delivery.headers, delivery.body);
@@ -57,6 +57,7 @@ async function main(): Promise<void> {
   };
 
   await deliver('fulfilCheckout', checkoutCompleted());
+  await deliver('fulfilShopifyOrder', shopifyOrderPaid());
   await deliver('chargeOrder-charged', orderCreated());
   await deliver('chargeOrder-declined', orderCreated({ paymentMethod: DECLINED_PAYMENT_METHOD }));
 

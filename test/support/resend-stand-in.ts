@@ -25,6 +25,7 @@ export async function startResendStandIn() {
   const requests: Array<{ idempotencyKey?: string; replayed: boolean }> = [];
   let failures: number[] = [];
   let acceptedApiKey: string | undefined;
+  let holds: Array<(release: () => void) => void> = [];
 
   const app = express();
   app.use(express.text({ type: '*/*' }));
@@ -62,7 +63,11 @@ export async function startResendStandIn() {
     } else {
       const response = send();
       outcome.finish(response);
-      res.status(response.status).json(response.body);
+      const [hold, ...rest] = holds;
+      holds = rest;
+      // A held answer: the email is sent and stored under its key, and the caller does not know yet.
+      if (hold) hold(() => res.status(response.status).json(response.body));
+      else res.status(response.status).json(response.body);
     }
   });
 
@@ -77,6 +82,8 @@ export async function startResendStandIn() {
     failNext: (...statuses: number[]) => {
       failures = [...failures, ...statuses];
     },
+    /** Holds the answer to the next email sent (after it is sent); resolves with the function that releases it. */
+    holdNext: () => new Promise<() => void>((held) => (holds = [...holds, held])),
     /** Accept only this API key (403 invalid_api_key for others); undefined accepts any. */
     acceptApiKey: (key: string | undefined) => {
       acceptedApiKey = key;

@@ -1,0 +1,40 @@
+import { bodyField, WorkflowType, type EventOutcome, type WebhookEvent } from '../contracts';
+import { fulfilOrder } from './fulfil-checkout';
+import { fieldsOf, finish, handleEvent } from './steps';
+
+/** The customer's address, read from the stored body by the activities that use it. */
+const customerEmail = bodyField(WorkflowType.fulfilShopifyOrder, 'email');
+
+/**
+ * Shopify `orders/paid`: the fulfilment a Stripe checkout runs (record the order, email the
+ * customer), keyed by the Shopify event ID. Shopify took the payment, so no Stripe call is made.
+ */
+export async function fulfilShopifyOrder(event: WebhookEvent): Promise<EventOutcome> {
+  return handleEvent(event, async (progress) => {
+    const shopifyOrder = fieldsOf(event);
+    const id = shopifyOrder.orderId;
+    const currency = typeof shopifyOrder.currency === 'string' ? shopifyOrder.currency.toLowerCase() : null;
+    const order = await fulfilOrder(event, progress, {
+      order: {
+        id: `shopify-${typeof id === 'number' || typeof id === 'string' ? id : event.id}`,
+        status: 'fulfilled',
+        amount: minorUnits(shopifyOrder.amount),
+        currency,
+        paymentIntentId: null,
+        checkoutSessionId: null,
+      },
+      customerEmail: shopifyOrder.email === true ? customerEmail : null,
+      label: typeof shopifyOrder.orderName === 'string' ? shopifyOrder.orderName : undefined,
+    });
+    return finish(event, progress, 'fulfilled', { status: 'completed', detail: { orderId: order.id } });
+  });
+}
+
+/**
+ * Shopify's prices are decimal text in the currency's own precision (`"42.00"` EUR, `"4200"` JPY):
+ * the digits without the point are the amount in minor units, exactly, with no floating point.
+ */
+function minorUnits(price: unknown): number | null {
+  if (typeof price !== 'string' || !/^\d{1,12}(\.\d{1,3})?$/.test(price)) return null;
+  return Number(price.replace('.', ''));
+}
