@@ -51,6 +51,8 @@ export interface CommonConfig {
   stripe: { secretKey: string | undefined; apiUrl: string | undefined };
   /** GitHub's API, for `backfill github`: a token, another base URL, and the hooks to list. */
   github: { token: string | undefined; apiUrl: string | undefined; hooks: string[] };
+  /** Paddle's API, for `backfill paddle`: a key that may read events, and another base URL (the sandbox's). */
+  paddle: { apiKey: string | undefined; apiUrl: string | undefined };
 }
 
 /** The receiver's settings: the common ones, its HTTP edge and its sources. */
@@ -174,6 +176,7 @@ export function loadCommonConfig(env: NodeJS.ProcessEnv = process.env): CommonCo
     deliveryScheduleMs: splitList(env.DELIVERY_SCHEDULE || DEFAULT_DELIVERY_SCHEDULE).map((step) => durationMs(step, 'DELIVERY_SCHEDULE')),
     stripe: { secretKey: env.STRIPE_SECRET_KEY || undefined, apiUrl: env.STRIPE_API_URL || undefined },
     github: { token: env.GITHUB_TOKEN || undefined, apiUrl: env.GITHUB_API_URL || undefined, hooks: hookPaths(env.GITHUB_HOOKS) },
+    paddle: { apiKey: env.PADDLE_API_KEY || undefined, apiUrl: env.PADDLE_API_URL || undefined },
   };
 }
 

@@ -8,16 +8,17 @@ import { createStripeClient } from '../stripe-client';
 import { TemporalEventStarter, workflowExists } from '../temporal/start-event';
 import { backfill, type BackfillCounts, type BackfillDeps, type BackfillLine, type ListedEvent } from './backfill';
 import { createGitHubClient, gitHubDeliveries } from './github';
+import { paddleEvents } from './paddle';
 import { STRIPE_EVENT_RETENTION_DAYS, stripeEvents } from './stripe';
 
 /** One backfill as the CLI and `POST /admin/backfill` ask for it. */
 export interface BackfillRequest {
-  provider: 'stripe' | 'github';
+  provider: 'stripe' | 'github' | 'paddle';
   /** Stripe only: a Stripe source from WEBHOOKS_CONFIG (its prefix and `apiKeyEnv`); the built-in `stripe` by default. */
   source?: string;
   since: Date;
   until?: Date;
-  /** Stripe only: these event types. */
+  /** Stripe and Paddle: these event types. */
   types?: string[];
   mode: NonNullable<BackfillDeps['mode']>;
 }
@@ -72,6 +73,10 @@ function listing(request: BackfillRequest, config: CommonConfig, sourceName: str
     }
     return stripeEvents(createStripeClient(stripeKey, config.stripe.apiUrl), request, sourceName);
   }
+  if (request.provider === 'paddle') {
+    if (!config.paddle.apiKey) throw new OperationRejectedError('A Paddle backfill needs PADDLE_API_KEY (an API key with permission to read events).');
+    return paddleEvents({ apiKey: config.paddle.apiKey, apiUrl: config.paddle.apiUrl }, request, sourceName);
+  }
   if (config.github.hooks.length === 0) {
     throw new OperationRejectedError('A GitHub backfill needs GITHUB_HOOKS: the hooks to list, as repos/<owner>/<repo>/hooks/<id> or orgs/<org>/hooks/<id>, separated by spaces.');
   }
@@ -86,7 +91,7 @@ function listing(request: BackfillRequest, config: CommonConfig, sourceName: str
 function sourceOf(request: BackfillRequest, config: CommonConfig, sources: readonly SourceConfig[]): { source: Source; stripeKey?: string } {
   const name = request.source ?? request.provider;
   if (name === request.provider) {
-    const kind = request.provider === 'stripe' ? ProviderKind.STRIPE : ProviderKind.GITHUB;
+    const kind = { stripe: ProviderKind.STRIPE, github: ProviderKind.GITHUB, paddle: ProviderKind.PADDLE }[request.provider];
     return { source: { name, workflowIdPrefix: '', adapter: createAdapter({ name, kind, secrets: [], publicKeys: [], workflowIdPrefix: '' }) }, stripeKey: config.stripe.secretKey };
   }
   const found = sources.find((candidate) => candidate.name === name);

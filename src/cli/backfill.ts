@@ -36,6 +36,16 @@ export function backfillCommand(): Command {
     .action((options: BackfillOptions) => run('stripe', options));
 
   command
+    .command('paddle')
+    .description("Paddle's events API (PADDLE_API_KEY, PADDLE_API_URL), newest first down to --since.")
+    .addOption(since())
+    .option('--until <when>', 'up to: a duration ago or an ISO time (default now)')
+    .option('--types <types>', 'only these event types, comma-separated', (value) => value.split(',').map((type) => type.trim()).filter(Boolean))
+    .addOption(dryRun())
+    .addOption(json())
+    .action((options: BackfillOptions) => run('paddle', options));
+
+  command
     .command('github')
     .description("Each hook's deliveries (GITHUB_HOOKS, GITHUB_TOKEN, GITHUB_API_URL): every delivery GUID not recorded is fetched and started, or with --redeliver redelivered by GitHub.")
     .addOption(since())

@@ -10,8 +10,8 @@ import { print } from './output';
 
 /** `durable-webhooks reconcile …`: backfill on a Temporal Schedule, run by the worker. */
 export function reconcileCommand(): Command {
-  const command = new Command('reconcile').description("Backfill on a schedule: a Temporal Schedule (reconcile-stripe, reconcile-github) whose runs list the provider's API and start what never arrived.");
-  const provider = () => new Argument('<provider>', 'stripe or github').choices([...RECONCILE_PROVIDERS]);
+  const command = new Command('reconcile').description("Backfill on a schedule: a Temporal Schedule (reconcile-stripe, reconcile-github, reconcile-paddle) whose runs list the provider's API and start what never arrived.");
+  const provider = () => new Argument('<provider>', RECONCILE_PROVIDERS.join(', ')).choices([...RECONCILE_PROVIDERS]);
   const json = () => new Option('--json', 'print JSON instead of text');
   const schedules = () => {
     const config = loadCommonConfig();

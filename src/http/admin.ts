@@ -55,7 +55,7 @@ export function createAdminRouter(operations: EventOperations, token: string, lo
   router.post('/backfill', async (req, res) => {
     if (!backfill) throw new OperationRejectedError('Backfill is not available on this receiver.');
     const body = (req.body ?? {}) as { provider?: unknown; source?: unknown; since?: unknown; until?: unknown; types?: unknown; dryRun?: unknown; redeliver?: unknown };
-    if (body.provider !== 'stripe' && body.provider !== 'github') throw new OperationRejectedError('"provider" must be stripe or github.');
+    if (body.provider !== 'stripe' && body.provider !== 'github' && body.provider !== 'paddle') throw new OperationRejectedError('"provider" must be stripe, github or paddle.');
     if (body.source !== undefined && typeof body.source !== 'string') throw new OperationRejectedError('"source" must name a Stripe source.');
     if (typeof body.since !== 'string') throw new OperationRejectedError('"since" is required: a duration (30m, 72h, 7d) or an ISO 8601 time.');
     if (body.until !== undefined && typeof body.until !== 'string') throw new OperationRejectedError('"until" must be a duration or an ISO 8601 time.');

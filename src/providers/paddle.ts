@@ -4,7 +4,7 @@ import { checkTolerance, requiredHeader } from './headers';
 import { isoTime, objectId, parseJsonObject, requireString } from './json';
 import { firstSecret, hmacSha256Hex, safeEqual } from './secrets';
 import { ProviderKind } from '../../contracts';
-import type { Delivery, ProviderAdapter, SampleEvent } from './types';
+import type { Delivery, ProviderAdapter, SampleEvent, VerifiedEvent } from './types';
 
 /** Paddle's SDKs refuse a signature older than this. */
 export const PADDLE_TOLERANCE_SECONDS = 5;
@@ -35,18 +35,7 @@ export function createPaddleAdapter(options: { source: string; secrets: readonly
       if (!secrets.some((secret) => h1.some((offered) => safeEqual(offered, hmacSha256Hex(secret, signed))))) {
         throw new SignatureVerificationError('Paddle-Signature does not match the body with any configured secret.', source);
       }
-      const payload = parseJsonObject(rawBody.toString('utf8'), source);
-      return {
-        events: [
-          {
-            id: requireString(payload.event_id, 'event ID ("event_id")', source),
-            type: requireString(payload.event_type, 'type ("event_type")', source),
-            occurredAt: isoTime(payload.occurred_at, receivedAt),
-            subject: objectId(payload.data),
-            payload,
-          },
-        ],
-      };
+      return { events: [readPaddleEvent(parseJsonObject(rawBody.toString('utf8'), source), receivedAt, source)] };
     },
 
     sampleId: () => `evt_${randomBytes(13).toString('hex')}`,
@@ -73,4 +62,18 @@ function parseSignature(header: string, source: string): { ts: string; h1: strin
   }
   if (ts === undefined || h1.length === 0) throw new SignatureVerificationError('Paddle-Signature must be "ts=<seconds>;h1=<signature>".', source);
   return { ts, h1 };
+}
+
+/**
+ * The event the receiver makes of a Paddle event entity, whether it came in a verified delivery or
+ * from the events API (backfill): a notification's body is the event entity itself.
+ */
+export function readPaddleEvent(payload: Record<string, unknown>, receivedAt: Date, source: string): VerifiedEvent {
+  return {
+    id: requireString(payload.event_id, 'event ID ("event_id")', source),
+    type: requireString(payload.event_type, 'type ("event_type")', source),
+    occurredAt: isoTime(payload.occurred_at, receivedAt),
+    subject: objectId(payload.data),
+    payload,
+  };
 }

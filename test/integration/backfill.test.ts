@@ -7,7 +7,8 @@ import path from 'node:path';
 import { eventually } from '../support/eventually';
 import { startGitHubStandIn } from '../support/github-stand-in';
 import { runCli } from '../support/processes';
-import { githubHeaders, SECRETS } from '../support/signing';
+import { startPaddleStandIn, type PaddleEvent } from '../support/paddle-stand-in';
+import { CATALOG_SECRETS, CATALOG_SECRETS_ENV, githubHeaders, paddleHeaders, SECRETS } from '../support/signing';
 import { post, startStack, type WorkerStack } from '../support/stack';
 
 /**
@@ -20,14 +21,18 @@ const GITHUB_TOKEN = 'ghp_backfill_test';
 const HOOK = 'repos/octo/shop/hooks/42';
 let stack: WorkerStack;
 let github: Awaited<ReturnType<typeof startGitHubStandIn>>;
+const PADDLE_API_KEY = 'pdl_live_apikey_backfill_test';
+let paddle: Awaited<ReturnType<typeof startPaddleStandIn>>;
 const ADMIN_TOKEN = 'admin-backfill-token';
 beforeAll(async () => {
   github = await startGitHubStandIn({ token: GITHUB_TOKEN });
-  stack = await startStack({ env: { ADMIN_TOKEN, GITHUB_TOKEN, GITHUB_API_URL: github.url, GITHUB_HOOKS: HOOK } });
+  paddle = await startPaddleStandIn({ apiKey: PADDLE_API_KEY });
+  stack = await startStack({ env: { ...CATALOG_SECRETS_ENV, ADMIN_TOKEN, GITHUB_TOKEN, GITHUB_API_URL: github.url, GITHUB_HOOKS: HOOK } });
   github.setTarget(HOOK, { url: `${stack.url}/webhooks/github`, secret: SECRETS.github });
 });
 afterAll(async () => {
   await github?.close();
+  await paddle?.close();
   await stack.close();
 });
 
@@ -40,7 +45,7 @@ const env = (extra: NodeJS.ProcessEnv = {}) => ({
   ...extra,
 });
 const backfill = async (args: string[], extra?: NodeJS.ProcessEnv, provider = 'stripe') => {
-  const { code, output } = await runCli(['backfill', provider, ...args, '--json'], env({ GITHUB_TOKEN, GITHUB_API_URL: github.url, GITHUB_HOOKS: HOOK, ...extra }));
+  const { code, output } = await runCli(['backfill', provider, ...args, '--json'], env({ GITHUB_TOKEN, GITHUB_API_URL: github.url, GITHUB_HOOKS: HOOK, PADDLE_API_KEY, PADDLE_API_URL: paddle.url, ...extra }));
   // stdout's JSON lines; a retried request's log line (stderr) is not one of them.
   const lines = output
     .split('\n')
@@ -220,6 +225,69 @@ describe('github', () => {
   });
 });
 
+describe('paddle', () => {
+  let sequence = 0;
+  /** A Paddle event `secondsAgo` old; its ID sorts by time, as Paddle's do. */
+  const paddleEvent = (secondsAgo: number, type = 'transaction.completed'): PaddleEvent => {
+    const at = Date.now() - secondsAgo * 1000;
+    return { event_id: `evt_${String(at).padStart(15, '0')}${String(sequence++).padStart(6, '0')}`, event_type: type, occurred_at: new Date(at).toISOString(), data: { id: `txn_${randomUUID()}`, status: 'completed' } };
+  };
+
+  it('starts what never arrived once, down to --since, reports what arrived by webhook, and a second run starts nothing', async () => {
+    const missed = Array.from({ length: 250 }, (_, index) => paddleEvent(600 + index, 'subscription.activated'));
+    const delivered = paddleEvent(300, 'subscription.activated');
+    const tooOld = paddleEvent(3 * 3600, 'subscription.activated');
+    const body = JSON.stringify(delivered);
+    expect((await post(`${stack.url}/webhooks/paddle`, paddleHeaders(body, [CATALOG_SECRETS.paddle], Math.floor(Date.now() / 1000)), body)).status).toBe(202);
+    paddle.addEvents(...missed, delivered, tooOld);
+
+    const first = await backfill(['--since', '2h', '--types', 'subscription.activated'], {}, 'paddle');
+    expect(first.code).toBe(0);
+    const outcomes = Object.fromEntries(first.lines.map((line) => [line.eventId, line.outcome]));
+    expect(outcomes[delivered.event_id]).toBe('already recorded');
+    expect(missed.map((event) => outcomes[event.event_id])).toEqual(Array(250).fill('started'));
+    expect(outcomes[tooOld.event_id]).toBeUndefined();
+    expect(first.counts).toEqual({ found: 251, alreadyRecorded: 1, started: 250, failed: 0 });
+    // Two pages of 200, newest first, the second from the first's `next` link.
+    expect(paddle.requests.slice(-2).map((request) => [request.query.order_by, request.query.per_page, request.query.after !== undefined])).toEqual([
+      ['id[DESC]', '200', false],
+      ['id[DESC]', '200', true],
+    ]);
+
+    const handle = stack.client.workflow.getHandle(missed[0]!.event_id);
+    expect(await handle.result()).toMatchObject({ source: 'paddle', type: 'subscription.activated' });
+    expect((await handle.describe()).searchAttributes).toMatchObject({ WebhookSource: ['paddle'], WebhookVia: ['backfill'] });
+
+    const second = await backfill(['--since', '2h', '--types', 'subscription.activated'], {}, 'paddle');
+    expect(second.counts).toEqual({ found: 251, alreadyRecorded: 251, started: 0, failed: 0 });
+  });
+
+  it('retries a 503; a refused key, a missing key and a next page on another host are clear errors', async () => {
+    const event = paddleEvent(60, 'customer.created');
+    paddle.addEvents(event);
+    paddle.failNext(503);
+    const retried = await backfill(['--since', '1h', '--types', 'customer.created'], {}, 'paddle');
+    expect(retried.counts).toMatchObject({ found: 1, started: 1 });
+
+    const refused = await runCli(['backfill', 'paddle', '--since', '1h'], env({ PADDLE_API_KEY: 'pdl_live_apikey_revoked', PADDLE_API_URL: paddle.url }));
+    expect(refused.code).toBe(1);
+    expect(refused.error).toMatch(/Paddle refused the API key \(PADDLE_API_KEY\): 403/);
+
+    const missing = await runCli(['backfill', 'paddle', '--since', '1h'], env({ PADDLE_API_KEY: '', PADDLE_API_URL: paddle.url }));
+    expect(missing).toMatchObject({ code: 1, error: 'A Paddle backfill needs PADDLE_API_KEY (an API key with permission to read events).' });
+
+    paddle.addEvents(...Array.from({ length: 201 }, () => paddleEvent(30, 'address.created')));
+    paddle.pointNextAt('http://127.0.0.2:9');
+    try {
+      const elsewhere = await runCli(['backfill', 'paddle', '--since', '1h', '--types', 'address.created', '--dry-run'], env({ PADDLE_API_KEY, PADDLE_API_URL: paddle.url }));
+      expect(elsewhere.code).toBe(1);
+      expect(elsewhere.error).toMatch(/pointed the next page at http:\/\/127\.0\.0\.2:9, not http:\/\/127\.0\.0\.1:\d+; the listing stops rather than send the API key there/);
+    } finally {
+      paddle.pointNextAt(undefined);
+    }
+  });
+});
+
 describe('POST /admin/backfill', () => {
   const admin = (body: unknown) =>
     fetch(`${stack.url}/admin/backfill`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -238,7 +306,7 @@ describe('POST /admin/backfill', () => {
   });
 
   it.each([
-    [{ provider: 'shopify', since: '1h' }, 400, /"provider" must be stripe or github/],
+    [{ provider: 'shopify', since: '1h' }, 400, /"provider" must be stripe, github or paddle/],
     [{ provider: 'stripe' }, 400, /"since" is required/],
     [{ provider: 'stripe', since: 'yesterday' }, 400, /"since" must be a duration/],
     [{ provider: 'stripe', since: '31d' }, 400, /further back than the 30 days/],

@@ -7,6 +7,7 @@ import type { ReconcileStatus } from '../../src/temporal/schedules';
 import { eventually } from '../support/eventually';
 import { checkoutCompleted } from '../support/events';
 import { startGitHubStandIn } from '../support/github-stand-in';
+import { startPaddleStandIn } from '../support/paddle-stand-in';
 import { runCli, spawnTs, type Spawned } from '../support/processes';
 import { post, startStack, type WorkerStack } from '../support/stack';
 import { INTERNAL_WORKFLOW_ID_PREFIX, WorkflowType, type Workflows } from '../../contracts';
@@ -20,14 +21,18 @@ const GITHUB_TOKEN = 'ghp_reconcile_test';
 const HOOK = 'repos/octo/shop/hooks/9';
 let stack: WorkerStack;
 let github: Awaited<ReturnType<typeof startGitHubStandIn>>;
+const PADDLE_API_KEY = 'pdl_live_apikey_reconcile_test';
+let paddle: Awaited<ReturnType<typeof startPaddleStandIn>>;
 beforeAll(async () => {
   github = await startGitHubStandIn({ token: GITHUB_TOKEN });
-  stack = await startStack({ env: { GITHUB_TOKEN, GITHUB_API_URL: github.url, GITHUB_HOOKS: HOOK } });
+  paddle = await startPaddleStandIn({ apiKey: PADDLE_API_KEY });
+  stack = await startStack({ env: { GITHUB_TOKEN, GITHUB_API_URL: github.url, GITHUB_HOOKS: HOOK, PADDLE_API_KEY, PADDLE_API_URL: paddle.url } });
 });
 afterAll(async () => {
-  for (const provider of ['stripe', 'github']) await runCli(['reconcile', 'disable', provider], env());
+  for (const provider of ['stripe', 'github', 'paddle']) await runCli(['reconcile', 'disable', provider], env());
   await stack?.close();
   await github?.close();
+  await paddle?.close();
 });
 
 const env = () => ({ TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE: stack.taskQueue });
@@ -74,6 +79,15 @@ it('a GitHub schedule starts a missed delivery with the worker\'s GitHub setting
   await cliJson('reconcile', 'enable', 'github', '--every', '2s', '--lookback', '1h');
   await eventually('the missed delivery is started', () => stack.client.workflow.getHandle(guid).describe().then(() => true, () => false), { timeoutMs: 60_000, intervalMs: 500 });
   expect(await stack.client.workflow.getHandle(guid).result()).toMatchObject({ outcome: 'notified', type: 'issues.opened' });
+});
+
+it('a Paddle schedule starts a missed event with the worker\'s Paddle settings', async () => {
+  const event = { event_id: `evt_${Date.now()}${randomUUID().slice(0, 8)}`, event_type: 'transaction.completed', occurred_at: new Date().toISOString(), data: { id: 'txn_reconciled' } };
+  paddle.addEvents(event);
+  await cliJson('reconcile', 'enable', 'paddle', '--every', '2s', '--lookback', '1h');
+  await eventually('the missed event is started', () => stack.client.workflow.getHandle(event.event_id).describe().then(() => true, () => false), { timeoutMs: 60_000, intervalMs: 500 });
+  expect(await stack.client.workflow.getHandle(event.event_id).result()).toMatchObject({ source: 'paddle', type: 'transaction.completed' });
+  expect((await stack.client.workflow.getHandle(event.event_id).describe()).searchAttributes).toMatchObject({ WebhookVia: ['backfill'] });
 });
 
 it('an attempt retried after a crash resumes after the last event it settled, adding to its counts', async () => {
