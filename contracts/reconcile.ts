@@ -7,7 +7,7 @@ export interface BackfillCounts {
   failed: number;
 }
 
-export type ReconcileProvider = 'stripe' | 'github' | 'paddle';
+export type ReconcileProvider = 'stripe' | 'github' | 'paddle' | 'square';
 
 /** The input of each scheduled reconciliation run: which provider, and how far back to look. */
 export interface ReconcileInput {

@@ -53,6 +53,8 @@ export interface CommonConfig {
   github: { token: string | undefined; apiUrl: string | undefined; hooks: string[] };
   /** Paddle's API, for `backfill paddle`: a key that may read events, and another base URL (the sandbox's). */
   paddle: { apiKey: string | undefined; apiUrl: string | undefined };
+  /** Square's API, for `backfill square`: an access token that may read events, and another base URL (the sandbox's). */
+  square: { token: string | undefined; apiUrl: string | undefined };
 }
 
 /** The receiver's settings: the common ones, its HTTP edge and its sources. */
@@ -177,6 +179,7 @@ export function loadCommonConfig(env: NodeJS.ProcessEnv = process.env): CommonCo
     stripe: { secretKey: env.STRIPE_SECRET_KEY || undefined, apiUrl: env.STRIPE_API_URL || undefined },
     github: { token: env.GITHUB_TOKEN || undefined, apiUrl: env.GITHUB_API_URL || undefined, hooks: hookPaths(env.GITHUB_HOOKS) },
     paddle: { apiKey: env.PADDLE_API_KEY || undefined, apiUrl: env.PADDLE_API_URL || undefined },
+    square: { token: env.SQUARE_ACCESS_TOKEN || undefined, apiUrl: env.SQUARE_API_URL || undefined },
   };
 }
 

@@ -9,16 +9,17 @@ import { TemporalEventStarter, workflowExists } from '../temporal/start-event';
 import { backfill, type BackfillCounts, type BackfillDeps, type BackfillLine, type ListedEvent } from './backfill';
 import { createGitHubClient, gitHubDeliveries } from './github';
 import { paddleEvents } from './paddle';
+import { SQUARE_EVENT_RETENTION_DAYS, squareEvents } from './square';
 import { STRIPE_EVENT_RETENTION_DAYS, stripeEvents } from './stripe';
 
 /** One backfill as the CLI and `POST /admin/backfill` ask for it. */
 export interface BackfillRequest {
-  provider: 'stripe' | 'github' | 'paddle';
+  provider: 'stripe' | 'github' | 'paddle' | 'square';
   /** Stripe only: a Stripe source from WEBHOOKS_CONFIG (its prefix and `apiKeyEnv`); the built-in `stripe` by default. */
   source?: string;
   since: Date;
   until?: Date;
-  /** Stripe and Paddle: these event types. */
+  /** Stripe, Paddle and Square: these event types. */
   types?: string[];
   mode: NonNullable<BackfillDeps['mode']>;
 }
@@ -77,6 +78,13 @@ function listing(request: BackfillRequest, config: CommonConfig, sourceName: str
     if (!config.paddle.apiKey) throw new OperationRejectedError('A Paddle backfill needs PADDLE_API_KEY (an API key with permission to read events).');
     return paddleEvents({ apiKey: config.paddle.apiKey, apiUrl: config.paddle.apiUrl }, request, sourceName);
   }
+  if (request.provider === 'square') {
+    if (Date.now() - request.since.getTime() > SQUARE_EVENT_RETENTION_DAYS * 86_400_000) {
+      throw new OperationRejectedError(`"since" reaches further back than the ${SQUARE_EVENT_RETENTION_DAYS} days Square's Events API searches.`);
+    }
+    if (!config.square.token) throw new OperationRejectedError('A Square backfill needs SQUARE_ACCESS_TOKEN (an access token that may read events).');
+    return squareEvents({ token: config.square.token, apiUrl: config.square.apiUrl }, request, sourceName);
+  }
   if (config.github.hooks.length === 0) {
     throw new OperationRejectedError('A GitHub backfill needs GITHUB_HOOKS: the hooks to list, as repos/<owner>/<repo>/hooks/<id> or orgs/<org>/hooks/<id>, separated by spaces.');
   }
@@ -91,8 +99,10 @@ function listing(request: BackfillRequest, config: CommonConfig, sourceName: str
 function sourceOf(request: BackfillRequest, config: CommonConfig, sources: readonly SourceConfig[]): { source: Source; stripeKey?: string } {
   const name = request.source ?? request.provider;
   if (name === request.provider) {
-    const kind = { stripe: ProviderKind.STRIPE, github: ProviderKind.GITHUB, paddle: ProviderKind.PADDLE }[request.provider];
-    return { source: { name, workflowIdPrefix: '', adapter: createAdapter({ name, kind, secrets: [], publicKeys: [], workflowIdPrefix: '' }) }, stripeKey: config.stripe.secretKey };
+    const kind = { stripe: ProviderKind.STRIPE, github: ProviderKind.GITHUB, paddle: ProviderKind.PADDLE, square: ProviderKind.SQUARE }[request.provider];
+    // This adapter names the event's fields and verifies nothing (it has no secret); Square's also wants the URL it would verify.
+    const adapter = createAdapter({ name, kind, secrets: [], publicKeys: [], workflowIdPrefix: '', url: 'https://backfill.invalid/' });
+    return { source: { name, workflowIdPrefix: '', adapter }, stripeKey: config.stripe.secretKey };
   }
   const found = sources.find((candidate) => candidate.name === name);
   if (request.provider !== 'stripe' || found?.kind !== ProviderKind.STRIPE) throw new OperationRejectedError(`No Stripe source named "${name}" in WEBHOOKS_CONFIG.`);

@@ -3,6 +3,7 @@ import pg from 'pg';
 import { summaryLine } from '../backfill/backfill';
 import { runBackfill, type BackfillRequest } from '../backfill/run';
 import { pointInTime } from '../temporal/visibility';
+import { SQUARE_EVENT_RETENTION_DAYS } from '../backfill/square';
 import { STRIPE_EVENT_RETENTION_DAYS } from '../backfill/stripe';
 import { loadCommonConfig, loadReceiverConfig } from '../config';
 import { lazyClient, temporalSettings } from '../temporal/connection';
@@ -44,6 +45,16 @@ export function backfillCommand(): Command {
     .addOption(dryRun())
     .addOption(json())
     .action((options: BackfillOptions) => run('paddle', options));
+
+  command
+    .command('square')
+    .description(`Square's Events API (SQUARE_ACCESS_TOKEN, SQUARE_API_URL); it searches ${SQUARE_EVENT_RETENTION_DAYS} days, and only while events are enabled for the account.`)
+    .addOption(since())
+    .option('--until <when>', 'up to: a duration ago or an ISO time (default now)')
+    .option('--types <types>', 'only these event types, comma-separated', (value) => value.split(',').map((type) => type.trim()).filter(Boolean))
+    .addOption(dryRun())
+    .addOption(json())
+    .action((options: BackfillOptions) => run('square', options));
 
   command
     .command('github')

@@ -10,7 +10,7 @@ import { print } from './output';
 
 /** `durable-webhooks reconcile …`: backfill on a Temporal Schedule, run by the worker. */
 export function reconcileCommand(): Command {
-  const command = new Command('reconcile').description("Backfill on a schedule: a Temporal Schedule (reconcile-stripe, reconcile-github, reconcile-paddle) whose runs list the provider's API and start what never arrived.");
+  const command = new Command('reconcile').description("Backfill on a schedule: a Temporal Schedule (reconcile-stripe, reconcile-github, reconcile-paddle, reconcile-square) whose runs list the provider's API and start what never arrived.");
   const provider = () => new Argument('<provider>', RECONCILE_PROVIDERS.join(', ')).choices([...RECONCILE_PROVIDERS]);
   const json = () => new Option('--json', 'print JSON instead of text');
   const schedules = () => {

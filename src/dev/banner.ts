@@ -12,12 +12,13 @@ export interface BannerInput {
 }
 
 /** How to turn on scheduled reconciliation for each provider, or what it still needs. */
-function reconcileLines({ stripe, github, paddle }: ReceiverConfig): string[] {
+function reconcileLines({ stripe, github, paddle, square }: ReceiverConfig): string[] {
   const command = (provider: string) => `npx durable-webhooks reconcile enable ${provider} --every 15m --lookback 72h`;
   return [
     `  Reconcile    ${stripe.secretKey ? command('stripe') : "stripe: set STRIPE_SECRET_KEY to catch up from Stripe's Events API"}`,
     `               ${github.token && github.hooks.length > 0 ? command('github') : `github: set ${[!github.token && 'GITHUB_TOKEN', github.hooks.length === 0 && 'GITHUB_HOOKS'].filter(Boolean).join(' and ')} to catch up from GitHub's deliveries`}`,
     `               ${paddle.apiKey ? command('paddle') : "paddle: set PADDLE_API_KEY to catch up from Paddle's events API"}`,
+    `               ${square.token ? command('square') : "square: set SQUARE_ACCESS_TOKEN to catch up from Square's Events API"}`,
   ];
 }
 

@@ -5,6 +5,7 @@ import type { Logger } from '../logger';
 import { routeErrorHandler } from './problem';
 import type { EventOperations } from '../temporal/operations';
 import { parseResetTarget } from '../temporal/reset-points';
+import { RECONCILE_PROVIDERS } from '../temporal/schedules';
 import { pointInTime, type EventFilter, type EventStatusName } from '../temporal/visibility';
 import type { BackfillCounts, BackfillLine } from '../backfill/backfill';
 import type { BackfillRequest } from '../backfill/run';
@@ -55,7 +56,7 @@ export function createAdminRouter(operations: EventOperations, token: string, lo
   router.post('/backfill', async (req, res) => {
     if (!backfill) throw new OperationRejectedError('Backfill is not available on this receiver.');
     const body = (req.body ?? {}) as { provider?: unknown; source?: unknown; since?: unknown; until?: unknown; types?: unknown; dryRun?: unknown; redeliver?: unknown };
-    if (body.provider !== 'stripe' && body.provider !== 'github' && body.provider !== 'paddle') throw new OperationRejectedError('"provider" must be stripe, github or paddle.');
+    if (!(RECONCILE_PROVIDERS as readonly unknown[]).includes(body.provider)) throw new OperationRejectedError(`"provider" must be ${RECONCILE_PROVIDERS.join(', ')}.`);
     if (body.source !== undefined && typeof body.source !== 'string') throw new OperationRejectedError('"source" must name a Stripe source.');
     if (typeof body.since !== 'string') throw new OperationRejectedError('"since" is required: a duration (30m, 72h, 7d) or an ISO 8601 time.');
     if (body.until !== undefined && typeof body.until !== 'string') throw new OperationRejectedError('"until" must be a duration or an ISO 8601 time.');
@@ -63,7 +64,7 @@ export function createAdminRouter(operations: EventOperations, token: string, lo
     const events: BackfillLine[] = [];
     const counts = await backfill(
       {
-        provider: body.provider,
+        provider: body.provider as BackfillRequest['provider'],
         source: body.source as string | undefined,
         since: pointInTime(body.since, 'since'),
         until: body.until === undefined ? undefined : pointInTime(body.until, 'until'),

@@ -4,7 +4,7 @@ import { requiredHeader } from './headers';
 import { isoTime, objectId, parseJsonObject, requireString } from './json';
 import { firstSecret, hmacSha256 } from './secrets';
 import { ProviderKind } from '../../contracts';
-import type { Delivery, ProviderAdapter, SampleEvent } from './types';
+import type { Delivery, ProviderAdapter, SampleEvent, VerifiedEvent } from './types';
 
 /**
  * Square: `X-Square-HmacSha256-Signature`, the base64 HMAC-SHA256 of the notification URL followed
@@ -35,18 +35,7 @@ export function createSquareAdapter(options: { source: string; secrets: readonly
       if (!verified) {
         throw new SignatureVerificationError(`X-Square-HmacSha256-Signature does not match ${url} and the body with any configured signature key.`, source);
       }
-      const payload = parseJsonObject(requestBody, source);
-      return {
-        events: [
-          {
-            id: requireString(payload.event_id, 'event ID ("event_id")', source),
-            type: requireString(payload.type, 'type ("type")', source),
-            occurredAt: isoTime(payload.created_at, receivedAt),
-            subject: objectId(payload.data),
-            payload,
-          },
-        ],
-      };
+      return { events: [readSquareEvent(parseJsonObject(requestBody, source), receivedAt, source)] };
     },
 
     sampleId: () => randomUUID(),
@@ -65,5 +54,19 @@ export function createSquareAdapter(options: { source: string; secrets: readonly
         body,
       };
     },
+  };
+}
+
+/**
+ * The event the receiver makes of a Square event, whether it came in a verified notification or
+ * from the Events API (backfill): the two carry the same JSON.
+ */
+export function readSquareEvent(payload: Record<string, unknown>, receivedAt: Date, source: string): VerifiedEvent {
+  return {
+    id: requireString(payload.event_id, 'event ID ("event_id")', source),
+    type: requireString(payload.type, 'type ("type")', source),
+    occurredAt: isoTime(payload.created_at, receivedAt),
+    subject: objectId(payload.data),
+    payload,
   };
 }

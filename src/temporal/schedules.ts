@@ -15,7 +15,7 @@ export interface ReconcileStatus {
   runs: Array<{ workflowId: string; startedAt: string; status: string; counts: BackfillCounts | null }>;
 }
 
-export const RECONCILE_PROVIDERS: readonly ReconcileProvider[] = ['stripe', 'github', 'paddle'];
+export const RECONCILE_PROVIDERS: readonly ReconcileProvider[] = ['stripe', 'github', 'paddle', 'square'];
 
 /**
  * Reconciliation as Temporal Schedules (`reconcile-stripe`, `reconcile-github`), visible in the

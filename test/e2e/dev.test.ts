@@ -48,6 +48,7 @@ beforeAll(async () => {
     GITHUB_TOKEN: '',
     GITHUB_HOOKS: '',
     PADDLE_API_KEY: '',
+    SQUARE_ACCESS_TOKEN: '',
     EMAIL_PROVIDER: '',
     NOTIFY_EMAIL: 'ops@example.com',
     WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
@@ -77,6 +78,7 @@ describe('npm run dev', () => {
     expect(banner).toContain("Reconcile    stripe: set STRIPE_SECRET_KEY to catch up from Stripe's Events API");
     expect(banner).toContain("github: set GITHUB_TOKEN and GITHUB_HOOKS to catch up from GitHub's deliveries");
     expect(banner).toContain("paddle: set PADDLE_API_KEY to catch up from Paddle's events API");
+    expect(banner).toContain("square: set SQUARE_ACCESS_TOKEN to catch up from Square's Events API");
     expect(banner).toContain(`Email        captured as .eml files in ${path.join(dataDir, 'mail')}`);
     expect(banner).toContain('Payloads     plaintext in Temporal (set PAYLOAD_ENCRYPTION_KEYS to encrypt them)');
     // One line when this Node.js is past its end of life (the machine's Node 20), none on a supported one (CI's Node 24).

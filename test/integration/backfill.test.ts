@@ -8,7 +8,8 @@ import { eventually } from '../support/eventually';
 import { startGitHubStandIn } from '../support/github-stand-in';
 import { runCli } from '../support/processes';
 import { startPaddleStandIn, type PaddleEvent } from '../support/paddle-stand-in';
-import { CATALOG_SECRETS, CATALOG_SECRETS_ENV, githubHeaders, paddleHeaders, SECRETS } from '../support/signing';
+import { startSquareStandIn, type SquareEvent } from '../support/square-stand-in';
+import { CATALOG_SECRETS, CATALOG_SECRETS_ENV, githubHeaders, paddleHeaders, SECRETS, squareHeaders } from '../support/signing';
 import { post, startStack, type WorkerStack } from '../support/stack';
 
 /**
@@ -23,16 +24,20 @@ let stack: WorkerStack;
 let github: Awaited<ReturnType<typeof startGitHubStandIn>>;
 const PADDLE_API_KEY = 'pdl_live_apikey_backfill_test';
 let paddle: Awaited<ReturnType<typeof startPaddleStandIn>>;
+const SQUARE_ACCESS_TOKEN = 'EAAAl_backfill_test';
+let square: Awaited<ReturnType<typeof startSquareStandIn>>;
 const ADMIN_TOKEN = 'admin-backfill-token';
 beforeAll(async () => {
   github = await startGitHubStandIn({ token: GITHUB_TOKEN });
   paddle = await startPaddleStandIn({ apiKey: PADDLE_API_KEY });
+  square = await startSquareStandIn({ token: SQUARE_ACCESS_TOKEN });
   stack = await startStack({ env: { ...CATALOG_SECRETS_ENV, ADMIN_TOKEN, GITHUB_TOKEN, GITHUB_API_URL: github.url, GITHUB_HOOKS: HOOK } });
   github.setTarget(HOOK, { url: `${stack.url}/webhooks/github`, secret: SECRETS.github });
 });
 afterAll(async () => {
   await github?.close();
   await paddle?.close();
+  await square?.close();
   await stack.close();
 });
 
@@ -45,7 +50,7 @@ const env = (extra: NodeJS.ProcessEnv = {}) => ({
   ...extra,
 });
 const backfill = async (args: string[], extra?: NodeJS.ProcessEnv, provider = 'stripe') => {
-  const { code, output } = await runCli(['backfill', provider, ...args, '--json'], env({ GITHUB_TOKEN, GITHUB_API_URL: github.url, GITHUB_HOOKS: HOOK, PADDLE_API_KEY, PADDLE_API_URL: paddle.url, ...extra }));
+  const { code, output } = await runCli(['backfill', provider, ...args, '--json'], env({ GITHUB_TOKEN, GITHUB_API_URL: github.url, GITHUB_HOOKS: HOOK, PADDLE_API_KEY, PADDLE_API_URL: paddle.url, SQUARE_ACCESS_TOKEN, SQUARE_API_URL: square.url, ...extra }));
   // stdout's JSON lines; a retried request's log line (stderr) is not one of them.
   const lines = output
     .split('\n')
@@ -288,6 +293,56 @@ describe('paddle', () => {
   });
 });
 
+describe('square', () => {
+  /** A Square event `secondsAgo` old, as the Events API lists it. */
+  const squareEvent = (secondsAgo: number, type = 'payment.updated'): SquareEvent => ({
+    merchant_id: '6SSW7HV8K2ST5',
+    type,
+    event_id: randomUUID(),
+    created_at: new Date(Date.now() - secondsAgo * 1000).toISOString(),
+    data: { type: 'payment', id: `pay_${randomUUID()}`, object: { payment: { id: 'pay_1', status: 'COMPLETED', amount_money: { amount: 4200, currency: 'EUR' } } } },
+  });
+
+  it('starts what never arrived once, through the square SDK, with the body a notification would carry; a second run starts nothing', async () => {
+    const missed = Array.from({ length: 120 }, (_, index) => squareEvent(600 + index));
+    const delivered = squareEvent(300);
+    const body = JSON.stringify(delivered);
+    expect((await post(`${stack.url}/webhooks/square`, squareHeaders(body, CATALOG_SECRETS.square, CATALOG_SECRETS.squareUrl), body)).status).toBe(202);
+    square.addEvents(...missed, delivered, squareEvent(7200));
+
+    const first = await backfill(['--since', '1h', '--types', 'payment.updated'], {}, 'square');
+    expect(first.code).toBe(0);
+    const outcomes = Object.fromEntries(first.lines.map((line) => [line.eventId, line.outcome]));
+    expect(outcomes[delivered.event_id]).toBe('already recorded');
+    expect(missed.map((event) => outcomes[event.event_id])).toEqual(Array(120).fill('started'));
+    expect(first.counts).toEqual({ found: 121, alreadyRecorded: 1, started: 120, failed: 0 });
+    const [request] = square.requests.slice(-2);
+    expect(request!.body).toMatchObject({ limit: 100, query: { filter: { event_types: ['payment.updated'], created_at: { start_at: expect.any(String) } }, sort: { field: 'DEFAULT', order: 'DESC' } } });
+
+    // The stored body is Square's JSON, field for field, as the notification would have had it.
+    const stored = await stack.db.query<{ body: Buffer }>('SELECT body FROM event_bodies WHERE source = $1 AND event_id = $2', ['square', missed[0]!.event_id]);
+    expect(JSON.parse(stored.rows[0]!.body.toString())).toEqual(missed[0]);
+    expect(await stack.client.workflow.getHandle(missed[0]!.event_id).result()).toMatchObject({ source: 'square', type: 'payment.updated' });
+
+    const second = await backfill(['--since', '1h', '--types', 'payment.updated'], {}, 'square');
+    expect(second.counts).toEqual({ found: 121, alreadyRecorded: 121, started: 0, failed: 0 });
+  });
+
+  it('retries a 503; a refused token, a missing token and a window beyond 28 days are clear errors', async () => {
+    const event = squareEvent(60, 'refund.updated');
+    square.addEvents(event);
+    square.failNext(503);
+    expect((await backfill(['--since', '1h', '--types', 'refund.updated'], {}, 'square')).counts).toMatchObject({ found: 1, started: 1 });
+
+    const refused = await runCli(['backfill', 'square', '--since', '1h'], env({ SQUARE_ACCESS_TOKEN: 'EAAAl_revoked', SQUARE_API_URL: square.url }));
+    expect(refused).toMatchObject({ code: 1, error: "Square refused the access token (SQUARE_ACCESS_TOKEN): This request could not be authorized." });
+    const missing = await runCli(['backfill', 'square', '--since', '1h'], env({ SQUARE_ACCESS_TOKEN: '', SQUARE_API_URL: square.url }));
+    expect(missing).toMatchObject({ code: 1, error: 'A Square backfill needs SQUARE_ACCESS_TOKEN (an access token that may read events).' });
+    const tooFar = await runCli(['backfill', 'square', '--since', '29d'], env({ SQUARE_ACCESS_TOKEN, SQUARE_API_URL: square.url }));
+    expect(tooFar).toMatchObject({ code: 1, error: '"since" reaches further back than the 28 days Square\'s Events API searches.' });
+  });
+});
+
 describe('POST /admin/backfill', () => {
   const admin = (body: unknown) =>
     fetch(`${stack.url}/admin/backfill`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -306,7 +361,7 @@ describe('POST /admin/backfill', () => {
   });
 
   it.each([
-    [{ provider: 'shopify', since: '1h' }, 400, /"provider" must be stripe, github or paddle/],
+    [{ provider: 'shopify', since: '1h' }, 400, /"provider" must be stripe, github, paddle, square/],
     [{ provider: 'stripe' }, 400, /"since" is required/],
     [{ provider: 'stripe', since: 'yesterday' }, 400, /"since" must be a duration/],
     [{ provider: 'stripe', since: '31d' }, 400, /further back than the 30 days/],
