@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { loadReceiverConfig } from '../../src/config';
 import { loadBody } from '../../src/db/event-bodies';
+import { SourceRegistry } from '../../src/providers/registry';
+import { EventOperations } from '../../src/temporal/operations';
 import {
   adyenBody,
   adyenItem,
   CATALOG_SECRETS,
   CATALOG_SECRETS_ENV,
   linearHeaders,
+  SECRETS_ENV,
   paddleHeaders,
   SENDGRID_KEYS,
   shopifyHeaders,
@@ -28,6 +32,9 @@ beforeAll(async () => {
 afterAll(() => stack.close());
 
 const seconds = () => Math.floor(Date.now() / 1000);
+/** What `durable-webhooks events show|verify` run, with the receiver's sources. */
+const operations = () =>
+  new EventOperations(stack.client, { uiUrl: 'http://ui', db: stack.db, sources: new SourceRegistry(loadReceiverConfig({ ...SECRETS_ENV, ...CATALOG_SECRETS_ENV }, { development: true }).sources) });
 
 interface Delivery {
   id: string;
@@ -45,7 +52,8 @@ const deliveries: Record<string, () => Delivery> = {
   shopify: () => {
     const id = randomUUID();
     const body = JSON.stringify({ id: 5829584289932, financial_status: 'paid', total_price: '42.00', currency: 'EUR' });
-    return { id, type: 'orders/paid', body, headers: shopifyHeaders(body, CATALOG_SECRETS.shopify, { eventId: id }) };
+    // orders/create: recorded only (orders/paid runs the fulfilment, tested with the flows).
+    return { id, type: 'orders/create', body, headers: shopifyHeaders(body, CATALOG_SECRETS.shopify, { eventId: id, topic: 'orders/create' }) };
   },
   paddle: () => {
     const id = `evt_${randomUUID()}`;
@@ -87,6 +95,8 @@ describe.each(Object.keys(deliveries))('POST /webhooks/%s', (source) => {
     expect(await handle.result()).toMatchObject({ source, eventId: id, type });
     expect((await handle.describe()).type).toBe('recordEvent');
     expect(await runsOf(stack.client, id)).toEqual([first.json!.runId]);
+    // The stored body verifies again, with today's secrets, at the time it was received.
+    expect(await operations().verify(id)).toMatchObject({ eventId: id, source, verified: true });
   });
 
   it('refuses a body changed after signing with 400, recording nothing', async () => {
@@ -122,6 +132,9 @@ describe('POST /webhooks/sendgrid (a batch)', () => {
       // Each item is stored on its own: the email address stays out of Temporal, in the body store.
       expect(JSON.parse((await loadBody(stack.db, 'sendgrid', item.sg_event_id))!.body!.toString())).toEqual(item);
     }
+    // Each item is an event of its own to operators: shown by its ID, and said to be part of a batch when verified.
+    expect(await operations().show(items[1]!.sg_event_id)).toMatchObject({ eventId: items[1]!.sg_event_id, source: 'sendgrid', eventType: 'open', status: 'completed' });
+    expect(await operations().verify(items[1]!.sg_event_id)).toMatchObject({ verified: false, detail: expect.stringContaining('an item of a sendgrid batch') });
     const again = await post(`${stack.url}/webhooks/sendgrid`, SENDGRID_KEYS.headers(body, seconds()), body);
     expect(again.status).toBe(200);
     expect((again.json!.events as Array<{ status: string }>).map((event) => event.status)).toEqual(['duplicate', 'duplicate', 'duplicate']);
@@ -137,6 +150,8 @@ describe('POST /webhooks/adyen (per-item signatures)', () => {
     for (const item of items) {
       const id = `${item.pspReference}:${item.eventCode}:true`;
       expect(await stack.client.workflow.getHandle(id).result()).toMatchObject({ source: 'adyen', eventId: id, type: item.eventCode });
+      // Stored as a one-item delivery, each item verifies again on its own.
+      expect(await operations().verify(id)).toMatchObject({ source: 'adyen', verified: true });
     }
   });
 
