@@ -30,9 +30,10 @@ describe('slack adapter', () => {
     });
   });
 
-  it('refuses a request older than 5 minutes, a tampered body, another secret and an unsigned challenge', async () => {
+  it('refuses a request older than 5 minutes or as far in the future, a tampered body, another secret and an unsigned challenge', async () => {
     const headers = slackHeaders(body, CATALOG_SECRETS.slack, signedAt);
-    await expect(verify(body, headers, new Date((signedAt + 301) * 1000))).rejects.toThrow(/more than 5 minutes old/);
+    await expect(verify(body, headers, new Date((signedAt + 301) * 1000))).rejects.toThrow(/X-Slack-Request-Timestamp is outside the 300 s tolerance/);
+    await expect(verify(body, headers, new Date((signedAt - 301) * 1000))).rejects.toThrow(/X-Slack-Request-Timestamp is outside the 300 s tolerance/);
     await expect(verify(body.replace('hello', 'bye'), headers)).rejects.toThrow(/X-Slack-Signature does not match/);
     await expect(verify(body, slackHeaders(body, 'another-secret', signedAt))).rejects.toThrow(/does not match/);
     const challenge = JSON.stringify({ challenge: 'x', type: 'url_verification' });
