@@ -25,36 +25,24 @@ export function backfillCommand(): Command {
   const dryRun = () => new Option('--dry-run', 'list what would start, start nothing');
   const json = () => new Option('--json', 'print one JSON line per event, then the counts');
 
-  command
-    .command('stripe')
-    .description(`Stripe's Events API (STRIPE_SECRET_KEY, STRIPE_API_URL); Stripe keeps events ${STRIPE_EVENT_RETENTION_DAYS} days.`)
-    .addOption(since())
-    .option('--until <when>', 'up to: a duration ago or an ISO time (default now)')
-    .option('--types <types>', 'only these event types, comma-separated', (value) => value.split(',').map((type) => type.trim()).filter(Boolean))
-    .option('--source <name>', 'a Stripe source from WEBHOOKS_CONFIG: its workflow-ID prefix and its API key (apiKeyEnv)')
-    .addOption(dryRun())
-    .addOption(json())
-    .action((options: BackfillOptions) => run('stripe', options));
+  // The providers whose events API lists a time window: the same options, Stripe's with --source.
+  const eventsApi = (provider: 'stripe' | 'paddle' | 'square', description: string) =>
+    command
+      .command(provider)
+      .description(description)
+      .addOption(since())
+      .option('--until <when>', 'up to: a duration ago or an ISO time (default now)')
+      .option('--types <types>', 'only these event types, comma-separated', (value) => value.split(',').map((type) => type.trim()).filter(Boolean))
+      .addOption(dryRun())
+      .addOption(json())
+      .action((options: BackfillOptions) => run(provider, options));
 
-  command
-    .command('paddle')
-    .description("Paddle's events API (PADDLE_API_KEY, PADDLE_API_URL), newest first down to --since.")
-    .addOption(since())
-    .option('--until <when>', 'up to: a duration ago or an ISO time (default now)')
-    .option('--types <types>', 'only these event types, comma-separated', (value) => value.split(',').map((type) => type.trim()).filter(Boolean))
-    .addOption(dryRun())
-    .addOption(json())
-    .action((options: BackfillOptions) => run('paddle', options));
-
-  command
-    .command('square')
-    .description(`Square's Events API (SQUARE_ACCESS_TOKEN, SQUARE_API_URL); it searches ${SQUARE_EVENT_RETENTION_DAYS} days, and only while events are enabled for the account.`)
-    .addOption(since())
-    .option('--until <when>', 'up to: a duration ago or an ISO time (default now)')
-    .option('--types <types>', 'only these event types, comma-separated', (value) => value.split(',').map((type) => type.trim()).filter(Boolean))
-    .addOption(dryRun())
-    .addOption(json())
-    .action((options: BackfillOptions) => run('square', options));
+  eventsApi('stripe', `Stripe's Events API (STRIPE_SECRET_KEY, STRIPE_API_URL); Stripe keeps events ${STRIPE_EVENT_RETENTION_DAYS} days.`).option(
+    '--source <name>',
+    'a Stripe source from WEBHOOKS_CONFIG: its workflow-ID prefix and its API key (apiKeyEnv)',
+  );
+  eventsApi('paddle', "Paddle's events API (PADDLE_API_KEY, PADDLE_API_URL), newest first down to --since.");
+  eventsApi('square', `Square's Events API (SQUARE_ACCESS_TOKEN, SQUARE_API_URL); it searches ${SQUARE_EVENT_RETENTION_DAYS} days, and only while events are enabled for the account.`);
 
   command
     .command('github')
