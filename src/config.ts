@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Duration } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time';
-import { parse as parseYaml, type YAMLParseError } from 'yaml';
+import { isMap, isScalar, LineCounter, parseDocument, type YAMLParseError } from 'yaml';
 import type { FlowSettings } from '../contracts';
 import { ConfigError } from './errors';
 import { readHmacSpec, type HmacSpec } from './providers/hmac';
@@ -386,22 +386,23 @@ function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number)
  * Each secret is one whole string: a list is a YAML list, never a string split on spaces.
  */
 function readSourcesFile(file: string, env: NodeJS.ProcessEnv): SourceConfig[] {
-  let document: unknown;
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
     throw new ConfigError(`WEBHOOKS_CONFIG (${file}) cannot be read: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}.`);
   }
-  try {
-    document = parseYaml(text);
-  } catch (error) {
+  const lineCounter = new LineCounter();
+  const parsed = parseDocument(text, { lineCounter });
+  const [syntaxError] = parsed.errors as YAMLParseError[];
+  if (syntaxError) {
     // The parser's message quotes the offending line, which may hold an inline secret: say where, not what.
-    const { code, linePos } = error as YAMLParseError;
+    const { code, linePos } = syntaxError;
     const at = linePos ? ` at line ${linePos[0].line}, column ${linePos[0].col}` : '';
     throw new ConfigError(`WEBHOOKS_CONFIG (${file}) is not valid YAML or JSON${at}${code ? ` (${code})` : ''}.`);
   }
-  const entries = (document as { sources?: unknown } | null)?.sources;
+  refuseUnknownKeys(parsed, lineCounter, file);
+  const entries = (parsed.toJS() as { sources?: unknown } | null)?.sources;
   if (!Array.isArray(entries)) throw new ConfigError(`WEBHOOKS_CONFIG (${file}) must have a "sources" list.`);
   return entries.map((entry: Record<string, unknown>, index) => {
     const where = `WEBHOOKS_CONFIG sources[${index}]`;
@@ -433,6 +434,29 @@ function readSourcesFile(file: string, env: NodeJS.ProcessEnv): SourceConfig[] {
     }
     return { name, kind: kind as ProviderKind, secrets, publicKeys, workflowIdPrefix: prefix, ...(apiKey && { apiKey }), ...(url && { url }), ...(hmac && { hmac }) };
   });
+}
+
+/** Every setting a source may have; anything else is a misspelling or a feature this version lacks. */
+const SOURCE_KEYS = ['name', 'kind', 'secret', 'secretEnv', 'publicKey', 'publicKeyEnv', 'workflowIdPrefix', 'apiKeyEnv', 'url', 'urlEnv', 'signature', 'id', 'type'];
+
+/**
+ * Stops on a key WEBHOOKS_CONFIG does not know, naming it and its line: a misspelt `secretEnv`
+ * silently ignored would leave a source refusing every delivery, or accepting with no secret at all.
+ */
+function refuseUnknownKeys(document: ReturnType<typeof parseDocument>, lines: LineCounter, file: string): void {
+  const at = (node: { range?: [number, number, number] | null }) => (node.range ? ` line ${lines.linePos(node.range[0]).line}` : '');
+  const check = (map: unknown, known: readonly string[], what: string) => {
+    if (!isMap(map)) return;
+    for (const { key } of map.items) {
+      const name = isScalar(key) ? String(key.value) : String(key);
+      if (!known.includes(name)) {
+        throw new ConfigError(`WEBHOOKS_CONFIG (${file})${isScalar(key) ? at(key) : ''}: "${name}" is not a setting of ${what}; use ${known.join(', ')}.`);
+      }
+    }
+  };
+  check(document.contents, ['sources'], 'the file');
+  const sources = document.get('sources', true) as { items?: unknown[] } | undefined;
+  for (const source of sources?.items ?? []) check(source, SOURCE_KEYS, 'a source');
 }
 
 /** `secret: x` or `secret: [x, y]`, then `secretEnv: NAME` or `secretEnv: [NAME, OTHER]`; every value whole. */

@@ -157,7 +157,7 @@ sources:
   });
 
   it.each([
-    ['no sources list', 'other: 1', /must have a "sources" list/],
+    ['no sources list', 'sources: 3', /must have a "sources" list/],
     ['a bad name', 'sources: [{ name: "Bad Name", kind: github, secret: x }]', /"name" must be lower-case/],
     ['an unknown kind', 'sources: [{ name: shop, kind: shopfiy, secret: x }]', /"kind" must be one of stripe, github, standard-webhooks, svix, shopify, paddle, square, slack, linear, twilio, sendgrid, adyen, hmac/],
     ['hmac settings on a provider kind', 'sources: [{ name: shop, kind: shopify, secret: x, id: { header: X-Id } }]', /declared for hmac sources only/],
@@ -172,6 +172,19 @@ sources:
     ['a secret that is not a string', 'sources: [{ name: shop, kind: github, secret: { a: 1 } }]', /"secret" must be a string or a list of strings/],
   ])('refuses a WEBHOOKS_CONFIG with %s', (_reason, text, message) => {
     expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: writeConfig(text) })).toThrow(message);
+  });
+
+  it('stops on a key it does not know, naming the key and its line, in a source or at the top', () => {
+    const misspelt = writeConfig('sources:\n  - name: shop\n    kind: github\n    secretEnvs: SHOP_SECRET\n');
+    expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: misspelt })).toThrow(
+      `WEBHOOKS_CONFIG (${misspelt}) line 4: "secretEnvs" is not a setting of a source; use name, kind, secret, secretEnv, publicKey, publicKeyEnv, workflowIdPrefix, apiKeyEnv, url, urlEnv, signature, id, type.`,
+    );
+    const routes = writeConfig('sources:\n  - name: shop\n    kind: stripe\n    secret: whsec_x\n    routes: { invoice.paid: recordEvent }\n');
+    expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: routes })).toThrow(/line 5: "routes" is not a setting of a source/);
+    const top = writeConfig('source:\n  - name: shop\n');
+    expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: top })).toThrow(/line 1: "source" is not a setting of the file; use sources\./);
+    const json = writeConfig('{"sources": [{"name": "shop", "kind": "github", "secret": "x", "prefix": "a"}]}', 'webhooks.json');
+    expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: json })).toThrow(/line 1: "prefix" is not a setting of a source/);
   });
 
   it('says where a YAML error is without quoting the line, which may hold an inline secret', () => {
