@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
-import { applySignal, readPointer, subscriptionWorkflowId, WorkflowType, type Activities, type Workflows } from '../contracts';
+import { applySignal, readPointer, subscriptionWorkflowId, type Activities } from '../contracts';
+import { subscriptionEntityFlow } from '../src/flows';
 import type { Database } from '../src/db/database';
 import { storeIfNewer } from '../src/db/subscriptions';
 import { readEventBody } from './event-body';
@@ -12,7 +13,7 @@ export function createSubscriptionActivities({ db, temporal, taskQueue }: { db: 
      */
     async forwardSubscriptionUpdate(update) {
       const workflowId = subscriptionWorkflowId(update.subscription.id);
-      await temporal.workflow.signalWithStart<Workflows['subscriptionEntity'], [typeof update]>(WorkflowType.subscriptionEntity, {
+      await temporal.workflow.signalWithStart(subscriptionEntityFlow.workflow, {
         workflowId,
         taskQueue,
         args: [{ subscriptionId: update.subscription.id }],

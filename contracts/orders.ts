@@ -1,5 +1,6 @@
 import { defineSignal } from '@temporalio/workflow';
 import type { BodyField, BodyStep } from './events';
+import type { Checked } from './flows';
 
 /** An operator's decision on a held order. */
 export const approveSignal = defineSignal<[{ by?: string }?]>('approve');
@@ -24,19 +25,23 @@ export interface RetryPayment {
 const STRIPE_ID = /^[a-z]+_[A-Za-z0-9_]{1,250}$/;
 
 /**
- * The `retryPayment` argument as given, checked: a description of what is wrong, or the request.
- * Operators' tools refuse a bad one before sending it; the workflow ignores one that got past them.
+ * The `retryPayment` argument as given, checked. Operators' tools refuse a bad one before sending
+ * it; the workflow ignores one that got past them.
  */
-export function readRetryPayment(data: unknown): RetryPayment | string {
-  if (data === undefined || data === null) return {};
-  if (typeof data !== 'object' || Array.isArray(data)) return 'the retryPayment argument must be a JSON object such as {"paymentMethod":"pm_…"}';
+export function readRetryPayment(data: unknown): Checked<RetryPayment> {
+  const refuse = (error: string): Checked<RetryPayment> => ({ ok: false, error });
+  if (data === undefined || data === null) return { ok: true, value: {} };
+  if (typeof data !== 'object' || Array.isArray(data)) return refuse('the retryPayment argument must be a JSON object such as {"paymentMethod":"pm_…"}');
   const { paymentMethod, by, attempt, ...rest } = data as Record<string, unknown>;
   const unknown = Object.keys(rest);
-  if (unknown.length > 0) return `retryPayment takes paymentMethod, by and attempt, not ${unknown.join(', ')}`;
-  if (paymentMethod !== undefined && (typeof paymentMethod !== 'string' || !STRIPE_ID.test(paymentMethod))) return 'paymentMethod must be a Stripe payment method ID such as pm_card_visa';
-  if (by !== undefined && typeof by !== 'string') return 'by must be a string';
-  if (attempt !== undefined && !(Number.isSafeInteger(attempt) && (attempt as number) > 1)) return 'attempt must be a whole number above 1';
-  return { ...(paymentMethod !== undefined && { paymentMethod: paymentMethod as string }), ...(by !== undefined && { by: by as string }), ...(attempt !== undefined && { attempt: attempt as number }) };
+  if (unknown.length > 0) return refuse(`retryPayment takes paymentMethod, by and attempt, not ${unknown.join(', ')}`);
+  if (paymentMethod !== undefined && (typeof paymentMethod !== 'string' || !STRIPE_ID.test(paymentMethod))) return refuse('paymentMethod must be a Stripe payment method ID such as pm_card_visa');
+  if (by !== undefined && typeof by !== 'string') return refuse('by must be a string');
+  if (attempt !== undefined && !(Number.isSafeInteger(attempt) && (attempt as number) > 1)) return refuse('attempt must be a whole number above 1');
+  return {
+    ok: true,
+    value: { ...(paymentMethod !== undefined && { paymentMethod: paymentMethod as string }), ...(by !== undefined && { by: by as string }), ...(attempt !== undefined && { attempt: attempt as number }) },
+  };
 }
 
 export interface Order {

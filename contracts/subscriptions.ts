@@ -1,5 +1,7 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { MAX_FIELD_LENGTH } from './event-fields';
 import { INTERNAL_WORKFLOW_ID_PREFIX } from './events';
+import type { Checked, SignalTarget } from './flows';
 
 /**
  * One Stripe subscription event, as the entity workflow applies it: IDs and status only; the
@@ -32,6 +34,32 @@ export interface SubscriptionEntityInput {
 
 export const applySignal = defineSignal<[SubscriptionUpdate]>('apply');
 export const subscriptionStateQuery = defineQuery<SubscriptionState>('state');
+
+/**
+ * An operator's `apply` to a subscription's entity, checked: an update of a stored event (its
+ * `source` and `eventId`, whose body the entity reads), about this entity's subscription, with
+ * nothing else; the entity stores it only if it is newer than the last one applied.
+ */
+export function readSubscriptionUpdate(input: unknown, { workflowId }: SignalTarget): Checked<SubscriptionUpdate> {
+  const refuse = (error: string): Checked<SubscriptionUpdate> => ({ ok: false, error });
+  const example = '{"source":"stripe","eventId":"evt_…","created":1767225600,"subscription":{"id":"sub_…","status":"active"},"deleted":false}';
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return refuse(`the apply argument must be a JSON object such as ${example}`);
+  const { source, eventId, created, subscription, deleted, ...rest } = input as Record<string, unknown>;
+  if (Object.keys(rest).length > 0) return refuse(`apply takes source, eventId, created, subscription and deleted, not ${Object.keys(rest).join(', ')}`);
+  if (!isShortText(source)) return refuse('source must name the source whose stored event this is');
+  if (!isShortText(eventId)) return refuse('eventId must be the ID of a stored event');
+  if (!Number.isSafeInteger(created) || (created as number) < 0) return refuse("created must be the event's created time, whole seconds");
+  if (typeof deleted !== 'boolean') return refuse('deleted must be true or false');
+  if (typeof subscription !== 'object' || subscription === null || Array.isArray(subscription)) return refuse('subscription must be a JSON object with id and status');
+  const { id, customer, status, ...others } = subscription as Record<string, unknown>;
+  if (Object.keys(others).length > 0) return refuse(`subscription takes id, customer and status, not ${Object.keys(others).join(', ')}`);
+  if (!isShortText(id) || subscriptionWorkflowId(id) !== workflowId) return refuse(`subscription.id must be the subscription of ${workflowId}`);
+  if (customer !== undefined && customer !== null && !isShortText(customer)) return refuse('subscription.customer must be a customer ID or null');
+  if (!isShortText(status)) return refuse('subscription.status must be a Stripe subscription status');
+  return { ok: true, value: { source, eventId, created: created as number, subscription: { id, status, ...(customer !== undefined && { customer }) }, deleted } };
+}
+
+const isShortText = (value: unknown): value is string => typeof value === 'string' && value.length > 0 && value.length <= MAX_FIELD_LENGTH;
 
 /**
  * True when `update` comes after `last`: a later `created`, or the same second and a greater event

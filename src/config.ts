@@ -5,6 +5,7 @@ import { msToNumber } from '@temporalio/common/lib/time';
 import { isMap, isScalar, LineCounter, parseDocument, type YAMLParseError } from 'yaml';
 import type { FlowSettings } from '../contracts';
 import { ConfigError } from './errors';
+import { Router, type Routes } from './flows';
 import { readHmacSpec, type HmacSpec } from './providers/hmac';
 import { SENDGRID_DEVELOPMENT_KEYS } from './providers/sendgrid';
 import { INTERNAL_WORKFLOW_ID_PREFIX, isInternalWorkflowId, ProviderKind } from '../contracts';
@@ -25,6 +26,8 @@ export interface SourceConfig {
   url?: string;
   /** How an `hmac` source signs, and where its event ID and type are. */
   hmac?: HmacSpec;
+  /** Its event types (or `prefix*`) to flows, over the kind's defaults. */
+  routes?: Routes;
 }
 
 /** A development secret in use because its variable is unset; `npm run dev` prints these. */
@@ -382,6 +385,7 @@ function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number)
  *       publicKeyEnv: ...             # standard-webhooks and sendgrid, or `publicKey:`
  *       urlEnv: ...                   # square, twilio and hmac signing {url}: the public URL, or `url:`
  *       signature: {...}, id: {...}, type: {...}   # hmac only (src/providers/hmac.ts)
+ *       routes: { "invoice.paid": notifyFinance, "customer.*": recordEvent }   # optional, over the kind's defaults
  *
  * Each secret is one whole string: a list is a YAML list, never a string split on spaces.
  */
@@ -432,12 +436,24 @@ function readSourcesFile(file: string, env: NodeJS.ProcessEnv): SourceConfig[] {
     if (kind !== ProviderKind.HMAC && ['signature', 'id', 'type'].some((key) => key in entry)) {
       throw new ConfigError(`${where} (${name}): "signature", "id" and "type" are declared for hmac sources only; a ${kind} source reads them as its provider documents.`);
     }
-    return { name, kind: kind as ProviderKind, secrets, publicKeys, workflowIdPrefix: prefix, ...(apiKey && { apiKey }), ...(url && { url }), ...(hmac && { hmac }) };
+    const routesNode = parsed.getIn(['sources', index, 'routes'], true) as { range?: [number, number, number] } | undefined;
+    const routesLine = routesNode?.range ? ` line ${lineCounter.linePos(routesNode.range[0]).line}` : '';
+    const routes = readRoutes(entry.routes, kind as ProviderKind, `WEBHOOKS_CONFIG (${file})${routesLine}: source "${name}" routes`);
+    return { name, kind: kind as ProviderKind, secrets, publicKeys, workflowIdPrefix: prefix, ...(apiKey && { apiKey }), ...(url && { url }), ...(hmac && { hmac }), ...(routes && { routes }) };
   });
 }
 
+/** `routes: { "invoice.paid": notifyFinance, "customer.*": recordEvent }`, each flow checked to exist. */
+function readRoutes(value: unknown, kind: ProviderKind, where: string): Routes | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'object' || Array.isArray(value) || !Object.values(value).every((flow) => typeof flow === 'string')) {
+    throw new ConfigError(`${where}: must map event types to flow names, such as { "invoice.paid": recordEvent }.`);
+  }
+  return new Router(kind, value as Routes, where).routes;
+}
+
 /** Every setting a source may have; anything else is a misspelling or a feature this version lacks. */
-const SOURCE_KEYS = ['name', 'kind', 'secret', 'secretEnv', 'publicKey', 'publicKeyEnv', 'workflowIdPrefix', 'apiKeyEnv', 'url', 'urlEnv', 'signature', 'id', 'type'];
+const SOURCE_KEYS = ['name', 'kind', 'secret', 'secretEnv', 'publicKey', 'publicKeyEnv', 'workflowIdPrefix', 'apiKeyEnv', 'url', 'urlEnv', 'signature', 'id', 'type', 'routes'];
 
 /**
  * Stops on a key WEBHOOKS_CONFIG does not know, naming it and its line: a misspelt `secretEnv`

@@ -1,13 +1,14 @@
 import { ActivityFailure, ApplicationFailure, condition, log, patched, setHandler } from '@temporalio/workflow';
 import {
   approveSignal,
-  bodyField,
   DEFAULT_PAYMENT_RETRY_WINDOW_MS,
+  defineFlow,
   FailureType,
+  flowSignal,
+  readOptionalStrings,
   readRetryPayment,
   rejectSignal,
   retryPaymentSignal,
-  WorkflowType,
   type Charge,
   type ChargeInput,
   type EventOutcome,
@@ -25,8 +26,27 @@ interface OrderCreated {
   paymentMethod: string;
 }
 
+export const chargeOrderFlow = defineFlow({
+  workflow: chargeOrder,
+  description: 'Holds large orders for review, charges the card through Stripe and emails a receipt; a decline waits for retryPayment.',
+  handles: { 'standard-webhooks': ['order.created'] },
+  fields: {
+    copy: { orderId: '/data/orderId', amount: '/data/amount', currency: '/data/currency', customer: '/data/customer', paymentMethod: '/data/paymentMethod' },
+    personal: { email: '/data/email' },
+  },
+  signals: [
+    flowSignal(approveSignal, readOptionalStrings('approve', ['by']), { description: 'approves an order held for review' }),
+    flowSignal(rejectSignal, readOptionalStrings('reject', ['by', 'reason']), { description: 'rejects an order held for review; it is cancelled' }),
+    flowSignal(retryPaymentSignal, readRetryPayment, {
+      onlyWhileAwaited: true,
+      description: "charges a declined order again, with the customer's new payment method or its own",
+    }),
+  ],
+  summary: ({ amount, currency }) => (typeof amount === 'number' && typeof currency === 'string' ? formatAmount(amount, currency) : undefined),
+});
+
 /** The customer's address: read from the stored body by the activities that use it, never in this workflow's history. */
-const customerEmail = bodyField(WorkflowType.chargeOrder, 'email');
+const customerEmail = chargeOrderFlow.bodyField('email');
 
 /** The patch that lets a declined order be charged again; a history without its marker ends at its first decline, as before. */
 const PAYMENT_RETRIES = 'payment-retries';
@@ -193,8 +213,9 @@ class RetryRequests {
 
   constructor() {
     setHandler(retryPaymentSignal, (input) => {
-      const request = readRetryPayment(input);
-      if (typeof request === 'string') return log.warn(`retryPayment ignored: ${request}`);
+      const checked = readRetryPayment(input);
+      if (!checked.ok) return log.warn(`retryPayment ignored: ${checked.error}`);
+      const request = checked.value;
       const attempt = request.attempt ?? this.awaited;
       if (attempt !== undefined && !this.requests.has(attempt)) this.requests.set(attempt, request);
     });
@@ -211,7 +232,7 @@ class RetryRequests {
 }
 
 function readOrder(event: WebhookEvent): OrderCreated {
-  const data = fieldsOf(event);
+  const data = fieldsOf(event, chargeOrderFlow);
   const missing: string[] = (['orderId', 'currency', 'customer', 'paymentMethod'] as const).filter((field) => typeof data[field] !== 'string' || data[field] === '');
   if (!Number.isSafeInteger(data.amount) || (data.amount as number) <= 0) missing.push('amount');
   if (data.email !== true) missing.push('email');

@@ -1,5 +1,12 @@
 import { proxyActivities, setCurrentDetails, setHandler, sleep } from '@temporalio/workflow';
-import { deliveryStateQuery, type Activities, type DeliveryInput, type DeliveryState } from '../contracts';
+import { defineFlow, deliveryStateQuery, type Activities, type DeliveryInput, type DeliveryState } from '../contracts';
+
+export const deliverMessageFlow = defineFlow({
+  workflow: deliverMessage,
+  description: 'One message to one endpoint, attempted on the delivery schedule until it is taken.',
+  internal: true,
+  queries: [deliveryStateQuery],
+});
 
 /** Each attempt is one activity; the schedule between attempts is the workflow's own durable timers. */
 const { attemptDelivery } = proxyActivities<Activities>({

@@ -1,9 +1,17 @@
-import { bodyField, WorkflowType, type EventOutcome, type WebhookEvent } from '../contracts';
-import { fulfilOrder } from './fulfil-checkout';
+import { defineFlow, type EventOutcome, type WebhookEvent } from '../contracts';
+import { fulfilOrder } from './fulfil-order';
 import { fieldsOf, finish, handleEvent } from './steps';
 
+export const fulfilShopifyOrderFlow = defineFlow({
+  workflow: fulfilShopifyOrder,
+  description: 'Records a paid Shopify order and emails the customer (Shopify took the payment).',
+  handles: { shopify: ['orders/paid'] },
+  fields: { copy: { orderId: '/id', orderName: '/name', amount: '/total_price', currency: '/currency' }, personal: { email: '/email' } },
+  summary: ({ amount, currency }) => (typeof amount === 'string' && typeof currency === 'string' ? `${amount} ${currency.toUpperCase()}` : undefined),
+});
+
 /** The customer's address, read from the stored body by the activities that use it. */
-const customerEmail = bodyField(WorkflowType.fulfilShopifyOrder, 'email');
+const customerEmail = fulfilShopifyOrderFlow.bodyField('email');
 
 /**
  * Shopify `orders/paid`: the fulfilment a Stripe checkout runs (record the order, email the
@@ -11,7 +19,7 @@ const customerEmail = bodyField(WorkflowType.fulfilShopifyOrder, 'email');
  */
 export async function fulfilShopifyOrder(event: WebhookEvent): Promise<EventOutcome> {
   return handleEvent(event, async (progress) => {
-    const shopifyOrder = fieldsOf(event);
+    const shopifyOrder = fieldsOf(event, fulfilShopifyOrderFlow);
     const id = shopifyOrder.orderId;
     const currency = typeof shopifyOrder.currency === 'string' ? shopifyOrder.currency.toLowerCase() : null;
     const order = await fulfilOrder(event, progress, {

@@ -1,10 +1,14 @@
-/** The workflow bundle's entry: every workflow the worker runs, one file each. */
-export { chargeOrder } from './charge-order';
-export { fulfilCheckout } from './fulfil-checkout';
-export { fulfilShopifyOrder } from './fulfil-shopify-order';
-export { notifyGitHub } from './notify-github';
-export { recordEvent } from './record-event';
-export { applySubscriptionEvent, subscriptionEntity } from './subscriptions';
-export { deliverMessage } from './deliver-message';
-export { publishMessage } from './publish-message';
-export { reconcile } from './reconcile';
+/**
+ * The workflow bundle's entry: every flow the worker runs, one file each, exporting its workflow
+ * and its declaration (`defineFlow`). A new flow is its file and one line here; everything else
+ * (routes, fields, signals, the worker's registration, `durable-webhooks flows`) is derived.
+ */
+export * from './charge-order';
+export * from './fulfil-checkout';
+export * from './fulfil-shopify-order';
+export * from './notify-github';
+export * from './record-event';
+export * from './subscriptions';
+export * from './deliver-message';
+export * from './publish-message';
+export * from './reconcile';

@@ -1,5 +1,11 @@
-import type { BodyField, EventOutcome, WebhookEvent } from '../contracts';
+import { defineFlow, type BodyField, type EventOutcome, type WebhookEvent } from '../contracts';
 import { db, finish, handleEvent, idempotencyKey, sendEmail, stepOf } from './steps';
+
+export const notifyGitHubFlow = defineFlow({
+  workflow: notifyGitHub,
+  description: 'Emails NOTIFY_EMAIL about a new issue, or that the webhook is connected.',
+  handles: { github: ['issues.opened', 'ping'] },
+});
 
 /** A field of the GitHub body: the email activity fills it in, so issue titles and logins never enter Temporal. */
 const body = (pointer: string, otherwise?: string): BodyField => ({ fromBody: pointer, otherwise });

@@ -1,6 +1,12 @@
 import { ParentClosePolicy, setCurrentDetails, startChild, workflowInfo } from '@temporalio/workflow';
-import { deliveryWorkflowId, type DeliveryInput, type PublishInput, type PublishResult } from '../contracts';
+import { defineFlow, deliveryWorkflowId, type DeliveryInput, type PublishInput, type PublishResult } from '../contracts';
 import { deliverMessage } from './deliver-message';
+
+export const publishMessageFlow = defineFlow({
+  workflow: publishMessage,
+  description: 'One per message published through POST /v1/messages: one delivery per subscribed endpoint.',
+  internal: true,
+});
 
 /**
  * One per message published through `POST /v1/messages`; its workflow ID holds the message ID, which

@@ -1,5 +1,11 @@
 import { proxyActivities, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
-import type { Activities, BackfillCounts, ReconcileInput } from '../contracts';
+import { defineFlow, type Activities, type BackfillCounts, type ReconcileInput } from '../contracts';
+
+export const reconcileFlow = defineFlow({
+  workflow: reconcile,
+  description: "A scheduled reconciliation run: starts what the provider's events API has and the receiver never got.",
+  internal: true,
+});
 
 /**
  * One listing can take a while: it heartbeats after every event, so a worker that dies is noticed

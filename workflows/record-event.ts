@@ -1,5 +1,10 @@
-import type { EventOutcome, WebhookEvent } from '../contracts';
+import { defineFlow, type EventOutcome, type WebhookEvent } from '../contracts';
 import { finish, handleEvent } from './steps';
+
+export const recordEventFlow = defineFlow({
+  workflow: recordEvent,
+  description: 'Records an event no other flow handles, completed as ignored (the default for every type not routed).',
+});
 
 /**
  * Every event type no flow handles: claimed in the ledger, then completed as `ignored`, so it is

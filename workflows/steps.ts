@@ -12,7 +12,6 @@ import {
 } from '@temporalio/workflow';
 import {
   describeText,
-  eventFields,
   statusQuery,
   type Activities,
   type Awaiting,
@@ -24,6 +23,7 @@ import {
   type EventOutcome,
   type EventProgress,
   type EventStatus,
+  type Flow,
   type WebhookEvent,
 } from '../contracts';
 
@@ -189,7 +189,7 @@ export function stepOf(event: WebhookEvent, step: string): BodyStep {
   return { source: event.source, eventId: event.id, step, ...(event.payload !== undefined && { payload: event.payload }) };
 }
 
-/** The fields the receiver copied for this workflow; an event started before it did has its body instead. */
-export function fieldsOf(event: WebhookEvent): EventFields {
-  return event.fields ?? eventFields(workflowInfo().workflowType, event.payload);
+/** The fields the receiver copied for this flow; an event started before it did has its body instead. */
+export function fieldsOf(event: WebhookEvent, flow: Flow): EventFields {
+  return event.fields ?? flow.readFields(event.payload);
 }

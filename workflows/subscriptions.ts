@@ -1,7 +1,10 @@
 import { condition, continueAsNew, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   applySignal,
+  defineFlow,
+  flowSignal,
   isNewerUpdate,
+  readSubscriptionUpdate,
   subscriptionStateQuery,
   type EventOutcome,
   type SubscriptionEntityInput,
@@ -11,13 +14,29 @@ import {
 } from '../contracts';
 import { db, fieldsOf, finish, handleEvent } from './steps';
 
+export const applySubscriptionEventFlow = defineFlow({
+  workflow: applySubscriptionEvent,
+  description: "Hands a subscription's event to its entity workflow, which applies them in order.",
+  handles: { stripe: ['customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted'] },
+  fields: { copy: { created: '/created', subscriptionId: '/data/object/id', customer: '/data/object/customer', status: '/data/object/status' } },
+  summary: ({ status }) => (typeof status === 'string' ? status : undefined),
+});
+
+export const subscriptionEntityFlow = defineFlow({
+  workflow: subscriptionEntity,
+  description: 'One per subscription: applies its updates in order and stores the newest.',
+  internal: true,
+  signals: [flowSignal(applySignal, readSubscriptionUpdate, { description: 'applies an update of a stored event, if it is newer than the last one applied' })],
+  queries: [subscriptionStateQuery],
+});
+
 /**
  * Stripe `customer.subscription.created|updated|deleted`: idempotency does not order events, so
  * each one is handed to the subscription's entity workflow, which applies them in order.
  */
 export async function applySubscriptionEvent(event: WebhookEvent): Promise<EventOutcome> {
   return handleEvent(event, async (progress) => {
-    const fields = fieldsOf(event);
+    const fields = fieldsOf(event, applySubscriptionEventFlow);
     const subscription = { id: fields.subscriptionId as string, customer: fields.customer as string | null, status: fields.status as string };
     const entity = await db.forwardSubscriptionUpdate({
       eventId: event.id,

@@ -77,7 +77,7 @@ async function settle(listed: ListedEvent, { source, starter, exists, db, mode =
   const verified = await listed.read();
   // The provider's API gives the event, not the signed delivery: its body is stored without signature headers.
   const body = { raw: Buffer.from(JSON.stringify(verified.payload)), contentType: 'application/json', signatureHeaders: {} };
-  const result = await starter.start({ source: source.name, provider: source.adapter.kind, ...verified, receivedAt: now().toISOString(), body }, source.workflowIdPrefix, 'backfill');
+  const result = await starter.start({ source: source.name, provider: source.adapter.kind, ...verified, receivedAt: now().toISOString(), body }, source, 'backfill');
   return result.status === 'started' ? 'started' : 'already recorded';
 }
 

@@ -3,7 +3,7 @@ import { ProviderKind } from '../../contracts';
 import type { CommonConfig, SourceConfig } from '../config';
 import type { Queryable } from '../db/database';
 import { OperationRejectedError } from '../errors';
-import { createAdapter, type Source } from '../providers/registry';
+import { createSource, type Source } from '../providers/registry';
 import { createStripeClient } from '../stripe-client';
 import { TemporalEventStarter, workflowExists } from '../temporal/start-event';
 import { backfill, type BackfillCounts, type BackfillDeps, type BackfillLine, type ListedEvent } from './backfill';
@@ -101,10 +101,9 @@ function sourceOf(request: BackfillRequest, config: CommonConfig, sources: reado
   if (name === request.provider) {
     const kind = { stripe: ProviderKind.STRIPE, github: ProviderKind.GITHUB, paddle: ProviderKind.PADDLE, square: ProviderKind.SQUARE }[request.provider];
     // This adapter names the event's fields and verifies nothing (it has no secret); Square's also wants the URL it would verify.
-    const adapter = createAdapter({ name, kind, secrets: [], publicKeys: [], workflowIdPrefix: '', url: 'https://backfill.invalid/' });
-    return { source: { name, workflowIdPrefix: '', adapter }, stripeKey: config.stripe.secretKey };
+    return { source: createSource({ name, kind, secrets: [], publicKeys: [], workflowIdPrefix: '', url: 'https://backfill.invalid/' }), stripeKey: config.stripe.secretKey };
   }
   const found = sources.find((candidate) => candidate.name === name);
   if (request.provider !== 'stripe' || found?.kind !== ProviderKind.STRIPE) throw new OperationRejectedError(`No Stripe source named "${name}" in WEBHOOKS_CONFIG.`);
-  return { source: { name, workflowIdPrefix: found.workflowIdPrefix, adapter: createAdapter(found) }, stripeKey: found.apiKey };
+  return { source: createSource(found), stripeKey: found.apiKey };
 }

@@ -8,6 +8,7 @@ import { temporalSettings } from '../temporal/connection';
 import { MIN_RETENTION_SECONDS, prepareNamespace } from '../temporal/namespace';
 import { backfillCommand } from './backfill';
 import { eventsCommand } from './events';
+import { flowsCommand } from './flows';
 import { reconcileCommand } from './reconcile';
 import { messagesCommand } from './messages';
 import { send } from './send';
@@ -62,6 +63,7 @@ program
   });
 
 program.addCommand(eventsCommand());
+program.addCommand(flowsCommand());
 program.addCommand(backfillCommand());
 program.addCommand(reconcileCommand());
 program.addCommand(messagesCommand());

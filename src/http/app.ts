@@ -197,7 +197,7 @@ export function createApp(deps: AppDeps): Express {
 
   const start = async (event: ReceivedEvent, source: Source): Promise<StartResult> => {
     const stopTimer = metrics.startSeconds.startTimer({ source: source.name });
-    const result = await starter.start(event, source.workflowIdPrefix);
+    const result = await starter.start(event, source);
     stopTimer();
     metrics.deliveries.inc({ source: source.name, outcome: result.status });
     logger.info({ source: source.name, eventId: event.id, type: event.type, workflowId: result.workflowId }, `event ${result.status}`);

@@ -1,7 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { deliveryStateQuery, deliveryWorkflowId, messageWorkflowId, redeliveryWorkflowId, WorkflowType, type DeliveryInput, type PublishInput, type Workflows } from '../../contracts';
+import { deliveryStateQuery, deliveryWorkflowId, messageWorkflowId, redeliveryWorkflowId, type DeliveryInput, type PublishInput } from '../../contracts';
+import { deliverMessageFlow, publishMessageFlow } from '../flows';
 import type { Database } from '../db/database';
 import { attemptsOf } from '../db/delivery-attempts';
 import { subscribedEndpoints } from '../db/endpoints';
@@ -133,7 +134,7 @@ export class MessageService {
     await storePayload(this.db, { id: messageId, fingerprint, scope, eventType: body.eventType, payloadJson: stringifyLossless(body.payload)! });
     const input: PublishInput = { messageId, eventType: body.eventType, fingerprint, createdAt: receipt.createdAt, endpointIds: receipt.endpoints, scheduleMs: this.options.scheduleMs };
     try {
-      await this.client.workflow.start<Workflows['publishMessage']>(WorkflowType.publishMessage, {
+      await this.client.workflow.start(publishMessageFlow.workflow, {
         workflowId: messageWorkflowId(messageId),
         taskQueue: this.options.taskQueue,
         args: [input],
@@ -193,7 +194,7 @@ export async function redeliverMessage(
       const workflowId = redeliveryWorkflowId(messageId, id, randomUUID().slice(0, 8));
       const { eventType, fingerprint, createdAt, payload } = input;
       const delivery: DeliveryInput = { messageId, eventType, fingerprint, createdAt, payload, endpointId: id, scheduleMs: options.scheduleMs };
-      await client.workflow.start<Workflows['deliverMessage']>(WorkflowType.deliverMessage, { workflowId, taskQueue: options.taskQueue, args: [delivery], staticSummary: `redeliver ${messageId} to ${id}` });
+      await client.workflow.start(deliverMessageFlow.workflow, { workflowId, taskQueue: options.taskQueue, args: [delivery], staticSummary: `redeliver ${messageId} to ${id}` });
       return workflowId;
     }),
   );

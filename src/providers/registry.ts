@@ -13,13 +13,20 @@ import { createStandardWebhooksAdapter } from './standard-webhooks';
 import { createStripeAdapter } from './stripe';
 import { createTwilioAdapter } from './twilio';
 import { ProviderKind } from '../../contracts';
+import { Router } from '../flows';
 import type { ProviderAdapter } from './types';
 
-/** A configured source with its adapter. */
+/** A configured source with its adapter, and the routes from its event types to flows. */
 export interface Source {
   name: string;
   workflowIdPrefix: string;
   adapter: ProviderAdapter;
+  router: Router;
+}
+
+/** The source a configuration declares, built: its adapter (keys checked) and its router. */
+export function createSource(config: SourceConfig): Source {
+  return { name: config.name, workflowIdPrefix: config.workflowIdPrefix, adapter: createAdapter(config), router: new Router(config.kind, config.routes) };
 }
 
 export function createAdapter(config: SourceConfig): ProviderAdapter {
@@ -66,9 +73,7 @@ export class SourceRegistry {
   private readonly sources: ReadonlyMap<string, Source>;
 
   constructor(configs: readonly SourceConfig[]) {
-    this.sources = new Map(
-      configs.map((config) => [config.name, { name: config.name, workflowIdPrefix: config.workflowIdPrefix, adapter: createAdapter(config) }]),
-    );
+    this.sources = new Map(configs.map((config) => [config.name, createSource(config)]));
   }
 
   /** @throws UnknownSourceError */

@@ -5,7 +5,8 @@ import type { Database } from '../db/database';
 import { loadBodyByWorkflowId } from '../db/event-bodies';
 import { eraseEvent, erasureOf, type Erasure, type ErasureResult } from '../db/erasure';
 import { SourceRegistry } from '../providers/registry';
-import { readRetryPayment, retryPaymentSignal, SIGNALS, SIGNALS_ONLY_WHILE_AWAITED, statusQuery, type EventProgress, type WorkflowType } from '../../contracts';
+import { statusQuery, type EventProgress } from '../../contracts';
+import { flowNamed } from '../flows';
 import { ledgerRecord, recordStopped, type LedgerRecord } from '../db/ledger';
 import { EventNotFoundError, EventRunningError, MalformedEventError, OperationRejectedError, SignalNotAwaitedError, SignatureVerificationError } from '../errors';
 import { resetPoint, type ResetTarget } from './reset-points';
@@ -96,32 +97,31 @@ export class EventOperations {
   }
 
   /**
-   * Sends one of the signals the event's workflow type handles. A signal it takes only while it waits
-   * for it (`retryPayment`) is refused at other times, checked first, and carries the wait's fields
-   * (the charge attempt it answers), so that a reset's re-applied copy answers the same wait.
+   * Sends one of the signals the workflow's flow declares, internal workflows included, with the
+   * argument its check made of `data` (never `data` as given). A signal taken only while awaited
+   * (`retryPayment`) is refused at other times and carries the wait's fields (the charge attempt it
+   * answers), so that a reset's re-applied copy answers the same wait.
    */
   async signal(eventId: string, name: string, data?: unknown): Promise<void> {
     const { type } = await this.describe(eventId);
-    const accepted = SIGNALS[type as WorkflowType] ?? [];
-    const signal = accepted.find((definition) => definition.name === name);
+    const accepted = flowNamed(type)?.signals ?? [];
+    const signal = accepted.find((each) => each.name === name);
     if (!signal) {
-      const names = accepted.map((definition) => definition.name);
+      const names = accepted.map((each) => each.name);
       throw new OperationRejectedError(`${type} does not handle the signal "${name}"; ${names.length ? `it accepts ${names.join(', ')}` : 'it accepts no signals'}.`);
     }
+    const checked = signal.read(data, { workflowId: eventId });
+    if (!checked.ok) throw new OperationRejectedError(`${checked.error}.`);
+    data = checked.value;
     const handle = this.client.workflow.getHandle(eventId);
-    if (name === retryPaymentSignal.name) {
-      const request = readRetryPayment(data);
-      if (typeof request === 'string') throw new OperationRejectedError(`${request}.`);
-      data = request;
-    }
-    if (SIGNALS_ONLY_WHILE_AWAITED.has(name)) {
+    if (signal.onlyWhileAwaited) {
       const { waitingFor, awaiting } = await handle.query(statusQuery);
       if (!awaiting?.signals.includes(name)) {
         throw new SignalNotAwaitedError(`Event ${eventId} is not waiting for ${name}${waitingFor ? `; it waits for ${waitingFor}` : ''}. Nothing was sent.`);
       }
       data = { ...(data as object | undefined), ...awaiting.signalFields };
     }
-    await handle.signal(signal, ...(data === undefined ? [] : [data]));
+    await handle.signal(signal.definition, ...(data === undefined ? [] : [data]));
   }
 
   async query(eventId: string, name: string): Promise<unknown> {

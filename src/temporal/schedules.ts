@@ -1,5 +1,6 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
-import { INTERNAL_WORKFLOW_ID_PREFIX, reconcileScheduleId, WorkflowType, type BackfillCounts, type ReconcileInput, type ReconcileProvider, type Workflows } from '../../contracts';
+import { INTERNAL_WORKFLOW_ID_PREFIX, reconcileScheduleId, type BackfillCounts, type ReconcileInput, type ReconcileProvider } from '../../contracts';
+import { reconcileFlow } from '../flows';
 import { msToNumber } from '@temporalio/common/lib/time';
 import { OperationRejectedError } from '../errors';
 
@@ -30,9 +31,9 @@ export class ReconcileSchedules {
 
   /** Creates the provider's schedule, or updates its interval and lookback. */
   async enable(provider: ReconcileProvider, everyMs: number, lookbackMs: number): Promise<ReconcileStatus> {
-    const action: ScheduleOptionsStartWorkflowAction<Workflows['reconcile']> = {
+    const action: ScheduleOptionsStartWorkflowAction<typeof reconcileFlow.workflow> = {
       type: 'startWorkflow',
-      workflowType: WorkflowType.reconcile,
+      workflowType: reconcileFlow.workflow,
       workflowId: `${INTERNAL_WORKFLOW_ID_PREFIX}${reconcileScheduleId(provider)}`,
       taskQueue: this.options.taskQueue,
       args: [{ provider, lookbackMs } satisfies ReconcileInput],

@@ -1,15 +1,21 @@
 import { isGrpcServiceError, NamespaceNotFoundError, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { BodyStoreUnavailableError, TemporalUnavailableError } from '../errors';
-import { eventFields, eventWorkflowId, MAX_FIELD_LENGTH, WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE, WEBHOOK_VIA, type EventVia, type WebhookEvent } from '../../contracts';
+import { eventWorkflowId, MAX_FIELD_LENGTH, WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE, WEBHOOK_VIA, type EventFlow, type EventVia, type WebhookEvent } from '../../contracts';
 import type { Queryable } from '../db/database';
 import { storeBody, type ReceivedBody } from '../db/event-bodies';
-import { workflowTypeFor } from './handlers';
+import type { Router } from '../flows';
 
 /** A verified event as it arrived: what its workflow is told, the parsed body, and the bytes to store. */
 export interface ReceivedEvent extends Omit<WebhookEvent, 'fields' | 'payload'> {
   payload: unknown;
   body: ReceivedBody;
+}
+
+/** Where an event is started: its source's workflow ID prefix, and the routes that pick its flow. */
+export interface StartTarget {
+  workflowIdPrefix: string;
+  router: Router;
 }
 
 export type StartResult =
@@ -20,11 +26,12 @@ export type StartResult =
 /** Starts one workflow per event; the receiver depends on this, not on the Temporal client. */
 export interface EventStarter {
   /**
-   * Stores the event's body, then starts its workflow, whose ID is `workflowIdPrefix + event.id`,
-   * tagged with how it came; the workflow's input holds the routing fields, never the body.
+   * Stores the event's body, then starts the flow its source routes it to, with the workflow ID
+   * `workflowIdPrefix + event.id`, tagged with how it came; the input holds the flow's copied
+   * fields, never the body.
    * @throws BodyStoreUnavailableError or TemporalUnavailableError when either does not confirm; nothing is started then.
    */
-  start(event: ReceivedEvent, workflowIdPrefix: string, via?: EventVia): Promise<StartResult>;
+  start(event: ReceivedEvent, target: StartTarget, via?: EventVia): Promise<StartResult>;
   /** True when Temporal answers for our namespace. */
   ready(): Promise<boolean>;
 }
@@ -43,8 +50,8 @@ export class TemporalEventStarter implements EventStarter {
     private readonly options: { taskQueue: string; startTimeoutMs?: number },
   ) {}
 
-  async start(event: ReceivedEvent, workflowIdPrefix: string, via: EventVia = 'delivery'): Promise<StartResult> {
-    const { workflowType, options } = startOptions(event, workflowIdPrefix, via, this.options.taskQueue);
+  async start(event: ReceivedEvent, target: StartTarget, via: EventVia = 'delivery'): Promise<StartResult> {
+    const { flow, options } = startOptions(event, target, via, this.options.taskQueue);
     const { workflowId } = options;
     try {
       await storeBody(this.db, { source: event.source, eventId: event.id, workflowId, provider: event.provider, via, receivedAt: event.receivedAt, bodySha256: event.bodySha256 }, event.body);
@@ -52,7 +59,7 @@ export class TemporalEventStarter implements EventStarter {
       throw new BodyStoreUnavailableError(event.id, { cause: error });
     }
     try {
-      const handle = await this.withDeadline(() => this.client.workflow.start(workflowType, options));
+      const handle = await this.withDeadline(() => this.client.workflow.start(flow.workflow, options));
       return { status: 'started', workflowId, runId: handle.firstExecutionRunId };
     } catch (error) {
       if (error instanceof WorkflowExecutionAlreadyStartedError) return { status: 'duplicate', workflowId, state: await this.stateOf(workflowId) };
@@ -100,17 +107,18 @@ export async function workflowExists(client: Client, workflowId: string): Promis
 }
 
 /**
- * How an event's workflow is started: its type, and the options `client.workflow.start` gets (ID,
+ * How an event's workflow is started: its flow, and the options `client.workflow.start` gets (ID,
  * input, dedupe policies, search attributes, summary). `npm run bench` starts the same raw.
  */
-export function startOptions(event: Omit<ReceivedEvent, 'body'>, workflowIdPrefix: string, via: EventVia, taskQueue: string) {
-  const workflowType = workflowTypeFor(event);
+export function startOptions(event: Omit<ReceivedEvent, 'body'>, { workflowIdPrefix, router }: StartTarget, via: EventVia, taskQueue: string) {
+  const flow = router.flowFor(event.type);
+  const input = workflowInput(event, flow);
   return {
-    workflowType,
+    flow,
     options: {
       workflowId: eventWorkflowId(workflowIdPrefix, event.id),
       taskQueue,
-      args: [workflowInput(event, workflowType)] as [WebhookEvent],
+      args: [input] as [WebhookEvent],
       // A closed run with this ID blocks a new one, and so does a running one: the engine is the dedupe.
       workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
       workflowIdConflictPolicy: 'FAIL' as const,
@@ -119,13 +127,13 @@ export function startOptions(event: Omit<ReceivedEvent, 'body'>, workflowIdPrefi
         { key: WEBHOOK_EVENT_TYPE, value: event.type },
         { key: WEBHOOK_VIA, value: via },
       ],
-      staticSummary: summaryOf(event),
+      staticSummary: summaryOf(event, flow.summarize(input.fields!)),
     },
   };
 }
 
-/** The workflow's input: the event's identity and the fields its workflow routes on, without the body. */
-function workflowInput(event: Omit<ReceivedEvent, 'body'>, workflowType: string): WebhookEvent {
+/** The workflow's input: the event's identity and the fields its flow copies, without the body. */
+function workflowInput(event: Omit<ReceivedEvent, 'body'>, flow: EventFlow): WebhookEvent {
   const { source, provider, id, type, occurredAt, receivedAt, subject, bodySha256 } = event;
   return {
     source,
@@ -136,7 +144,7 @@ function workflowInput(event: Omit<ReceivedEvent, 'body'>, workflowType: string)
     receivedAt,
     ...(subject !== undefined && subject.length <= MAX_FIELD_LENGTH && { subject }),
     ...(bodySha256 !== undefined && { bodySha256 }),
-    fields: eventFields(workflowType, event.payload),
+    fields: flow.readFields(event.payload),
   };
 }
 
@@ -145,10 +153,10 @@ export const MAX_SUMMARY_BYTES = 200;
 
 /**
  * One line a person can read in the Temporal UI's workflow list: `stripe · checkout.session.completed · cs_… · 42.00 EUR`,
- * cut to Temporal's 200 bytes on a character boundary.
+ * the last part the flow's own (`FlowDeclaration.summary`), cut to Temporal's 200 bytes on a character boundary.
  */
-export function summaryOf(event: Pick<ReceivedEvent, 'source' | 'type' | 'subject' | 'payload'>): string {
-  const summary = [event.source, event.type, event.subject, amountOf(event.payload)].filter(Boolean).join(' · ');
+export function summaryOf(event: Pick<ReceivedEvent, 'source' | 'type' | 'subject'>, flowPart?: string): string {
+  const summary = [event.source, event.type, event.subject, flowPart].filter(Boolean).join(' · ');
   if (Buffer.byteLength(summary) <= MAX_SUMMARY_BYTES) return summary;
   let cut = '';
   for (const character of summary) {
@@ -156,15 +164,6 @@ export function summaryOf(event: Pick<ReceivedEvent, 'source' | 'type' | 'subjec
     cut += character;
   }
   return cut + '…';
-}
-
-/** The amount of a Stripe object (`data.object`) or a Standard Webhooks body (`data`), in major units. */
-function amountOf(payload: unknown): string | undefined {
-  const data = (payload as { data?: Record<string, unknown> } | null)?.data;
-  const object = (data?.object ?? data) as { amount_total?: unknown; amount?: unknown; currency?: unknown } | undefined;
-  const amount = object?.amount_total ?? object?.amount;
-  if (typeof amount !== 'number' || typeof object?.currency !== 'string') return undefined;
-  return `${(amount / 100).toFixed(2)} ${object.currency.toUpperCase()}`;
 }
 
 function isUnavailable(error: unknown): boolean {

@@ -31,6 +31,7 @@ import { loadReceiverConfig, loadWorkerConfig } from '../../src/config';
 import { startStripeStandIn } from '../../src/dev/stripe-stand-in';
 import { startDevServer } from '../../src/dev/dev-server';
 import { silentLogger } from '../../src/logger';
+import { Router } from '../../src/flows';
 import { createStripeAdapter } from '../../src/providers/stripe';
 import { startReceiver } from '../../src/receiver';
 import { createWorkerServices } from '../../src/services';
@@ -190,10 +191,10 @@ async function main(): Promise<void> {
       Array.from({ length: count }, async () => {
         const event = delivery();
         const { events } = await adapter.verify({ rawBody: Buffer.from(event.body), headers: event.headers, receivedAt: new Date() });
-        return startOptions({ source: 'stripe', provider: 'stripe', ...events[0]!, receivedAt: new Date().toISOString() }, '', 'delivery', startsQueue);
+        return startOptions({ source: 'stripe', provider: 'stripe', ...events[0]!, receivedAt: new Date().toISOString() }, { workflowIdPrefix: '', router: new Router('stripe') }, 'delivery', startsQueue);
       }),
     );
-  const rawStart = async ({ workflowType, options }: Awaited<ReturnType<typeof rawStarts>>[number]) => void (await client.workflow.start(workflowType, options));
+  const rawStart = async ({ flow, options }: Awaited<ReturnType<typeof rawStarts>>[number]) => void (await client.workflow.start(flow.workflow, options));
 
   try {
     // Warm-up: connections, JIT, the server's caches.

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { statusQuery, WorkflowType, type WebhookEvent, type Workflows } from '../../contracts';
+import { statusQuery, type WebhookEvent } from '../../contracts';
+import { fulfilCheckout } from '../../workflows';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-stand-in';
@@ -69,7 +70,7 @@ it('logs one JSON object per line from both processes, with the same IDs, serves
   // What a redelivery starts once Temporal's retention dropped the checkout: a new run chain, which the ledger catches.
   const { events } = await stack.client.workflow.getHandle(checkout.id).fetchHistory();
   const input = defaultPayloadConverter.fromPayload<WebhookEvent>(events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!);
-  const again = await stack.client.workflow.start<Workflows['fulfilCheckout']>(WorkflowType.fulfilCheckout, { workflowId: checkout.id, taskQueue: stack.taskQueue, args: [input], workflowIdReusePolicy: 'ALLOW_DUPLICATE' });
+  const again = await stack.client.workflow.start(fulfilCheckout, { workflowId: checkout.id, taskQueue: stack.taskQueue, args: [input], workflowIdReusePolicy: 'ALLOW_DUPLICATE' });
   expect(await again.result()).toMatchObject({ outcome: 'duplicate' });
 
   // One message through our own API to one endpoint.

@@ -1,7 +1,8 @@
 import { MockActivityEnvironment, TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { WorkflowType, type Activities, type ChargeInput, type Workflows } from '../../contracts';
+import { type Activities, type ChargeInput } from '../../contracts';
+import { chargeOrder } from '../../workflows';
 import { createLedgerActivities } from '../../activities/ledger';
 import { createOrderActivities } from '../../activities/orders';
 import { createStripeActivities } from '../../activities/stripe';
@@ -62,7 +63,7 @@ it('after the key expired, a reset finds the charge a pending step made instead 
   let chargeInput!: ChargeInput;
 
   await worker.runUntil(async () => {
-    const handle = await env.client.workflow.start<Workflows['chargeOrder']>(WorkflowType.chargeOrder, { workflowId: event.id, taskQueue: 'charge-recovery', args: [event] });
+    const handle = await env.client.workflow.start(chargeOrder, { workflowId: event.id, taskQueue: 'charge-recovery', args: [event] });
     await expect(handle.result()).rejects.toThrow();
     expect(charges()).toHaveLength(1);
     expect((await db.query('SELECT attempt, outcome FROM charge_attempts WHERE event_id = $1', [event.id])).rows).toEqual([{ attempt: 1, outcome: 'pending' }]);

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { approveSignal, rejectSignal, statusQuery, subscriptionStateQuery, subscriptionWorkflowId, WorkflowType, type WebhookEvent, type Workflows } from '../../contracts';
+import { approveSignal, rejectSignal, statusQuery, subscriptionStateQuery, subscriptionWorkflowId, type WebhookEvent } from '../../contracts';
+import { fulfilCheckout, fulfilShopifyOrderFlow } from '../../workflows';
 import { EventOperations } from '../../src/temporal/operations';
 import { eventually } from '../support/eventually';
 import { checkoutCompleted, orderCreated, shopifyOrderPaid, subscriptionEvent, type SignedDelivery } from '../support/events';
@@ -62,7 +63,7 @@ describe('Shopify orders/paid → fulfilShopifyOrder', () => {
     const delivery = shopifyOrderPaid();
     expect((await deliver(delivery)).status).toBe(202);
     expect(await resultOf(delivery.id)).toMatchObject({ outcome: 'fulfilled', source: 'shopify', type: 'orders/paid' });
-    expect((await stack.client.workflow.getHandle(delivery.id).describe()).type).toBe(WorkflowType.fulfilShopifyOrder);
+    expect((await stack.client.workflow.getHandle(delivery.id).describe()).type).toBe(fulfilShopifyOrderFlow.name);
 
     expect(await rows('SELECT id, status, amount, currency, payment_intent_id FROM orders WHERE event_id = $1', [delivery.id])).toEqual([
       { id: `shopify-${delivery.orderId}`, status: 'fulfilled', amount: '4200', currency: 'eur', payment_intent_id: null },
@@ -242,7 +243,7 @@ describe('resets and redeliveries', () => {
     const event = defaultPayloadConverter.fromPayload<WebhookEvent>(events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!);
 
     // What the receiver would start once retention has dropped the first run: same ID, new run chain.
-    const second = await stack.client.workflow.start<Workflows['fulfilCheckout']>(WorkflowType.fulfilCheckout, {
+    const second = await stack.client.workflow.start(fulfilCheckout, {
       workflowId: delivery.id,
       taskQueue: stack.taskQueue,
       args: [event],

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { eventually } from '../support/eventually';
-import { statusQuery, WorkflowType } from '../../contracts';
-import { orderCreated, type SignedDelivery } from '../support/events';
+import { statusQuery, subscriptionStateQuery, subscriptionWorkflowId } from '../../contracts';
+import { chargeOrderFlow } from '../../workflows';
+import { orderCreated, subscriptionEvent, type SignedDelivery } from '../support/events';
 import { runCli } from '../support/processes';
 import { githubHeaders, SECRETS } from '../support/signing';
 import { post, startStack, type WorkerStack } from '../support/stack';
@@ -59,7 +60,7 @@ describe('durable-webhooks events', () => {
       eventId: delivery.id,
       source: 'standard',
       eventType: 'order.created',
-      workflowType: WorkflowType.chargeOrder,
+      workflowType: chargeOrderFlow.name,
       status: 'completed',
       summary: `standard · order.created · ${delivery.orderId} · 42.00 EUR`,
       progress: { stepsDone: ['claim', 'charge', 'email:receipt'] },
@@ -185,9 +186,32 @@ describe('/admin', () => {
     const held = await heldOrder();
     expect((await admin(`/events/${held}/signals/refund`, { method: 'POST', body: '{}' })).status).toBe(400);
     expect((await admin(`/events/${held}/signals/approve`, { method: 'POST', body: '{"by":' })).status).toBe(400);
+    // The flow's declared check: what is sent is what it made of the input, never the input as given.
+    const unchecked = await admin(`/events/${held}/signals/approve`, { method: 'POST', body: JSON.stringify({ by: 'ops', amount: 1 }) });
+    expect(unchecked.status).toBe(400);
+    expect(await unchecked.json()).toMatchObject({ detail: 'approve takes by, not amount.' });
+    expect((await stack.client.workflow.getHandle(held).query(statusQuery)).waitingFor).toContain('approve or reject');
     const approved = await admin(`/events/${held}/signals/approve`, { method: 'POST', body: JSON.stringify({ by: 'ops' }) });
     expect(approved.status).toBe(202);
     expect(await stack.client.workflow.getHandle(held).result()).toMatchObject({ outcome: 'charged' });
+  });
+
+  it("POST /admin/events/:eventId/signals/apply to a subscription's entity takes only an update it can check", async () => {
+    const subscriptionId = `sub_${randomUUID().slice(0, 8)}`;
+    const created = subscriptionEvent(subscriptionId, 'created', 1_767_225_600, 'active');
+    await deliver(created);
+    await stack.client.workflow.getHandle(created.id).result();
+    const entity = subscriptionWorkflowId(subscriptionId);
+    const state = () => stack.client.workflow.getHandle(entity).query(subscriptionStateQuery);
+    await eventually('the entity applied the first update', async () => (await state()).status === 'active');
+
+    const apply = (update: unknown) => admin(`/events/${encodeURIComponent(entity)}/signals/apply`, { method: 'POST', body: JSON.stringify(update) });
+    const forged = await apply({ subscription: { id: subscriptionId, status: 'canceled' } });
+    expect(forged.status).toBe(400);
+    expect(await forged.json()).toMatchObject({ detail: 'source must name the source whose stored event this is.' });
+    const elsewhere = await apply({ source: 'stripe', eventId: created.id, created: 1_767_225_601, subscription: { id: 'sub_other', status: 'canceled' }, deleted: false });
+    expect(await elsewhere.json()).toMatchObject({ status: 400, detail: `subscription.id must be the subscription of ${entity}.` });
+    expect(await state()).toMatchObject({ status: 'active', updatesSeen: 1 });
   });
 
   it('POST /admin/events/:eventId/reset re-runs a completed event with no new side effect', async () => {

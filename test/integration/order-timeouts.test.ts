@@ -1,7 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { FailureType, retryPaymentSignal, statusQuery, WorkflowType, type Activities, type ChargeInput, type Order, type Workflows } from '../../contracts';
+import { FailureType, retryPaymentSignal, statusQuery, type Activities, type ChargeInput, type Order } from '../../contracts';
+import { chargeOrder } from '../../workflows';
 import { temporalTestServerPath } from '../../src/tools';
 import { workflowSinks } from '../../src/temporal/worker';
 import { eventually } from '../support/eventually';
@@ -66,7 +67,7 @@ it('cancels a held order when no decision comes within REVIEW_TIMEOUT (24 h, ski
 
   await run('review-timeout', activities, async () => {
     const startedAt = await env.currentTimeMs();
-    const handle = await env.client.workflow.start<Workflows['chargeOrder']>(WorkflowType.chargeOrder, { workflowId: event.id, taskQueue: 'review-timeout', args: [event] });
+    const handle = await env.client.workflow.start(chargeOrder, { workflowId: event.id, taskQueue: 'review-timeout', args: [event] });
     expect(await handle.result()).toMatchObject({ outcome: 'cancelled' });
     expect((await env.currentTimeMs()) - startedAt).toBeGreaterThanOrEqual(DAY);
   });
@@ -85,7 +86,7 @@ it('ends a declined order as declined when no retryPayment comes within PAYMENT_
 
   await run('payment-window', activities, async () => {
     const startedAt = await env.currentTimeMs();
-    const handle = await env.client.workflow.start<Workflows['chargeOrder']>(WorkflowType.chargeOrder, { workflowId: event.id, taskQueue: 'payment-window', args: [event] });
+    const handle = await env.client.workflow.start(chargeOrder, { workflowId: event.id, taskQueue: 'payment-window', args: [event] });
     expect(await handle.result()).toMatchObject({ outcome: 'declined' });
     const elapsed = (await env.currentTimeMs()) - startedAt;
     expect(elapsed).toBeGreaterThanOrEqual(7 * DAY);
@@ -106,7 +107,7 @@ it('counts the window from the first decline: a retry declined on day 3 waits th
 
   await run('payment-window-2', activities, async () => {
     const startedAt = await env.currentTimeMs();
-    const handle = await env.client.workflow.start<Workflows['chargeOrder']>(WorkflowType.chargeOrder, { workflowId: event.id, taskQueue: 'payment-window-2', args: [event] });
+    const handle = await env.client.workflow.start(chargeOrder, { workflowId: event.id, taskQueue: 'payment-window-2', args: [event] });
     await env.sleep('3 days');
     await handle.signal(retryPaymentSignal, { paymentMethod: 'pm_card_mastercard', attempt: 2 });
     expect(await handle.result()).toMatchObject({ outcome: 'declined' });
@@ -121,7 +122,7 @@ it('counts the window from the first decline: a retry declined on day 3 waits th
 it('takes the first of two retryPayment signals that answer one decline, even when both arrive in one workflow task', async () => {
   const event = orderCreatedEvent('msg_two_retries', { orderId: 'ord_two_retries', amount: 4200, paymentMethod: 'pm_card_chargeDeclined' });
   const { calls, activities } = recordingActivities({});
-  const handle = await env.client.workflow.start<Workflows['chargeOrder']>(WorkflowType.chargeOrder, { workflowId: event.id, taskQueue: 'two-retries', args: [event] });
+  const handle = await env.client.workflow.start(chargeOrder, { workflowId: event.id, taskQueue: 'two-retries', args: [event] });
 
   await run('two-retries', activities, () =>
     eventually('the order waits for retryPayment (attempt 2)', async () => (await handle.query(statusQuery)).awaiting?.signalFields?.attempt === 2),

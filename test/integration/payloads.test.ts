@@ -4,6 +4,8 @@ import { temporal } from '@temporalio/proto';
 import type { Queryable } from '../../src/db/database';
 import { loadBody } from '../../src/db/event-bodies';
 import { BodyStoreUnavailableError } from '../../src/errors';
+import { Router } from '../../src/flows';
+import { ProviderKind } from '../../contracts';
 import { TemporalEventStarter, workflowExists } from '../../src/temporal/start-event';
 import { eventually } from '../support/eventually';
 import { runCli } from '../support/processes';
@@ -74,7 +76,7 @@ describe('a 20 MB GitHub delivery', () => {
     const event = stripeEvent();
     const raw = Buffer.from(JSON.stringify(event));
     const received = { source: 'stripe', provider: 'stripe' as const, id: event.id as string, type: 'checkout.session.completed', occurredAt: new Date().toISOString(), receivedAt: new Date().toISOString(), payload: event, body: { raw, contentType: 'application/json', signatureHeaders: {} } };
-    const failure = await starter.start(received, '').catch((error: unknown) => error);
+    const failure = await starter.start(received, { workflowIdPrefix: '', router: new Router(ProviderKind.STRIPE) }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(BodyStoreUnavailableError);
     expect(failure).toMatchObject({ status: 503 });
     expect(await workflowExists(stack.client, event.id as string)).toBe(false);

@@ -10,7 +10,8 @@ import { startGitHubStandIn } from '../support/github-stand-in';
 import { startPaddleStandIn } from '../support/paddle-stand-in';
 import { runCli, spawnTs, type Spawned } from '../support/processes';
 import { post, startStack, type WorkerStack } from '../support/stack';
-import { INTERNAL_WORKFLOW_ID_PREFIX, WorkflowType, type Workflows } from '../../contracts';
+import { INTERNAL_WORKFLOW_ID_PREFIX } from '../../contracts';
+import { fulfilCheckoutFlow, reconcile } from '../../workflows';
 
 /**
  * Scheduled reconciliation: `durable-webhooks reconcile enable` makes a Temporal Schedule on the dev
@@ -132,7 +133,7 @@ describe('a run whose worker is killed mid-listing', () => {
     worker = await startWorkerProcess();
     const held = crashStack.stripe.holdNext('listing');
 
-    const run = await crashStack.client.workflow.start<Workflows['reconcile']>(WorkflowType.reconcile, {
+    const run = await crashStack.client.workflow.start(reconcile, {
       workflowId: `${INTERNAL_WORKFLOW_ID_PREFIX}reconcile-crash-${randomUUID()}`,
       taskQueue: crashStack.taskQueue,
       args: [{ provider: 'stripe', lookbackMs: 3_600_000 }],
@@ -153,7 +154,7 @@ describe('a run whose worker is killed mid-listing', () => {
     const ids = new Set(events.map((event) => event.id));
     await eventually('every event is fulfilled', () => crashStack.resend.emails.filter((email) => ids.has(email.idempotencyKey!)).length >= 150, { timeoutMs: 60_000 });
     const runs = new Map<string, number>();
-    for await (const execution of crashStack.client.workflow.list({ query: `TaskQueue = '${crashStack.taskQueue}' AND WorkflowType = '${WorkflowType.fulfilCheckout}'` })) {
+    for await (const execution of crashStack.client.workflow.list({ query: `TaskQueue = '${crashStack.taskQueue}' AND WorkflowType = '${fulfilCheckoutFlow.name}'` })) {
       runs.set(execution.workflowId, (runs.get(execution.workflowId) ?? 0) + 1);
     }
     expect(events.map((event) => runs.get(event.id))).toEqual(Array(150).fill(1));

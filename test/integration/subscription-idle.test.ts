@@ -1,6 +1,7 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { applySignal, WorkflowType, type Activities, type SubscriptionUpdate, type Workflows } from '../../contracts';
+import { applySignal, type Activities, type SubscriptionUpdate } from '../../contracts';
+import { subscriptionEntity } from '../../workflows';
 import { temporalTestServerPath } from '../../src/tools';
 import { eventually } from '../support/eventually';
 import { workflowSinks } from '../../src/temporal/worker';
@@ -31,7 +32,7 @@ it('applies an update that arrives with the idle timeout', async () => {
   const workerFor = async () =>
     Worker.create({ connection: env.nativeConnection, taskQueue: 'subscription-idle', workflowBundle: await workflowBundle(), sinks: workflowSinks(), activities, maxCachedWorkflows: 0 });
 
-  const handle = await env.client.workflow.signalWithStart<Workflows['subscriptionEntity'], [SubscriptionUpdate]>(WorkflowType.subscriptionEntity, {
+  const handle = await env.client.workflow.signalWithStart(subscriptionEntity, {
     workflowId: 'durable-webhooks:subscription:sub_idle',
     taskQueue: 'subscription-idle',
     args: [{ subscriptionId: 'sub_idle' }],

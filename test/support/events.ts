@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ProviderKind, type WebhookEvent } from '../../contracts';
+import { Router } from '../../src/flows';
 import { startOptions } from '../../src/temporal/start-event';
 import { CATALOG_SECRETS, SECRETS, shopifyHeaders, standardHeaders, stripeEvent, stripeHeaders } from './signing';
 
@@ -89,6 +90,6 @@ export function subscriptionEvent(subscriptionId: string, action: 'created' | 'u
 export function orderCreatedEvent(id: string, data: { orderId: string; amount: number; paymentMethod?: string }): WebhookEvent {
   const payload = { type: 'order.created', data: { currency: 'eur', customer: 'cus_1', paymentMethod: 'pm_card_visa', email: 'grace@example.com', ...data } };
   const at = '2026-12-01T10:00:00.000Z';
-  const { options } = startOptions({ source: 'standard', provider: ProviderKind.STANDARD_WEBHOOKS, id, type: 'order.created', occurredAt: at, receivedAt: at, payload }, '', 'delivery', 'unused');
+  const { options } = startOptions({ source: 'standard', provider: ProviderKind.STANDARD_WEBHOOKS, id, type: 'order.created', occurredAt: at, receivedAt: at, payload }, { workflowIdPrefix: '', router: new Router(ProviderKind.STANDARD_WEBHOOKS) }, 'delivery', 'unused');
   return options.args[0];
 }

@@ -13,9 +13,8 @@ import {
   statusQuery,
   subscriptionStateQuery,
   subscriptionWorkflowId,
-  WorkflowType,
-  type Workflows,
 } from '../../contracts';
+import { reconcile } from '../../workflows';
 import { startLocalPostgres } from '../../src/cluster/postgres';
 import { DECLINED_PAYMENT_METHOD, type StripeEvent } from '../../src/dev/stripe-stand-in';
 import { startDevServer } from '../../src/dev/dev-server';
@@ -109,7 +108,7 @@ async function main(): Promise<void> {
 
   const missed = JSON.parse(checkoutCompleted().body) as StripeEvent;
   stack.stripe.addEvents(missed);
-  const reconciliation = await stack.client.workflow.start<Workflows['reconcile']>(WorkflowType.reconcile, {
+  const reconciliation = await stack.client.workflow.start(reconcile, {
     workflowId: `${INTERNAL_WORKFLOW_ID_PREFIX}reconcile-record`,
     taskQueue: stack.taskQueue,
     args: [{ provider: 'stripe', lookbackMs: 3_600_000 }],

@@ -1,7 +1,6 @@
-import { eventWorkflowId, type EventVia, type WebhookEvent, type WorkflowType } from '../../contracts';
+import { eventWorkflowId, type EventVia, type WebhookEvent } from '../../contracts';
 import { TemporalUnavailableError } from '../../src/errors';
-import { workflowTypeFor } from '../../src/temporal/handlers';
-import type { EventStarter, StartResult } from '../../src/temporal/start-event';
+import type { EventStarter, StartResult, StartTarget } from '../../src/temporal/start-event';
 
 /** Temporal's default `limit.maxIDLength`: longer workflow IDs are refused with INVALID_ARGUMENT. */
 const MAX_WORKFLOW_ID_BYTES = 1000;
@@ -13,7 +12,7 @@ const MAX_WORKFLOW_ID_BYTES = 1000;
  * an unreachable Temporal does.
  */
 export class RecordingStarter implements EventStarter {
-  readonly calls: Array<{ event: WebhookEvent; workflowId: string; workflowType: WorkflowType; via: EventVia }> = [];
+  readonly calls: Array<{ event: WebhookEvent; workflowId: string; workflowType: string; via: EventVia }> = [];
   readonly workflowIds = new Set<string>();
   unavailable = false;
   /** Event IDs whose start fails as an unreachable Temporal's would, while the others start. */
@@ -24,11 +23,11 @@ export class RecordingStarter implements EventStarter {
     return this.calls.filter((call, index) => this.calls.findIndex((other) => other.workflowId === call.workflowId) === index).map((call) => call.event);
   }
 
-  async start(event: WebhookEvent, workflowIdPrefix: string, via: EventVia = 'delivery'): Promise<StartResult> {
+  async start(event: WebhookEvent, { workflowIdPrefix, router }: StartTarget, via: EventVia = 'delivery'): Promise<StartResult> {
     if (this.unavailable || this.unavailableFor.has(event.id)) throw new TemporalUnavailableError(event.id);
     const workflowId = eventWorkflowId(workflowIdPrefix, event.id);
     if (Buffer.byteLength(workflowId) > MAX_WORKFLOW_ID_BYTES) throw new Error(`WorkflowId length exceeds limit.`);
-    this.calls.push({ event, workflowId, workflowType: workflowTypeFor(event), via });
+    this.calls.push({ event, workflowId, workflowType: router.flowFor(event.type).name, via });
     if (this.workflowIds.has(workflowId)) return { status: 'duplicate', workflowId };
     this.workflowIds.add(workflowId);
     return { status: 'started', workflowId, runId: `run-${this.workflowIds.size}` };

@@ -151,6 +151,16 @@ sources:
     ]);
   });
 
+  it('reads a source\'s routes, and stops on a flow that does not exist, naming its line', () => {
+    const file = writeConfig('sources:\n  - name: billing\n    kind: stripe\n    secret: whsec_x\n    routes:\n      invoice.paid: notifyGitHub\n      "customer.*": recordEvent\n');
+    const [billing] = loadReceiverConfig({ WEBHOOKS_CONFIG: file }).sources;
+    expect(billing!.routes).toEqual({ 'invoice.paid': 'notifyGitHub', 'customer.*': 'recordEvent' });
+    const unknown = writeConfig('sources:\n  - name: billing\n    kind: stripe\n    secret: whsec_x\n    routes: { invoice.paid: notifyFinance }\n');
+    expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: unknown })).toThrow(`WEBHOOKS_CONFIG (${unknown}) line 5: source "billing" routes: "invoice.paid" names the flow "notifyFinance", which does not exist; use one of`);
+    const list = writeConfig('sources:\n  - name: billing\n    kind: stripe\n    secret: whsec_x\n    routes: [recordEvent]\n');
+    expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: list })).toThrow(/line 5: source "billing" routes: must map event types to flow names/);
+  });
+
   it('reads a JSON WEBHOOKS_CONFIG too', () => {
     const file = writeConfig(JSON.stringify({ sources: [{ name: 'gh-enterprise', kind: 'github', secret: 's3cret' }] }), 'webhooks.json');
     expect(loadReceiverConfig({ WEBHOOKS_CONFIG: file }).sources[0]).toMatchObject({ name: 'gh-enterprise', kind: 'github', secrets: ['s3cret'] });
@@ -177,10 +187,10 @@ sources:
   it('stops on a key it does not know, naming the key and its line, in a source or at the top', () => {
     const misspelt = writeConfig('sources:\n  - name: shop\n    kind: github\n    secretEnvs: SHOP_SECRET\n');
     expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: misspelt })).toThrow(
-      `WEBHOOKS_CONFIG (${misspelt}) line 4: "secretEnvs" is not a setting of a source; use name, kind, secret, secretEnv, publicKey, publicKeyEnv, workflowIdPrefix, apiKeyEnv, url, urlEnv, signature, id, type.`,
+      `WEBHOOKS_CONFIG (${misspelt}) line 4: "secretEnvs" is not a setting of a source; use name, kind, secret, secretEnv, publicKey, publicKeyEnv, workflowIdPrefix, apiKeyEnv, url, urlEnv, signature, id, type, routes.`,
     );
-    const routes = writeConfig('sources:\n  - name: shop\n    kind: stripe\n    secret: whsec_x\n    routes: { invoice.paid: recordEvent }\n');
-    expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: routes })).toThrow(/line 5: "routes" is not a setting of a source/);
+    const routes = writeConfig('sources:\n  - name: shop\n    kind: stripe\n    secret: whsec_x\n    routs: { invoice.paid: recordEvent }\n');
+    expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: routes })).toThrow(/line 5: "routs" is not a setting of a source/);
     const top = writeConfig('source:\n  - name: shop\n');
     expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: top })).toThrow(/line 1: "source" is not a setting of the file; use sources\./);
     const json = writeConfig('{"sources": [{"name": "shop", "kind": "github", "secret": "x", "prefix": "a"}]}', 'webhooks.json');

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { subscriptionWorkflowId, WorkflowType } from '../../contracts';
+import { subscriptionWorkflowId } from '../../contracts';
+import { recordEventFlow } from '../../workflows';
 import { loadReceiverConfig } from '../../src/config';
 import { createApp } from '../../src/http/app';
 import { silentLogger } from '../../src/logger';
@@ -43,7 +44,7 @@ it.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty'])('starts an e
   const { id, body, headers } = signedStripe({ type });
   expect((await post(`${receiver.url}/webhooks/stripe`, headers, body)).status).toBe(202);
   expect(starter.started.map((event) => [event.id, event.type])).toEqual([[id, type]]);
-  expect(starter.calls.map((call) => call.workflowType)).toEqual([WorkflowType.recordEvent]);
+  expect(starter.calls.map((call) => call.workflowType)).toEqual([recordEventFlow.name]);
 });
 
 it('answers 503 problem+json when Temporal does not confirm the start', async () => {

@@ -1,4 +1,5 @@
-import { MAX_SUMMARY_BYTES, summaryOf, type ReceivedEvent } from '../../src/temporal/start-event';
+import { Router } from '../../src/flows';
+import { MAX_SUMMARY_BYTES, startOptions, summaryOf, type ReceivedEvent } from '../../src/temporal/start-event';
 
 const event = (subject: string): Omit<ReceivedEvent, 'body'> => ({
   source: 'standard',
@@ -11,9 +12,15 @@ const event = (subject: string): Omit<ReceivedEvent, 'body'> => ({
   payload: { data: { amount: 4200, currency: 'eur' } },
 });
 
+const summaryFor = (received: Omit<ReceivedEvent, 'body'>, router = new Router('standard-webhooks')) =>
+  startOptions(received, { workflowIdPrefix: '', router }, 'delivery', 'webhooks').options.staticSummary;
+
 describe('summaryOf', () => {
-  it('reads source · type · subject · amount', () => {
-    expect(summaryOf(event('ord_1'))).toBe('standard · order.created · ord_1 · 42.00 EUR');
+  it("reads source · type · subject, then the flow's own part (an order's amount)", () => {
+    expect(summaryFor(event('ord_1'))).toBe('standard · order.created · ord_1 · 42.00 EUR');
+    expect(summaryFor(event('ord_1'), new Router('standard-webhooks', { 'order.created': 'recordEvent' }))).toBe('standard · order.created · ord_1');
+    const shopify = { ...event('gid://shopify/Order/1'), source: 'shopify', provider: 'shopify' as const, type: 'orders/paid', payload: { total_price: '4200', currency: 'jpy' } };
+    expect(summaryFor(shopify, new Router('shopify'))).toBe('shopify · orders/paid · gid://shopify/Order/1 · 4200 JPY');
   });
 
   it.each([

@@ -1,0 +1,144 @@
+import type { QueryDefinition, SignalDefinition, Workflow } from '@temporalio/workflow';
+import { MAX_FIELD_LENGTH, readPointer, type EventFields, type EventFieldSpec } from './event-fields';
+import { statusQuery, type BodyField, type EventOutcome, type ProviderKind, type WebhookEvent } from './events';
+
+/** Input checked: the value to use, or what is wrong with it, in one sentence an operator can act on. */
+export type Checked<T> = { ok: true; value: T } | { ok: false; error: string };
+
+/** Where a signal is going, for checks that depend on it (a subscription update names its subscription). */
+export interface SignalTarget {
+  workflowId: string;
+}
+
+/** A signal a flow handles, with the check operators' input must pass before anything is sent. */
+export interface FlowSignal<Arg = unknown> {
+  readonly name: string;
+  readonly definition: SignalDefinition<[Arg]> | SignalDefinition<[Arg?]>;
+  /** Checks an operator's input (the CLI's `--data`, `/admin`'s JSON body); what is sent is the checked value. */
+  readonly read: (input: unknown, target: SignalTarget) => Checked<Arg | undefined>;
+  /** Accepted only while the workflow says it waits for it (`EventProgress.awaiting`); the rest may come early. */
+  readonly onlyWhileAwaited: boolean;
+  readonly description: string;
+}
+
+/** A signal of a flow: its definition, the check of operators' input, and when it is accepted. */
+export function flowSignal<Arg>(
+  definition: SignalDefinition<[Arg]> | SignalDefinition<[Arg?]>,
+  read: FlowSignal<Arg>['read'],
+  { description, onlyWhileAwaited = false }: { description: string; onlyWhileAwaited?: boolean },
+): FlowSignal<Arg> {
+  return { name: definition.name, definition, read, onlyWhileAwaited, description };
+}
+
+/** Provider kinds and the event types of each that a flow handles unless a source routes them elsewhere. */
+export type FlowEvents = { readonly [Kind in ProviderKind]?: readonly string[] };
+
+/** What `defineFlow` is given. */
+export interface FlowDeclaration<W extends Workflow, Personal extends string> {
+  /** The workflow function; its name is the workflow type. */
+  workflow: W;
+  /** One line for `durable-webhooks flows`. */
+  description: string;
+  /** Started by durable-webhooks itself (an entity, a delivery, a schedule), never for a webhook event. */
+  internal?: boolean;
+  /** The event types it handles by default, by provider kind; a source's `routes` may send others to it. */
+  handles?: FlowEvents;
+  /**
+   * What it needs from the body, by JSON pointer (RFC 6901). `copy`: IDs, amounts, currencies and
+   * statuses, copied into the input. `personal`: where the personal data its activities use is; the
+   * input says only whether each is there, and activities read the value from the stored body.
+   */
+  fields?: { copy?: Readonly<Record<string, string>>; personal?: Readonly<Record<Personal, string>> };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a list of signals with different arguments
+  signals?: ReadonlyArray<FlowSignal<any>>;
+  /** Queries besides `status`, which every event flow answers. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a list of queries with different results
+  queries?: ReadonlyArray<QueryDefinition<any>>;
+  /** What the Temporal UI's one-line summary adds after `source · type · subject`, from the copied fields. */
+  summary?: (fields: EventFields) => string | undefined;
+}
+
+/** One flow, as everything outside it sees it: the router, the receiver, operators' tools, the worker. */
+export interface Flow<W extends Workflow = Workflow, Personal extends string = string> {
+  readonly name: string;
+  readonly workflow: W;
+  readonly description: string;
+  readonly internal: boolean;
+  readonly handles: FlowEvents;
+  readonly fields: EventFieldSpec;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see FlowDeclaration
+  readonly signals: ReadonlyArray<FlowSignal<any>>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see FlowDeclaration
+  readonly queries: ReadonlyArray<QueryDefinition<any>>;
+  /** The summary's flow-specific part for these fields, if any. */
+  summarize(fields: EventFields): string | undefined;
+  /** The fields `fields` names, read from a parsed body: copied values, and `true`/`false` for each personal one. */
+  readFields(payload: unknown): EventFields;
+  /** A personal field, for an activity to read from the stored body. */
+  bodyField(name: Personal): BodyField;
+}
+
+/** A flow that handles webhook events: one event in, its outcome out. */
+export type EventFlow<Personal extends string = string> = Flow<(event: WebhookEvent) => Promise<EventOutcome>, Personal>;
+
+/**
+ * Declares a flow beside its workflow. Everything else (the routes from event types, the fields the
+ * receiver copies, the signals operators may send and their checks, the worker's registration, the
+ * `flows` command) is derived from these declarations.
+ */
+export function defineFlow<W extends Workflow, Personal extends string = never>(declaration: FlowDeclaration<W, Personal>): Flow<W, Personal> {
+  const { workflow, description, internal = false, handles = {}, signals = [], queries = [], summary } = declaration;
+  const fields: EventFieldSpec = { copy: declaration.fields?.copy ?? {}, ...(declaration.fields?.personal && { personal: declaration.fields.personal }) };
+  return {
+    name: workflow.name,
+    workflow,
+    description,
+    internal,
+    handles,
+    fields,
+    signals,
+    queries: internal ? queries : [statusQuery, ...queries],
+    summarize: (values) => summary?.(values),
+    readFields: (payload) => copyFields(fields, payload),
+    bodyField(name) {
+      const pointer = fields.personal?.[name];
+      if (pointer === undefined) throw new TypeError(`The flow ${workflow.name} has no personal field "${name}".`);
+      return { fromBody: pointer };
+    },
+  };
+}
+
+function copyFields(spec: EventFieldSpec, payload: unknown): EventFields {
+  const fields: EventFields = {};
+  for (const [name, pointer] of Object.entries(spec.copy)) {
+    const value = readPointer(payload, pointer);
+    if (value === null || typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'string' && value.length <= MAX_FIELD_LENGTH)) fields[name] = value;
+  }
+  for (const [name, pointer] of Object.entries(spec.personal ?? {})) {
+    const value = readPointer(payload, pointer);
+    fields[name] = value !== undefined && value !== null && value !== '';
+  }
+  return fields;
+}
+
+/** True for a value `defineFlow` made. */
+export function isFlow(value: unknown): value is Flow {
+  return typeof value === 'object' && value !== null && typeof (value as Flow).workflow === 'function' && typeof (value as Flow).readFields === 'function';
+}
+
+/**
+ * Checks a signal argument that is a JSON object of optional string fields (`{"by":"ops"}`): absent
+ * or null is no argument; anything else named.
+ */
+export function readOptionalStrings<Keys extends string>(signal: string, keys: readonly Keys[]): (input: unknown) => Checked<Partial<Record<Keys, string>> | undefined> {
+  return (input) => {
+    if (input === undefined || input === null) return { ok: true, value: undefined };
+    if (typeof input !== 'object' || Array.isArray(input)) return { ok: false, error: `the ${signal} argument must be a JSON object such as {"${keys[0]}":"…"}` };
+    const unknown = Object.keys(input).filter((key) => !(keys as readonly string[]).includes(key));
+    if (unknown.length > 0) return { ok: false, error: `${signal} takes ${keys.join(' and ')}, not ${unknown.join(', ')}` };
+    for (const [key, value] of Object.entries(input)) {
+      if (typeof value !== 'string' || value.length > MAX_FIELD_LENGTH) return { ok: false, error: `${key} must be a string of up to ${MAX_FIELD_LENGTH} characters` };
+    }
+    return { ok: true, value: input as Partial<Record<Keys, string>> };
+  };
+}

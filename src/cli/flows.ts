@@ -1,0 +1,53 @@
+import { Command } from 'commander';
+import { loadReceiverConfig } from '../config';
+import { FLOWS, Router } from '../flows';
+import { print } from './output';
+
+/** One flow as `durable-webhooks flows` shows it. */
+export interface FlowListing {
+  name: string;
+  description: string;
+  internal: boolean;
+  /** Per source, the event types (or `prefix*`) it starts this flow for. */
+  events: Record<string, string[]>;
+  signals: { name: string; description: string; onlyWhileAwaited: boolean }[];
+  fields: { copy: string[]; personal: string[] };
+  queries: string[];
+}
+
+/** Every flow, with what each source routes to it, from the declarations and the sources' routes. */
+export function listFlows(sources: readonly { name: string; router: Router }[]): FlowListing[] {
+  return FLOWS.map((flow) => ({
+    name: flow.name,
+    description: flow.description,
+    internal: flow.internal,
+    events: flow.internal ? {} : Object.fromEntries(sources.map((source) => [source.name, source.router.routedTo(flow)]).filter(([, types]) => types!.length > 0)),
+    signals: flow.signals.map(({ name, description, onlyWhileAwaited }) => ({ name, description, onlyWhileAwaited })),
+    fields: { copy: Object.keys(flow.fields.copy), personal: Object.keys(flow.fields.personal ?? {}) },
+    queries: flow.queries.map((query) => query.name),
+  }));
+}
+
+export function flowsCommand(): Command {
+  return new Command('flows')
+    .description("List every flow: the event types each source routes to it (its routes in WEBHOOKS_CONFIG, then its kind's defaults), its signals, fields and queries.")
+    .option('--json', 'print the list as JSON')
+    .action((options: { json?: boolean }) => {
+      // Every source the receiver knows, built-in ones whether or not their secret is set here.
+      const { sources } = loadReceiverConfig(process.env, { development: true });
+      const listing = listFlows(sources.map((source) => ({ name: source.name, router: new Router(source.kind, source.routes) })));
+      print(options.json, listing, () => listing.map(describe).join('\n\n'));
+    });
+}
+
+function describe(flow: FlowListing): string {
+  const lines = [`${flow.name}${flow.internal ? ' (internal)' : ''}: ${flow.description}`];
+  const events = Object.entries(flow.events).map(([source, types]) => `${source}: ${types.join(', ')}`);
+  if (!flow.internal) lines.push(`  events   ${events.length ? events.join('\n           ') : 'none (route some with a source\'s routes)'}`);
+  for (const signal of flow.signals) lines.push(`  signal   ${signal.name}${signal.onlyWhileAwaited ? ' (only while awaited)' : ''}: ${signal.description}`);
+  if (flow.fields.copy.length || flow.fields.personal.length) {
+    lines.push(`  fields   ${[...flow.fields.copy, ...flow.fields.personal.map((name) => `${name} (personal: read from the body store)`)].join(', ')}`);
+  }
+  if (flow.queries.length) lines.push(`  queries  ${flow.queries.join(', ')}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,90 @@
+import * as workflows from '../workflows';
+import { isFlow, type EventFlow, type Flow, type ProviderKind } from '../contracts';
+import { ConfigError } from './errors';
+
+/** The internal workflows' declarations, for the code that starts them. */
+export { deliverMessageFlow, publishMessageFlow, reconcileFlow, subscriptionEntityFlow } from '../workflows';
+
+/** Every flow the worker runs: the declarations `workflows/index.ts` exports beside their workflows. */
+export const FLOWS: readonly Flow[] = Object.values(workflows).filter(isFlow);
+
+/** The flow that records every event type nothing routes: completed as ignored, still visible. */
+export const DEFAULT_FLOW = workflows.recordEventFlow;
+
+const byName: ReadonlyMap<string, Flow> = new Map(FLOWS.map((flow) => [flow.name, flow]));
+
+/** The flow of this workflow type, if it is one of ours. */
+export function flowNamed(name: string): Flow | undefined {
+  return byName.get(name);
+}
+
+/** A source's `routes`: an event type, or a prefix ending in `*` (`customer.*`, or `*` for all), to a flow's name. */
+export type Routes = Readonly<Record<string, string>>;
+
+// Maps, not object literals: an event type is sender-chosen text, and "constructor" or "__proto__"
+// must find nothing rather than a property every object inherits.
+const DEFAULTS: ReadonlyMap<ProviderKind, ReadonlyMap<string, EventFlow>> = defaultRoutes(FLOWS);
+
+/** Each provider kind's event types and the flow that handles each by default; two flows claiming one type is a mistake in `workflows/`. */
+export function defaultRoutes(flows: readonly Flow[]): ReadonlyMap<ProviderKind, ReadonlyMap<string, EventFlow>> {
+  const routes = new Map<ProviderKind, Map<string, EventFlow>>();
+  for (const flow of flows) {
+    for (const [kind, types] of Object.entries(flow.handles) as [ProviderKind, readonly string[]][]) {
+      const ofKind = routes.get(kind) ?? routes.set(kind, new Map()).get(kind)!;
+      for (const type of types) {
+        const other = ofKind.get(type);
+        if (other) throw new Error(`Both ${other.name} and ${flow.name} declare that they handle ${kind} "${type}".`);
+        ofKind.set(type, flow as EventFlow);
+      }
+    }
+  }
+  return routes;
+}
+
+/**
+ * Which flow each of one source's event types starts: the source's own routes first (an exact
+ * type, then the longest matching `prefix*`), then the kind's defaults, then `recordEvent`.
+ */
+export class Router {
+  private readonly exact = new Map<string, EventFlow>();
+  /** Prefixes, longest first. */
+  private readonly prefixes: [string, EventFlow][] = [];
+
+  /** @throws ConfigError naming the route, when it names no event flow or its pattern has a `*` anywhere but at the end. */
+  constructor(
+    readonly kind: ProviderKind,
+    readonly routes: Routes = {},
+    where = 'routes',
+  ) {
+    for (const [pattern, name] of Object.entries(routes)) {
+      const flow = flowNamed(name);
+      if (!flow || flow.internal) {
+        const names = FLOWS.filter((each) => !each.internal).map((each) => each.name);
+        throw new ConfigError(`${where}: "${pattern}" names the flow "${name}", which does not exist; use one of ${names.join(', ')}.`);
+      }
+      const star = pattern.indexOf('*');
+      if (pattern === '' || (star !== -1 && star !== pattern.length - 1)) {
+        throw new ConfigError(`${where}: "${pattern}" must be an event type, or a prefix ending in "*" such as "customer.*".`);
+      }
+      if (star === -1) this.exact.set(pattern, flow as EventFlow);
+      else this.prefixes.push([pattern.slice(0, -1), flow as EventFlow]);
+    }
+    this.prefixes.sort(([a], [b]) => b.length - a.length);
+  }
+
+  /** The flow that handles this event type. */
+  flowFor(type: string): EventFlow {
+    return this.exact.get(type) ?? this.prefixes.find(([prefix]) => type.startsWith(prefix))?.[1] ?? DEFAULTS.get(this.kind)?.get(type) ?? DEFAULT_FLOW;
+  }
+
+  /**
+   * What is routed to `flow` at this source: its default event types that no route takes elsewhere,
+   * and the routes that name it; `*` when it is the fallback for everything else.
+   */
+  routedTo(flow: Flow): string[] {
+    const routed = [...(DEFAULTS.get(this.kind) ?? new Map<string, EventFlow>()).keys()].filter((type) => this.flowFor(type) === flow);
+    routed.push(...Object.entries(this.routes).filter(([pattern, name]) => name === flow.name && !routed.includes(pattern)).map(([pattern]) => pattern));
+    if (flow === DEFAULT_FLOW && !this.prefixes.some(([prefix]) => prefix === '')) routed.push('* (everything else)');
+    return routed;
+  }
+}

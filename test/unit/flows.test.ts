@@ -1,0 +1,68 @@
+import { ProviderKind } from '../../contracts';
+import { applySubscriptionEventFlow, chargeOrderFlow, fulfilCheckoutFlow, notifyGitHubFlow, recordEventFlow } from '../../workflows';
+import { ConfigError } from '../../src/errors';
+import { listFlows } from '../../src/cli/flows';
+import { Router } from '../../src/flows';
+
+describe('a source\'s routes', () => {
+  it('use the kind\'s defaults, and record every other type', () => {
+    const stripe = new Router(ProviderKind.STRIPE);
+    expect(stripe.flowFor('checkout.session.completed')).toBe(fulfilCheckoutFlow);
+    expect(stripe.flowFor('customer.subscription.updated')).toBe(applySubscriptionEventFlow);
+    expect(stripe.flowFor('invoice.paid')).toBe(recordEventFlow);
+    expect(stripe.flowFor('constructor')).toBe(recordEventFlow);
+    expect(new Router(ProviderKind.PADDLE).flowFor('transaction.completed')).toBe(recordEventFlow);
+  });
+
+  it('come before the defaults: an exact type, then the longest prefix', () => {
+    const router = new Router(ProviderKind.STRIPE, { 'invoice.paid': 'notifyGitHub', 'customer.*': 'recordEvent', 'customer.subscription.*': 'applySubscriptionEvent', 'checkout.session.completed': 'recordEvent' });
+    expect(router.flowFor('invoice.paid')).toBe(notifyGitHubFlow);
+    expect(router.flowFor('customer.created')).toBe(recordEventFlow);
+    expect(router.flowFor('customer.subscription.paused')).toBe(applySubscriptionEventFlow);
+    expect(router.flowFor('checkout.session.completed')).toBe(recordEventFlow);
+    expect(router.flowFor('charge.refunded')).toBe(recordEventFlow);
+    expect(new Router(ProviderKind.SHOPIFY, { '*': 'chargeOrder' }).flowFor('orders/create')).toBe(chargeOrderFlow);
+  });
+
+  it('say what each flow gets at the source', () => {
+    const router = new Router(ProviderKind.STRIPE, { 'invoice.paid': 'fulfilCheckout', 'customer.subscription.deleted': 'recordEvent' });
+    expect(router.routedTo(fulfilCheckoutFlow)).toEqual(['checkout.session.completed', 'invoice.paid']);
+    expect(router.routedTo(applySubscriptionEventFlow)).toEqual(['customer.subscription.created', 'customer.subscription.updated']);
+    expect(router.routedTo(recordEventFlow)).toEqual(['customer.subscription.deleted', '* (everything else)']);
+    expect(router.routedTo(chargeOrderFlow)).toEqual([]);
+  });
+
+  it.each([
+    ['an unknown flow', { 'invoice.paid': 'notifyFinance' }, 'routes: "invoice.paid" names the flow "notifyFinance", which does not exist; use one of chargeOrder, fulfilCheckout, fulfilShopifyOrder, notifyGitHub, recordEvent, applySubscriptionEvent.'],
+    ['an internal workflow', { 'invoice.paid': 'subscriptionEntity' }, /"invoice.paid" names the flow "subscriptionEntity", which does not exist/],
+    ['a star inside the type', { 'customer.*.created': 'recordEvent' }, 'routes: "customer.*.created" must be an event type, or a prefix ending in "*" such as "customer.*".'],
+    ['an empty type', { '': 'recordEvent' }, /"" must be an event type/],
+  ])('refuse %s', (_what, routes, message) => {
+    expect(() => new Router(ProviderKind.STRIPE, routes)).toThrow(ConfigError);
+    expect(() => new Router(ProviderKind.STRIPE, routes)).toThrow(message);
+  });
+});
+
+describe('durable-webhooks flows', () => {
+  it('lists each flow with what every source routes to it, its signals, fields and queries', () => {
+    const listing = listFlows([
+      { name: 'stripe', router: new Router(ProviderKind.STRIPE) },
+      { name: 'billing', router: new Router(ProviderKind.STRIPE, { 'invoice.payment_failed': 'chargeOrder' }) },
+    ]);
+    expect(listing.find((flow) => flow.name === 'chargeOrder')).toEqual({
+      name: 'chargeOrder',
+      description: expect.stringContaining('charges the card through Stripe'),
+      internal: false,
+      events: { billing: ['invoice.payment_failed'] },
+      signals: [
+        { name: 'approve', description: 'approves an order held for review', onlyWhileAwaited: false },
+        { name: 'reject', description: 'rejects an order held for review; it is cancelled', onlyWhileAwaited: false },
+        { name: 'retryPayment', description: expect.any(String), onlyWhileAwaited: true },
+      ],
+      fields: { copy: ['orderId', 'amount', 'currency', 'customer', 'paymentMethod'], personal: ['email'] },
+      queries: ['status'],
+    });
+    expect(listing.find((flow) => flow.name === 'fulfilCheckout')?.events).toEqual({ stripe: ['checkout.session.completed'], billing: ['checkout.session.completed'] });
+    expect(listing.find((flow) => flow.name === 'subscriptionEntity')).toMatchObject({ internal: true, events: {}, signals: [{ name: 'apply' }], queries: ['state'] });
+  });
+});

@@ -1,0 +1,31 @@
+import type { BodyField, SavedOrder, WebhookEvent } from '../contracts';
+import { db, external, formatAmount, idempotencyKey, sendEmail, stepOf, type Progress } from './steps';
+
+/**
+ * The fulfilment of a paid order, whichever provider took the payment: record the order, mark its
+ * Stripe PaymentIntent fulfilled when it has one, and email the customer when there is an address.
+ */
+export async function fulfilOrder(event: WebhookEvent, progress: Progress, { order: fields, customerEmail: to, label }: { order: SavedOrder; customerEmail: BodyField | null; label?: string }) {
+  const order = await db.saveOrder({ ...stepOf(event, 'order:fulfilled'), order: { ...fields, customerEmail: to } });
+  progress.done('order');
+
+  if (order.paymentIntentId) {
+    await external.markPaymentIntentFulfilled.executeWithOptions({ summary: `mark ${order.paymentIntentId} fulfilled` }, [
+      { source: event.source, eventId: event.id, idempotencyKey: idempotencyKey(), paymentIntentId: order.paymentIntentId, orderId: order.id },
+    ]);
+    progress.done('stripe:mark-fulfilled');
+  }
+
+  if (to) {
+    const name = label ?? order.id;
+    await sendEmail({
+      ...stepOf(event, 'email:confirmation'),
+      idempotencyKey: idempotencyKey(),
+      to,
+      subject: `Order ${name} confirmed`,
+      text: `Thank you for your order ${name}${order.amount !== null && order.currency ? ` of ${formatAmount(order.amount, order.currency)}` : ''}. It is on its way.`,
+    });
+    progress.done('email:confirmation');
+  }
+  return order;
+}
