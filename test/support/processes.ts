@@ -13,11 +13,11 @@ export interface Spawned {
 }
 
 /**
- * Runs a command in the project folder, collecting stdout and stderr. `env` adds to this process's
- * environment; a variable set to undefined is left out.
+ * Runs a command in the project folder (or `cwd`), collecting stdout and stderr. `env` adds to this
+ * process's environment; a variable set to undefined is left out.
  */
-export function spawnProcess(command: string, args: string[], env: NodeJS.ProcessEnv): Spawned {
-  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnProcess(command: string, args: string[], env: NodeJS.ProcessEnv, cwd = ROOT): Spawned {
+  const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const listeners = new Set<() => void>();
   const collect = (chunk: Buffer) => {
@@ -69,8 +69,8 @@ export function spawnNpmScript(script: string, env: NodeJS.ProcessEnv): Spawned 
  * Runs the operator CLI to completion. `error` is its diagnostic when it failed: the message of the
  * JSON error line it writes on stderr (component `cli`).
  */
-export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; output: string; error?: string }> {
-  const cli = spawnTs('src/cli/index.ts', args, env);
+export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}, root = ROOT): Promise<{ code: number | null; output: string; error?: string }> {
+  const cli = spawnProcess(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/index.ts'), ...args], env, root);
   const code = await cli.exited;
   return { code, output: cli.output(), error: cliError(cli.output()) };
 }

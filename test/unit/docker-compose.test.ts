@@ -81,15 +81,15 @@ describe('docker-compose.yml', () => {
     expect(services['temporal-ui']!.environment!.TEMPORAL_ADDRESS).toBe('temporal:7233');
   });
 
-  it('uses only environment names the code reads and the README documents', () => {
+  it('uses only environment names the code reads and docs/configuration.md documents', () => {
     const names = new Set(['receiver', 'worker'].flatMap((name) => Object.keys(services[name]!.environment!)));
     for (const name of names) {
       // A secret's `_PREVIOUS` companion is read wherever the secret is (config.ts's withPrevious).
       const base = name.replace(/_PREVIOUS$/, '');
       const readByCode = base.startsWith('TEMPORAL_') || sourceText.includes(`'${base}'`) || sourceText.includes(`env.${base}`);
       expect({ name, readByCode }).toEqual({ name, readByCode: true });
-      expect(read('README.md')).toContain(`\`${base}\``);
-      if (base !== name) expect(read('README.md')).toContain('`<any secret or key>_PREVIOUS`');
+      expect(read('docs/configuration.md')).toContain(`\`${base}\``);
+      if (base !== name) expect(read('docs/configuration.md')).toContain('`<any secret or key>_PREVIOUS`');
     }
   });
 

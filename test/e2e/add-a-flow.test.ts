@@ -1,0 +1,130 @@
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { statusQuery } from '../../contracts';
+import { eventually } from '../support/eventually';
+import { startMailpit } from '../support/mailpit';
+import { codeBlocks, consoleCommands } from '../support/markdown';
+import { freePort } from '../support/ports';
+import { ROOT, runCli, spawnProcess, type Spawned } from '../support/processes';
+
+/**
+ * docs/add-a-flow.md, followed literally on a copy of the project: its files and its one line are
+ * written as the page shows them, the copy is built, `npm run dev` runs it, and the page's own
+ * commands send the event, list the flow and signal it. The flow must run once, send one email,
+ * refuse the input its check refuses, and show the summary the page promises.
+ */
+const GUIDE = readFileSync(path.join(ROOT, 'docs/add-a-flow.md'), 'utf8');
+const blocks = codeBlocks(GUIDE);
+const copy = mkdtempSync(path.join(tmpdir(), 'dw-guide-'));
+let mailpit: Awaited<ReturnType<typeof startMailpit>>;
+let dev: Spawned | undefined;
+let env: NodeJS.ProcessEnv;
+let client: Client;
+
+/** A command as the page writes it, run in the copy: `npx durable-webhooks` is the copy's CLI. */
+const run = (command: string) => {
+  const words = (command.match(/'[^']*'|\S+/g) ?? []).map((word) => word.replace(/^'(.*)'$/, '$1'));
+  expect(words.slice(0, 2)).toEqual(['npx', 'durable-webhooks']);
+  return runCli(words.slice(2), env, copy);
+};
+
+beforeAll(async () => {
+  // The project as a clone has it (tracked files, and new ones not ignored), with its installed dependencies and tools.
+  const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
+  for (const file of files) {
+    mkdirSync(path.dirname(path.join(copy, file)), { recursive: true });
+    cpSync(path.join(ROOT, file), path.join(copy, file));
+  }
+  symlinkSync(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'));
+  symlinkSync(path.join(ROOT, '.tools'), path.join(copy, '.tools'));
+
+  // Steps 1, 2 and 4: every file the page shows, and the line it adds.
+  for (const block of blocks) {
+    if (block.attributes.file) writeFileSync(path.join(copy, block.attributes.file), block.text);
+    if (block.attributes.append) appendFileSync(path.join(copy, block.attributes.append), block.text);
+  }
+  expect(blocks.filter((block) => block.attributes.file || block.attributes.append).map((block) => block.attributes.file ?? block.attributes.append)).toEqual([
+    'workflows/dunning.ts',
+    'workflows/index.ts',
+    'invoice.json',
+  ]);
+
+  // Step 3: build (the type check included), then npm run dev on ports and a data directory of its own.
+  const build = spawnProcess('npm', ['run', 'build'], {}, copy);
+  expect({ code: await build.exited, output: build.output() }).toMatchObject({ code: 0 });
+  mailpit = await startMailpit();
+  const temporalPort = await freePort(1000);
+  env = {
+    PORT: String(await freePort()),
+    TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
+    DATA_DIR: path.join(copy, '.data'),
+    DATABASE_URL: '',
+    STRIPE_WEBHOOK_SECRET: '',
+    STRIPE_SECRET_KEY: '',
+    WEBHOOKS_CONFIG: '',
+    EMAIL_PROVIDER: 'smtp',
+    SMTP_URL: mailpit.smtpUrl,
+    WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
+  };
+  dev = spawnProcess(process.execPath, ['--import', 'tsx', 'src/dev.ts'], env, copy);
+  await dev.waitFor('Press Ctrl-C to stop.');
+  client = new Client({ connection: await Connection.connect({ address: env.TEMPORAL_ADDRESS }) });
+}, 240_000);
+
+afterAll(async () => {
+  await client?.connection.close();
+  if (dev) {
+    dev.child.kill('SIGINT');
+    await dev.exited;
+  }
+  await mailpit?.stop();
+  rmSync(copy, { recursive: true, force: true });
+});
+
+it('lists the new flow as the page shows it', async () => {
+  const listing = blocks.find((block) => block.lang === 'console' && block.text.includes('durable-webhooks flows'))!;
+  const [{ command, prints }] = consoleCommands(listing) as [{ command: string; prints: string[] }];
+  const { code, output } = await run(command);
+  expect(code).toBe(0);
+  const shown = prints.filter((line) => line !== '…');
+  expect(output).toContain(shown.join('\n'));
+});
+
+it('runs the flow once for the sent event, refuses what the signal check refuses, and sends one email', async () => {
+  const sendLine = blocks.find((block) => block.lang === 'sh' && block.text.includes('durable-webhooks send'))!.text.trim();
+  const sent = await run(`${sendLine} --json`);
+  expect(sent.code).toBe(0);
+  const attempts = sent.output.trim().split('\n').map((line) => JSON.parse(line) as { status: number; body: { status: string; eventId: string } });
+  expect(attempts.map((attempt) => [attempt.status, attempt.body.status])).toEqual([
+    [202, 'started'],
+    [200, 'duplicate'],
+  ]);
+  const eventId = attempts[0]!.body.eventId;
+  const handle = client.workflow.getHandle(eventId);
+  const description = await handle.describe();
+  expect(description.type).toBe('dunning');
+  const summary = await description.staticSummary();
+  expect(GUIDE).toContain(`summarised \`${summary}\``);
+  expect(summary).toBe('stripe · invoice.payment_failed · in_1QdunningGuide · 42.00 EUR');
+  await eventually('the flow waits for approveReminder', async () => (await handle.query(statusQuery)).awaiting?.signals.includes('approveReminder') === true);
+
+  // Step 5, command by command: what the page says each prints, on stdout or as the CLI's error.
+  const approval = blocks.find((block) => block.lang === 'console' && block.text.includes('events signal'))!;
+  for (const { command, prints } of consoleCommands(approval)) {
+    const result = await run(command.replaceAll('<eventId>', eventId));
+    expect(result.code === 0 ? result.output.trim() : result.error).toBe(prints.join('\n').replaceAll('<eventId>', eventId));
+  }
+  expect(await handle.result()).toMatchObject({ outcome: 'reminded' });
+
+  // Redelivered after it finished: a duplicate, and still one email.
+  expect((await run(`${sendLine.replace('--repeat 2', '')} --id ${eventId} --json`)).output).toContain('"duplicate"');
+  const messages = await mailpit.messages();
+  expect(messages.filter((message) => message.Subject === 'Payment for invoice in_1QdunningGuide failed').map((message) => message.To.map((to) => to.Address))).toEqual([['ada@example.com']]);
+  const history = Buffer.from(temporal.api.history.v1.History.encode(await handle.fetchHistory()).finish()).toString();
+  expect(history).not.toContain('ada@example.com');
+  expect(history).not.toContain('invoice.stripe.com');
+});

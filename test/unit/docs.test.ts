@@ -1,0 +1,108 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { codeBlocks, headingAnchors, links } from '../support/markdown';
+import { ROOT, runCli } from '../support/processes';
+
+/**
+ * The documentation against the code: every link and anchor resolves, every environment variable
+ * the code reads is on the configuration page and every one there is read, and every command the
+ * README shows exists.
+ */
+const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
+const PAGES = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((file) => file.endsWith('.md')).map((file) => `docs/${file}`)];
+
+/** Every file of the shipped code, recursively. */
+function sourceFiles(dir: string): string[] {
+  return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? sourceFiles(path.join(dir, entry.name)) : entry.name.endsWith('.ts') ? [path.join(dir, entry.name)] : [],
+  );
+}
+
+/**
+ * The variables the code reads: `env.NAME`, `env['NAME']`, a helper given `(env, 'NAME'`, and the
+ * built-in sources' `secretEnv`/`publicKeyEnv`/`urlEnv`. Temporal's connection variables are read
+ * by `@temporalio/envconfig`, as the `temporal` CLI reads them.
+ */
+function variablesTheCodeReads(): Set<string> {
+  const names = new Set(['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TEMPORAL_API_KEY', 'TEMPORAL_PROFILE', 'TEMPORAL_TLS_*']);
+  const patterns = [/\benv(?:\.([A-Z][A-Z0-9_]+)|\[['"]([A-Z][A-Z0-9_]+)['"]\])/g, /\(env, '([A-Z][A-Z0-9_]+)'/g, /(?:secretEnv|publicKeyEnv|urlEnv): '([A-Z][A-Z0-9_]+)'/g];
+  for (const file of ['src', 'activities'].flatMap(sourceFiles)) {
+    const text = read(file);
+    for (const pattern of patterns) for (const match of text.matchAll(pattern)) names.add(match[1] ?? match[2]!);
+  }
+  return names;
+}
+
+/** The names in the first column of the configuration page's table. */
+function variablesDocumented(): Set<string> {
+  const names = new Set<string>();
+  for (const line of read('docs/configuration.md').split('\n')) {
+    const first = /^\| ([^|]+) \|/.exec(line)?.[1];
+    for (const match of first?.matchAll(/`([A-Z][A-Z0-9_]*\*?)`/g) ?? []) names.add(match[1]!);
+  }
+  return names;
+}
+
+describe('the documentation', () => {
+  it.each(PAGES)('%s: every relative link and #anchor resolves', (page) => {
+    const broken: string[] = [];
+    for (const { target, line } of links(read(page))) {
+      if (/^[a-z][a-z+.-]*:/i.test(target)) continue;
+      const [file, anchor] = target.split('#') as [string, string | undefined];
+      const resolved = file ? path.normalize(path.join(path.dirname(page), file)) : page;
+      if (!existsSync(path.join(ROOT, resolved))) broken.push(`line ${line}: ${target} (no ${resolved})`);
+      else if (anchor !== undefined && !headingAnchors(read(resolved)).has(anchor)) broken.push(`line ${line}: ${target} (no heading #${anchor} in ${resolved})`);
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it('indexes every page of docs/', () => {
+    const index = read('docs/README.md');
+    for (const page of PAGES.filter((file) => file.startsWith('docs/') && file !== 'docs/README.md')) expect(index).toContain(`](${path.basename(page)})`);
+  });
+
+  it('keeps the README a front page of about 12 KB at most', () => {
+    expect(Buffer.byteLength(read('README.md'))).toBeLessThanOrEqual(12 * 1024);
+  });
+
+  it('documents every environment variable the code reads on the configuration page, and only those', () => {
+    const readByCode = variablesTheCodeReads();
+    const documented = variablesDocumented();
+    expect([...readByCode].filter((name) => !documented.has(name)).sort()).toEqual([]);
+    expect([...documented].filter((name) => !readByCode.has(name)).sort()).toEqual([]);
+  });
+
+  it("shows only real npm scripts and durable-webhooks commands in the README's sh blocks", async () => {
+    const { scripts } = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
+    const help = async (args: string[]) => {
+      const { code, output } = await runCli([...args, '--help']);
+      expect(code).toBe(0);
+      const commands = output.split('Commands:')[1] ?? '';
+      return new Set([...commands.matchAll(/^ {2}(\S+)/gm)].map((match) => match[1]!));
+    };
+    const topLevel = await help([]);
+    const lines = codeBlocks(read('README.md'))
+      .filter((block) => block.lang === 'sh')
+      .flatMap((block) => block.text.split('\n'))
+      .map((line) => line.replace(/#.*$/, '').trim())
+      .filter(Boolean);
+    expect(lines.length).toBeGreaterThan(5);
+    for (const line of lines) {
+      for (const command of line.split('&&').map((part) => part.trim().split(/\s+/))) {
+        const [tool, first, second] = command;
+        if (tool === 'npm' && first === 'run') expect({ command: command.join(' '), known: second! in scripts }).toEqual({ command: command.join(' '), known: true });
+        else if (tool === 'npm') expect(['install', 'test', 'ci']).toContain(first);
+        else {
+          expect([tool, first]).toEqual(['npx', 'durable-webhooks']);
+          if (second === '--help') continue;
+          expect(topLevel).toContain(second);
+          const next = command[3];
+          if (next && !next.startsWith('-')) {
+            const subcommands = await help([second!]);
+            if (subcommands.size > 0) expect(subcommands).toContain(next);
+          }
+        }
+      }
+    }
+  });
+});
