@@ -1,5 +1,6 @@
 import { Connection } from '@temporalio/client';
-import { startStripeStandIn } from './dev/stripe-stand-in';
+import { handOff } from './dev/handoff';
+import { startStripeStandIn, STRIPE_STAND_IN_KEY } from './dev/stripe-stand-in';
 import { loadReceiverConfig, loadWorkerConfig } from './config';
 import { banner } from './dev/banner';
 import { endOfLifeWarning } from './dev/node-support';
@@ -50,6 +51,13 @@ async function main(): Promise<void> {
   const worker = await startWorker({ settings, taskQueue: config.taskQueue, activities: services.activities, workflows: 'bundle-now', tracing });
 
   const receiver = await startReceiver(config, client, createLogger('receiver', logging), services.db, settings.dataConverter?.payloadCodecs?.[0]);
+  // The CLI, run while this runs, reaches what it does: its database, its Stripe and its secrets.
+  const withdraw = handOff(config.dataDir, {
+    ...Object.fromEntries(config.developmentSecrets.map(({ env, value }) => [env, value])),
+    ...(services.db.url && { DATABASE_URL: services.db.url }),
+    ...(stripeStandIn && { STRIPE_SECRET_KEY: STRIPE_STAND_IN_KEY, STRIPE_API_URL: stripeStandIn.url }),
+    PORT: new URL(receiver.url).port,
+  });
   process.stdout.write(
     banner({ config, receiverUrl: receiver.url, temporalAddress: address, namespace: settings.namespace, devServer, downstream: [...services.describe(), payloadsLine(Boolean(settings.dataConverter), config.adminToken, receiver.url)] }),
   );
@@ -57,6 +65,7 @@ async function main(): Promise<void> {
   // The SDK's runtime turns SIGINT/SIGTERM into a graceful worker shutdown, which ends it.
   await worker.stopped;
   logger.info('stopping');
+  withdraw();
   await receiver.close();
   await client.connection.close();
   await services.close();

@@ -4,8 +4,9 @@ import type { Activities } from '../contracts';
 import { createActivities } from '../activities';
 import { ConfigError } from './errors';
 import type { WorkerConfig } from './config';
-import { openDatabase, type Database } from './db/database';
+import { embeddedDatabaseDir, openDatabase, type Database } from './db/database';
 import { migrate } from './db/migrations';
+import { STRIPE_STAND_IN_KEY } from './dev/stripe-stand-in';
 import { createStripeClient } from './stripe-client';
 import { captureSender, resendSender, smtpSender, type EmailSender } from './email/sender';
 
@@ -27,11 +28,11 @@ export async function createWorkerServices(config: WorkerConfig, options: { temp
   if (!databaseUrl && !options.embedded) {
     throw new ConfigError('DATABASE_URL is required when the worker runs on its own (npm run dev uses an embedded database in its one process).');
   }
-  const stripeKey = config.stripe.secretKey ?? (options.stripeStandIn ? 'sk_test_local_stand_in' : undefined);
+  const stripeKey = config.stripe.secretKey ?? (options.stripeStandIn ? STRIPE_STAND_IN_KEY : undefined);
   const stripeUrl = config.stripe.secretKey ? config.stripe.apiUrl : (options.stripeStandIn ?? config.stripe.apiUrl);
   if (!stripeKey) throw new ConfigError('STRIPE_SECRET_KEY is required (npm run dev uses a local Stripe stand-in when it is unset).');
 
-  const db = await openDatabase({ url: databaseUrl, embeddedDir: path.join(dataDir, 'pglite') });
+  const db = await openDatabase({ url: databaseUrl, embeddedDir: embeddedDatabaseDir(dataDir) });
   await migrate(db);
   const email = createEmailSender(config.email, path.join(dataDir, 'mail'));
   const stripe = createStripeClient(stripeKey, stripeUrl);
@@ -51,7 +52,7 @@ export async function createWorkerServices(config: WorkerConfig, options: { temp
     db,
     activities,
     describe: () => [
-      `Database     ${db.kind === 'embedded' ? `embedded PGlite in ${path.join(dataDir, 'pglite')}` : 'PostgreSQL (DATABASE_URL)'}`,
+      `Database     ${db.kind === 'embedded' ? `embedded PGlite in ${embeddedDatabaseDir(dataDir)}, served at ${db.url} (the CLI finds it)` : 'PostgreSQL (DATABASE_URL)'}`,
       `Stripe       ${config.stripe.secretKey ? `live API${stripeUrl ? ` at ${stripeUrl}` : ''}` : `local stand-in at ${stripeUrl} (set STRIPE_SECRET_KEY for Stripe)`}`,
       `Email        ${email.description}`,
     ],

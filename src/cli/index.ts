@@ -2,7 +2,8 @@
 import { Connection } from '@temporalio/client';
 import { Command, InvalidArgumentError } from 'commander';
 import { SEARCH_ATTRIBUTES } from '../../contracts';
-import { loadReceiverConfig } from '../config';
+import { loadCommonConfig, loadReceiverConfig } from '../config';
+import { takeHandoff } from '../dev/handoff';
 import { createLogger } from '../logger';
 import { temporalSettings } from '../temporal/connection';
 import { MIN_RETENTION_SECONDS, prepareNamespace } from '../temporal/namespace';
@@ -73,6 +74,9 @@ function positiveInteger(value: string): number {
   if (!Number.isSafeInteger(parsed) || parsed < 1) throw new InvalidArgumentError('must be a positive integer.');
   return parsed;
 }
+
+// While `npm run dev` runs, what this shell leaves unset comes from it (src/dev/handoff.ts).
+program.hook('preAction', () => void Object.assign(process.env, takeHandoff(loadCommonConfig().dataDir, process.env)));
 
 program.parseAsync().catch((error: Error) => {
   // The reason, on stderr as every process logs: a JSON line, or a readable one on a terminal.

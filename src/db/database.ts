@@ -1,5 +1,7 @@
 import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import pg from 'pg';
 
 /** Something SQL can run on: the database itself or one open transaction. */
@@ -7,9 +9,11 @@ export interface Queryable {
   query<Row extends object = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: Row[] }>;
 }
 
-/** The application database: PostgreSQL through `DATABASE_URL`, or PGlite embedded in this process. */
+/** The application database: PostgreSQL through `DATABASE_URL`, or PGlite embedded in `npm run dev`'s process. */
 export interface Database extends Queryable {
   readonly kind: 'postgresql' | 'embedded';
+  /** Where the embedded database answers, for other processes (the CLI). */
+  readonly url?: string;
   /** Runs `work` in one transaction: committed if it resolves, rolled back if it throws. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -51,14 +55,34 @@ function openPostgres(url: string, exitOnIdle: boolean): Database {
   };
 }
 
-/** PGlite keeps its files in one directory and serves only this process (`npm run dev`). */
+/** Connections the embedded database serves at once: this process's pool and the CLI's. */
+const EMBEDDED_CONNECTIONS = 32;
+
+/**
+ * PGlite keeps its files in one directory, in this process (`npm run dev`), and serves them over
+ * PostgreSQL's protocol on loopback (`@electric-sql/pglite-socket`), so this process and the CLI reach
+ * it the same way, through the server's multiplexer, which gives an open transaction to its
+ * connection alone (`npm run dev` hands its URL to the CLI: src/dev/handoff.ts).
+ */
 async function openEmbedded(dir: string): Promise<Database> {
   mkdirSync(dir, { recursive: true });
-  const db = await PGlite.create(dir);
+  const pglite = await PGlite.create(dir);
+  const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: EMBEDDED_CONNECTIONS });
+  await server.start();
+  const url = `postgres://postgres@${server.getServerConn()}/postgres`;
+  const db = openPostgres(url, false);
   return {
+    ...db,
     kind: 'embedded',
-    query: (sql, params) => db.query(sql, params),
-    transaction: (work) => db.transaction((tx) => work({ query: (sql, params) => tx.query(sql, params) })),
-    close: () => db.close(),
+    url,
+    async close() {
+      await db.close();
+      await server.stop();
+      await pglite.close();
+    },
   };
 }
+
+/** Where `npm run dev` keeps the embedded database, under DATA_DIR. */
+export const embeddedDatabaseDir = (dataDir: string) => path.join(dataDir, 'pglite');
+

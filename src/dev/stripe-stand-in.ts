@@ -9,6 +9,10 @@ import { IdempotencyStore, type StoredResponse } from './idempotency-store';
  * parameters → 400 idempotency_error; a repeat while the first runs → 409. The real `stripe` SDK
  * talks to it over HTTP. It counts distinct effects so tests can assert "exactly one charge".
  */
+
+/** The API key the stand-in is called with (it checks none). */
+export const STRIPE_STAND_IN_KEY = 'sk_test_local_stand_in';
+
 export interface StripeRequest {
   method: string;
   path: string;

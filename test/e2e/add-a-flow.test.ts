@@ -7,7 +7,7 @@ import { temporal } from '@temporalio/proto';
 import { statusQuery } from '../../contracts';
 import { eventually } from '../support/eventually';
 import { startMailpit } from '../support/mailpit';
-import { codeBlocks, consoleCommands } from '../support/markdown';
+import { codeBlocks, consoleCommands, shellWords } from '../support/markdown';
 import { freePort } from '../support/ports';
 import { ROOT, runCli, spawnProcess, type Spawned } from '../support/processes';
 
@@ -27,7 +27,7 @@ let client: Client;
 
 /** A command as the page writes it, run in the copy: `npx durable-webhooks` is the copy's CLI. */
 const run = (command: string) => {
-  const words = (command.match(/'[^']*'|\S+/g) ?? []).map((word) => word.replace(/^'(.*)'$/, '$1'));
+  const words = shellWords(command);
   expect(words.slice(0, 2)).toEqual(['npx', 'durable-webhooks']);
   return runCli(words.slice(2), env, copy);
 };

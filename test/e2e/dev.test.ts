@@ -8,7 +8,8 @@ import { endOfLifeWarning } from '../../src/dev/node-support';
 import { isServing } from '../../src/temporal/server-process';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/ports';
-import { runCli, spawnTs, type Spawned } from '../support/processes';
+import { codeBlocks, consoleCommands, shellWords } from '../support/markdown';
+import { ROOT, runCli, spawnTs, type Spawned } from '../support/processes';
 
 /**
  * `npm run dev` as a newcomer runs it (on free ports and a data directory of its own): it starts
@@ -155,6 +156,44 @@ describe('npm run dev', () => {
       const { code, attempts } = await sendJson([source!, type!, '--repeat', '2']);
       expect({ source, code, statuses: attempts.map((attempt) => attempt.status) }).toEqual({ source, code: 0, statuses: [202, 200] });
     }
+  });
+
+  it("runs every durable-webhooks command of the docs' console blocks, as written, with nothing configured", async () => {
+    dev ??= await startDev();
+    // docs/add-a-flow.md's commands need the flow it adds: test/e2e/add-a-flow.test.ts runs them.
+    const pages = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((file) => file.endsWith('.md') && file !== 'add-a-flow.md').map((file) => `docs/${file}`)];
+    const commands = pages.flatMap((page) =>
+      codeBlocks(readFileSync(path.join(ROOT, page), 'utf8'))
+        .filter((block) => block.lang === 'console')
+        .flatMap(consoleCommands)
+        // The rest set a provider's credentials first (a live key, a GitHub token): their APIs are not reachable here.
+        .filter(({ command }) => command.startsWith('npx durable-webhooks '))
+        .map(({ command }) => ({ page, command })),
+    );
+    expect(commands.length).toBeGreaterThanOrEqual(8);
+
+    // docs/flows.md's declined order, made as its sh block makes it; the docs' msg_… is that order.
+    const cwd = mkdtempSync(path.join(tmpdir(), 'dw-docs-'));
+    const declinedBlock = codeBlocks(readFileSync(path.join(ROOT, 'docs/flows.md'), 'utf8')).find((block) => block.lang === 'sh' && block.text.includes('declined.json'))!;
+    const [echo, sendDeclined] = declinedBlock.text.trim().split('\n') as [string, string];
+    writeFileSync(path.join(cwd, 'declined.json'), /^echo '(.*)' > declined\.json$/.exec(echo)![1]!);
+    const cli = (command: string) => runCli(shellWords(command).slice(2), env, ROOT, cwd);
+    const declined = await cli(`${sendDeclined} --json`);
+    const order = (JSON.parse(declined.output) as { body: { eventId: string } }).body.eventId;
+    await eventually('the declined order waits for retryPayment', async () => JSON.parse((await cli(`npx durable-webhooks events query ${order} status --json`)).output).awaiting !== null);
+
+    let checkout: string | undefined;
+    for (const { page, command } of commands) {
+      const literal = command.replace(/\bmsg_\S*/g, order).replace(/\bevt_\S*/g, () => checkout!);
+      const result = await cli(literal);
+      expect({ page, command: literal, code: result.code, error: result.error }).toEqual({ page, command: literal, code: 0, error: undefined });
+      // The README's first send makes the Stripe event the docs' evt_… stand for; later commands address it once it has finished.
+      checkout ??= /started +(evt_\S+)/.exec(result.output)?.[1];
+      if (checkout && command.includes(' send ')) {
+        await eventually('the checkout finished', async () => (JSON.parse((await cli(`npx durable-webhooks events show ${checkout} --json`)).output) as { status: string }).status === 'completed');
+      }
+    }
+    expect(checkout).toBeDefined();
   });
 
   it('stops the dev server, worker and receiver on Ctrl-C', async () => {

@@ -65,3 +65,8 @@ export function links(markdown: string): { target: string; line: number }[] {
   });
   return found;
 }
+
+/** A one-line shell command as its words, with '…' and "…" quoting (no escapes, no expansion). */
+export function shellWords(command: string): string[] {
+  return (command.match(/'[^']*'|"[^"]*"|\S+/g) ?? []).map((word) => word.replace(/^'(.*)'$|^"(.*)"$/, '$1$2'));
+}

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 export const ROOT = path.resolve(__dirname, '../..');
 
@@ -69,8 +70,10 @@ export function spawnNpmScript(script: string, env: NodeJS.ProcessEnv): Spawned 
  * Runs the operator CLI to completion. `error` is its diagnostic when it failed: the message of the
  * JSON error line it writes on stderr (component `cli`).
  */
-export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}, root = ROOT): Promise<{ code: number | null; output: string; error?: string }> {
-  const cli = spawnProcess(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/index.ts'), ...args], env, root);
+export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}, root = ROOT, cwd = root): Promise<{ code: number | null; output: string; error?: string }> {
+  // tsx by its path: the working directory may be anywhere, and `--import tsx` resolves from there.
+  const tsx = pathToFileURL(path.join(root, 'node_modules/tsx/dist/loader.mjs')).href;
+  const cli = spawnProcess(process.execPath, ['--import', tsx, path.join(root, 'src/cli/index.ts'), ...args], env, cwd);
   const code = await cli.exited;
   return { code, output: cli.output(), error: cliError(cli.output()) };
 }
