@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { ProviderKind } from '../../contracts';
-import type { CommonConfig, SourceConfig } from '../config';
+import type { CommonConfig } from '../config';
+import type { SourceConfig } from '../config/sources';
 import type { Queryable } from '../db/database';
 import { OperationRejectedError } from '../errors';
 import { createSource, type Source } from '../providers/registry';

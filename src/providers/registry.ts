@@ -1,4 +1,4 @@
-import type { SourceConfig } from '../config';
+import type { SourceConfig } from '../config/sources';
 import { ConfigError, UnknownSourceError } from '../errors';
 import { createAdyenAdapter } from './adyen';
 import { createGitHubAdapter } from './github';

@@ -9,7 +9,7 @@ import {
 import { Worker, type DataConverter, type InjectedSinks, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Tracing } from '../tracing';
 import type { Activities } from '../../contracts';
-import { PROJECT_ROOT } from '../config';
+import { PROJECT_ROOT } from '../config/paths';
 import { ConfigError } from '../errors';
 import { connectWorkerConnection, type TemporalSettings } from './connection';
 

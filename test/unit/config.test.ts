@@ -1,7 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { DEFAULT_MAX_BODY_BYTES, DEVELOPMENT_SECRETS, loadCommonConfig, loadReceiverConfig, loadWorkerConfig } from '../../src/config';
+import { DEFAULT_MAX_BODY_BYTES, loadCommonConfig, loadReceiverConfig, loadWorkerConfig } from '../../src/config';
+import { DEVELOPMENT_SECRETS } from '../../src/config/sources';
 
 const writeConfig = (text: string, name = 'webhooks.yaml') => {
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'dw-config-')), name);

@@ -22,7 +22,7 @@ interface Service {
 const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, Service> };
 const { services } = compose;
 const packageJson = JSON.parse(read('package.json')) as { scripts: Record<string, string>; bin: Record<string, string> };
-const sourceText = ['src/config.ts', 'src/temporal/connection.ts', 'src/tracing.ts'].map(read).join('\n');
+const sourceText = ['src/config/index.ts', 'src/config/sources.ts', 'src/temporal/connection.ts', 'src/tracing.ts'].map(read).join('\n');
 
 describe('docker-compose.yml', () => {
   it('runs PostgreSQL, schema setup, Temporal on it, the Temporal UI, namespace setup, Mailpit, the receiver, the worker, Prometheus, Jaeger and Grafana', () => {
@@ -84,7 +84,7 @@ describe('docker-compose.yml', () => {
   it('uses only environment names the code reads and docs/configuration.md documents', () => {
     const names = new Set(['receiver', 'worker'].flatMap((name) => Object.keys(services[name]!.environment!)));
     for (const name of names) {
-      // A secret's `_PREVIOUS` companion is read wherever the secret is (config.ts's withPrevious).
+      // A secret's `_PREVIOUS` companion is read wherever the secret is (src/config/sources.ts's withPrevious).
       const base = name.replace(/_PREVIOUS$/, '');
       const readByCode = base.startsWith('TEMPORAL_') || sourceText.includes(`'${base}'`) || sourceText.includes(`env.${base}`);
       expect({ name, readByCode }).toEqual({ name, readByCode: true });

@@ -1,0 +1,57 @@
+import type { Duration } from '@temporalio/common';
+import { msToNumber } from '@temporalio/common/lib/time';
+import { ConfigError } from '../errors';
+
+/** Reading one environment variable as a typed value; each throws `ConfigError` naming the variable. */
+
+/** A list of values that never contain spaces or commas (durations, tokens), separated by either. */
+export function splitList(value: string | undefined): string[] {
+  return (value ?? '').split(/[\s,]+/).filter(Boolean);
+}
+
+export function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = (env[name] ?? '').toLowerCase();
+  if (raw === '' || raw === 'false' || raw === '0') return false;
+  if (raw === 'true' || raw === '1') return true;
+  throw new ConfigError(`${name} must be true or false, not "${env[name]}".`);
+}
+
+export function durationMs(value: string, name: string): number {
+  let ms: number;
+  try {
+    ms = msToNumber(value as Duration);
+  } catch {
+    ms = Number.NaN;
+  }
+  if (!Number.isFinite(ms) || ms < 0) throw new ConfigError(`${name} must list durations such as 0s 5s 5m 2h, not "${value}".`);
+  return ms;
+}
+
+export function positiveDurationMs(env: NodeJS.ProcessEnv, name: string, fallback: string): number {
+  const raw = env[name] || fallback;
+  let ms: number;
+  try {
+    ms = msToNumber(raw as Duration);
+  } catch {
+    ms = Number.NaN;
+  }
+  if (!(ms > 0)) throw new ConfigError(`${name} must be a positive duration such as 30s, not "${raw}".`);
+  return ms;
+}
+
+/** 0 asks the system for a free port. */
+export function portNumber(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 0 || value > 65535) throw new ConfigError(`${name} must be a port number (0-65535), not "${raw}".`);
+  return value;
+}
+
+export function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value <= 0) throw new ConfigError(`${name} must be a positive integer, not "${raw}".`);
+  return value;
+}

@@ -1,0 +1,220 @@
+import type { Duration } from '@temporalio/common';
+import { msToNumber } from '@temporalio/common/lib/time';
+import type { FlowSettings } from '../../contracts';
+import { ConfigError } from '../errors';
+import { durationMs, flag, portNumber, positiveDurationMs, positiveInteger, splitList } from './env';
+import { dataDirOf } from './paths';
+import { loadSources, type DevelopmentSecret, type SourceConfig } from './sources';
+
+/**
+ * One typed configuration per process, from shared parts: what every process reads, then the
+ * receiver's edge and sources (./sources.ts), or the worker's downstream APIs. Variables are read
+ * by ./env.ts; the worker never reads WEBHOOKS_CONFIG.
+ */
+
+/** What every process reads: the receiver, the worker and the CLI. */
+export interface CommonConfig {
+  /** @default 'webhooks' */
+  taskQueue: string;
+  /** Where `npm run dev` keeps the Temporal SQLite file, and `npm run cluster` its files. @default '<project>/.data' */
+  dataDir: string;
+  /** PostgreSQL for the ledger, application rows and `/v1`; a process opens it whenever this is set. Unset means the embedded database, which only `npm run dev` may use. */
+  databaseUrl: string | undefined;
+  /** The Temporal Web UI, for links. @default the dev server's UI: http://localhost:8233 */
+  temporalUiUrl: string;
+  /** Lets endpoints live on loopback, private and link-local addresses. @default false */
+  allowPrivateEndpoints: boolean;
+  /** Milliseconds before each delivery attempt. @default immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h */
+  deliveryScheduleMs: number[];
+  /** Stripe's API: the worker's charges, and `backfill stripe`. */
+  stripe: { secretKey: string | undefined; apiUrl: string | undefined };
+  /** GitHub's API, for `backfill github`: a token, another base URL, and the hooks to list. */
+  github: { token: string | undefined; apiUrl: string | undefined; hooks: string[] };
+  /** Paddle's API, for `backfill paddle`: a key that may read events, and another base URL (the sandbox's). */
+  paddle: { apiKey: string | undefined; apiUrl: string | undefined };
+  /** Square's API, for `backfill square`: an access token that may read events, and another base URL (the sandbox's). */
+  square: { token: string | undefined; apiUrl: string | undefined };
+}
+
+/** The receiver's settings: the common ones, its HTTP edge and its sources. */
+export interface ReceiverConfig extends CommonConfig {
+  /** Receiver port; 0 picks a free one. @default 3000 */
+  port: number;
+  /** Largest accepted body; every body goes to the body store, none to Temporal. @default 25 MiB */
+  maxBodyBytes: number;
+  /** Bodies over this many bytes count against `maxLargeBodiesInFlight`. @default 128 KiB */
+  largeBodyBytes: number;
+  /** Large bodies received at once; one more is answered 503 with Retry-After, unread. @default 8 */
+  maxLargeBodiesInFlight: number;
+  /** A request's headers and body must arrive within this, or the connection is closed (slow clients). @default 30 s */
+  requestTimeoutMs: number;
+  /** Open connections beyond this are closed as they arrive. @default 1000 */
+  maxConnections: number;
+  sources: SourceConfig[];
+  developmentSecrets: DevelopmentSecret[];
+  /** Built-in sources left off because their secret is unset (always, outside development). */
+  disabledSources: Array<{ name: string; env: string }>;
+  /** Bearer token for `/admin`; the admin API is off without it. */
+  adminToken: string | undefined;
+  /** Bearer tokens for `/v1`, each with its named scope; the API is off without any. */
+  apiTokens: ApiToken[];
+}
+
+/** Time for a whole request, headers and body; a client that trickles its body is cut off after it. */
+export const DEFAULT_REQUEST_TIMEOUT = '30s';
+export const DEFAULT_MAX_CONNECTIONS = 1000;
+
+/**
+ * A `/v1` bearer token and the scope it acts in: endpoints, messages and idempotency keys belong
+ * to the scope, so a token can be rotated (two tokens, one scope) without orphaning anything.
+ */
+export interface ApiToken {
+  scope: string;
+  token: string;
+}
+
+/** Immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later: eight attempts over about 28 hours. */
+export const DEFAULT_DELIVERY_SCHEDULE = '0s 5s 5m 30m 2h 5h 10h 10h';
+
+/** GitHub's largest payload is 25 MB; every body goes to the body store, and Temporal gets only a few fields. */
+export const DEFAULT_MAX_BODY_BYTES = 25 * 1024 * 1024;
+export const DEFAULT_LARGE_BODY_BYTES = 128 * 1024;
+/** About 8 × 25 MiB of bodies being read, parsed and stored at once: see "Data and privacy" in the README for the measured peak. */
+export const DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT = 8;
+
+export interface LoadOptions {
+  /**
+   * Fill unset secrets with the public development values, and allow development-only settings.
+   * Only `npm run dev`, `durable-webhooks send` and tests pass it.
+   * @default false
+   */
+  development?: boolean;
+}
+
+/** Reads and validates what every process needs; throws `ConfigError` naming the bad setting. */
+export function loadCommonConfig(env: NodeJS.ProcessEnv = process.env): CommonConfig {
+  return {
+    taskQueue: env.TEMPORAL_TASK_QUEUE || 'webhooks',
+    dataDir: dataDirOf(env),
+    databaseUrl: env.DATABASE_URL || undefined,
+    temporalUiUrl: (env.TEMPORAL_UI_URL || devServerUiUrl(env.TEMPORAL_ADDRESS)).replace(/\/$/, ''),
+    allowPrivateEndpoints: flag(env, 'ALLOW_PRIVATE_ENDPOINTS'),
+    deliveryScheduleMs: splitList(env.DELIVERY_SCHEDULE || DEFAULT_DELIVERY_SCHEDULE).map((step) => durationMs(step, 'DELIVERY_SCHEDULE')),
+    stripe: { secretKey: env.STRIPE_SECRET_KEY || undefined, apiUrl: env.STRIPE_API_URL || undefined },
+    github: { token: env.GITHUB_TOKEN || undefined, apiUrl: env.GITHUB_API_URL || undefined, hooks: hookPaths(env.GITHUB_HOOKS) },
+    paddle: { apiKey: env.PADDLE_API_KEY || undefined, apiUrl: env.PADDLE_API_URL || undefined },
+    square: { token: env.SQUARE_ACCESS_TOKEN || undefined, apiUrl: env.SQUARE_API_URL || undefined },
+  };
+}
+
+/** A hook whose deliveries can be listed: `repos/<owner>/<repo>/hooks/<id>` or `orgs/<org>/hooks/<id>`. */
+const HOOK_PATH = /^(?:repos\/[\w.-]+\/[\w.-]+|orgs\/[\w.-]+)\/hooks\/\d+$/;
+
+/** `GITHUB_HOOKS`: hook paths separated by spaces. */
+function hookPaths(value: string | undefined): string[] {
+  const paths = splitList(value);
+  const bad = paths.find((hook) => !HOOK_PATH.test(hook));
+  if (bad !== undefined) throw new ConfigError(`GITHUB_HOOKS lists "${bad}"; each hook is repos/<owner>/<repo>/hooks/<id> or orgs/<org>/hooks/<id>.`);
+  return paths;
+}
+
+/** Reads and validates the receiver's configuration, sources included; throws `ConfigError` naming the bad setting. */
+export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { development = false }: LoadOptions = {}): ReceiverConfig {
+  const port = portNumber(env, 'PORT', 3000);
+  const { sources, developmentSecrets, disabledSources } = loadSources(env, { development, port });
+  return {
+    ...loadCommonConfig(env),
+    port,
+    maxBodyBytes: positiveInteger(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES),
+    largeBodyBytes: positiveInteger(env, 'LARGE_BODY_BYTES', DEFAULT_LARGE_BODY_BYTES),
+    maxLargeBodiesInFlight: positiveInteger(env, 'MAX_LARGE_BODIES_IN_FLIGHT', DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT),
+    requestTimeoutMs: positiveDurationMs(env, 'REQUEST_TIMEOUT', DEFAULT_REQUEST_TIMEOUT),
+    maxConnections: positiveInteger(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS),
+    sources,
+    developmentSecrets,
+    disabledSources,
+    adminToken: env.ADMIN_TOKEN || undefined,
+    apiTokens: apiTokens(env.API_TOKENS),
+  };
+}
+
+/** The dev server serves its UI on the gRPC port + 1000 (7233 → 8233). */
+function devServerUiUrl(address: string | undefined): string {
+  const port = /^(?:127\.0\.0\.1|localhost):(\d+)$/.exec(address ?? '')?.[1];
+  return `http://localhost:${port ? Number(port) + 1000 : 8233}`;
+}
+
+
+const SCOPE_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+/** `API_TOKENS="shop:tok_… billing:tok_…"`: `<scope>:<token>` entries separated by spaces or commas. */
+function apiTokens(value: string | undefined): ApiToken[] {
+  const tokens = splitList(value).map((entry) => {
+    const colon = entry.indexOf(':');
+    const scope = entry.slice(0, colon);
+    const token = entry.slice(colon + 1);
+    if (colon === -1 || !SCOPE_NAME.test(scope) || token === '') {
+      throw new ConfigError('API_TOKENS must list <scope>:<token> entries (for example "shop:tok_…"); a scope is lower-case letters, digits, "-" or "_".');
+    }
+    return { scope, token };
+  });
+  if (new Set(tokens.map(({ token }) => token)).size !== tokens.length) throw new ConfigError('API_TOKENS lists the same token twice.');
+  return tokens;
+}
+
+/** The worker's settings: the common ones and what its activities call; it never reads the receiver's sources. */
+export interface WorkerConfig extends CommonConfig {
+  email:
+    | { provider: 'resend'; from: string; apiKey: string; baseUrl: string | undefined }
+    | { provider: 'smtp'; from: string; url: string }
+    | { provider: 'capture'; from: string };
+  settings: FlowSettings;
+  /** `host:port` of the worker's Prometheus metrics (the SDK's and ours); undefined when set empty. @default 127.0.0.1:9464 */
+  metricsAddress: string | undefined;
+}
+
+export const DEFAULT_WORKER_METRICS_ADDRESS = '127.0.0.1:9464';
+
+export const DEFAULT_EMAIL_FROM = 'durable-webhooks <webhooks@example.com>';
+
+/** The worker's settings; only `development` may capture email to files instead of sending it. */
+export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env, { development = false }: LoadOptions = {}): WorkerConfig {
+  const from = env.EMAIL_FROM || DEFAULT_EMAIL_FROM;
+  const provider = env.EMAIL_PROVIDER || (development ? 'capture' : '');
+  let email: WorkerConfig['email'];
+  if (provider === 'resend') {
+    if (!env.RESEND_API_KEY) throw new ConfigError('EMAIL_PROVIDER=resend needs RESEND_API_KEY.');
+    email = { provider, from, apiKey: env.RESEND_API_KEY, baseUrl: env.RESEND_BASE_URL || undefined };
+  } else if (provider === 'smtp') {
+    if (!env.SMTP_URL) throw new ConfigError('EMAIL_PROVIDER=smtp needs SMTP_URL (smtp://user:pass@host:port).');
+    email = { provider, from, url: env.SMTP_URL };
+  } else if (provider === 'capture' && development) {
+    email = { provider, from };
+  } else {
+    throw new ConfigError(`EMAIL_PROVIDER must be resend or smtp${development ? ' (or capture)' : ''}, not "${provider}".`);
+  }
+
+  const reviewTimeout = env.REVIEW_TIMEOUT || '24h';
+  try {
+    if (msToNumber(reviewTimeout as Duration) <= 0) throw new Error('not positive');
+  } catch {
+    throw new ConfigError(`REVIEW_TIMEOUT must be a duration such as 30m, 24h or 3d, not "${reviewTimeout}".`);
+  }
+
+  const metricsAddress = env.WORKER_METRICS_ADDRESS ?? DEFAULT_WORKER_METRICS_ADDRESS;
+  if (metricsAddress !== '' && !/^[\w.-]+:\d{1,5}$|^\[[\da-fA-F:]+\]:\d{1,5}$/.test(metricsAddress)) {
+    throw new ConfigError(`WORKER_METRICS_ADDRESS must be host:port (or empty to turn metrics off), not "${metricsAddress}".`);
+  }
+
+  return {
+    ...loadCommonConfig(env),
+    email,
+    metricsAddress: metricsAddress || undefined,
+    settings: {
+      reviewThreshold: env.REVIEW_THRESHOLD ? positiveInteger(env, 'REVIEW_THRESHOLD', 0) : null,
+      reviewTimeout: reviewTimeout as Duration,
+      paymentRetryWindowMs: positiveDurationMs(env, 'PAYMENT_RETRY_WINDOW', '7d'),
+      notifyEmail: env.NOTIFY_EMAIL || null,
+    },
+  };
+}
