@@ -16,7 +16,10 @@ import {
   type SaveOrderInput,
   type WebhookEvent,
 } from '../contracts';
-import { charge as chargeCard, db, fieldsOf, finish, formatAmount, handleEvent, idempotencyKey, sendEmail, stepOf, workflowTime, type Progress } from './steps';
+import { charge as chargeCard, dbActivity, sendEmail } from './activities';
+import { fieldsOf, finish, handleEvent, idempotencyKey, stepOf } from './event-frame';
+import { formatAmount, workflowTime } from './format';
+import type { Progress } from './progress';
 
 interface OrderCreated {
   orderId: string;
@@ -76,16 +79,16 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
     const email = (step: string, subject: string, text: string) =>
       // This flow can send more than one email over its life (a decline, then a receipt after a fix), so each has its own key.
       sendEmail({ ...stepOf(event, step), idempotencyKey: idempotencyKey(step), to: customerEmail, subject, text });
-    const settings = await db.flowSettings();
+    const settings = await dbActivity.flowSettings();
 
     if (settings.reviewThreshold !== null && data.amount >= settings.reviewThreshold) {
-      await db.saveOrder({ ...stepOf(event, 'order:awaiting-review'), order: order('awaiting_review') });
+      await dbActivity.saveOrder({ ...stepOf(event, 'order:awaiting-review'), order: order('awaiting_review') });
       progress.waitFor(`approve or reject signal (up to ${settings.reviewTimeout})`, { signals: [approveSignal.name, rejectSignal.name], until: null });
       await condition(() => decision !== undefined, settings.reviewTimeout);
       progress.waitFor(null);
       if (!decision?.approved) {
         const reason = decision ? `rejected${decision.reason ? `: ${decision.reason}` : ''}` : `not reviewed within ${settings.reviewTimeout}`;
-        await db.saveOrder({ ...stepOf(event, 'order:cancelled'), order: order('cancelled') });
+        await dbActivity.saveOrder({ ...stepOf(event, 'order:cancelled'), order: order('cancelled') });
         await email('email:cancelled', `Order ${data.orderId} cancelled`, `Your order ${data.orderId} was cancelled (${reason}). You have not been charged.`);
         return finish(event, progress, 'cancelled', { status: 'completed', detail: { orderId: data.orderId, cancelled: reason } });
       }
@@ -98,7 +101,7 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
     if (patched(PAYMENT_RETRIES)) {
       const windowMs = settings.paymentRetryWindowMs ?? DEFAULT_PAYMENT_RETRY_WINDOW_MS;
       const result = await chargeUntilPaid(payment, windowMs, progress, retries, async (attempt, declined, deadline) => {
-        await db.saveOrder({ ...stepOf(event, 'order:payment-failed'), order: order('payment_failed') });
+        await dbActivity.saveOrder({ ...stepOf(event, 'order:payment-failed'), order: order('payment_failed') });
         await email(
           `email:payment-failed:${attempt}`,
           `Payment for order ${data.orderId} failed`,
@@ -109,13 +112,13 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
       charge = result;
     } else {
       charge = await chargeOnce(payment, progress, async (declined) => {
-        await db.saveOrder({ ...stepOf(event, 'order:payment-failed'), order: order('payment_failed') });
+        await dbActivity.saveOrder({ ...stepOf(event, 'order:payment-failed'), order: order('payment_failed') });
         await email('email:payment-failed', `Payment for order ${data.orderId} failed`, `We could not charge your card for order ${data.orderId}: ${declined}`);
       });
     }
     progress.done('charge');
 
-    await db.saveOrder({ ...stepOf(event, 'order:paid'), order: order('paid', charge.paymentIntentId) });
+    await dbActivity.saveOrder({ ...stepOf(event, 'order:paid'), order: order('paid', charge.paymentIntentId) });
     await email('email:receipt', `Receipt for order ${data.orderId}`, `We charged ${formatAmount(data.amount, data.currency)} for order ${data.orderId}. Thank you!`);
     progress.done('email:receipt');
     return finish(event, progress, 'charged', { status: 'completed', detail: { orderId: data.orderId, paymentIntentId: charge.paymentIntentId } });

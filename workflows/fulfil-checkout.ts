@@ -1,6 +1,7 @@
 import { defineFlow, type EventOutcome, type WebhookEvent } from '../contracts';
 import { fulfilOrder } from './fulfil-order';
-import { fieldsOf, finish, formatAmount, handleEvent } from './steps';
+import { fieldsOf, finish, handleEvent } from './event-frame';
+import { formatAmount } from './format';
 
 export const fulfilCheckoutFlow = defineFlow({
   workflow: fulfilCheckout,

@@ -1,16 +1,19 @@
 import type { BodyField, SavedOrder, WebhookEvent } from '../contracts';
-import { db, external, formatAmount, idempotencyKey, sendEmail, stepOf, type Progress } from './steps';
+import { dbActivity, externalActivity, sendEmail } from './activities';
+import { idempotencyKey, stepOf } from './event-frame';
+import { formatAmount } from './format';
+import type { Progress } from './progress';
 
 /**
  * The fulfilment of a paid order, whichever provider took the payment: record the order, mark its
  * Stripe PaymentIntent fulfilled when it has one, and email the customer when there is an address.
  */
 export async function fulfilOrder(event: WebhookEvent, progress: Progress, { order: fields, customerEmail: to, label }: { order: SavedOrder; customerEmail: BodyField | null; label?: string }) {
-  const order = await db.saveOrder({ ...stepOf(event, 'order:fulfilled'), order: { ...fields, customerEmail: to } });
+  const order = await dbActivity.saveOrder({ ...stepOf(event, 'order:fulfilled'), order: { ...fields, customerEmail: to } });
   progress.done('order');
 
   if (order.paymentIntentId) {
-    await external.markPaymentIntentFulfilled.executeWithOptions({ summary: `mark ${order.paymentIntentId} fulfilled` }, [
+    await externalActivity.markPaymentIntentFulfilled.executeWithOptions({ summary: `mark ${order.paymentIntentId} fulfilled` }, [
       { source: event.source, eventId: event.id, idempotencyKey: idempotencyKey(), paymentIntentId: order.paymentIntentId, orderId: order.id },
     ]);
     progress.done('stripe:mark-fulfilled');

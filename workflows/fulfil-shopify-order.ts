@@ -1,6 +1,6 @@
 import { defineFlow, type EventOutcome, type WebhookEvent } from '../contracts';
 import { fulfilOrder } from './fulfil-order';
-import { fieldsOf, finish, handleEvent } from './steps';
+import { fieldsOf, finish, handleEvent } from './event-frame';
 
 export const fulfilShopifyOrderFlow = defineFlow({
   workflow: fulfilShopifyOrder,

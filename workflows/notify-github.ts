@@ -1,5 +1,6 @@
 import { defineFlow, type BodyField, type EventOutcome, type WebhookEvent } from '../contracts';
-import { db, finish, handleEvent, idempotencyKey, sendEmail, stepOf } from './steps';
+import { dbActivity, sendEmail } from './activities';
+import { finish, handleEvent, idempotencyKey, stepOf } from './event-frame';
 
 export const notifyGitHubFlow = defineFlow({
   workflow: notifyGitHub,
@@ -14,7 +15,7 @@ const repo = body('/repository/full_name', 'GitHub');
 /** GitHub `issues.opened` and `ping`: one notification email to NOTIFY_EMAIL. */
 export async function notifyGitHub(event: WebhookEvent): Promise<EventOutcome> {
   return handleEvent(event, async (progress) => {
-    const { notifyEmail } = await db.flowSettings();
+    const { notifyEmail } = await dbActivity.flowSettings();
     if (!notifyEmail) return finish(event, progress, 'ignored', { status: 'ignored', detail: { reason: 'NOTIFY_EMAIL is not set' } });
     const { subject, text } =
       event.type === 'ping'

@@ -1,5 +1,5 @@
 import { defineFlow, type EventOutcome, type WebhookEvent } from '../contracts';
-import { finish, handleEvent } from './steps';
+import { finish, handleEvent } from './event-frame';
 
 export const recordEventFlow = defineFlow({
   workflow: recordEvent,

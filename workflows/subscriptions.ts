@@ -12,7 +12,8 @@ import {
   type SubscriptionUpdate,
   type WebhookEvent,
 } from '../contracts';
-import { db, fieldsOf, finish, handleEvent } from './steps';
+import { dbActivity } from './activities';
+import { fieldsOf, finish, handleEvent } from './event-frame';
 
 export const applySubscriptionEventFlow = defineFlow({
   workflow: applySubscriptionEvent,
@@ -38,7 +39,7 @@ export async function applySubscriptionEvent(event: WebhookEvent): Promise<Event
   return handleEvent(event, async (progress) => {
     const fields = fieldsOf(event, applySubscriptionEventFlow);
     const subscription = { id: fields.subscriptionId as string, customer: fields.customer as string | null, status: fields.status as string };
-    const entity = await db.forwardSubscriptionUpdate({
+    const entity = await dbActivity.forwardSubscriptionUpdate({
       eventId: event.id,
       created: fields.created as number,
       // The entity's activity reads the whole object from the body store; an event started before
@@ -76,7 +77,7 @@ export async function subscriptionEntity(input: SubscriptionEntityInput): Promis
     state.updatesSeen++;
     if (state.last && !isNewerUpdate(update, state.last)) continue;
     show(`storing ${update.eventId}`);
-    await db.storeSubscription(update);
+    await dbActivity.storeSubscription(update);
     state.last = { created: update.created, eventId: update.eventId };
     state.status = update.deleted ? 'deleted' : update.subscription.status;
     if (pending.length === 0 && workflowInfo().continueAsNewSuggested) {

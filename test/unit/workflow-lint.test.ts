@@ -33,7 +33,7 @@ describe('lint rules for workflows/', () => {
     const code = [
       "import { proxyActivities } from '@temporalio/workflow';",
       "import type { Activities, WebhookEvent } from '../contracts';",
-      "import { formatAmount } from './steps';",
+      "import { formatAmount } from './format';",
       "const { claimEvent } = proxyActivities<Activities>({ startToCloseTimeout: '1 minute' });",
       'export async function example(event: WebhookEvent): Promise<string> {',
       "  await claimEvent({ source: event.source, eventId: event.id, type: event.type, workflowId: event.id, firstExecutionRunId: 'run' });",

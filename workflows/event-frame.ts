@@ -1,0 +1,80 @@
+import { ApplicationFailure, CancellationScope, isCancellation, TemporalFailure, workflowInfo } from '@temporalio/workflow';
+import type { BodyStep, ClaimResult, EventFields, EventOutcome, EventStatus, Flow, WebhookEvent } from '../contracts';
+import { dbActivity } from './activities';
+import { Progress } from './progress';
+
+/**
+ * The frame every event flow runs in: claim the event, run, record how it ended; and the keys of
+ * its side effects (idempotency keys, ledger steps) and the fields it reads.
+ */
+
+/**
+ * Records how the event ended in the ledger, sets the outcome the `status` query reports, and
+ * returns it as the workflow's result: the last step of every event workflow that claimed its event.
+ */
+export async function finish(event: WebhookEvent, progress: Progress, outcome: string, ledger: { status: EventStatus; detail: unknown }): Promise<EventOutcome> {
+  await dbActivity.completeEvent({ source: event.source, eventId: event.id, status: ledger.status, outcome: ledger.detail });
+  progress.end(outcome);
+  return { outcome, source: event.source, eventId: event.id, type: event.type };
+}
+
+/**
+ * The frame of every event workflow: claim the event for this run chain (or complete as a
+ * duplicate, doing nothing), then run the flow. A flow that fails or is cancelled records `failed`
+ * in the ledger before the workflow ends, so the ledger never says `processing` for an event
+ * Temporal has stopped working on.
+ */
+export async function handleEvent(event: WebhookEvent, flow: (progress: Progress) => Promise<EventOutcome>): Promise<EventOutcome> {
+  const progress = new Progress(event.id, event.type);
+  const claimed = await claim(event, progress);
+  if (claimed !== 'claimed') return nothingToDo(event, progress, claimed);
+  try {
+    return await flow(progress);
+  } catch (error) {
+    if (!(error instanceof TemporalFailure)) throw error;
+    const outcome = isCancellation(error) ? { cancelled: true } : { failure: error.message, type: error instanceof ApplicationFailure ? error.type : error.name };
+    await CancellationScope.nonCancellable(() => dbActivity.completeEvent({ source: event.source, eventId: event.id, status: 'failed', outcome: { ...outcome, ...failureDetail(error) } }));
+    if (progress.outcome === null) progress.end(isCancellation(error) ? 'cancelled' : 'failed');
+    throw error;
+  }
+}
+
+/** What a flow put on its own failure for the ledger (`ApplicationFailure` details), if anything. */
+function failureDetail(error: TemporalFailure): Record<string, unknown> {
+  const [detail] = error instanceof ApplicationFailure ? (error.details ?? []) : [];
+  return typeof detail === 'object' && detail !== null ? (detail as Record<string, unknown>) : {};
+}
+
+/** The result of a workflow whose event another run chain owns, or whose body another event carried first: nothing done. */
+function nothingToDo(event: WebhookEvent, progress: Progress, outcome: 'duplicate' | 'replay'): EventOutcome {
+  progress.end(outcome);
+  return { outcome, source: event.source, eventId: event.id, type: event.type };
+}
+
+/** Claims the event in the ledger for this run chain; see `ClaimResult`. */
+async function claim(event: WebhookEvent, progress: Progress): Promise<ClaimResult> {
+  const { workflowId, firstExecutionRunId } = workflowInfo();
+  const claimed = await dbActivity.claimEvent({ source: event.source, eventId: event.id, type: event.type, workflowId, firstExecutionRunId, bodySha256: event.bodySha256 });
+  progress.done('claim');
+  return claimed;
+}
+
+/**
+ * The Idempotency-Key of this event's calls to Stripe and the email API: its workflow ID (the event
+ * ID behind the source's prefix, so two sources' events with one ID never share a key), plus the
+ * step when a flow makes more than one call of a kind.
+ */
+export function idempotencyKey(step?: string): string {
+  const { workflowId } = workflowInfo();
+  return step ? `${workflowId}:${step}` : workflowId;
+}
+
+/** The ledger key of one step of this event, and the body of an event started before bodies were stored. */
+export function stepOf(event: WebhookEvent, step: string): BodyStep {
+  return { source: event.source, eventId: event.id, step, ...(event.payload !== undefined && { payload: event.payload }) };
+}
+
+/** The fields the receiver copied for this flow; an event started before it did has its body instead. */
+export function fieldsOf(event: WebhookEvent, flow: Flow): EventFields {
+  return event.fields ?? flow.readFields(event.payload);
+}
