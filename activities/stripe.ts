@@ -25,10 +25,14 @@ export function createStripeActivities({ db, stripe }: { db: Database; stripe: S
     async chargeOrder(input) {
       const key = { source: input.source, eventId: input.eventId };
       const attempt = input.attempt ?? 1;
-      const standing = await beginChargeAttempt(db, key, { attempt, idempotencyKey: input.idempotencyKey, paymentMethod: input.paymentMethod });
-      if (standing?.outcome === 'succeeded') return { paymentIntentId: standing.paymentIntentId!, status: standing.paymentIntentStatus ?? 'succeeded' };
-      if (standing?.outcome === 'declined') throw ApplicationFailure.nonRetryable(standing.failure?.message ?? 'The card was declined.', FailureType.CARD_DECLINED, standing.failure?.details ?? {});
-      if (standing) {
+      const begun = await beginChargeAttempt(db, key, { attempt, idempotencyKey: input.idempotencyKey, paymentMethod: input.paymentMethod });
+      if (begun.state === 'done') {
+        const { record: done } = begun;
+        if (done.outcome === 'succeeded') return { paymentIntentId: done.paymentIntentId!, status: done.paymentIntentStatus ?? 'succeeded' };
+        throw ApplicationFailure.nonRetryable(done.failure?.message ?? 'The card was declined.', FailureType.CARD_DECLINED, done.failure?.details ?? {});
+      }
+      if (begun.state === 'pending') {
+        const { record: standing } = begun;
         const intent = await findCharge(stripe, input.source, input.eventId);
         if (intent) {
           await finishChargeAttempt(db, key, standing.attempt, { outcome: 'succeeded', paymentIntentId: intent.id, paymentIntentStatus: intent.status });

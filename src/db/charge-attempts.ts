@@ -1,4 +1,5 @@
-import type { Queryable } from './database';
+import { isUniqueViolation, type Queryable } from './database';
+import type { Begun } from './idempotency';
 
 /**
  * `pending`: started, its Stripe call made or about to be, its end not (yet) written. `declined`:
@@ -48,13 +49,18 @@ type Row = {
 const COLUMNS = 'attempt, idempotency_key, payment_method, outcome, payment_intent_id, payment_intent_status, failure, started_at, finished_at';
 
 /**
- * Starts attempt N of the event's charge, pending, and returns nothing: its call may be made. Or
- * returns what stands in the way, and makes no call possible: the event's successful attempt; this
- * attempt's own row from an earlier try (pending, or declined); another attempt still pending. A
- * unique index lets at most one attempt per event be pending or succeeded, so there is at most one
- * success, and no call while another attempt's call may have charged.
+ * Begins attempt N of the event's charge (the states of ./idempotency.ts): `begun`, pending, and
+ * its call may be made; `done`, the event's successful attempt or this attempt declined, and no call;
+ * `pending`, an attempt (this one from an earlier try, or another) that began and never ended, whose
+ * call may have charged. A unique index lets at most one attempt per event be pending or succeeded,
+ * so there is at most one success, and no call while another attempt's call may have charged. An
+ * attempt Stripe `refused` stored nothing under its key, and begins again.
  */
-export async function beginChargeAttempt(db: Queryable, key: EventKey, attempt: { attempt: number; idempotencyKey: string; paymentMethod: string }): Promise<ChargeAttempt | undefined> {
+export async function beginChargeAttempt(
+  db: Queryable,
+  key: EventKey,
+  attempt: { attempt: number; idempotencyKey: string; paymentMethod: string },
+): Promise<Begun<ChargeAttempt, ChargeAttempt>> {
   for (;;) {
     try {
       const { rows } = await db.query(
@@ -65,20 +71,20 @@ export async function beginChargeAttempt(db: Queryable, key: EventKey, attempt: 
          RETURNING attempt`,
         [key.source, key.eventId, attempt.attempt, attempt.idempotencyKey, attempt.paymentMethod],
       );
-      if (rows.length > 0) return undefined;
+      if (rows.length > 0) return { state: 'begun' };
     } catch (error) {
-      // PGlite names the index only in the message.
-      const { code, constraint, message } = error as { code?: string; constraint?: string; message?: string };
-      if (!(code === '23505' && (constraint ?? message ?? '').includes('charge_attempts_one_open_or_paid'))) throw error;
+      if (!isUniqueViolation(error, 'charge_attempts_one_open_or_paid')) throw error;
     }
     const { rows } = await db.query<Row>(
       `SELECT ${COLUMNS} FROM charge_attempts
        WHERE source = $1 AND event_id = $2 AND (attempt = $3 OR outcome IN ('pending', 'succeeded'))
-       ORDER BY outcome = 'succeeded' DESC, attempt = $3 DESC LIMIT 1`,
+       ORDER BY outcome = 'succeeded' DESC, outcome = 'pending' DESC, attempt = $3 DESC LIMIT 1`,
       [key.source, key.eventId, attempt.attempt],
     );
-    // Empty when what stood in the way has ended since: begin again.
-    if (rows[0]) return toAttempt(rows[0]);
+    // What stood in the way may have ended since (nothing found, or only this attempt's refused row): begin again.
+    const standing = rows[0] && toAttempt(rows[0]);
+    if (standing?.outcome === 'pending') return { state: 'pending', record: standing };
+    if (standing?.outcome === 'succeeded' || standing?.outcome === 'declined') return { state: 'done', record: standing };
   }
 }
 

@@ -86,3 +86,8 @@ async function openEmbedded(dir: string): Promise<Database> {
 /** Where `npm run dev` keeps the embedded database, under DATA_DIR. */
 export const embeddedDatabaseDir = (dataDir: string) => path.join(dataDir, 'pglite');
 
+/** True for PostgreSQL's unique violation of this constraint (PGlite names it only in the message). */
+export function isUniqueViolation(error: unknown, constraint: string): boolean {
+  const { code, constraint: name, message } = error as { code?: string; constraint?: string; message?: string };
+  return code === '23505' && (name ?? message ?? '').includes(constraint);
+}

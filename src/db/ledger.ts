@@ -1,6 +1,7 @@
 import type { ClaimResult, EventClaim, EventCompletion, EventStatus, StepKey } from '../../contracts';
 import { chargeAttempts, type ChargeAttempt } from './charge-attempts';
-import type { Database, Queryable } from './database';
+import { isUniqueViolation, type Database, type Queryable } from './database';
+import type { Begun } from './idempotency';
 
 /** What a step did: the external object it made (Stripe object, email ID) and its result. */
 export interface StepRecord<Result = unknown> {
@@ -29,8 +30,7 @@ export async function claimEvent(db: Queryable, claim: EventClaim): Promise<Clai
     );
     return rows[0]!.first_execution_run_id === claim.firstExecutionRunId ? 'claimed' : 'duplicate';
   } catch (error) {
-    const { code, constraint, message } = error as { code?: string; constraint?: string; message?: string };
-    if (code === '23505' && (constraint ?? message ?? '').includes('processed_events_body')) return 'replay';
+    if (isUniqueViolation(error, 'processed_events_body')) return 'replay';
     throw error;
   }
 }
@@ -69,29 +69,28 @@ async function findStep<Result>(db: Queryable, key: StepKey): Promise<(StepRecor
 }
 
 /**
- * Runs a call outside the database (Stripe, an email API) once per (source, event, step). The step
- * is written as pending before the call and completed after it, so the ledger knows a call may have
- * happened even when the completion was never written (a crash, or a failing ledger write):
- *
- *   no row     → write it pending, call, complete it
- *   completed  → return its result; no call
- *   pending    → an earlier attempt called and did not record: `recover` looks for what that call
- *                made (the provider's idempotency key may have expired by now) and completes the
- *                step with it; only if it finds nothing is the call made again, with the same key
+ * Runs a call outside the database (Stripe, an email API) once per (source, event, step), recorded
+ * as ./idempotency.ts describes: `done` returns the recorded result and calls nothing; `begun` calls
+ * and finishes the step; `pending` (an earlier attempt called and never finished the step) calls
+ * again with the same idempotency key, which the provider answers with the first call's result
+ * (Stripe and Resend keep keys 24 hours, and the activities that call stop retrying within 23).
  */
-export async function callOnce<Result>(db: Queryable, key: StepKey, call: () => Promise<StepRecord<Result>>, recover?: () => Promise<StepRecord<Result> | undefined>): Promise<Result> {
+export async function callOnce<Result>(db: Queryable, key: StepKey, call: () => Promise<StepRecord<Result>>): Promise<Result> {
+  const begun = await beginStep<Result>(db, key);
+  if (begun.state === 'done') return begun.record;
+  return complete(db, key, await call());
+}
+
+/** Begins a step that calls outside the database: writes it pending, or says what an earlier attempt left. */
+async function beginStep<Result>(db: Queryable, key: StepKey): Promise<Begun<Result>> {
   const { rows } = await db.query(
     `INSERT INTO event_steps (source, event_id, step, pending) VALUES ($1, $2, $3, true)
      ON CONFLICT (source, event_id, step) DO NOTHING RETURNING step`,
     [key.source, key.eventId, key.step],
   );
-  if (rows.length === 0) {
-    const step = (await findStep<Result>(db, key))!;
-    if (!step.pending) return step.result;
-    const recovered = await recover?.();
-    if (recovered) return complete(db, key, recovered);
-  }
-  return complete(db, key, await call());
+  if (rows.length > 0) return { state: 'begun' };
+  const step = (await findStep<Result>(db, key))!;
+  return step.pending ? { state: 'pending', record: undefined } : { state: 'done', record: step.result };
 }
 
 /** Writes what a step made and its result, and marks it done. */
