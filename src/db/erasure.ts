@@ -1,3 +1,4 @@
+import { EventNotFoundError, EventRunningError } from '../errors';
 import type { Database, Queryable } from './database';
 
 /** Who erased an event's personal data, when, and why. */
@@ -59,4 +60,41 @@ export async function erasureOf(db: Queryable, workflowId: string): Promise<Eras
   const { rows } = await db.query<{ erased_at: Date; erased_by: string; reason: string }>('SELECT erased_at, erased_by, reason FROM event_erasures WHERE workflow_id = $1', [workflowId]);
   const row = rows[0];
   return row ? { erasedAt: new Date(row.erased_at).toISOString(), erasedBy: row.erased_by, reason: row.reason } : null;
+}
+
+/** What erasing needs from Temporal, for an event by its workflow ID. */
+export interface ErasureTemporal {
+  /** Whether Temporal still has the workflow, and whether it runs. */
+  state(workflowId: string): Promise<'running' | 'closed' | 'not retained'>;
+  /** Deletes the workflow's execution (an event started before bodies were stored held its body in history). */
+  deleteExecution(workflowId: string): Promise<void>;
+}
+
+/** What `events erase` did, store by store. */
+export interface ErasureReport extends ErasureResult {
+  eventId: string;
+  /**
+   * `holds no personal data`: the workflow's input held only IDs and amounts. `deleted`: the event
+   * was started before bodies were stored, so its history held the body, and the execution was deleted.
+   * `not retained`: Temporal no longer has it.
+   */
+  temporal: 'holds no personal data' | 'deleted' | 'not retained';
+}
+
+/**
+ * Removes the event's personal data from every store (`eraseEvent`) and records who did it and
+ * why. The workflow must have closed. Temporal's history holds only IDs and amounts, except for an
+ * event started before bodies were stored, whose execution is deleted.
+ */
+export async function erase(db: Database, temporal: ErasureTemporal, eventId: string, request: { by: string; reason: string }): Promise<ErasureReport> {
+  const state = await temporal.state(eventId);
+  if (state === 'running') {
+    throw new EventRunningError(`Event ${eventId} is still running: erase it once it has closed (or cancel or terminate it first), so no step needs its body.`);
+  }
+  const erased = await eraseEvent(db, eventId, request);
+  if (!erased) throw new EventNotFoundError(eventId, 'neither Temporal nor the database knows that ID');
+  if (state === 'not retained') return { eventId, ...erased, temporal: 'not retained' };
+  if (erased.bodyStored) return { eventId, ...erased, temporal: 'holds no personal data' };
+  await temporal.deleteExecution(eventId);
+  return { eventId, ...erased, temporal: 'deleted' };
 }

@@ -2,38 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import Long from 'long';
 import type { Database } from '../db/database';
-import { loadBodyByWorkflowId } from '../db/event-bodies';
-import { eraseEvent, erasureOf, type Erasure, type ErasureResult } from '../db/erasure';
+import { erase, erasureOf, type Erasure, type ErasureReport, type ErasureTemporal } from '../db/erasure';
 import { SourceRegistry } from '../providers/registry';
+import { verifyStoredEvent, type Verification } from '../providers/verify-stored';
 import { statusQuery, type EventProgress } from '../../contracts';
 import { flowNamed } from '../flows';
 import { ledgerRecord, recordStopped, type LedgerRecord } from '../db/ledger';
-import { EventNotFoundError, EventRunningError, MalformedEventError, OperationRejectedError, SignalNotAwaitedError, SignatureVerificationError } from '../errors';
+import { EventNotFoundError, OperationRejectedError, SignalNotAwaitedError } from '../errors';
 import { resetPoint, type ResetTarget } from './reset-points';
 import { toSummary, visibilityQuery, type EventFilter, type EventSummary } from './visibility';
-
-/** What `events verify` found: the stored body's signature checked against today's secrets. */
-export interface Verification {
-  eventId: string;
-  source: string;
-  verified: boolean;
-  /** Why not, or which check passed. */
-  detail: string;
-  bytes: number;
-  sha256: string;
-  receivedAt: string;
-}
-
-/** What `events erase` did, store by store. */
-export interface ErasureReport extends ErasureResult {
-  eventId: string;
-  /**
-   * `holds no personal data`: the workflow's input held only IDs and amounts. `deleted`: the event
-   * was started before bodies were stored, so its history held the body, and the execution was deleted.
-   * `not retained`: Temporal no longer has it.
-   */
-  temporal: 'holds no personal data' | 'deleted' | 'not retained';
-}
 
 export interface EventView extends EventSummary {
   summary: string | null;
@@ -53,7 +30,7 @@ export interface EventView extends EventSummary {
  * Operations on event workflows, addressed by event ID (the workflow ID), shared by the
  * `durable-webhooks events` CLI and the `/admin` API.
  */
-export class EventOperations {
+export class EventOperations implements ErasureTemporal {
   constructor(
     private readonly client: Client,
     private readonly options: { uiUrl: string; now?: () => Date; db?: Database; sources?: SourceRegistry },
@@ -174,62 +151,28 @@ export class EventOperations {
     return done.map(({ eventId, runId }) => ({ eventId, runId: runId as string | null }));
   }
 
-  /**
-   * Checks the stored body's signature again, with the secrets configured today, at the time it was
-   * received (so the timestamp tolerance holds): proof of what was received, and a check of rotated secrets.
-   */
+  /** The stored body's signature, checked again with today's secrets (`verifyStoredEvent`). */
   async verify(eventId: string): Promise<Verification> {
-    const db = this.requireDatabase('verify');
-    const stored = await loadBodyByWorkflowId(db, eventId);
-    if (!stored) throw new EventNotFoundError(eventId, 'the body store has no event with that ID');
-    const result = (verified: boolean, detail: string): Verification => ({
-      eventId,
-      source: stored.source,
-      verified,
-      detail,
-      bytes: stored.size,
-      sha256: stored.sha256,
-      receivedAt: stored.receivedAt.toISOString(),
-    });
-    if (!stored.body) return result(false, `the body was erased at ${stored.erasedAt?.toISOString()}`);
-    if (stored.via !== 'delivery') return result(false, `it came from the provider's API (${stored.via}), not as a signed delivery`);
-    const source = (this.options.sources ?? new SourceRegistry([])).get(stored.source);
-    if (source.adapter.signatureHeaders.length > 0 && Object.keys(stored.signatureHeaders).length === 0) {
-      return result(false, `it was an item of a ${source.adapter.kind} batch, whose signature covers the whole delivery, which is not kept`);
-    }
+    return verifyStoredEvent(this.requireDatabase('verify'), this.options.sources ?? new SourceRegistry([]), eventId);
+  }
+
+  /** The event's personal data, removed from every store (`erase`, beside the database it mostly changes). */
+  async erase(eventId: string, request: { by: string; reason: string }): Promise<ErasureReport> {
+    return erase(this.requireDatabase('erase'), this, eventId, request);
+  }
+
+  /** Whether Temporal has the event's workflow, and whether it runs. */
+  async state(eventId: string): Promise<'running' | 'closed' | 'not retained'> {
     try {
-      const { events } = await source.adapter.verify({ rawBody: stored.body, headers: stored.signatureHeaders, receivedAt: stored.receivedAt });
-      const ids = events.map((event) => event.id);
-      if (!ids.includes(stored.eventId)) return result(false, `the signed body is event ${ids.join(', ') || '(none)'}, not ${stored.eventId}`);
-      return result(true, `the ${source.adapter.kind} signature matches a secret configured for source "${source.name}"`);
+      return (await this.describe(eventId)).status.name === 'RUNNING' ? 'running' : 'closed';
     } catch (error) {
-      if (error instanceof SignatureVerificationError || error instanceof MalformedEventError) return result(false, error.message);
+      if (error instanceof EventNotFoundError) return 'not retained';
       throw error;
     }
   }
 
-  /**
-   * Removes the event's personal data from every store (see `eraseEvent`) and records who did it
-   * and why. The workflow must have closed. Temporal's history holds only IDs and amounts, except
-   * for an event started before bodies were stored, whose execution is deleted.
-   */
-  async erase(eventId: string, request: { by: string; reason: string }): Promise<ErasureReport> {
-    const db = this.requireDatabase('erase');
-    const description = await this.describe(eventId).catch((error: unknown) => {
-      if (error instanceof EventNotFoundError) return undefined;
-      throw error;
-    });
-    if (description?.status.name === 'RUNNING') {
-      throw new EventRunningError(`Event ${eventId} is still running: erase it once it has closed (or cancel or terminate it first), so no step needs its body.`);
-    }
-    const erased = await eraseEvent(db, eventId, request);
-    if (!erased) throw new EventNotFoundError(eventId, 'neither Temporal nor the database knows that ID');
-    let temporal: ErasureReport['temporal'] = description ? 'holds no personal data' : 'not retained';
-    if (description && !erased.bodyStored) {
-      await this.client.workflowService.deleteWorkflowExecution({ namespace: this.client.options.namespace, workflowExecution: { workflowId: eventId } });
-      temporal = 'deleted';
-    }
-    return { eventId, ...erased, temporal };
+  async deleteExecution(eventId: string): Promise<void> {
+    await this.client.workflowService.deleteWorkflowExecution({ namespace: this.client.options.namespace, workflowExecution: { workflowId: eventId } });
   }
 
   uiLink(eventId: string): string {
