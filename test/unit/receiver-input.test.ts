@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { subscriptionWorkflowId } from '../../contracts';
-import { recordEventFlow } from '../../workflows';
+import { applySubscriptionEventFlow, fulfilCheckoutFlow, notifyGitHubFlow, recordEventFlow } from '../../workflows';
 import { loadReceiverConfig } from '../../src/config';
 import { createApp } from '../../src/http/app';
 import { silentLogger } from '../../src/logger';
@@ -45,6 +48,32 @@ it.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty'])('starts an e
   expect((await post(`${receiver.url}/webhooks/stripe`, headers, body)).status).toBe(202);
   expect(starter.started.map((event) => [event.id, event.type])).toEqual([[id, type]]);
   expect(starter.calls.map((call) => call.workflowType)).toEqual([recordEventFlow.name]);
+});
+
+it("starts each event type as its source's routes in WEBHOOKS_CONFIG say, over the kind's defaults", async () => {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'dw-routes-')), 'webhooks.yaml');
+  writeFileSync(file, `sources:\n  - name: billing\n    kind: stripe\n    secret: ${SECRETS.stripe}\n    routes:\n      invoice.paid: notifyGitHub\n      "checkout.*": recordEvent\n`);
+  const config = loadReceiverConfig({ ...SECRETS_ENV, WEBHOOKS_CONFIG: file });
+  const routed = new RecordingStarter();
+  const app = createApp({ sources: new SourceRegistry(config.sources), starter: routed, maxBodyBytes: config.maxBodyBytes, logger: silentLogger });
+  const routedServer = await new Promise<Server>((resolve) => {
+    const listening = app.listen(0, () => resolve(listening));
+  });
+  try {
+    const url = `http://127.0.0.1:${(routedServer.address() as AddressInfo).port}`;
+    for (const [source, type] of [
+      ['billing', 'invoice.paid'],
+      ['billing', 'checkout.session.completed'],
+      ['billing', 'customer.subscription.created'],
+      ['stripe', 'checkout.session.completed'],
+    ]) {
+      const { body, headers } = signedStripe({ type });
+      expect((await post(`${url}/webhooks/${source}`, headers, body)).status).toBe(202);
+    }
+    expect(routed.calls.map((call) => call.workflowType)).toEqual([notifyGitHubFlow.name, recordEventFlow.name, applySubscriptionEventFlow.name, fulfilCheckoutFlow.name]);
+  } finally {
+    await new Promise<void>((resolve) => routedServer.close(() => resolve()));
+  }
 });
 
 it('answers 503 problem+json when Temporal does not confirm the start', async () => {
