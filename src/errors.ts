@@ -139,7 +139,7 @@ export class BodyStoreUnavailableError extends EventNotRecordedError {
 export interface RecordedItem {
   eventId: string;
   workflowId: string;
-  status: 'started' | 'duplicate';
+  status: 'started' | 'accepted' | 'duplicate';
 }
 
 /** Items of a batch failed on their own (a signature, an ID); the others were recorded, and the answer names both. */

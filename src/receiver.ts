@@ -13,6 +13,9 @@ import { SourceRegistry } from './providers/registry';
 import { lazyClient, temporalSettings } from './temporal/connection';
 import { EventOperations } from './temporal/operations';
 import { runBackfill } from './backfill/run';
+import { InboxEventStarter } from './inbox/starter';
+import { StartSweeper } from './inbox/sweeper';
+import { startBacklog } from './db/inbox';
 import { TemporalEventStarter } from './temporal/start-event';
 import { startTracing } from './tracing';
 
@@ -30,9 +33,14 @@ export interface RunningReceiver {
 export async function startReceiver(config: ReceiverConfig, client: Client, logger: Logger, db: Database, codec?: PayloadCodec): Promise<RunningReceiver> {
   if (codec && !config.adminToken) logger.warn('the codec endpoint /codec is off: set ADMIN_TOKEN to let operators decode payloads in the Temporal UI');
   const sources = new SourceRegistry(config.sources);
+  // ACKNOWLEDGE=database: answered at commit, started after; this receiver sweeps what was not started too.
+  const inbox = config.acknowledge === 'database' ? new InboxEventStarter(client, db, { taskQueue: config.taskQueue, logger }) : undefined;
+  const sweeper = inbox && new StartSweeper(db, client, { taskQueue: config.taskQueue, logger });
+  await sweeper?.start();
   const app = createApp({
     sources,
-    starter: new TemporalEventStarter(client, db, { taskQueue: config.taskQueue }),
+    starter: inbox ?? new TemporalEventStarter(client, db, { taskQueue: config.taskQueue }),
+    backlog: () => startBacklog(db),
     maxBodyBytes: config.maxBodyBytes,
     largeBodies: { thresholdBytes: config.largeBodyBytes, maxInFlight: config.maxLargeBodiesInFlight },
     logger,
@@ -77,7 +85,11 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
   return {
     server,
     url: `http://localhost:${port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await inbox?.drain();
+      await sweeper?.stop();
+    },
   };
 }
 

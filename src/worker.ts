@@ -1,5 +1,6 @@
 import { loadWorkerConfig } from './config';
 import { createLogger } from './logger';
+import { StartSweeper } from './inbox/sweeper';
 import { createWorkerServices } from './services';
 import { lazyClient, temporalSettings } from './temporal/connection';
 import { installRuntime } from './temporal/runtime';
@@ -17,6 +18,9 @@ async function main(): Promise<void> {
   const client = lazyClient(settings);
   const services = await createWorkerServices(config, { temporal: client });
   const worker = await startWorker({ settings, taskQueue: config.taskQueue, activities: services.activities, workflows, tracing });
+  // Every worker starts what receivers committed and did not start (src/inbox/).
+  const sweeper = new StartSweeper(services.db, client, { taskQueue: config.taskQueue, logger });
+  await sweeper.start();
   logger.info(
     {
       temporal: settings.connectionOptions.address,
@@ -30,6 +34,7 @@ async function main(): Promise<void> {
   try {
     await worker.stopped;
   } finally {
+    await sweeper.stop();
     await client.connection.close();
     await services.close();
     await tracing?.shutdown();

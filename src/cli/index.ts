@@ -13,6 +13,7 @@ import { flowsCommand } from './flows';
 import { reconcileCommand } from './reconcile';
 import { messagesCommand } from './messages';
 import { send } from './send';
+import { statusCommand } from './status';
 
 const program = new Command('durable-webhooks').description('Operate durable-webhooks: send signed sample events, inspect events by ID.');
 
@@ -68,6 +69,7 @@ program.addCommand(flowsCommand());
 program.addCommand(backfillCommand());
 program.addCommand(reconcileCommand());
 program.addCommand(messagesCommand());
+program.addCommand(statusCommand());
 
 function positiveInteger(value: string): number {
   const parsed = Number(value);

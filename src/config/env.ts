@@ -55,3 +55,11 @@ export function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: 
   if (!Number.isSafeInteger(value) || value <= 0) throw new ConfigError(`${name} must be a positive integer, not "${raw}".`);
   return value;
 }
+
+/** One of a few words; unset means `fallback`. */
+export function oneOf<Word extends string>(env: NodeJS.ProcessEnv, name: string, words: readonly Word[], fallback: Word): Word {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(words as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be ${words.join(' or ')}, not "${raw}".`);
+  return raw as Word;
+}

@@ -2,7 +2,7 @@ import type { Duration } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time';
 import type { FlowSettings } from '../../contracts';
 import { ConfigError } from '../errors';
-import { durationMs, flag, portNumber, positiveDurationMs, positiveInteger, splitList } from './env';
+import { durationMs, flag, oneOf, portNumber, positiveDurationMs, positiveInteger, splitList } from './env';
 import { dataDirOf } from './paths';
 import { loadSources, type DevelopmentSecret, type SourceConfig } from './sources';
 
@@ -50,6 +50,11 @@ export interface ReceiverConfig extends CommonConfig {
   requestTimeoutMs: number;
   /** Open connections beyond this are closed as they arrive. @default 1000 */
   maxConnections: number;
+  /**
+   * What a 2xx waits for: `database`, the body and its start committed to PostgreSQL (the workflow
+   * starts right after, or a sweeper starts it); `temporal`, Temporal's confirmation of the start.
+   */
+  acknowledge: Acknowledge;
   sources: SourceConfig[];
   developmentSecrets: DevelopmentSecret[];
   /** Built-in sources left off because their secret is unset (always, outside development). */
@@ -59,6 +64,9 @@ export interface ReceiverConfig extends CommonConfig {
   /** Bearer tokens for `/v1`, each with its named scope; the API is off without any. */
   apiTokens: ApiToken[];
 }
+
+export type Acknowledge = 'database' | 'temporal';
+export const DEFAULT_ACKNOWLEDGE: Acknowledge = 'temporal';
 
 /** Time for a whole request, headers and body; a client that trickles its body is cut off after it. */
 export const DEFAULT_REQUEST_TIMEOUT = '30s';
@@ -130,6 +138,7 @@ export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { devel
     maxLargeBodiesInFlight: positiveInteger(env, 'MAX_LARGE_BODIES_IN_FLIGHT', DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT),
     requestTimeoutMs: positiveDurationMs(env, 'REQUEST_TIMEOUT', DEFAULT_REQUEST_TIMEOUT),
     maxConnections: positiveInteger(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS),
+    acknowledge: oneOf(env, 'ACKNOWLEDGE', ['database', 'temporal'] as const, DEFAULT_ACKNOWLEDGE),
     sources,
     developmentSecrets,
     disabledSources,

@@ -16,6 +16,8 @@ export interface Database extends Queryable {
   readonly url?: string;
   /** Runs `work` in one transaction: committed if it resolves, rolled back if it throws. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** LISTENs on `channel` on a connection of its own; resolves to what stops listening. */
+  listen?(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -50,6 +52,19 @@ function openPostgres(url: string, exitOnIdle: boolean): Database {
       } finally {
         client.release();
       }
+    },
+    async listen(channel, onNotify) {
+      const client = await pool.connect();
+      // A connection that dies (PostgreSQL restarting) stops the notifications; the sweeper's poll goes on.
+      client.on('error', () => {});
+      client.on('notification', (message) => {
+        if (message.channel === channel) onNotify();
+      });
+      await client.query(`LISTEN ${channel}`);
+      return async () => {
+        await client.query(`UNLISTEN ${channel}`).catch(() => undefined);
+        client.release();
+      };
     },
     close: () => pool.end(),
   };

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { EventVia, ProviderKind } from '../../contracts';
+import type { EventVia, ProviderKind, WebhookEvent } from '../../contracts';
 import type { Queryable } from './database';
 
 /** An event's body as it arrived: the raw bytes and the headers its signature needs. */
@@ -26,20 +26,31 @@ export interface StoredBody {
   erasedAt: Date | null;
 }
 
+/** What to start for a stored body: the flow its source routes it to, the workflow's input, and its summary. */
+export interface StartSpec {
+  flow: string;
+  input: WebhookEvent;
+  summary: string;
+}
+
+/** What storing found: the body is new (and its start is due after the lease), or stored before, started or not. */
+export type Stored = { stored: true } | { stored: false; startedAt: Date | null };
+
 /**
- * Stores the body before the event's workflow starts, once per source and event ID: a redelivery,
- * or a retry after Temporal answered 503, stores nothing again, and an erased body stays erased.
- * `bodySha256` is the body's hash when the adapter computed it already (GitHub's, for replays).
+ * Stores the body and what to start for it, once per source and event ID: a redelivery, or a retry
+ * after Temporal answered 503, stores nothing again, and an erased body stays erased. The start is
+ * the storing process's for `leaseMs`, then any sweeper's (src/inbox/). `bodySha256` is the body's
+ * hash when the adapter computed it already (GitHub's, for replays).
  */
 export async function storeBody(
   db: Queryable,
-  event: { source: string; eventId: string; workflowId: string; provider: ProviderKind; via: EventVia; receivedAt: string; bodySha256?: string },
+  event: { source: string; eventId: string; workflowId: string; provider: ProviderKind; via: EventVia; receivedAt: string; bodySha256?: string; start: StartSpec; leaseMs: number },
   body: ReceivedBody,
-): Promise<void> {
-  await db.query(
-    `INSERT INTO event_bodies (source, event_id, workflow_id, provider, via, content_type, signature_headers, body, size, sha256, received_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-     ON CONFLICT (source, event_id) DO NOTHING`,
+): Promise<Stored> {
+  const { rows } = await db.query(
+    `INSERT INTO event_bodies (source, event_id, workflow_id, provider, via, content_type, signature_headers, body, size, sha256, received_at, start, start_due_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now() + $13 * interval '1 millisecond')
+     ON CONFLICT (source, event_id) DO NOTHING RETURNING event_id`,
     [
       event.source,
       event.eventId,
@@ -52,8 +63,13 @@ export async function storeBody(
       body.raw.length,
       event.bodySha256 ?? createHash('sha256').update(body.raw).digest('hex'),
       event.receivedAt,
+      JSON.stringify(event.start),
+      event.leaseMs,
     ],
   );
+  if (rows.length > 0) return { stored: true };
+  const existing = await db.query<{ started_at: Date | null }>('SELECT started_at FROM event_bodies WHERE source = $1 AND event_id = $2', [event.source, event.eventId]);
+  return { stored: false, startedAt: existing.rows[0]?.started_at ?? null };
 }
 
 export async function loadBody(db: Queryable, source: string, eventId: string): Promise<StoredBody | undefined> {

@@ -182,6 +182,19 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
        WHERE s.step = 'charge'`,
     ],
   },
+  {
+    id: '008-start-inbox',
+    statements: [
+      // The body store is the inbox: each row says which flow to start and with what input, and
+      // whether Temporal has confirmed the start. `start_due_at` is when a sweeper may take it: the
+      // receiver that accepted it first (its fast path), then after each failed try, with backoff.
+      `ALTER TABLE event_bodies ADD COLUMN start jsonb, ADD COLUMN started_at timestamptz, ADD COLUMN start_due_at timestamptz,
+         ADD COLUMN start_attempts integer NOT NULL DEFAULT 0, ADD COLUMN start_error text`,
+      // Bodies stored before had their start made (or refused with 503, and redelivered) by the receiver.
+      `UPDATE event_bodies SET started_at = received_at`,
+      `CREATE INDEX event_bodies_unstarted ON event_bodies (start_due_at) WHERE started_at IS NULL`,
+    ],
+  },
 ];
 
 /**

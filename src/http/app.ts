@@ -21,6 +21,7 @@ import { createAdminRouter, type Backfill } from './admin';
 import { createApiRouter, type ApiDeps } from './api';
 import { createCodecRouter, type CodecDeps } from './codec';
 import { createMetrics } from './metrics';
+import type { Backlog } from '../db/inbox';
 import { problemType, sendProblem, toProblem } from './problem';
 
 export interface AppDeps {
@@ -34,6 +35,8 @@ export interface AppDeps {
    * the receiver's memory. @default LARGE_BODY_BYTES' and MAX_LARGE_BODIES_IN_FLIGHT's defaults
    */
   largeBodies?: { thresholdBytes: number; maxInFlight: number };
+  /** The inbox's backlog (committed bodies not started yet), for `/metrics`. */
+  backlog?: () => Promise<Backlog>;
   /** The clock used for timestamp tolerance. @default () => new Date() */
   now?: () => Date;
   logger?: Logger;
@@ -54,7 +57,7 @@ export function createApp(deps: AppDeps): Express {
   const { sources, starter, maxBodyBytes } = deps;
   const now = deps.now ?? (() => new Date());
   const logger = deps.logger ?? createLogger('receiver');
-  const metrics = createMetrics();
+  const metrics = createMetrics(deps.backlog);
 
   const app = express();
   app.disable('x-powered-by');
@@ -152,11 +155,10 @@ export function createApp(deps: AppDeps): Express {
       const result = await start(event, source);
       span.setAttribute('webhook.outcome', result.status);
       if (adapter.acknowledgement) {
-        res.status(result.status === 'started' ? 202 : 200).type(adapter.acknowledgement.contentType).send(adapter.acknowledgement.body);
-      } else if (result.status === 'started') {
-        res.status(202).json({ status: 'started', eventId: event.id, workflowId: result.workflowId, runId: result.runId });
+        res.status(result.status === 'duplicate' ? 200 : 202).type(adapter.acknowledgement.contentType).send(adapter.acknowledgement.body);
       } else {
-        res.status(200).json({ status: 'duplicate', eventId: event.id, workflowId: result.workflowId, state: result.state });
+        const { status, ...rest } = result;
+        res.status(status === 'duplicate' ? 200 : 202).json({ status, eventId: event.id, ...rest });
       }
       return;
     }
@@ -189,8 +191,8 @@ export function createApp(deps: AppDeps): Express {
     });
     if (notRecorded.length > 0) throw new BatchNotRecordedError(recorded, notRecorded, { cause: failure });
     if (refused.length > 0) throw new BatchItemsRefusedError(source.name, recorded, refused.sort((a, b) => a.index - b.index));
-    const status = recorded.some((item) => item.status === 'started') ? 202 : 200;
-    span.setAttribute('webhook.outcome', status === 202 ? 'started' : 'duplicate');
+    const status = recorded.some((item) => item.status !== 'duplicate') ? 202 : 200;
+    span.setAttribute('webhook.outcome', status === 202 ? 'recorded' : 'duplicate');
     if (adapter.acknowledgement) res.status(status).type(adapter.acknowledgement.contentType).send(adapter.acknowledgement.body);
     else res.status(status).json({ status: 'recorded', events: recorded });
   };

@@ -1,9 +1,33 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Backlog } from '../db/inbox';
 
-/** The receiver's Prometheus metrics, on a registry of its own (one per app). */
-export function createMetrics() {
+/** The receiver's Prometheus metrics, on a registry of its own (one per app); the inbox's backlog read at each scrape. */
+export function createMetrics(backlog?: () => Promise<Backlog>) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  if (backlog) {
+    // One query per scrape serves both gauges; while the database does not answer, they keep their last values.
+    let reading: Promise<Backlog | undefined> | undefined;
+    const read = () => (reading ??= backlog().catch(() => undefined).finally(() => setImmediate(() => (reading = undefined))));
+    new Gauge({
+      name: 'webhook_start_backlog',
+      help: 'Events committed to the body store whose workflow Temporal has not confirmed yet.',
+      registers: [registry],
+      async collect() {
+        const found = await read();
+        if (found) this.set(found.count);
+      },
+    });
+    new Gauge({
+      name: 'webhook_start_backlog_oldest_seconds',
+      help: 'How long the oldest event not started yet has waited (0 when none waits).',
+      registers: [registry],
+      async collect() {
+        const found = await read();
+        if (found) this.set(found.oldestSeconds ?? 0);
+      },
+    });
+  }
   return {
     registry,
     deliveries: new Counter({

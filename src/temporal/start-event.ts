@@ -3,7 +3,8 @@ import { status as grpcStatus } from '@grpc/grpc-js';
 import { BodyStoreUnavailableError, TemporalUnavailableError } from '../errors';
 import { eventWorkflowId, MAX_FIELD_LENGTH, WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE, WEBHOOK_VIA, type EventFlow, type EventVia, type WebhookEvent } from '../../contracts';
 import type { Queryable } from '../db/database';
-import { storeBody, type ReceivedBody } from '../db/event-bodies';
+import { storeBody, type ReceivedBody, type StartSpec } from '../db/event-bodies';
+import { markStarted } from '../db/inbox';
 import type { Router } from '../flows';
 
 /** A verified event as it arrived: what its workflow is told, the parsed body, and the bytes to store. */
@@ -20,8 +21,13 @@ export interface StartTarget {
 
 export type StartResult =
   | { status: 'started'; workflowId: string; runId: string }
-  /** `state` is how the first run stands (`running`, `completed`, `failed`, …), when Temporal says so in time. */
-  | { status: 'duplicate'; workflowId: string; state?: string };
+  /** Committed to the body store; its workflow starts after the answer (ACKNOWLEDGE=database). */
+  | { status: 'accepted'; workflowId: string }
+  /**
+   * `state` is how the first run stands (`running`, `completed`, `failed`, …), when Temporal says so
+   * in time; `started`, whether its workflow has started yet, when the body store answered.
+   */
+  | { status: 'duplicate'; workflowId: string; state?: string; started?: boolean };
 
 /** Starts one workflow per event; the receiver depends on this, not on the Temporal client. */
 export interface EventStarter {
@@ -39,6 +45,12 @@ export interface EventStarter {
 /** How long a delivery waits for Temporal before the receiver answers 503. */
 export const DEFAULT_START_TIMEOUT_MS = 5_000;
 
+/**
+ * How long the process that stored a body has to start its workflow before a sweeper may: longer
+ * than a start waits for Temporal, so a sweeper takes only what that process did not do.
+ */
+export const START_LEASE_MS = 2 * DEFAULT_START_TIMEOUT_MS;
+
 // A failed call with one of these codes means Temporal was not reached or did not answer in time.
 const UNAVAILABLE_CODES = new Set<number>([grpcStatus.UNAVAILABLE, grpcStatus.DEADLINE_EXCEEDED, grpcStatus.CANCELLED, grpcStatus.RESOURCE_EXHAUSTED]);
 
@@ -51,21 +63,34 @@ export class TemporalEventStarter implements EventStarter {
   ) {}
 
   async start(event: ReceivedEvent, target: StartTarget, via: EventVia = 'delivery'): Promise<StartResult> {
-    const { flow, options } = startOptions(event, target, via, this.options.taskQueue);
+    const { spec, options } = startOptions(event, target, via, this.options.taskQueue);
     const { workflowId } = options;
+    const key = { source: event.source, eventId: event.id };
     try {
-      await storeBody(this.db, { source: event.source, eventId: event.id, workflowId, provider: event.provider, via, receivedAt: event.receivedAt, bodySha256: event.bodySha256 }, event.body);
+      await storeBody(this.db, { ...key, workflowId, provider: event.provider, via, receivedAt: event.receivedAt, bodySha256: event.bodySha256, start: spec, leaseMs: START_LEASE_MS }, event.body);
     } catch (error) {
       throw new BodyStoreUnavailableError(event.id, { cause: error });
     }
     try {
-      const handle = await this.withDeadline(() => this.client.workflow.start(flow.workflow, options));
+      const handle = await this.withDeadline(() => this.client.workflow.start(spec.flow, options));
+      await this.started(key);
       return { status: 'started', workflowId, runId: handle.firstExecutionRunId };
     } catch (error) {
-      if (error instanceof WorkflowExecutionAlreadyStartedError) return { status: 'duplicate', workflowId, state: await this.stateOf(workflowId) };
+      if (error instanceof WorkflowExecutionAlreadyStartedError) {
+        await this.started(key);
+        return { status: 'duplicate', workflowId, state: await this.stateOf(workflowId) };
+      }
       if (isUnavailable(error)) throw new TemporalUnavailableError(event.id, { cause: error });
       throw error;
     }
+  }
+
+  /**
+   * Marks the body's start confirmed in the inbox. Best effort: when it fails, a sweeper takes the
+   * row after its lease, finds the workflow started, and marks it then.
+   */
+  private async started(key: { source: string; eventId: string }): Promise<void> {
+    await markStarted(this.db, [key]).catch(() => undefined);
   }
 
   /**
@@ -107,28 +132,34 @@ export async function workflowExists(client: Client, workflowId: string): Promis
 }
 
 /**
- * How an event's workflow is started: its flow, and the options `client.workflow.start` gets (ID,
- * input, dedupe policies, search attributes, summary). `npm run bench` starts the same raw.
+ * How an event's workflow is started: its flow, what the inbox keeps to start it (`spec`), and the
+ * options `client.workflow.start` gets. `npm run bench` starts the same raw.
  */
 export function startOptions(event: Omit<ReceivedEvent, 'body'>, { workflowIdPrefix, router }: StartTarget, via: EventVia, taskQueue: string) {
   const flow = router.flowFor(event.type);
   const input = workflowInput(event, flow);
+  const spec: StartSpec = { flow: flow.name, input, summary: summaryOf(event, flow.summarize(input.fields!)) };
+  return { flow, spec, options: workflowStartOptions(eventWorkflowId(workflowIdPrefix, event.id), spec, via, taskQueue) };
+}
+
+/**
+ * The options of every start of an event workflow, by the receiver or from the inbox: its ID, input,
+ * dedupe policies, search attributes and summary.
+ */
+export function workflowStartOptions(workflowId: string, spec: StartSpec, via: EventVia, taskQueue: string) {
   return {
-    flow,
-    options: {
-      workflowId: eventWorkflowId(workflowIdPrefix, event.id),
-      taskQueue,
-      args: [input] as [WebhookEvent],
-      // A closed run with this ID blocks a new one, and so does a running one: the engine is the dedupe.
-      workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
-      workflowIdConflictPolicy: 'FAIL' as const,
-      typedSearchAttributes: [
-        { key: WEBHOOK_SOURCE, value: event.source },
-        { key: WEBHOOK_EVENT_TYPE, value: event.type },
-        { key: WEBHOOK_VIA, value: via },
-      ],
-      staticSummary: summaryOf(event, flow.summarize(input.fields!)),
-    },
+    workflowId,
+    taskQueue,
+    args: [spec.input] as [WebhookEvent],
+    // A closed run with this ID blocks a new one, and so does a running one: the engine is the dedupe.
+    workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
+    workflowIdConflictPolicy: 'FAIL' as const,
+    typedSearchAttributes: [
+      { key: WEBHOOK_SOURCE, value: spec.input.source },
+      { key: WEBHOOK_EVENT_TYPE, value: spec.input.type },
+      { key: WEBHOOK_VIA, value: via },
+    ],
+    staticSummary: spec.summary,
   };
 }
 
@@ -166,7 +197,7 @@ export function summaryOf(event: Pick<ReceivedEvent, 'source' | 'type' | 'subjec
   return cut + '…';
 }
 
-function isUnavailable(error: unknown): boolean {
+export function isUnavailable(error: unknown): boolean {
   for (let current = error; current; current = (current as { cause?: unknown }).cause) {
     // A restarted cluster answers this until it has loaded its namespaces; a wrong TEMPORAL_NAMESPACE
     // too, which /readyz reports. Either way Temporal recorded nothing and a retry is the answer.

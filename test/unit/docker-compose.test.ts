@@ -130,7 +130,9 @@ describe('observability in docker-compose.yml', () => {
 
     const dashboard = JSON.parse(read('observability/grafana/dashboards/durable-webhooks.json')) as { panels: Array<{ title: string; targets: Array<{ expr: string; datasource: { uid: string } }> }> };
     const titles = dashboard.panels.map((panel) => panel.title).join(' | ');
-    for (const title of [/Deliveries by outcome/, /start latency/, /backlog/, /Activity failures/]) expect(titles).toMatch(title);
+    for (const title of [/Deliveries by outcome/, /start latency/, /backlog/, /Activity failures/, /Inbox: events committed and not started/]) expect(titles).toMatch(title);
+    const exprs = dashboard.panels.flatMap((panel) => panel.targets.map((target) => target.expr)).join(' ');
+    for (const gauge of ['webhook_start_backlog', 'webhook_start_backlog_oldest_seconds']) expect(exprs).toContain(`max(${gauge})`);
     for (const target of dashboard.panels.flatMap((panel) => panel.targets)) expect(target.datasource.uid).toBe('prometheus');
   });
 });

@@ -1,0 +1,45 @@
+import { Command } from 'commander';
+import { loadCommonConfig } from '../config';
+import { openDatabase } from '../db/database';
+import { startBacklog, type Backlog } from '../db/inbox';
+import { OperationRejectedError } from '../errors';
+import { lazyClient, temporalSettings } from '../temporal/connection';
+import { print } from './output';
+
+/** What `durable-webhooks status` reports. */
+export interface Status {
+  temporal: { address: string; namespace: string; answering: boolean };
+  /** Committed bodies whose workflow Temporal has not confirmed yet (src/inbox/). */
+  backlog: Backlog;
+}
+
+export function statusCommand(): Command {
+  return new Command('status')
+    .description('Say whether Temporal answers, and how many committed events wait for their workflow to start (the inbox backlog) and for how long.')
+    .option('--json', 'print the status as JSON')
+    .action(async (options: { json?: boolean }) => {
+      const config = loadCommonConfig();
+      if (!config.databaseUrl) throw new OperationRejectedError('status reads the body store: set DATABASE_URL (while npm run dev runs, the CLI finds its database by itself).');
+      const settings = temporalSettings();
+      const client = lazyClient(settings);
+      const db = await openDatabase({ url: config.databaseUrl, exitOnIdle: true });
+      try {
+        const answering = await client.connection
+          .withDeadline(Date.now() + 5_000, () => client.workflowService.describeNamespace({ namespace: settings.namespace }))
+          .then(() => true, () => false);
+        const status: Status = { temporal: { address: settings.connectionOptions.address!, namespace: settings.namespace, answering }, backlog: await startBacklog(db) };
+        print(options.json, status, () => describe(status));
+        if (!answering) process.exitCode = 1;
+      } finally {
+        await client.connection.close();
+        await db.close();
+      }
+    });
+}
+
+function describe({ temporal, backlog }: Status): string {
+  return [
+    `Temporal   ${temporal.address} (namespace ${temporal.namespace}): ${temporal.answering ? 'answering' : 'NOT answering'}`,
+    `Backlog    ${backlog.count === 0 ? 'none: every committed event has its workflow' : `${backlog.count} event(s) committed and not started yet, the oldest waiting ${Math.round(backlog.oldestSeconds ?? 0)} s`}`,
+  ].join('\n');
+}

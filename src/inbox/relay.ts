@@ -1,0 +1,27 @@
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { EventVia } from '../../contracts';
+import type { PendingStart } from '../db/inbox';
+import { DEFAULT_START_TIMEOUT_MS, workflowStartOptions } from '../temporal/start-event';
+
+/**
+ * Starts the workflow of a committed body, as the receiver would have: same ID, input, policies,
+ * search attributes and summary. `started` when Temporal recorded it now, `already started` when the
+ * workflow exists (another replica, or the receiver's own fast path, was first): either way the
+ * row is done. Throws when Temporal did not answer.
+ */
+export async function startPending(client: Client, taskQueue: string, pending: Pick<PendingStart, 'workflowId' | 'via' | 'start'>): Promise<'started' | 'already started'> {
+  try {
+    await client.connection.withDeadline(Date.now() + DEFAULT_START_TIMEOUT_MS, () =>
+      client.workflow.start(pending.start.flow, workflowStartOptions(pending.workflowId, pending.start, pending.via as EventVia, taskQueue)),
+    );
+    return 'started';
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return 'already started';
+    throw error;
+  }
+}
+
+/** When a failed start is tried again: 1 s after the first failure, doubling, at most a minute. */
+export function retryDelayMs(attempts: number): number {
+  return Math.min(60_000, 1_000 * 2 ** Math.min(attempts, 6));
+}

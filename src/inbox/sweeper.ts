@@ -1,0 +1,106 @@
+import type { Client } from '@temporalio/client';
+import type { Database } from '../db/database';
+import { claimDueStarts, deferStart, INBOX_CHANNEL, markStarted, type PendingStart } from '../db/inbox';
+import type { Logger } from '../logger';
+import { retryDelayMs, startPending } from './relay';
+
+export interface SweeperOptions {
+  taskQueue: string;
+  logger: Logger;
+  /** How often it looks when nothing wakes it. @default 1 s */
+  pollMs?: number;
+  /** Rows claimed at once, and started concurrently. @default 100 */
+  batch?: number;
+  /** How long a claimed row is this sweeper's before another may take it. @default 30 s */
+  leaseMs?: number;
+}
+
+const CONCURRENCY = 16;
+
+/**
+ * Starts the workflows of committed bodies nobody started: the receiver's fast path failed (Temporal
+ * down), or its process died between the commit and the start. Any receiver or worker runs one; they
+ * share the work through `FOR UPDATE SKIP LOCKED` and leases (src/db/inbox.ts), are woken by
+ * LISTEN/NOTIFY, and poll as a fallback. A relay into Temporal, not a job system: the processing is
+ * the workflow's.
+ */
+export class StartSweeper {
+  private running = false;
+  private wakeUp: (() => void) | undefined;
+  private stopListening: (() => Promise<void>) | undefined;
+  private loop: Promise<void> | undefined;
+
+  constructor(
+    private readonly db: Database,
+    private readonly client: Client,
+    private readonly options: SweeperOptions,
+  ) {}
+
+  async start(): Promise<void> {
+    this.running = true;
+    this.stopListening = await this.db.listen?.(INBOX_CHANNEL, () => this.wake()).catch((error: unknown) => {
+      this.options.logger.warn({ error: String(error) }, 'start sweeper: LISTEN failed; polling only');
+      return undefined;
+    });
+    this.loop = this.run();
+  }
+
+  /** Looks now instead of at the next poll. */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake();
+    await this.loop;
+    await this.stopListening?.();
+  }
+
+  /** One pass: claims due rows and starts them; the number claimed. */
+  async sweep(): Promise<number> {
+    const { batch = 100, leaseMs = 30_000 } = this.options;
+    const due = await claimDueStarts(this.db, batch, leaseMs);
+    const started: PendingStart[] = [];
+    let next = 0;
+    const lane = async () => {
+      while (next < due.length) {
+        const pending = due[next++]!;
+        try {
+          await startPending(this.client, this.options.taskQueue, pending);
+          started.push(pending);
+        } catch (error) {
+          const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+          await deferStart(this.db, pending, reason, retryDelayMs(pending.attempts));
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, due.length) }, lane));
+    await markStarted(this.db, started);
+    if (due.length > started.length) this.options.logger.warn({ claimed: due.length, started: started.length }, 'start sweeper: Temporal did not confirm every start; they are due again');
+    return due.length;
+  }
+
+  private async run(): Promise<void> {
+    const { pollMs = 1_000, batch = 100 } = this.options;
+    while (this.running) {
+      let claimed = 0;
+      try {
+        claimed = await this.sweep();
+      } catch (error) {
+        this.options.logger.warn({ error: String(error) }, 'start sweeper: the body store did not answer');
+      }
+      // A full batch means more may be due: go on at once.
+      if (claimed < batch && this.running) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, pollMs);
+          this.wakeUp = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wakeUp = undefined;
+      }
+    }
+  }
+}

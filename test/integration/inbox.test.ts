@@ -1,0 +1,160 @@
+import { Client, Connection } from '@temporalio/client';
+import type { Queryable } from '../../src/db/database';
+import { claimDueStarts, startBacklog } from '../../src/db/inbox';
+import { createApp } from '../../src/http/app';
+import { StartSweeper } from '../../src/inbox/sweeper';
+import { InboxEventStarter } from '../../src/inbox/starter';
+import { silentLogger } from '../../src/logger';
+import { SourceRegistry } from '../../src/providers/registry';
+import { startReceiver } from '../../src/receiver';
+import { loadReceiverConfig } from '../../src/config';
+import { eventually } from '../support/eventually';
+import { freePort } from '../support/ports';
+import { SECRETS, SECRETS_ENV, stripeEvent, stripeHeaders } from '../support/signing';
+import { post, startStack, type WorkerStack } from '../support/stack';
+
+/**
+ * ACKNOWLEDGE=database on the real dev server and PostgreSQL: a delivery is answered at commit, its
+ * workflow started right after or by a sweeper, and never twice, whoever starts it.
+ */
+let stack: WorkerStack;
+beforeAll(async () => {
+  // The stack's own receiver acknowledges at Temporal's confirmation, and so runs no sweeper: each test makes the ones it needs.
+  stack = await startStack();
+});
+afterAll(() => stack?.close());
+
+const databaseMode = () => loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', TEMPORAL_TASK_QUEUE: stack.taskQueue, ACKNOWLEDGE: 'database' }, { development: true });
+
+const signed = (type = 'checkout.session.completed') => {
+  const event = stripeEvent({ type });
+  const body = JSON.stringify(event);
+  return { id: event.id as string, body, headers: stripeHeaders(body, SECRETS.stripe) };
+};
+const started = async (eventId: string) =>
+  (await stack.db.query<{ started: boolean }>('SELECT started_at IS NOT NULL AS started FROM event_bodies WHERE source = $1 AND event_id = $2', ['stripe', eventId])).rows[0]?.started;
+
+/** The result of an event's workflow, once it has been started (after the answer, in this mode). */
+async function resultOf(eventId: string) {
+  const handle = stack.client.workflow.getHandle(eventId);
+  await eventually(`${eventId} is started`, () => handle.describe().then(() => true, () => false));
+  return handle.result();
+}
+
+/** A receiver in database mode whose Temporal never answers: it commits and answers, and starts nothing. */
+async function receiverWithoutTemporal() {
+  const client = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${await freePort()}` }), namespace: 'default' });
+  const config = databaseMode();
+  const starter = new InboxEventStarter(client, stack.db, { taskQueue: stack.taskQueue, logger: silentLogger });
+  const app = createApp({ sources: new SourceRegistry(config.sources), starter, maxBodyBytes: config.maxBodyBytes, logger: silentLogger, backlog: () => startBacklog(stack.db) });
+  const server = app.listen(0);
+  await new Promise((resolve) => server.once('listening', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    async close() {
+      await new Promise((resolve) => server.close(resolve));
+      await starter.drain();
+      await client.connection.close();
+    },
+  };
+}
+
+/** A client whose start calls are counted by workflow ID, whatever Temporal answers. */
+function countingClient() {
+  const starts = new Map<string, number>();
+  const client = Object.create(stack.client) as Client;
+  Object.defineProperty(client, 'workflow', {
+    value: Object.assign(Object.create(stack.client.workflow), {
+      start: (...args: Parameters<Client['workflow']['start']>) => {
+        starts.set(args[1].workflowId, (starts.get(args[1].workflowId) ?? 0) + 1);
+        return stack.client.workflow.start(...args);
+      },
+    }),
+  });
+  return { client, starts };
+}
+
+it('answers 202 once the body is committed, and starts its workflow right after', async () => {
+  const receiver = await startReceiver(databaseMode(), stack.client, silentLogger, stack.db);
+  try {
+    await acceptedThenStarted(receiver.url);
+  } finally {
+    await receiver.close();
+  }
+});
+
+async function acceptedThenStarted(url: string) {
+  const delivery = signed();
+  const response = await post(`${url}/webhooks/stripe`, delivery.headers, delivery.body);
+  expect(response.status).toBe(202);
+  expect(response.json).toEqual({ status: 'accepted', eventId: delivery.id, workflowId: delivery.id });
+  expect(await resultOf(delivery.id)).toMatchObject({ outcome: 'fulfilled' });
+  await eventually('the start is marked in the inbox', async () => (await started(delivery.id)) === true);
+
+  const again = await post(`${url}/webhooks/stripe`, delivery.headers, delivery.body);
+  expect(again.status).toBe(200);
+  expect(again.json).toEqual({ status: 'duplicate', eventId: delivery.id, workflowId: delivery.id, started: true });
+}
+
+it('keeps answering 2xx while Temporal does not answer; a sweeper starts each event once when it does', async () => {
+  const receiver = await receiverWithoutTemporal();
+  const deliveries = Array.from({ length: 6 }, () => signed());
+  try {
+    for (const delivery of deliveries) {
+      expect((await post(`${receiver.url}/webhooks/stripe`, delivery.headers, delivery.body)).status).toBe(202);
+      // A provider's retry while Temporal is still down: answered from the insert, not yet started.
+      const retry = await post(`${receiver.url}/webhooks/stripe`, delivery.headers, delivery.body);
+      expect(retry.json).toMatchObject({ status: 'duplicate', started: false });
+    }
+    const metrics = await (await fetch(`${receiver.url}/metrics`)).text();
+    expect(Number(/^webhook_start_backlog (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(deliveries.length);
+    expect(metrics).toMatch(/^webhook_start_backlog_oldest_seconds \d/m);
+  } finally {
+    await receiver.close();
+  }
+
+  // A replica that claimed two of them and was killed before starting them: their lease runs out.
+  await eventually('the failed starts are due again', async () => (await claimDueStarts(stack.db, 2, 1_500)).length === 2);
+  const sweepers = [countingClient(), countingClient()].map(({ client, starts }) => ({ starts, sweeper: new StartSweeper(stack.db, client, { taskQueue: stack.taskQueue, logger: silentLogger, pollMs: 200 }) }));
+  for (const { sweeper } of sweepers) await sweeper.start();
+  try {
+    for (const delivery of deliveries) expect(await resultOf(delivery.id)).toMatchObject({ outcome: 'fulfilled' });
+    await eventually('every start is marked', async () => (await Promise.all(deliveries.map((delivery) => started(delivery.id)))).every(Boolean));
+  } finally {
+    for (const { sweeper } of sweepers) await sweeper.stop();
+  }
+  const starts = deliveries.map((delivery) => sweepers.reduce((sum, { starts: counted }) => sum + (counted.get(delivery.id) ?? 0), 0));
+  expect(starts).toEqual(deliveries.map(() => 1));
+  expect((await startBacklog(stack.db)).count).toBe(0);
+});
+
+it('answers 503 when PostgreSQL does not commit: nothing is acknowledged that is not stored', async () => {
+  const unreachable: Queryable = { query: () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')) };
+  const config = loadReceiverConfig({ ...SECRETS_ENV, ACKNOWLEDGE: 'database' }, { development: true });
+  const starter = new InboxEventStarter(stack.client, unreachable, { taskQueue: stack.taskQueue, logger: silentLogger });
+  const app = createApp({ sources: new SourceRegistry(config.sources), starter, maxBodyBytes: config.maxBodyBytes, logger: silentLogger });
+  const server = app.listen(0);
+  await new Promise((resolve) => server.once('listening', resolve));
+  try {
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const delivery = signed();
+    const response = await post(`${url}/webhooks/stripe`, delivery.headers, delivery.body);
+    expect(response.status).toBe(503);
+    expect(response.json).toMatchObject({ type: expect.stringContaining('body-store-unavailable') });
+    expect((await fetch(`${url}/readyz`)).status).toBe(503);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+it('answers one 202 and 200s to copies racing on two receivers', async () => {
+  const [one, other] = await Promise.all([startReceiver(databaseMode(), stack.client, silentLogger, stack.db), startReceiver(databaseMode(), stack.client, silentLogger, stack.db)]);
+  try {
+    const delivery = signed();
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, index) => post(`${(index % 2 ? other : one).url}/webhooks/stripe`, delivery.headers, delivery.body)));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 202]);
+    expect(await resultOf(delivery.id)).toMatchObject({ outcome: 'fulfilled' });
+  } finally {
+    await Promise.all([one.close(), other.close()]);
+  }
+});
