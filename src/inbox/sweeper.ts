@@ -54,7 +54,9 @@ export class StartSweeper {
     this.running = false;
     this.wake();
     await this.loop;
-    await this.stopListening?.();
+    const stopListening = this.stopListening;
+    this.stopListening = undefined;
+    await stopListening?.();
   }
 
   /** One pass: claims due rows and starts them; the number claimed. */

@@ -10,8 +10,10 @@
  *   G5  duplicates ÷ new events, through the receiver
  *   G6  workflows completed ÷ started, over a sustained run with the worker processing
  *   G7  the seed design's handler (Express + one PostgreSQL transaction) ÷ the receiver (reported)
- * and, from the sustained run, end-to-end latency (POST → workflow completed) and history events
- * per flow. Prints a table, writes bench-results/<timestamp>.json and .svg (latency percentiles of
+ *   G10 the receiver with ACKNOWLEDGE=database ÷ the seed handler (its p99 against the seed's too)
+ *   G11 the inbox's backlog drained by a sweeper, starts/s ÷ raw start (reported)
+ * and, from sustained runs in both modes, end-to-end latency (POST → workflow completed) and
+ * history events per flow. Prints a table, writes bench-results/<timestamp>.json and .svg (latency percentiles of
  * each side), and exits 1 when a target is missed.
  */
 import { execFileSync } from 'node:child_process';
@@ -34,6 +36,9 @@ import { silentLogger } from '../../src/logger';
 import { Router } from '../../src/flows';
 import { createStripeAdapter } from '../../src/providers/stripe';
 import { startReceiver } from '../../src/receiver';
+import type { Database } from '../../src/db/database';
+import { startBacklog } from '../../src/db/inbox';
+import { StartSweeper } from '../../src/inbox/sweeper';
 import { createWorkerServices } from '../../src/services';
 import { prepareNamespace } from '../../src/temporal/namespace';
 import { startOptions } from '../../src/temporal/start-event';
@@ -56,7 +61,7 @@ const SUSTAIN_SECONDS = Number(process.env.BENCH_SUSTAIN_SECONDS ?? 20);
 const RATE = Number(process.env.BENCH_RATE ?? 10);
 const SERVER = process.env.BENCH_TEMPORAL === 'cluster' ? 'cluster' : 'dev';
 const SECRET = 'whsec_bench';
-const TARGETS = { G1: { atLeast: 0.9 }, G4: { atMost: 1.3 }, G5: { atLeast: 1.0 }, G6: { atLeast: 0.95 } } as const;
+const TARGETS = { G1: { atLeast: 0.9 }, G4: { atMost: 1.3 }, G5: { atLeast: 1.0 }, G6: { atLeast: 0.95 }, G10: { atLeast: 0.5 } } as const;
 
 const webhooks = new Stripe('sk_test_bench').webhooks;
 const adapter = createStripeAdapter({ source: 'stripe', secrets: [SECRET] });
@@ -176,15 +181,23 @@ async function main(): Promise<void> {
   };
   // One database for both receivers and the worker: PostgreSQL with DATABASE_URL, else PGlite in this process.
   const services = await createWorkerServices(loadWorkerConfig(workerEnv, { development: true }), { temporal: client, embedded: true });
-  const receiverConfig = (taskQueue: string) => loadReceiverConfig({ PORT: '0', STRIPE_WEBHOOK_SECRET: SECRET, TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_ADDRESS: temporal.address });
+  const receiverConfig = (taskQueue: string, acknowledge = 'temporal') =>
+    loadReceiverConfig({ PORT: '0', STRIPE_WEBHOOK_SECRET: SECRET, TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_ADDRESS: temporal.address, ACKNOWLEDGE: acknowledge });
   const starts = await startReceiver(receiverConfig(startsQueue), client, silentLogger, services.db);
+  const startsAtCommit = await startReceiver(receiverConfig(startsQueue, 'database'), client, silentLogger, services.db);
   const work = await startReceiver(receiverConfig(workQueue), client, silentLogger, services.db);
+  let workAtCommit: Awaited<ReturnType<typeof startReceiver>> | undefined;
+  /** Waits until every committed body has its workflow, so no side measures another's leftover starts. */
+  const drained = async () => {
+    while ((await startBacklog(services.db)).count > 0) await delay(50);
+  };
   const seed = database ? await startSeedHandler(database.url, SECRET) : undefined;
 
   const raw = new Side('raw client.workflow.start');
   const receiver = new Side('receiver, new events');
   const duplicates = new Side('receiver, duplicates');
   const seedSide = new Side('seed handler (Express + PostgreSQL)');
+  const atCommit = new Side('receiver, ACKNOWLEDGE=database, new events');
   // The raw side starts exactly what the receiver would for the same delivery, prepared before the clock runs.
   const rawStarts = (count: number) =>
     Promise.all(
@@ -212,15 +225,26 @@ async function main(): Promise<void> {
           receiver.add(await drive(events, (event) => postExpecting(`${starts.url}/webhooks/stripe`, event, 202)));
           duplicates.add(await drive(events, (event) => postExpecting(`${starts.url}/webhooks/stripe`, event, 200)));
         },
+        async () => {
+          atCommit.add(await drive(Array.from({ length: EVENTS }, delivery), (event) => postExpecting(`${startsAtCommit.url}/webhooks/stripe`, event, 202)));
+          await drained();
+        },
         ...(seed ? [async () => seedSide.add(await drive(Array.from({ length: EVENTS }, delivery), (event) => postExpecting(`${seed.url}/webhooks/stripe`, event, 200)))] : []),
       ];
       for (const side of index % 2 === 0 ? sides : [...sides].reverse()) await side();
       process.stderr.write(`round ${index + 1}/${ROUNDS} done\n`);
     }
 
-    // G6 and end to end: a sustained run with the worker processing every event.
+    // G11: a backlog committed while nobody started it (Temporal "down" for the receiver), drained by
+    // one sweeper, with no other (the database-mode receivers run one each) running meanwhile.
+    await startsAtCommit.close();
+    const drain = await drainBacklog(client, services.db, temporal.address, startsQueue, raw.perSecond);
+    workAtCommit = await startReceiver(receiverConfig(workQueue, 'database'), client, silentLogger, services.db);
+
+    // G6 and end to end: sustained runs with the worker processing every event, in each mode.
     const worker = await startWorker({ settings: temporalSettings(workerEnv), taskQueue: workQueue, activities: services.activities, workflows: await workflowBundle() });
     const sustained = await sustain(client, `${work.url}/webhooks/stripe`);
+    const sustainedAtCommit = await sustain(client, `${workAtCommit.url}/webhooks/stripe`);
     await worker.shutdown();
 
     const g1 = receiver.perSecond / raw.perSecond;
@@ -228,15 +252,19 @@ async function main(): Promise<void> {
     const g5 = duplicates.perSecond / receiver.perSecond;
     const g6 = sustained.completedInWindow / sustained.startedInWindow;
     const g7 = seed ? seedSide.perSecond / receiver.perSecond : undefined;
+    const g10 = seed ? atCommit.perSecond / seedSide.perSecond : undefined;
     const ratios = [
       { id: 'G1', what: 'receiver ÷ raw start, events/s', value: g1, target: TARGETS.G1 },
       { id: 'G4', what: 'receiver p99 ÷ raw start p99', value: g4, target: TARGETS.G4 },
       { id: 'G5', what: 'duplicates ÷ new events, events/s', value: g5, target: TARGETS.G5 },
       { id: 'G6', what: 'completed ÷ started, sustained', value: g6, target: TARGETS.G6 },
       { id: 'G7', what: 'seed handler ÷ receiver, events/s', value: g7, target: undefined },
+      { id: 'G10', what: 'receiver with ACKNOWLEDGE=database ÷ seed handler, events/s', value: g10, target: TARGETS.G10 },
+      { id: 'G10 p99', what: 'ACKNOWLEDGE=database p99 ÷ seed handler p99', value: seed ? atCommit.percentile(0.99) / seedSide.percentile(0.99) : undefined, target: undefined },
+      { id: 'G11', what: 'backlog drained by a sweeper ÷ raw start, starts/s', value: drain.perSecond / raw.perSecond, target: undefined },
     ].map((ratio) => ({ ...ratio, value: ratio.value === undefined ? null : round(ratio.value), met: ratio.value === undefined || !ratio.target ? null : 'atLeast' in ratio.target ? ratio.value >= ratio.target.atLeast : ratio.value <= ratio.target.atMost }));
 
-    const sides = [raw, receiver, duplicates, ...(seed ? [seedSide] : [])].map((side) => side.summary());
+    const sides = [raw, receiver, duplicates, atCommit, ...(seed ? [seedSide] : [])].map((side) => side.summary());
     const result = {
       at: new Date().toISOString(),
       machine: { cpus: cpus().length, cpu: cpus()[0]?.model, memoryGiB: round(totalmem() / 2 ** 30, 1), node: process.version },
@@ -245,7 +273,8 @@ async function main(): Promise<void> {
       settings: { events: EVENTS, rounds: ROUNDS, concurrency: CONCURRENCY, sustainSeconds: SUSTAIN_SECONDS, sustainRate: RATE },
       ratios,
       sides,
-      endToEnd: sustained.endToEnd,
+      endToEnd: { temporal: sustained.endToEnd, database: sustainedAtCommit.endToEnd },
+      backlogDrain: drain,
       historyEventsPerFlow: sustained.historyEvents,
     };
 
@@ -255,7 +284,8 @@ async function main(): Promise<void> {
     writeFileSync(path.join(dir, `${stamp}.json`), `${JSON.stringify(result, null, 2)}\n`);
     const chart = latencyChart(`Latency per side (${SERVER} server, concurrency ${CONCURRENCY})`, [
       ...sides.map((side) => ({ name: side.name, percentiles: { p50: side.p50, p90: side.p90, p99: side.p99 } })),
-      { name: 'end to end (POST → completed)', percentiles: { p50: sustained.endToEnd.p50, p90: sustained.endToEnd.p90, p99: sustained.endToEnd.p99 } },
+      { name: 'end to end (POST → completed)', percentiles: sustained.endToEnd },
+      { name: 'end to end, ACKNOWLEDGE=database', percentiles: sustainedAtCommit.endToEnd },
     ]);
     writeFileSync(path.join(dir, `${stamp}.svg`), chart);
 
@@ -269,12 +299,16 @@ async function main(): Promise<void> {
     console.log('\n| side | events/s | p50 ms | p90 ms | p99 ms |\n|---|---|---|---|---|');
     for (const side of sides) console.log(`| ${side.name} | ${side.perSecond} | ${side.p50} | ${side.p90} | ${side.p99} |`);
     console.log(`| end to end, POST → completed (sustained) | ${RATE} offered | ${sustained.endToEnd.p50} | ${sustained.endToEnd.p90} | ${sustained.endToEnd.p99} |`);
+    console.log(`| end to end, ACKNOWLEDGE=database (sustained) | ${RATE} offered | ${sustainedAtCommit.endToEnd.p50} | ${sustainedAtCommit.endToEnd.p90} | ${sustainedAtCommit.endToEnd.p99} |`);
+    console.log(`| backlog of ${drain.events} drained by one sweeper | ${drain.perSecond} | | | |`);
     console.log(`\nhistory events per flow (fulfilCheckout): ${sustained.historyEvents}`);
     console.log(`written: bench-results/${stamp}.json and .svg`);
     process.exitCode = ratios.some((ratio) => ratio.met === false) ? 1 : 0;
   } finally {
     await starts.close();
+    await startsAtCommit.close();
     await work.close();
+    await workAtCommit?.close();
     await seed?.close();
     await services.close();
     await stripe.close();
@@ -304,6 +338,10 @@ async function sustain(client: Client, url: string) {
     started.push(entry);
     pending.push(
       postExpecting(url, event, 202)
+        // With ACKNOWLEDGE=database the workflow starts after the answer: wait for it to exist.
+        .then(async () => {
+          while (!(await client.workflow.getHandle(event.id).describe().then(() => true, () => false))) await delay(5);
+        })
         .then(() => client.workflow.getHandle(event.id).result())
         .then(() => void (entry.completedAt = performance.now())),
     );
@@ -320,6 +358,30 @@ async function sustain(client: Client, url: string) {
     endToEnd: { p50, p90, p99 },
     historyEvents: round(samples.reduce((sum, count) => sum + count, 0) / samples.length, 1),
   };
+}
+
+/**
+ * Commits BENCH_EVENTS bodies through a receiver with ACKNOWLEDGE=database whose Temporal does not
+ * answer (nothing starts them), then lets one sweeper with a working client start them all: starts
+ * per second from its start until the backlog is empty.
+ */
+async function drainBacklog(client: Client, db: Database, address: string, taskQueue: string, rawPerSecond: number) {
+  const unreachable = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${await freePort()}` }) });
+  const config = loadReceiverConfig({ PORT: '0', STRIPE_WEBHOOK_SECRET: SECRET, TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_ADDRESS: address, ACKNOWLEDGE: 'database' });
+  const down = await startReceiver(config, unreachable, silentLogger, db);
+  const events = Array.from({ length: EVENTS }, delivery);
+  await drive(events, (event) => postExpecting(`${down.url}/webhooks/stripe`, event, 202));
+  await down.close();
+  await unreachable.connection.close();
+  // Every failed fast path leaves its row due again within a second: start the clock when all are due.
+  await db.query(`UPDATE event_bodies SET start_due_at = now() WHERE started_at IS NULL`);
+  const sweeper = new StartSweeper(db, client, { taskQueue, logger: silentLogger, pollMs: 50 });
+  const begin = performance.now();
+  await sweeper.start();
+  while ((await startBacklog(db)).count > 0) await delay(20);
+  const seconds = (performance.now() - begin) / 1000;
+  await sweeper.stop();
+  return { events: events.length, perSecond: round(events.length / seconds), rawPerSecond: round(rawPerSecond) };
 }
 
 main().catch((error: Error) => {
