@@ -54,16 +54,52 @@ function openPostgres(url: string, exitOnIdle: boolean): Database {
       }
     },
     async listen(channel, onNotify) {
-      const client = await pool.connect();
-      // A connection that dies (PostgreSQL restarting) stops the notifications; the sweeper's poll goes on.
-      client.on('error', () => {});
-      client.on('notification', (message) => {
-        if (message.channel === channel) onNotify();
-      });
-      await client.query(`LISTEN ${channel}`);
+      let stopped = false;
+      // The connection listening now, and what closes it (once, whoever asks first).
+      let current: { drop(): void } | undefined;
+      // A connection that dies (PostgreSQL restarting) is dropped and LISTEN taken up again on a new
+      // one, every second until it works; meanwhile the listener's own poll goes on.
+      const connect = async (): Promise<void> => {
+        const client = await pool.connect();
+        let dropped = false;
+        const connection = {
+          drop() {
+            if (!dropped) client.release(true);
+            dropped = true;
+          },
+        };
+        const lost = () => {
+          connection.drop();
+          if (current !== connection) return;
+          current = undefined;
+          if (!stopped) reconnectSoon();
+        };
+        client.on('notification', (message) => {
+          if (message.channel === channel) onNotify();
+        });
+        client.on('error', lost);
+        client.on('end', lost);
+        try {
+          await client.query(`LISTEN ${channel}`);
+        } catch (error) {
+          connection.drop();
+          throw error;
+        }
+        current = connection;
+      };
+      const reconnectSoon = (): void => {
+        setTimeout(() => {
+          if (stopped) return;
+          // What was notified while no connection listened is looked at now.
+          connect().then(onNotify, reconnectSoon);
+        }, 1_000).unref();
+      };
+      await connect();
       return async () => {
-        await client.query(`UNLISTEN ${channel}`).catch(() => undefined);
-        client.release();
+        stopped = true;
+        // Closed rather than handed back: a pooled connection would keep this listener's handlers.
+        current?.drop();
+        current = undefined;
       };
     },
     close: () => pool.end(),

@@ -50,8 +50,9 @@ export interface AppDeps {
 
 /**
  * The receiver: `POST /webhooks/:source` verifies the raw body, then starts the event's workflow.
- * A 2xx is sent only once Temporal has the event (202 started, 200 duplicate); the request never
- * waits for business processing.
+ * A 2xx is sent only once the event is durably recorded: its body and start committed to
+ * PostgreSQL (202 accepted) or its workflow started in Temporal (202 started), by the starter's
+ * ACKNOWLEDGE mode; 200 for a duplicate. The request never waits for business processing.
  */
 export function createApp(deps: AppDeps): Express {
   const { sources, starter, maxBodyBytes } = deps;
@@ -73,10 +74,10 @@ export function createApp(deps: AppDeps): Express {
       res.json({ status: 'ready' });
     } else {
       sendProblem(res, {
-        type: problemType('temporal-unavailable'),
-        title: 'Temporal unavailable',
+        type: problemType(starter.needs === 'Temporal' ? 'temporal-unavailable' : 'body-store-unavailable'),
+        title: `${starter.needs} unavailable`,
         status: 503,
-        detail: 'Temporal cannot be reached; deliveries are answered 503 until it is back.',
+        detail: `${starter.needs} cannot be reached; deliveries are answered 503 until it is back.`,
       });
     }
   });

@@ -16,6 +16,7 @@ import { retryDelayMs, startPending } from './relay';
  * with REJECT_DUPLICATE: the engine stays the dedupe of processing.
  */
 export class InboxEventStarter implements EventStarter {
+  readonly needs = 'PostgreSQL';
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(

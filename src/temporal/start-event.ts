@@ -38,7 +38,9 @@ export interface EventStarter {
    * @throws BodyStoreUnavailableError or TemporalUnavailableError when either does not confirm; nothing is started then.
    */
   start(event: ReceivedEvent, target: StartTarget, via?: EventVia): Promise<StartResult>;
-  /** True when Temporal answers for our namespace. */
+  /** What a 2xx waits for, so what /readyz checks: the body store, or Temporal too. */
+  readonly needs: 'PostgreSQL' | 'Temporal';
+  /** True when what it needs answers (for Temporal, for our namespace). */
   ready(): Promise<boolean>;
 }
 
@@ -55,6 +57,8 @@ export const START_LEASE_MS = 2 * DEFAULT_START_TIMEOUT_MS;
 const UNAVAILABLE_CODES = new Set<number>([grpcStatus.UNAVAILABLE, grpcStatus.DEADLINE_EXCEEDED, grpcStatus.CANCELLED, grpcStatus.RESOURCE_EXHAUSTED]);
 
 export class TemporalEventStarter implements EventStarter {
+  readonly needs = 'Temporal';
+
   constructor(
     private readonly client: Client,
     /** The body store: every body is stored here before its workflow starts. */

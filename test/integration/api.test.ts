@@ -126,7 +126,7 @@ describe('POST /v1/messages', () => {
       },
     };
     const messages = new MessageService(stack.client, db, { taskQueue: stack.taskQueue, scheduleMs: [0], inFlightWaitMs: 0 });
-    const starter: EventStarter = { start: () => Promise.reject(new Error('unused')), ready: async () => true };
+    const starter: EventStarter = { start: () => Promise.reject(new Error('unused')), needs: 'Temporal', ready: async () => true };
     const app = createApp({ sources: new SourceRegistry([]), starter, maxBodyBytes: 65536, api: { db, messages, tokens: [{ scope: 'alpha', token: 'tok_alpha' }], allowPrivateEndpoints: true } });
     const server = await listen(app);
     const key = newKey();

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import type { Queryable } from '../../src/db/database';
 import { claimDueStarts, startBacklog } from '../../src/db/inbox';
@@ -11,7 +12,7 @@ import { loadReceiverConfig } from '../../src/config';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/ports';
 import { SECRETS, SECRETS_ENV, stripeEvent, stripeHeaders } from '../support/signing';
-import { post, startStack, type WorkerStack } from '../support/stack';
+import { post, resultOnceStarted, startStack, type WorkerStack } from '../support/stack';
 
 /**
  * ACKNOWLEDGE=database on the real dev server and PostgreSQL: a delivery is answered at commit, its
@@ -34,12 +35,7 @@ const signed = (type = 'checkout.session.completed') => {
 const started = async (eventId: string) =>
   (await stack.db.query<{ started: boolean }>('SELECT started_at IS NOT NULL AS started FROM event_bodies WHERE source = $1 AND event_id = $2', ['stripe', eventId])).rows[0]?.started;
 
-/** The result of an event's workflow, once it has been started (after the answer, in this mode). */
-async function resultOf(eventId: string) {
-  const handle = stack.client.workflow.getHandle(eventId);
-  await eventually(`${eventId} is started`, () => handle.describe().then(() => true, () => false));
-  return handle.result();
-}
+const resultOf = (eventId: string) => resultOnceStarted(stack.client, eventId);
 
 /** A receiver in database mode whose Temporal never answers: it commits and answers, and starts nothing. */
 async function receiverWithoutTemporal() {
@@ -141,7 +137,11 @@ it('answers 503 when PostgreSQL does not commit: nothing is acknowledged that is
     const response = await post(`${url}/webhooks/stripe`, delivery.headers, delivery.body);
     expect(response.status).toBe(503);
     expect(response.json).toMatchObject({ type: expect.stringContaining('body-store-unavailable') });
-    expect((await fetch(`${url}/readyz`)).status).toBe(503);
+    const readiness = await fetch(`${url}/readyz`);
+    expect({ status: readiness.status, problem: await readiness.json() }).toMatchObject({
+      status: 503,
+      problem: { type: expect.stringContaining('body-store-unavailable'), detail: expect.stringContaining('PostgreSQL cannot be reached') },
+    });
   } finally {
     await new Promise((resolve) => server.close(resolve));
   }
@@ -157,4 +157,24 @@ it('answers one 202 and 200s to copies racing on two receivers', async () => {
   } finally {
     await Promise.all([one.close(), other.close()]);
   }
+});
+
+it('listens again after its LISTEN connection is lost, so sweepers are woken after PostgreSQL restarts', async () => {
+  const channel = `inbox_test_${randomUUID().replaceAll('-', '')}`;
+  const listener = async () => (await stack.db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE query = $1', [`LISTEN ${channel}`])).rows[0]?.pid;
+  let woken = 0;
+  const stop = await stack.db.listen!(channel, () => (woken += 1));
+  try {
+    const first = await listener();
+    expect(first).toEqual(expect.any(Number));
+    await stack.db.query('SELECT pg_terminate_backend($1)', [first]);
+    // Listening again, it wakes the sweeper once for what was notified while nobody listened.
+    await eventually('a new connection listens', async () => woken === 1 && ![undefined, first].includes(await listener()));
+    woken = 0;
+    await stack.db.query('SELECT pg_notify($1, $2)', [channel, '']);
+    await eventually('the notification arrives on the new connection', () => woken > 0);
+  } finally {
+    await stop();
+  }
+  await eventually('stopping closes the connection', async () => (await listener()) === undefined);
 });

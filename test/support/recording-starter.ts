@@ -33,6 +33,8 @@ export class RecordingStarter implements EventStarter {
     return { status: 'started', workflowId, runId: `run-${this.workflowIds.size}` };
   }
 
+  readonly needs = 'Temporal';
+
   async ready(): Promise<boolean> {
     return !this.unavailable;
   }

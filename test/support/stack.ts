@@ -12,6 +12,7 @@ import { createWorkerServices, type WorkerServices } from '../../src/services';
 import { startWorker, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH, type RunningWorker } from '../../src/temporal/worker';
 import { temporalSettings } from '../../src/temporal/connection';
 import { createTestDatabase, openTestDatabase } from './database';
+import { eventually } from './eventually';
 import { startResendStandIn, type ResendStandIn } from './resend-stand-in';
 import { SECRETS_ENV } from './signing';
 import { startStripeStandIn, type StripeStandIn } from '../../src/dev/stripe-stand-in';
@@ -114,6 +115,16 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: s
       await database.drop();
     },
   };
+}
+
+/**
+ * A workflow's result once it exists: with ACKNOWLEDGE=database (production's default) a delivery is
+ * answered before its workflow starts, so a handle taken right after the answer may find none yet.
+ */
+export async function resultOnceStarted(client: Client, workflowId: string, timeoutMs = 30_000): Promise<unknown> {
+  const handle = client.workflow.getHandle(workflowId);
+  await eventually(`${workflowId} is started`, () => handle.describe().then(() => true, () => false), { timeoutMs });
+  return handle.result();
 }
 
 /** Every run Temporal's visibility holds for this workflow ID. */
