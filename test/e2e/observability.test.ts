@@ -12,7 +12,7 @@ import { startEndpointServer } from '../support/endpoint-server';
 import { freePort } from '../support/ports';
 import { ROOT, spawnNpmScript, type Spawned } from '../support/processes';
 import { SECRETS, SECRETS_ENV, stripeHeaders } from '../support/signing';
-import { post, startStack, type WorkerStack } from '../support/stack';
+import { post, resultOnceStarted, startStack, type WorkerStack } from '../support/stack';
 
 /**
  * `npm run receiver` and `npm run worker` as production runs them, through a few flows: every line
@@ -66,7 +66,8 @@ it('logs one JSON object per line from both processes, with the same IDs, serves
   const forged = JSON.stringify({ id: `evt_${MARKER}`, type: 'checkout.session.completed' });
   expect((await post(`${receiverUrl}/webhooks/stripe`, stripeHeaders(forged, 'whsec_not_ours'), forged)).status).toBe(400);
 
-  expect(await stack.client.workflow.getHandle(checkout.id).result()).toMatchObject({ outcome: 'fulfilled' });
+  // The receiver runs production's default, ACKNOWLEDGE=database: the workflow starts after the answer.
+  expect(await resultOnceStarted(stack.client, checkout.id)).toMatchObject({ outcome: 'fulfilled' });
   // What a redelivery starts once Temporal's retention dropped the checkout: a new run chain, which the ledger catches.
   const { events } = await stack.client.workflow.getHandle(checkout.id).fetchHistory();
   const input = defaultPayloadConverter.fromPayload<WebhookEvent>(events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!);
@@ -81,7 +82,7 @@ it('logs one JSON object per line from both processes, with the same IDs, serves
   expect((await v1('/messages', { eventType: 'report.ready', payload: { marker: MARKER } })).status).toBe(201);
   await eventually('the message is delivered', () => endpoint.received.length === 1);
   await endpoint.close();
-  expect(await stack.client.workflow.getHandle(charged.id).result()).toMatchObject({ outcome: 'charged' });
+  expect(await resultOnceStarted(stack.client, charged.id)).toMatchObject({ outcome: 'charged' });
   await eventually('the declined order waits for retryPayment', async () => (await stack.client.workflow.getHandle(declined.id).query(statusQuery)).awaiting !== null);
 
   // Current details, as the Temporal UI reads them (the SDK's built-in metadata query).

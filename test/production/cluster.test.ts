@@ -11,13 +11,14 @@ import { ADMIN_TOKEN, API_TOKEN, startTopology, type Topology } from '../support
 
 /**
  * The production topology (`npm run cluster`, two `npm run receiver`, two `npm run worker`, all as
- * processes from the production build) through every flow and each fault users meet: a worker
+ * processes from the production build), its receivers acknowledging at Temporal's confirmation
+ * (ACKNOWLEDGE=temporal; test/production/inbox.test.ts runs the default, database), through every flow and each fault users meet: a worker
  * killed mid-charge, the Temporal server restarted during a storm of deliveries, and PostgreSQL
  * restarted under everything.
  */
 let topology: Topology;
 beforeAll(async () => {
-  topology = await startTopology({ REVIEW_THRESHOLD: '100000', REVIEW_TIMEOUT: '1h' });
+  topology = await startTopology({ ACKNOWLEDGE: 'temporal', REVIEW_THRESHOLD: '100000', REVIEW_TIMEOUT: '1h' });
 }, 180_000);
 afterAll(() => topology?.close(), 60_000);
 

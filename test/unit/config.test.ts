@@ -62,6 +62,14 @@ describe('loadReceiverConfig', () => {
     expect(() => loadReceiverConfig({ [name]: value })).toThrow(`${name} holds one value; during a rotation, put the previous one in ${name}_PREVIOUS.`);
   });
 
+  it('acknowledges at commit by default in production and at Temporal\'s confirmation under npm run dev, and refuses any other ACKNOWLEDGE', () => {
+    expect(loadReceiverConfig({}).acknowledge).toBe('database');
+    expect(loadReceiverConfig({}, { development: true }).acknowledge).toBe('temporal');
+    expect(loadReceiverConfig({ ACKNOWLEDGE: 'temporal' }).acknowledge).toBe('temporal');
+    expect(loadReceiverConfig({ ACKNOWLEDGE: 'database' }, { development: true }).acknowledge).toBe('database');
+    expect(() => loadReceiverConfig({ ACKNOWLEDGE: 'disk' })).toThrow(/ACKNOWLEDGE/);
+  });
+
   it.each([[undefined], ['development'], ['test'], ['production']])(
     'outside development (NODE_ENV=%s), leaves a source off when its secret is unset instead of using a development value',
     (nodeEnv) => {
