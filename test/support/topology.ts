@@ -39,6 +39,8 @@ export interface Topology {
   killWorker(index: number): Promise<void>;
   /** Starts a worker in that slot again. */
   startWorker(index: number): Promise<void>;
+  /** Starts one more receiver, with `env` over the topology's; close() stops it with the rest. */
+  startReceiver(env?: NodeJS.ProcessEnv): Promise<{ url: string; process: Spawned }>;
   close(): Promise<void>;
 }
 
@@ -104,15 +106,17 @@ export async function startTopology(extraEnv: NodeJS.ProcessEnv = {}): Promise<T
   };
   await Promise.all([startWorker(0), startWorker(1)]);
 
-  const receivers = await Promise.all(
-    [0, 1].map(async () => {
-      const receiverPort = await freePort();
-      const receiver = spawnNpmScript('receiver', { ...env, PORT: String(receiverPort) });
-      ran.push({ name: `receiver-${receiverPort}`, process: receiver });
-      await receiver.waitFor('receiver listening');
-      return { url: `http://127.0.0.1:${receiverPort}`, process: receiver };
-    }),
-  );
+  // Every receiver started, for close(); `receivers` are the topology's own two.
+  const started: Array<{ url: string; process: Spawned }> = [];
+  const startReceiver = async (receiverEnv: NodeJS.ProcessEnv = {}) => {
+    const receiverPort = await freePort();
+    const receiver = spawnNpmScript('receiver', { ...env, ...receiverEnv, PORT: String(receiverPort) });
+    ran.push({ name: `receiver-${receiverPort}`, process: receiver });
+    await receiver.waitFor('receiver listening');
+    started.push({ url: `http://127.0.0.1:${receiverPort}`, process: receiver });
+    return started.at(-1)!;
+  };
+  const receivers = await Promise.all([startReceiver(), startReceiver()]);
 
   const client = new Client({ connection: Connection.lazy({ address: temporalAddress }), namespace: 'default' });
   const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
@@ -135,9 +139,11 @@ export async function startTopology(extraEnv: NodeJS.ProcessEnv = {}): Promise<T
       await workers[index]!.exited;
     },
     startWorker,
+    startReceiver,
     async close() {
-      for (const process of [...workers, ...receivers.map((receiver) => receiver.process)]) process.child.kill('SIGTERM');
-      await Promise.all([...workers, ...receivers.map((receiver) => receiver.process)].map((process) => process.exited));
+      const processes = [...workers, ...started.map((receiver) => receiver.process)];
+      for (const process of processes) process.child.kill('SIGTERM');
+      await Promise.all(processes.map((process) => process.exited));
       await client.connection.close();
       await db.end();
       await stopTemporal();
