@@ -5,8 +5,17 @@ import { storeBody } from '../db/event-bodies';
 import { deferStart, markStarted, wakeSweepers, type PendingStart } from '../db/inbox';
 import { BodyStoreUnavailableError } from '../errors';
 import type { Logger } from '../logger';
-import { START_LEASE_MS, startOptions, type EventStarter, type ReceivedEvent, type StartResult, type StartTarget } from '../temporal/start-event';
+import { DEFAULT_START_TIMEOUT_MS, START_LEASE_MS, startOptions, type EventStarter, type ReceivedEvent, type StartResult, type StartTarget } from '../temporal/start-event';
 import { retryDelayMs, startPending } from './relay';
+
+/**
+ * Fast-path starts made at once by one receiver. In a burst the answers come first: while more than
+ * one delivery is being stored, the starts wait, instead of taking the cores from the deliveries
+ * being answered (Temporal on the same machine spends CPU on every start too).
+ */
+export const FAST_PATH_CONCURRENCY = 4;
+/** Starts waiting their turn, at most; those past it are left to the sweepers when their lease ends. */
+export const FAST_PATH_QUEUE = 1_000;
 
 /**
  * ACKNOWLEDGE=database: a delivery is answered once its body and what to start for it are committed
@@ -17,7 +26,13 @@ import { retryDelayMs, startPending } from './relay';
  */
 export class InboxEventStarter implements EventStarter {
   readonly needs = 'PostgreSQL';
-  private readonly inFlight = new Set<Promise<void>>();
+  // Each waiting start with the time by which it must begin to end within its row's lease.
+  private readonly queue: Array<{ pending: PendingStart; beginBy: number }> = [];
+  private readonly lanes = new Set<Promise<void>>();
+  private closing = false;
+  // Deliveries being stored now, and the lanes waiting for fewer.
+  private storing = 0;
+  private readonly waiting: Array<() => void> = [];
 
   constructor(
     private readonly client: Client,
@@ -30,15 +45,46 @@ export class InboxEventStarter implements EventStarter {
     const { workflowId } = options;
     const pending = { source: event.source, eventId: event.id, workflowId, via, start: spec, attempts: 0 };
     let stored;
+    this.storing++;
     try {
       stored = await storeBody(this.db, { ...pending, provider: event.provider, receivedAt: event.receivedAt, bodySha256: event.bodySha256, leaseMs: START_LEASE_MS }, event.body);
     } catch (error) {
       throw new BodyStoreUnavailableError(event.id, { cause: error });
+    } finally {
+      this.storing--;
+      if (this.storing <= 1) this.resumeLanes();
     }
     if (!stored.stored) return { status: 'duplicate', workflowId, started: stored.startedAt !== null };
-    const started = this.startNow(pending).finally(() => this.inFlight.delete(started));
-    this.inFlight.add(started);
+    this.enqueue(pending);
     return { status: 'accepted', workflowId };
+  }
+
+  /** Queues the fast path's start, and opens a lane for it if fewer than FAST_PATH_CONCURRENCY run. */
+  private enqueue(pending: PendingStart): void {
+    // Not queued (shutting down, or a burst beyond the queue): the row's lease ends, and a sweeper starts it.
+    if (this.closing || this.queue.length >= FAST_PATH_QUEUE) return;
+    this.queue.push({ pending, beginBy: Date.now() + START_LEASE_MS - DEFAULT_START_TIMEOUT_MS });
+    if (this.lanes.size >= FAST_PATH_CONCURRENCY) return;
+    const lane = this.runLane().finally(() => this.lanes.delete(lane));
+    this.lanes.add(lane);
+  }
+
+  private async runLane(): Promise<void> {
+    for (let next = this.queue.shift(); next; next = this.queue.shift()) {
+      await this.quiet();
+      // Shutting down, or too late to end within its lease: the row is the sweepers' now.
+      if (!this.closing && Date.now() <= next.beginBy) await this.startNow(next.pending);
+    }
+  }
+
+  /** Resolves once at most one delivery is being stored (at once, at the pace of a steady stream). */
+  private quiet(): Promise<void> {
+    if (this.storing <= 1 || this.closing) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private resumeLanes(): void {
+    for (const resume of this.waiting.splice(0)) resume();
   }
 
   /** The fast path: starts the workflow right after the answer; a failure leaves the row to the sweepers, woken now. */
@@ -55,9 +101,12 @@ export class InboxEventStarter implements EventStarter {
     }
   }
 
-  /** Waits for the starts this process began after answering (on shutdown). */
+  /** On shutdown: waits for the starts under way; those still queued are left to the sweepers. */
   async drain(): Promise<void> {
-    await Promise.allSettled([...this.inFlight]);
+    this.closing = true;
+    this.queue.length = 0;
+    this.resumeLanes();
+    await Promise.allSettled([...this.lanes]);
   }
 
   /** True when the body store answers: in this mode, a 2xx needs PostgreSQL, not Temporal. */

@@ -4,7 +4,7 @@ import type { Queryable } from '../../src/db/database';
 import { claimDueStarts, startBacklog } from '../../src/db/inbox';
 import { createApp } from '../../src/http/app';
 import { StartSweeper } from '../../src/inbox/sweeper';
-import { InboxEventStarter } from '../../src/inbox/starter';
+import { FAST_PATH_CONCURRENCY, InboxEventStarter } from '../../src/inbox/starter';
 import { silentLogger } from '../../src/logger';
 import { SourceRegistry } from '../../src/providers/registry';
 import { startReceiver } from '../../src/receiver';
@@ -91,6 +91,80 @@ async function acceptedThenStarted(url: string) {
   expect(again.status).toBe(200);
   expect(again.json).toEqual({ status: 'duplicate', eventId: delivery.id, workflowId: delivery.id, started: true });
 }
+
+it('makes at most FAST_PATH_CONCURRENCY fast-path starts at once in a burst: every delivery is answered first, then each event starts once', async () => {
+  let running = 0;
+  let most = 0;
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const client = Object.create(stack.client) as Client;
+  Object.defineProperty(client, 'workflow', {
+    value: Object.assign(Object.create(stack.client.workflow), {
+      start: async (...args: Parameters<Client['workflow']['start']>) => {
+        most = Math.max(most, ++running);
+        try {
+          await gate;
+          return await stack.client.workflow.start(...args);
+        } finally {
+          running--;
+        }
+      },
+    }),
+  });
+  const receiver = await startReceiver(databaseMode(), client, silentLogger, stack.db);
+  const deliveries = Array.from({ length: 3 * FAST_PATH_CONCURRENCY }, () => signed());
+  try {
+    const statuses = await Promise.all(deliveries.map((delivery) => post(`${receiver.url}/webhooks/stripe`, delivery.headers, delivery.body).then((response) => response.status)));
+    expect(statuses).toEqual(deliveries.map(() => 202));
+    await eventually('the fast path holds its starts', () => running === FAST_PATH_CONCURRENCY);
+    open();
+    for (const delivery of deliveries) expect(await resultOf(delivery.id)).toMatchObject({ outcome: 'fulfilled' });
+    expect(most).toBe(FAST_PATH_CONCURRENCY);
+  } finally {
+    open();
+    await receiver.close();
+  }
+});
+
+it('lets the answers go first: while more than one delivery is being stored, the fast path waits to start', async () => {
+  let holding = true;
+  let held = 0;
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  // The body store, with the inserts made while `holding` kept until release.
+  const db: Queryable = {
+    async query(sql, params) {
+      if (holding && sql.includes('INSERT INTO event_bodies')) {
+        held++;
+        await released;
+      }
+      return stack.db.query(sql, params);
+    },
+  };
+  const { client, starts } = countingClient();
+  const config = databaseMode();
+  const starter = new InboxEventStarter(client, db, { taskQueue: stack.taskQueue, logger: silentLogger });
+  const app = createApp({ sources: new SourceRegistry(config.sources), starter, maxBodyBytes: config.maxBodyBytes, logger: silentLogger });
+  const server = app.listen(0);
+  await new Promise((resolve) => server.once('listening', resolve));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const [first, second, third] = [signed(), signed(), signed()] as const;
+  try {
+    const slow = [first, second].map((delivery) => post(`${url}/webhooks/stripe`, delivery.headers, delivery.body));
+    await eventually('two deliveries are being stored', () => held === 2);
+    holding = false;
+    expect((await post(`${url}/webhooks/stripe`, third.headers, third.body)).status).toBe(202);
+    const startsWhileBusy = starts.size;
+    release();
+    expect((await Promise.all(slow)).map((response) => response.status)).toEqual([202, 202]);
+    for (const delivery of [first, second, third]) expect(await resultOf(delivery.id)).toMatchObject({ outcome: 'fulfilled' });
+    expect({ startsWhileBusy, starts: [...starts.values()] }).toEqual({ startsWhileBusy: 0, starts: [1, 1, 1] });
+  } finally {
+    release();
+    await new Promise((resolve) => server.close(resolve));
+    await starter.drain();
+  }
+});
 
 it('keeps answering 2xx while Temporal does not answer; a sweeper starts each event once when it does', async () => {
   const receiver = await receiverWithoutTemporal();
