@@ -126,7 +126,7 @@ it('logs one JSON object per line from both processes, with the same IDs, serves
     expect(entry).toMatchObject({ time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), level: expect.stringMatching(/^(debug|info|warn|error)$/), component, message: expect.any(String) });
     return entry;
   });
-  expect(entries.find((entry) => entry.component === 'receiver' && entry.message === 'event started' && entry.eventId === charged.id)).toMatchObject({ workflowId: charged.id, source: 'standard' });
+  expect(entries.find((entry) => entry.component === 'receiver' && entry.message === 'event accepted' && entry.eventId === charged.id)).toMatchObject({ workflowId: charged.id, source: 'standard' });
   expect(entries.find((entry) => entry.component === 'worker' && entry.activity === 'chargeOrder' && entry.workflowId === declined.id)).toMatchObject({ eventId: declined.id, runId: expect.any(String), attempt: 1, level: 'warn' });
 
   const output = lines.map(([, line]) => line).join('\n');
