@@ -67,7 +67,7 @@ export interface ReceiverConfig extends CommonConfig {
 
 export type Acknowledge = 'database' | 'temporal';
 /**
- * A receiver with PostgreSQL (`npm run receiver`) answers at commit: measured, 5× the
+ * A receiver with PostgreSQL (`npm run receiver`) answers at commit: measured, 5–7× the
  * acknowledgements of waiting for Temporal, as fast end to end, and open while Temporal is away
  * (docs/benchmarks.md). `npm run dev` waits for Temporal, whose dev server lives and dies with it,
  * so that a workflow exists once `send` is answered.
