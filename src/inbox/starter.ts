@@ -1,3 +1,4 @@
+import { context, type Context } from '@opentelemetry/api';
 import type { Client } from '@temporalio/client';
 import type { EventVia } from '../../contracts';
 import type { Queryable } from '../db/database';
@@ -26,8 +27,9 @@ export const FAST_PATH_QUEUE = 1_000;
  */
 export class InboxEventStarter implements EventStarter {
   readonly needs = 'PostgreSQL';
-  // Each waiting start with the time by which it must begin to end within its row's lease.
-  private readonly queue: Array<{ pending: PendingStart; beginBy: number }> = [];
+  // Each waiting start with the time by which it must begin to end within its row's lease, and its
+  // delivery's trace context (a lane runs in the context of the delivery that opened it).
+  private readonly queue: Array<{ pending: PendingStart; beginBy: number; trace: Context }> = [];
   private readonly lanes = new Set<Promise<void>>();
   private closing = false;
   // Deliveries being stored now, and the lanes waiting for fewer.
@@ -63,7 +65,7 @@ export class InboxEventStarter implements EventStarter {
   private enqueue(pending: PendingStart): void {
     // Not queued (shutting down, or a burst beyond the queue): the row's lease ends, and a sweeper starts it.
     if (this.closing || this.queue.length >= FAST_PATH_QUEUE) return;
-    this.queue.push({ pending, beginBy: Date.now() + START_LEASE_MS - DEFAULT_START_TIMEOUT_MS });
+    this.queue.push({ pending, beginBy: Date.now() + START_LEASE_MS - DEFAULT_START_TIMEOUT_MS, trace: context.active() });
     if (this.lanes.size >= FAST_PATH_CONCURRENCY) return;
     const lane = this.runLane().finally(() => this.lanes.delete(lane));
     this.lanes.add(lane);
@@ -73,7 +75,8 @@ export class InboxEventStarter implements EventStarter {
     for (let next = this.queue.shift(); next; next = this.queue.shift()) {
       await this.quiet();
       // Shutting down, or too late to end within its lease: the row is the sweepers' now.
-      if (!this.closing && Date.now() <= next.beginBy) await this.startNow(next.pending);
+      const { pending, beginBy, trace } = next;
+      if (!this.closing && Date.now() <= beginBy) await context.with(trace, () => this.startNow(pending));
     }
   }
 

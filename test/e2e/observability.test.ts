@@ -11,7 +11,7 @@ import { startOtlpReceiver } from '../support/otlp-receiver';
 import { startEndpointServer } from '../support/endpoint-server';
 import { freePort } from '../support/ports';
 import { ROOT, spawnNpmScript, type Spawned } from '../support/processes';
-import { SECRETS, SECRETS_ENV, stripeHeaders } from '../support/signing';
+import { SECRETS, SECRETS_ENV, standardHeaders, stripeHeaders } from '../support/signing';
 import { post, resultOnceStarted, startStack, type WorkerStack } from '../support/stack';
 
 /**
@@ -59,9 +59,16 @@ it('logs one JSON object per line from both processes, with the same IDs, serves
   const checkout = checkoutCompleted({ email: `${MARKER}@example.com` });
   const charged = orderCreated({ email: `${MARKER}@example.com`, name: MARKER });
   const declined = orderCreated({ paymentMethod: DECLINED_PAYMENT_METHOD, email: `${MARKER}@example.com` });
-  for (const delivery of [checkout, charged, declined]) {
-    expect((await post(`${receiverUrl}/webhooks/${delivery.path}`, delivery.headers, delivery.body)).status).toBe(202);
-  }
+  const notes = Array.from({ length: 4 }, () => {
+    const id = `msg_${randomUUID()}`;
+    const body = JSON.stringify({ type: 'note.added', timestamp: new Date().toISOString(), data: { note: 'hello' } });
+    return { id, path: 'standard', body, headers: standardHeaders(body, SECRETS.standard, { id }) };
+  });
+  // At once, more than the receiver's fast path starts at a time: its lanes take them in turn, and
+  // each start is made in its own delivery's trace.
+  const burst = [checkout, charged, declined, ...notes];
+  const answers = await Promise.all(burst.map((delivery) => post(`${receiverUrl}/webhooks/${delivery.path}`, delivery.headers, delivery.body)));
+  expect(answers.map((answer) => answer.status)).toEqual(burst.map(() => 202));
   expect((await post(`${receiverUrl}/webhooks/${checkout.path}`, checkout.headers, checkout.body)).status).toBe(200);
   const forged = JSON.stringify({ id: `evt_${MARKER}`, type: 'checkout.session.completed' });
   expect((await post(`${receiverUrl}/webhooks/stripe`, stripeHeaders(forged, 'whsec_not_ours'), forged)).status).toBe(400);
@@ -113,6 +120,12 @@ it('logs one JSON object per line from both processes, with the same IDs, serves
   const expected = ['StartWorkflow:chargeOrder', 'RunWorkflow:chargeOrder', 'RunActivity:claimEvent', 'RunActivity:chargeOrder', 'RunActivity:sendEmail', 'RunActivity:completeEvent'];
   await eventually('every span of the event is exported', () => expected.every((name) => inTrace().some((span) => span.name === name)));
   expect(inTrace().find((span) => span.name === 'RunActivity:chargeOrder')!.service).toBe('durable-webhooks-worker');
+  const startsInTraceOf = (event: { id: string; path: string }) => {
+    const received = otlp.spans.find((span) => span.name === `POST /webhooks/${event.path}` && span.attributes['webhook.event_id'] === event.id);
+    return otlp.spans.filter((span) => span.traceId === received?.traceId && span.name.startsWith('StartWorkflow:')).map((span) => span.name);
+  };
+  await eventually('each delivery\'s start is exported', () => otlp.spans.filter((span) => span.name.startsWith('StartWorkflow:')).length >= burst.length);
+  expect(burst.map(startsInTraceOf)).toEqual([['StartWorkflow:fulfilCheckout'], ['StartWorkflow:chargeOrder'], ['StartWorkflow:chargeOrder'], ...notes.map(() => ['StartWorkflow:recordEvent'])]);
 
   // Stop both, then read everything they wrote.
   for (const process of [receiver, worker]) {
