@@ -69,6 +69,24 @@ export class UnsupportedContentTypeError extends ProblemError {
   }
 }
 
+/**
+ * The body is compressed (`Content-Encoding` other than `identity`). No supported provider compresses
+ * its webhooks, and inflating before the signature is checked would let a small body of zeros take
+ * megabytes of memory: refused before the body is read.
+ */
+export class UnsupportedContentEncodingError extends ProblemError {
+  override readonly name = 'UnsupportedContentEncodingError';
+  readonly status = 415;
+  readonly slug = 'unsupported-content-encoding';
+  readonly title = 'Unsupported content encoding';
+  constructor(readonly contentEncoding: string) {
+    super(`Content-Encoding ${contentEncoding} is not accepted; send the body uncompressed (identity).`);
+  }
+  override get extensions() {
+    return { accepted: ['identity'] };
+  }
+}
+
 /** No source of that name is configured. */
 export class UnknownSourceError extends ProblemError {
   override readonly name = 'UnknownSourceError';

@@ -21,7 +21,7 @@ export function createAdminRouter(operations: EventOperations, token: string, lo
   const router = express.Router();
 
   router.use(requireAdminToken(token));
-  router.use(express.json({ limit: '64kb', strict: false }));
+  router.use(express.json({ limit: '64kb', strict: false, inflate: false }));
 
   router.get('/events', async (req, res) => {
     res.json({ events: await operations.list(filterOf(req)) });

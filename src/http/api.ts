@@ -41,7 +41,7 @@ export function createApiRouter(deps: ApiDeps): Router {
     next();
   });
   // Bodies are parsed losslessly: a payload's numbers (beyond 2^53 too) are stored and delivered as written.
-  router.use(express.text({ limit: MAX_MESSAGE_BYTES, type: () => true }), (req, _res, next) => {
+  router.use(express.text({ limit: MAX_MESSAGE_BYTES, type: () => true, inflate: false }), (req, _res, next) => {
     if (typeof req.body !== 'string' || req.body === '') {
       req.body = undefined;
     } else {

@@ -7,7 +7,9 @@ import {
   BatchNotRecordedError,
   EventNotRecordedError,
   MalformedEventError,
+  PayloadTooLargeError,
   TooManyLargeBodiesError,
+  UnsupportedContentEncodingError,
   UnsupportedContentTypeError,
   type RecordedItem,
 } from '../errors';
@@ -107,7 +109,20 @@ export function createApp(deps: AppDeps): Express {
     next();
   };
 
-  const readRawBody = express.raw({ type: () => true, limit: maxBodyBytes });
+  // A compressed body (nothing here inflates) and one declared over the limit are refused before a
+  // byte of them is read, and the connection is closed after the answer rather than read to its end.
+  const refuseBeforeReading: RequestHandler = (req, res, next) => {
+    const encoding = req.headers['content-encoding']?.trim().toLowerCase();
+    const refusal =
+      encoding && encoding !== 'identity'
+        ? new UnsupportedContentEncodingError(encoding.slice(0, 100))
+        : Number(req.headers['content-length']) > maxBodyBytes
+          ? new PayloadTooLargeError(maxBodyBytes)
+          : undefined;
+    if (refusal) res.set('Connection', 'close');
+    next(refusal);
+  };
+  const readRawBody = express.raw({ type: () => true, limit: maxBodyBytes, inflate: false });
 
   // One span per delivery; the Temporal client interceptor carries it into the workflow and its
   // activities, so one trace covers the event from this request to its last side effect.
@@ -221,7 +236,7 @@ export function createApp(deps: AppDeps): Express {
     sendProblem(res, problem);
   };
   const webhooks = express.Router();
-  webhooks.post('/:source', selectSource, limitLargeBodies, readRawBody, receive);
+  webhooks.post('/:source', selectSource, refuseBeforeReading, limitLargeBodies, readRawBody, receive);
   webhooks.all('/:source', (_req, res) => {
     res.set('Allow', 'POST');
     sendProblem(res, { type: problemType('method-not-allowed'), title: 'Method not allowed', status: 405, detail: 'Webhooks are delivered with POST.' });

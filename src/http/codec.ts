@@ -27,7 +27,7 @@ export function createCodecRouter(deps: CodecDeps): Router {
   const router = express.Router();
   router.use(cors({ origin: deps.origins, methods: ['POST'], allowedHeaders: ['Content-Type', 'Authorization', 'X-Namespace'], credentials: true, maxAge: 600 }));
   router.use(requireAdminToken(deps.token));
-  router.use(express.json({ limit: '8mb' }));
+  router.use(express.json({ limit: '8mb', inflate: false }));
   for (const direction of ['encode', 'decode'] as const) {
     router.post(`/${direction}`, async (req, res) => {
       const namespace = req.headers['x-namespace'];

@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, Response } from 'express';
-import { PayloadTooLargeError, ProblemError } from '../errors';
+import { PayloadTooLargeError, ProblemError, UnsupportedContentEncodingError } from '../errors';
 import type { Logger } from '../logger';
 
 /** An RFC 9457 problem document. Never carries a payload, secret or signature. */
@@ -22,9 +22,11 @@ export const problemType = (slug: string) => `urn:durable-webhooks:problem:${slu
  * Unknown errors are 500 with `internalDetail`, which each route family words for its callers.
  */
 export function toProblem(error: unknown, internalDetail = 'The request failed on our side; retry it.'): Problem {
-  // body-parser reports a body over its limit as an http-error of this type, with the limit on it.
-  const { type, limit } = (error ?? {}) as { type?: unknown; limit?: unknown };
+  // body-parser reports a body over its limit as an http-error of this type, with the limit on it,
+  // and a compressed body (it never inflates here: `inflate: false`) as another.
+  const { type, limit, encoding } = (error ?? {}) as { type?: unknown; limit?: unknown; encoding?: unknown };
   if (type === 'entity.too.large' && typeof limit === 'number') error = new PayloadTooLargeError(limit);
+  if (type === 'encoding.unsupported') error = new UnsupportedContentEncodingError(String(encoding).slice(0, 100));
   if (error instanceof ProblemError) {
     return { type: problemType(error.slug), title: error.title, status: error.status, detail: error.message, ...error.extensions };
   }

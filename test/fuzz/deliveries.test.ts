@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { Server } from 'node:http';
+import { request, type Server } from 'node:http';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { getExpectedTwilioSignature } from 'twilio/lib/webhooks/webhooks';
@@ -63,6 +64,8 @@ interface Delivery {
   headers: Record<string, string>;
   signed: Signed | null;
   mutation: string;
+  /** A Content-Length sent instead of the body's own (over MAX_BODY_BYTES). */
+  declaredLength?: number;
 }
 
 // Text a provider could put in a header: Node sends and parses header values as latin1.
@@ -206,12 +209,16 @@ const mutations = fc.oneof(
       ),
     }),
   },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('compress' as const), encoding: fc.constantFrom('gzip', 'deflate', 'br', 'GZIP', 'x-gzip', 'gzip, identity', 'identity', 'Identity') }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('declare-length' as const), over: fc.integer({ min: 1, max: 2 ** 31 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('random-bytes' as const), bytes: fc.uint8Array({ maxLength: 512 }), contentType: fc.constantFrom('application/json', 'application/x-www-form-urlencoded', 'application/octet-stream') }) },
 );
 
 type Mutation = typeof mutations extends fc.Arbitrary<infer M> ? M : never;
 
-function mutate(provider: Provider, body: Buffer, headers: Record<string, string>, mutation: Mutation): { body: Buffer; headers: Record<string, string> } {
+const COMPRESSORS: Record<string, (body: Buffer) => Buffer> = { gzip: gzipSync, deflate: deflateSync, br: brotliCompressSync };
+
+function mutate(provider: Provider, body: Buffer, headers: Record<string, string>, mutation: Mutation): { body: Buffer; headers: Record<string, string>; declaredLength?: number } {
   const next = { ...headers };
   const signatureHeader = SIGNATURE_HEADERS[provider];
   switch (mutation.kind) {
@@ -255,6 +262,10 @@ function mutate(provider: Provider, body: Buffer, headers: Record<string, string
       return { body, headers: next };
     case 'random-bytes':
       return { body: Buffer.from(mutation.bytes), headers: { ...next, 'content-type': mutation.contentType } };
+    case 'compress':
+      return { body: COMPRESSORS[mutation.encoding.toLowerCase()]?.(body) ?? body, headers: { ...next, 'content-encoding': mutation.encoding } };
+    case 'declare-length':
+      return { body, headers: next, declaredLength: MAX_BODY_BYTES + mutation.over };
   }
 }
 
@@ -315,6 +326,27 @@ function signedAsSent({ body, headers, signed, provider }: Delivery): boolean {
   return Object.entries(signed.signedHeaders).every(([name, value]) => headers[name] === value);
 }
 
+/**
+ * Posts a delivery. One with a `declaredLength` goes through node:http, which sends the header as
+ * given (fetch would refuse a length its body does not have), and is cut off once answered.
+ */
+async function send(delivery: Delivery): Promise<Response> {
+  const target = `${url}/webhooks/${delivery.provider}`;
+  if (delivery.declaredLength === undefined) return fetch(target, { method: 'POST', headers: delivery.headers, body: delivery.body });
+  return new Promise((resolve, reject) => {
+    const req = request(target, { method: 'POST', agent: false, headers: { ...delivery.headers, 'content-length': String(delivery.declaredLength) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        req.destroy();
+        resolve(new Response(Buffer.concat(chunks), { status: res.statusCode }));
+      });
+    });
+    req.on('error', reject);
+    req.write(delivery.body);
+  });
+}
+
 let server: Server;
 let url: string;
 const starter = new RecordingStarter();
@@ -336,7 +368,7 @@ it(`answers ${RUNS} generated deliveries without a 5xx, accepting only what was 
     fc.asyncProperty(deliveries, async (generated) => {
       const delivery = await generated;
       const callsBefore = starter.calls.length;
-      const response = await fetch(`${url}/webhooks/${delivery.provider}`, { method: 'POST', headers: delivery.headers, body: delivery.body });
+      const response = await send(delivery);
       const text = await response.text();
       // Adyen's 2xx is its own `[accepted]`; SendGrid's lists the batch's items.
       const answer = (text === '[accepted]' ? {} : JSON.parse(text)) as { status?: string | number; workflowId?: string; events?: Array<{ status: string; workflowId: string }> };
@@ -344,6 +376,10 @@ it(`answers ${RUNS} generated deliveries without a 5xx, accepting only what was 
       tally[response.status] = (tally[response.status] ?? 0) + 1;
 
       expect(response.status).toBeLessThan(500);
+      // A compressed body is refused unread, and so is one declared over the limit, whatever it holds.
+      const encoding = delivery.headers['content-encoding']?.toLowerCase();
+      if (encoding !== undefined && encoding !== 'identity') expect(response.status).toBe(415);
+      if (delivery.declaredLength !== undefined) expect(response.status).toBe(413);
       const calls = starter.calls.slice(callsBefore);
       if (response.status >= 300) {
         expect(calls).toEqual([]);

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { Webhook } from 'standardwebhooks';
 import type { Database } from '../../src/db/database';
 import { createApp } from '../../src/http/app';
@@ -90,6 +91,7 @@ describe('POST /v1/messages', () => {
     ['no eventType', (key: string) => publish(key, { payload: {} }), 400, /"eventType" is required/],
     ['no payload', (key: string) => publish(key, { eventType: 'a.b' }), 400, /"payload" is required/],
     ['a payload over the size limit', (key: string) => publish(key, { eventType: 'a.b', payload: 'x'.repeat(300 * 1024) }), 413, /larger than the limit/],
+    ['a compressed body, unread', (key: string) => api('/messages', { method: 'POST', key, headers: { 'content-encoding': 'gzip' }, body: gzipSync(JSON.stringify({ eventType: 'a.b', payload: {} })) }), 415, /Content-Encoding gzip is not accepted/],
   ])('refuses %s, publishing nothing', async (_reason, request, status, detail) => {
     const key = newKey();
     const response = await request(key);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -73,6 +74,37 @@ it("starts each event type as its source's routes in WEBHOOKS_CONFIG say, over t
     expect(routed.calls.map((call) => call.workflowType)).toEqual([notifyGitHubFlow.name, recordEventFlow.name, applySubscriptionEventFlow.name, fulfilCheckoutFlow.name]);
   } finally {
     await new Promise<void>((resolve) => routedServer.close(() => resolve()));
+  }
+});
+
+it('refuses compressed bodies before reading them: concurrent gzip bombs leave memory flat, and a signed delivery after them is started', async () => {
+  // The default MAX_BODY_BYTES (25 MiB), which 25 MB of zeros inflated would fit.
+  const config = loadReceiverConfig(SECRETS_ENV);
+  const app = createApp({ sources: new SourceRegistry(config.sources), starter, maxBodyBytes: config.maxBodyBytes, logger: silentLogger });
+  const bombed = await new Promise<Server>((resolve) => {
+    const listening = app.listen(0, () => resolve(listening));
+  });
+  const url = `http://127.0.0.1:${(bombed.address() as AddressInfo).port}/webhooks/stripe`;
+  const bomb = gzipSync(Buffer.alloc(25_000_000));
+  const { headers } = signedStripe();
+  const before = process.memoryUsage().rss;
+  let peak = before;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 5);
+  try {
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, () =>
+        fetch(url, { method: 'POST', headers: { ...headers, 'content-encoding': 'gzip' }, body: bomb }).then(async (response) => ({ status: response.status, type: ((await response.json()) as { type: string }).type })),
+      ),
+    );
+    expect(answers).toEqual(answers.map(() => ({ status: 415, type: 'urn:durable-webhooks:problem:unsupported-content-encoding' })));
+    // 40 bombs inflated would take 1 GB or more; refused unread, each costs its 25 KB.
+    expect(peak - before).toBeLessThan(100 * 2 ** 20);
+    const delivery = signedStripe();
+    expect((await post(url, delivery.headers, delivery.body)).status).toBe(202);
+    expect(starter.started.map((event) => event.id)).toEqual([delivery.id]);
+  } finally {
+    clearInterval(sampler);
+    await new Promise<void>((resolve) => bombed.close(() => resolve()));
   }
 });
 
@@ -202,6 +234,15 @@ describe('bad input gets a problem+json answer and starts nothing', () => {
       status: 413,
       detail: /larger than the limit of 65536 bytes/,
       request: async () => ({ path: 'stripe', ...signedStripe({ description: MARKER + 'x'.repeat(70 * 1024) }) }),
+    },
+    {
+      name: 'a compressed body (refused by its Content-Encoding, unread)',
+      status: 415,
+      detail: /Content-Encoding gzip is not accepted; send the body uncompressed/,
+      request: async () => {
+        const { body, headers } = signedStripe({ description: MARKER });
+        return { path: 'stripe', body, headers: { ...headers, 'content-encoding': 'gzip' } };
+      },
     },
     {
       name: 'an unsupported content type',
