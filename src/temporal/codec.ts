@@ -55,7 +55,7 @@ export class EncryptionCodec implements PayloadCodec {
     const { id, key } = this.keys[0]!;
     return payloads.map((payload) => {
       const iv = randomBytes(IV_BYTES);
-      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
       cipher.setAAD(Buffer.from(id));
       const plaintext = temporal.api.common.v1.Payload.encode(payload).finish();
       const data = Buffer.concat([iv, cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
@@ -70,7 +70,9 @@ export class EncryptionCodec implements PayloadCodec {
       const key = this.byId.get(id);
       if (!key) throw new Error(`A payload is encrypted with key "${id}", which PAYLOAD_ENCRYPTION_KEYS does not hold.`);
       const data = Buffer.from(payload.data ?? []);
-      const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(0, IV_BYTES));
+      if (data.length < IV_BYTES + TAG_BYTES) throw new Error(`An encrypted payload of ${data.length} bytes is shorter than its nonce and tag (${IV_BYTES + TAG_BYTES}): it was not written by this codec.`);
+      // The tag's length is fixed, so a shortened tag is refused rather than checked on fewer bytes.
+      const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
       decipher.setAAD(Buffer.from(id));
       decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
       const plaintext = Buffer.concat([decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)), decipher.final()]);

@@ -108,6 +108,16 @@ describe('PAYLOAD_ENCRYPTION_KEYS', () => {
     }
   });
 
+  it('refuses encrypted data shorter than its nonce and tag, and any change to a payload', async () => {
+    const codec = new EncryptionCodec(parseEncryptionKeys(NEW_KEY));
+    const [encrypted] = await codec.encode([defaultPayloadConverter.toPayload('secret')]);
+    const withData = (data: Uint8Array) => [{ ...encrypted!, data }];
+    await expect(codec.decode(withData(encrypted!.data!.subarray(0, 27)))).rejects.toThrow(/27 bytes is shorter than its nonce and tag \(28\)/);
+    const changed = Buffer.from(encrypted!.data!);
+    changed[changed.length - 20] = changed[changed.length - 20]! ^ 1;
+    await expect(codec.decode(withData(changed))).rejects.toThrow(/authenticate/);
+  });
+
   it('the codec with only the new key cannot read what the old key wrote', async () => {
     const plain = defaultPayloadConverter.toPayload('secret');
     const encrypted = await new EncryptionCodec(parseEncryptionKeys(OLD_KEY)).encode([plain]);
