@@ -33,20 +33,29 @@ export interface StartSpec {
   summary: string;
 }
 
-/** What storing found: the body is new (and its start is due after the lease), or stored before, started or not. */
-export type Stored = { stored: true } | { stored: false; startedAt: Date | null };
+/**
+ * What storing found: the body is new (and its start is due after the lease), or stored before,
+ * started or not, or stored before under another event ID (a replay, stored and started nothing).
+ */
+export type Stored = { stored: true } | { stored: false; startedAt: Date | null } | { stored: false; replayOf: string };
 
 /**
  * Stores the body and what to start for it, once per source and event ID: a redelivery, or a retry
  * after Temporal answered 503, stores nothing again, and an erased body stays erased. The start is
  * the storing process's for `leaseMs`, then any sweeper's (src/inbox/). `bodySha256` is the body's
- * hash when the adapter computed it already (GitHub's, for replays).
+ * hash when the adapter asks for replays to be found (GitHub's, whose delivery ID is unsigned): a
+ * body this source stored under another event ID, erased or not, is not stored again. Two copies
+ * racing past this check are still told apart by the ledger's claim.
  */
 export async function storeBody(
   db: Queryable,
   event: { source: string; eventId: string; workflowId: string; provider: ProviderKind; via: EventVia; receivedAt: string; bodySha256?: string; start: StartSpec; leaseMs: number },
   body: ReceivedBody,
 ): Promise<Stored> {
+  if (event.bodySha256 !== undefined) {
+    const earlier = await db.query<{ event_id: string }>('SELECT event_id FROM event_bodies WHERE source = $1 AND sha256 = $2 AND event_id <> $3 LIMIT 1', [event.source, event.bodySha256, event.eventId]);
+    if (earlier.rows[0]) return { stored: false, replayOf: earlier.rows[0].event_id };
+  }
   const { rows } = await db.query(
     `INSERT INTO event_bodies (source, event_id, workflow_id, provider, via, content_type, signature_headers, body, size, sha256, received_at, start, start_due_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now() + $13 * interval '1 millisecond')

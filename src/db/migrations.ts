@@ -195,6 +195,11 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
       `CREATE INDEX event_bodies_unstarted ON event_bodies (start_due_at) WHERE started_at IS NULL`,
     ],
   },
+  {
+    id: '009-body-hash',
+    // A replay (the same body under another delivery ID) is found by its hash before it is stored.
+    statements: [`CREATE INDEX event_bodies_sha256 ON event_bodies (source, sha256)`],
+  },
 ];
 
 /**

@@ -56,6 +56,7 @@ export class InboxEventStarter implements EventStarter {
       this.storing--;
       if (this.storing <= 1) this.resumeLanes();
     }
+    if ('replayOf' in stored) return { status: 'duplicate', workflowId, replayOf: stored.replayOf };
     if (!stored.stored) return { status: 'duplicate', workflowId, started: stored.startedAt !== null };
     this.enqueue(pending);
     return { status: 'accepted', workflowId };

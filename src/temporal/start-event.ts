@@ -25,9 +25,10 @@ export type StartResult =
   | { status: 'accepted'; workflowId: string }
   /**
    * `state` is how the first run stands (`running`, `completed`, `failed`, …), when Temporal says so
-   * in time; `started`, whether its workflow has started yet, when the body store answered.
+   * in time; `started`, whether its workflow has started yet, when the body store answered;
+   * `replayOf`, the event ID this source stored the same body under (a replay: nothing started).
    */
-  | { status: 'duplicate'; workflowId: string; state?: string; started?: boolean };
+  | { status: 'duplicate'; workflowId: string; state?: string; started?: boolean; replayOf?: string };
 
 /** Starts one workflow per event; the receiver depends on this, not on the Temporal client. */
 export interface EventStarter {
@@ -70,11 +71,13 @@ export class TemporalEventStarter implements EventStarter {
     const { spec, options } = startOptions(event, target, via, this.options.taskQueue);
     const { workflowId } = options;
     const key = { source: event.source, eventId: event.id };
+    let stored;
     try {
-      await storeBody(this.db, { ...key, workflowId, provider: event.provider, via, receivedAt: event.receivedAt, bodySha256: event.bodySha256, start: spec, leaseMs: START_LEASE_MS }, event.body);
+      stored = await storeBody(this.db, { ...key, workflowId, provider: event.provider, via, receivedAt: event.receivedAt, bodySha256: event.bodySha256, start: spec, leaseMs: START_LEASE_MS }, event.body);
     } catch (error) {
       throw new BodyStoreUnavailableError(event.id, { cause: error });
     }
+    if ('replayOf' in stored) return { status: 'duplicate', workflowId, replayOf: stored.replayOf };
     try {
       const handle = await this.withDeadline(() => this.client.workflow.start(spec.flow, options));
       await this.started(key);

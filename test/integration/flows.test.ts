@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { approveSignal, rejectSignal, statusQuery, subscriptionStateQuery, subscriptionWorkflowId, type WebhookEvent } from '../../contracts';
 import { fulfilCheckout, fulfilShopifyOrderFlow } from '../../workflows';
+import { eraseEvent } from '../../src/db/erasure';
 import { EventOperations } from '../../src/temporal/operations';
 import { eventually } from '../support/eventually';
 import { checkoutCompleted, orderCreated, shopifyOrderPaid, subscriptionEvent, type SignedDelivery } from '../support/events';
@@ -189,7 +190,7 @@ describe('GitHub issues.opened and ping → notifyGitHub', () => {
     expect(emailsFor(delivery)).toEqual([expect.objectContaining({ idempotencyKey: delivery, to: ['ops@example.com'], subject: '[o/r] Issue #7 opened: Double charge' })]);
   });
 
-  it('does nothing for a signed body replayed under a new delivery ID (GitHub does not sign it); a redelivery under the first ID stays a duplicate', async () => {
+  it('stores and starts nothing for a signed body replayed under a new delivery ID (GitHub does not sign it), erased or not; a redelivery under the first ID stays a duplicate', async () => {
     const first = randomUUID();
     const body = JSON.stringify({ action: 'opened', issue: { number: 8, title: `Replay ${first}` }, repository: { full_name: 'o/r' } });
     const headers = await githubHeaders(body, SECRETS.github, { delivery: first, event: 'issues' });
@@ -197,12 +198,19 @@ describe('GitHub issues.opened and ping → notifyGitHub', () => {
     expect(await resultOf(first)).toMatchObject({ outcome: 'notified' });
 
     const replays = [randomUUID(), randomUUID()];
-    for (const replay of replays) expect((await post(`${stack.url}/webhooks/github`, { ...headers, 'x-github-delivery': replay }, body)).status).toBe(202);
-    for (const replay of replays) expect(await resultOf(replay)).toMatchObject({ outcome: 'replay', eventId: replay });
+    const replay = (id: string) => post(`${stack.url}/webhooks/github`, { ...headers, 'x-github-delivery': id }, body);
+    for (const id of replays) expect(await replay(id)).toMatchObject({ status: 200, json: { status: 'duplicate', eventId: id, replayOf: first } });
     expect((await post(`${stack.url}/webhooks/github`, headers, body)).json).toMatchObject({ status: 'duplicate', eventId: first });
+    // Once the first is erased, its body is not stored again under a new ID either.
+    await eraseEvent(stack.db, first, { by: 'test', reason: 'replay of an erased body' });
+    const afterErasure = randomUUID();
+    expect(await replay(afterErasure)).toMatchObject({ status: 200, json: { status: 'duplicate', eventId: afterErasure, replayOf: first } });
 
+    const ids = [first, ...replays, afterErasure];
+    for (const id of ids.slice(1)) await expect(stack.client.workflow.getHandle(id).describe()).rejects.toThrow(WorkflowNotFoundError);
+    expect(await rows('SELECT event_id, body IS NULL AS erased FROM event_bodies WHERE event_id = ANY($1)', [ids])).toEqual([{ event_id: first, erased: true }]);
     expect(stack.resend.emails.filter((email) => email.subject.includes(`Replay ${first}`))).toHaveLength(1);
-    expect(await rows('SELECT event_id FROM processed_events WHERE event_id = ANY($1)', [[first, ...replays]])).toEqual([{ event_id: first }]);
+    expect(await rows('SELECT event_id FROM processed_events WHERE event_id = ANY($1)', [ids])).toEqual([{ event_id: first }]);
   });
 });
 
