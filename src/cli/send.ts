@@ -54,12 +54,11 @@ export async function send(config: ReceiverConfig, options: SendOptions, onAttem
   if (sourceConfig.secrets.length === 0 && sourceConfig.publicKeys.length === 0) throw new Error(`Source "${options.source}" has no signing secret to sign samples with.`);
   const { type, payload } = samplePayload(sourceConfig.kind, options.fixtureOrType);
   const adapter = createAdapter(sourceConfig);
-  const request = adapter.sign({
-    id: options.eventId ?? adapter.sampleId(),
-    type,
-    payload,
-    timestamp: new Date(),
-  });
+  const id = options.eventId ?? adapter.sampleId();
+  // GitHub signs only the body, and the receiver takes a body it stored under another delivery ID
+  // for a replay: each built-in GitHub sample carries its delivery ID, so every send is a new event.
+  const sample = sourceConfig.kind === ProviderKind.GITHUB && !isFile(options.fixtureOrType) ? { ...payload, sample_delivery: id } : payload;
+  const request = adapter.sign({ id, type, payload: sample, timestamp: new Date() });
 
   const endpoint = `${options.url.replace(/\/$/, '')}/webhooks/${encodeURIComponent(options.source)}`;
   const attempts: SendAttempt[] = [];
@@ -73,8 +72,10 @@ export async function send(config: ReceiverConfig, options: SendOptions, onAttem
   return attempts;
 }
 
+const isFile = (fixtureOrType: string) => fixtureOrType.endsWith('.json') || existsSync(fixtureOrType);
+
 function samplePayload(kind: ProviderKind, fixtureOrType: string): { type: string; payload: Record<string, unknown> } {
-  if (fixtureOrType.endsWith('.json') || existsSync(fixtureOrType)) {
+  if (isFile(fixtureOrType)) {
     const fixture = JSON.parse(readFileSync(fixtureOrType, 'utf8')) as { type?: unknown; payload?: unknown };
     if (typeof fixture.type !== 'string' || typeof fixture.payload !== 'object' || fixture.payload === null) {
       throw new Error(`${fixtureOrType} must be a JSON object with "type" (string) and "payload" (object).`);

@@ -116,7 +116,11 @@ describe('npm run dev', () => {
         expect(sent.attempts.map((attempt) => attempt.body.status)).toEqual(['started', 'duplicate']);
         expect(await client.workflow.getHandle(sent.attempts[0]!.body.eventId).result()).toMatchObject({ outcome });
       }
-      expect(readdirSync(path.join(dataDir, 'mail'))).toHaveLength(3);
+      // Another GitHub sample is another event, not a replay of the first one's body.
+      const again = await sendJson(['github', 'issues.opened']);
+      expect(again.attempts.map((attempt) => attempt.body.status)).toEqual(['started']);
+      expect(await client.workflow.getHandle(again.attempts[0]!.body.eventId).result()).toMatchObject({ outcome: 'notified' });
+      expect(readdirSync(path.join(dataDir, 'mail'))).toHaveLength(4);
     } finally {
       await connection.close();
     }
