@@ -135,4 +135,8 @@ describe('observability in docker-compose.yml', () => {
     for (const gauge of ['webhook_start_backlog', 'webhook_start_backlog_oldest_seconds']) expect(exprs).toContain(`max(${gauge})`);
     for (const target of dashboard.panels.flatMap((panel) => panel.targets)) expect(target.datasource.uid).toBe('prometheus');
   });
+
+  it("requires Grafana's admin password instead of its default admin/admin", () => {
+    expect(services.grafana!.environment).toMatchObject({ GF_SECURITY_ADMIN_PASSWORD: expect.stringMatching(/^\$\{GF_SECURITY_ADMIN_PASSWORD:\?.+\}$/) });
+  });
 });
