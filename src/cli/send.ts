@@ -52,12 +52,12 @@ export async function send(config: ReceiverConfig, options: SendOptions, onAttem
     throw new Error(`No source named "${options.source}"; configured: ${config.sources.map((source) => source.name).join(', ')}.`);
   }
   if (sourceConfig.secrets.length === 0 && sourceConfig.publicKeys.length === 0) throw new Error(`Source "${options.source}" has no signing secret to sign samples with.`);
-  const { type, payload } = samplePayload(sourceConfig.kind, options.fixtureOrType);
+  const { type, payload, builtIn } = samplePayload(sourceConfig.kind, options.fixtureOrType);
   const adapter = createAdapter(sourceConfig);
   const id = options.eventId ?? adapter.sampleId();
   // GitHub signs only the body, and the receiver takes a body it stored under another delivery ID
   // for a replay: each built-in GitHub sample carries its delivery ID, so every send is a new event.
-  const sample = sourceConfig.kind === ProviderKind.GITHUB && !isFile(options.fixtureOrType) ? { ...payload, sample_delivery: id } : payload;
+  const sample = sourceConfig.kind === ProviderKind.GITHUB && builtIn ? { ...payload, sample_delivery: id } : payload;
   const request = adapter.sign({ id, type, payload: sample, timestamp: new Date() });
 
   const endpoint = `${options.url.replace(/\/$/, '')}/webhooks/${encodeURIComponent(options.source)}`;
@@ -72,17 +72,16 @@ export async function send(config: ReceiverConfig, options: SendOptions, onAttem
   return attempts;
 }
 
-const isFile = (fixtureOrType: string) => fixtureOrType.endsWith('.json') || existsSync(fixtureOrType);
-
-function samplePayload(kind: ProviderKind, fixtureOrType: string): { type: string; payload: Record<string, unknown> } {
-  if (isFile(fixtureOrType)) {
+/** The event to send: a JSON file's as given, or a built-in sample of the type. */
+function samplePayload(kind: ProviderKind, fixtureOrType: string): { type: string; payload: Record<string, unknown>; builtIn: boolean } {
+  if (fixtureOrType.endsWith('.json') || existsSync(fixtureOrType)) {
     const fixture = JSON.parse(readFileSync(fixtureOrType, 'utf8')) as { type?: unknown; payload?: unknown };
     if (typeof fixture.type !== 'string' || typeof fixture.payload !== 'object' || fixture.payload === null) {
       throw new Error(`${fixtureOrType} must be a JSON object with "type" (string) and "payload" (object).`);
     }
-    return { type: fixture.type, payload: fixture.payload as Record<string, unknown> };
+    return { type: fixture.type, payload: fixture.payload as Record<string, unknown>, builtIn: false };
   }
-  return { type: fixtureOrType, payload: FIXTURES[kind]?.[fixtureOrType] ?? { id: `${fixtureOrType.split(/[./]/)[0]}_sample` } };
+  return { type: fixtureOrType, payload: FIXTURES[kind]?.[fixtureOrType] ?? { id: `${fixtureOrType.split(/[./]/)[0]}_sample` }, builtIn: true };
 }
 
 function parseOrText(text: string): unknown {
