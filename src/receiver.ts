@@ -119,6 +119,7 @@ async function main(): Promise<void> {
       temporal: settings.connectionOptions.address,
       namespace: settings.namespace,
       taskQueue: config.taskQueue,
+      acknowledge: config.acknowledge,
     },
     'receiver listening',
   );
