@@ -85,10 +85,19 @@ function splitType(type: string): [string, string | undefined] {
   return dot === -1 ? [type, undefined] : [type.slice(0, dot), type.slice(dot + 1)];
 }
 
-/** `owner/repo#12` for issues and pull requests, `owner/repo` otherwise. */
+/**
+ * `acme/widgets#12` for an issue or pull request of an organisation's repository, `repository 1296269#12`
+ * for a user's: its owner's login names a person, so it stays out of Temporal (input and summary).
+ * The repository alone, or the hook's ID, for other events.
+ */
 function subjectOf(payload: Record<string, unknown>): string | undefined {
-  const repository = payload.repository as { full_name?: unknown } | undefined;
-  const repo = typeof repository?.full_name === 'string' ? repository.full_name : undefined;
+  const repository = payload.repository as { id?: unknown; full_name?: unknown; owner?: { type?: unknown } } | undefined;
+  const repo =
+    repository?.owner?.type === 'Organization' && typeof repository.full_name === 'string'
+      ? repository.full_name
+      : typeof repository?.id === 'number'
+        ? `repository ${repository.id}`
+        : undefined;
   const item = (payload.issue ?? payload.pull_request) as { number?: unknown } | undefined;
   if (repo && typeof item?.number === 'number') return `${repo}#${item.number}`;
   return repo ?? objectId(payload.hook);

@@ -16,14 +16,25 @@ describe('createGitHubAdapter().verify', () => {
   it('accepts a real issues.opened payload signed by @octokit/webhooks-methods', async () => {
     const headers = await githubHeaders(issueBody, SECRETS.github, { delivery: 'd-1', event: 'issues' });
     const verified = await verify(issueBody, headers);
-    const issue = issueOpened as { repository: { full_name: string }; issue: { number: number } };
+    const issue = issueOpened as { repository: { id: number; owner: { type: string } }; issue: { number: number } };
+    expect(issue.repository.owner.type).toBe('User');
     expect(verified).toMatchObject({
       id: 'd-1',
       type: 'issues.opened',
       occurredAt: '2026-12-01T10:00:00.000Z',
-      subject: `${issue.repository.full_name}#${issue.issue.number}`,
+      // A user's login names a person: the subject has the repository's ID instead.
+      subject: `repository ${issue.repository.id}#${issue.issue.number}`,
     });
     expect(verified.payload).toEqual(issueOpened);
+  });
+
+  it("names an organisation's repository in the subject, and no login at all for a user's", async () => {
+    const subjectFor = async (owner: Record<string, unknown>) => {
+      const body = JSON.stringify({ ...issueOpened, repository: { id: 7, full_name: 'someone/repo', owner } });
+      return (await verify(body, await githubHeaders(body, SECRETS.github, { delivery: 'd-owner', event: 'issues' }))).subject;
+    };
+    expect(await subjectFor({ login: 'acme', type: 'Organization' })).toBe(`someone/repo#${(issueOpened as { issue: { number: number } }).issue.number}`);
+    for (const owner of [{ login: 'someone', type: 'User' }, { login: 'someone' }]) expect(await subjectFor(owner)).not.toContain('someone');
   });
 
   it('accepts a form-encoded body, verifying the raw form and reading its payload field', async () => {
