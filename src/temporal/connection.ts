@@ -10,7 +10,7 @@ export const DEFAULT_TEMPORAL_ADDRESS = '127.0.0.1:7233';
 export interface TemporalSettings {
   namespace: string;
   connectionOptions: ConnectionOptions;
-  /** With PAYLOAD_ENCRYPTION_KEYS set, the encryption codec; every client and worker uses it. */
+  /** With PAYLOAD_ENCRYPTION_KEYS set, the encryption codec and encoded failures; every client and worker uses them. */
   dataConverter?: DataConverter;
 }
 
@@ -28,7 +28,7 @@ export function temporalSettings(env: NodeJS.ProcessEnv = process.env): Temporal
   return {
     namespace: namespace ?? 'default',
     connectionOptions: { ...(connectionOptions as ConnectionOptions), address: connectionOptions.address ?? DEFAULT_TEMPORAL_ADDRESS },
-    ...(keys.length > 0 && { dataConverter: { payloadCodecs: [new EncryptionCodec(keys)] } }),
+    ...(keys.length > 0 && { dataConverter: { payloadCodecs: [new EncryptionCodec(keys)], failureConverterPath: require.resolve('./encoded-failures') } }),
   };
 }
 

@@ -58,6 +58,27 @@ describe('with PAYLOAD_ENCRYPTION_KEYS', () => {
     expect(readable(decoded)).toContain(marker);
   });
 
+  it("encrypts failures' messages and stack traces too: history shows only 'Encoded failure'", async () => {
+    const marker = `failure_marker_${randomUUID()}`;
+    stack.resend.failNextWith(500, `refused for ${marker}`);
+    const delivery = checkoutCompleted();
+    expect((await post(`${stack.url}/webhooks/stripe`, delivery.headers, delivery.body)).status).toBe(202);
+    expect(await stack.client.workflow.getHandle(delivery.id).result()).toMatchObject({ outcome: 'fulfilled' });
+
+    // The attempt that failed is recorded on the next one's start (`lastFailure`): its text only encrypted.
+    const raw = await show(delivery.id);
+    expect(readable(raw)).not.toContain(marker);
+    type Failure = { message: string; encodedAttributes: unknown };
+    const events = (JSON.parse(raw) as { events: Array<{ activityTaskStartedEventAttributes?: { lastFailure?: Failure } }> }).events;
+    const lastFailure = events.map((event) => event.activityTaskStartedEventAttributes?.lastFailure).find(Boolean)!;
+    expect(lastFailure.message).toBe('Encoded failure');
+
+    // The codec endpoint decodes them for an operator, as the UI and the CLI ask it to.
+    const decoded = await codec('/decode', { payloads: [lastFailure.encodedAttributes] });
+    const [attributes] = (decoded.json as { payloads: Array<{ data: string }> }).payloads;
+    expect(JSON.parse(Buffer.from(attributes!.data, 'base64').toString())).toMatchObject({ message: expect.stringContaining(marker) });
+  });
+
   it('decodes payloads encrypted with an older key, and encodes with the first', async () => {
     const plain = defaultPayloadConverter.toPayload({ marker: 'rotated' });
     const [old] = await new EncryptionCodec(parseEncryptionKeys(OLD_KEY)).encode([plain]);

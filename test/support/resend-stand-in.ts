@@ -23,7 +23,7 @@ export async function startResendStandIn() {
   const store = new IdempotencyStore();
   const emails: SentEmail[] = [];
   const requests: Array<{ idempotencyKey?: string; replayed: boolean }> = [];
-  let failures: number[] = [];
+  let failures: Array<{ status: number; message: string }> = [];
   let acceptedApiKey: string | undefined;
   let holds: Array<(release: () => void) => void> = [];
 
@@ -34,9 +34,9 @@ export async function startResendStandIn() {
       res.status(403).json({ statusCode: 403, name: 'invalid_api_key', message: 'API key is invalid' });
       return;
     }
-    const status = failures.shift();
-    if (status !== undefined) {
-      res.status(status).json({ statusCode: status, name: 'internal_server_error', message: 'Injected failure from the stand-in.' });
+    const failure = failures.shift();
+    if (failure !== undefined) {
+      res.status(failure.status).json({ statusCode: failure.status, name: 'internal_server_error', message: failure.message });
       return;
     }
     const key = req.header('idempotency-key');
@@ -80,7 +80,11 @@ export async function startResendStandIn() {
     /** Every request that reached the idempotency layer, replays included. */
     requests,
     failNext: (...statuses: number[]) => {
-      failures = [...failures, ...statuses];
+      failures = [...failures, ...statuses.map((status) => ({ status, message: 'Injected failure from the stand-in.' }))];
+    },
+    /** The next email is answered with this status and message. */
+    failNextWith: (status: number, message: string) => {
+      failures = [...failures, { status, message }];
     },
     /** Holds the answer to the next email sent (after it is sent); resolves with the function that releases it. */
     holdNext: () => new Promise<() => void>((held) => (holds = [...holds, held])),
