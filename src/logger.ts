@@ -1,10 +1,12 @@
 import pino from 'pino';
 import pretty from 'pino-pretty';
+import { REDACTED_LOG_FIELDS } from './redact';
 
 /**
  * pino, one JSON object per line, the same field names in every process: `time` (ISO), `level`
  * (`info`, `warn`, `error`), `component`, `message`, and IDs (`eventId`, `workflowId`, `runId`,
- * `activity`, `attempt`), never payloads or secrets.
+ * `activity`, `attempt`), never payloads or secrets. Fields that can hold an email address are
+ * removed (`REDACTED_LOG_FIELDS`), whatever a caller passes.
  */
 export type Logger = pino.Logger;
 
@@ -24,6 +26,7 @@ export function createLogger(component: string, { to = 'stdout', pretty: readabl
       messageKey: 'message',
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: REDACTED_LOG_FIELDS, remove: true },
     },
     destination,
   );

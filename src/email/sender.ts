@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import { Resend } from 'resend';
+import { withoutAddresses } from '../redact';
 
 export interface EmailMessage {
   to: string;
@@ -37,7 +38,7 @@ export function resendSender(options: { apiKey: string; from: string; baseUrl?: 
       const { data, error } = await resend.emails.send({ from: options.from, to, subject, text }, { idempotencyKey });
       if (error) {
         const status = (error as { statusCode?: number | null }).statusCode ?? 0;
-        const message = `Resend refused the email: ${error.name}: ${error.message}`;
+        const message = `Resend refused the email: ${error.name}: ${withoutAddresses(error.message)}`;
         // 409 concurrent_idempotent_requests and 429 clear up on their own; other 4xx do not.
         if (status >= 400 && status < 500 && status !== 429 && error.name !== 'concurrent_idempotent_requests') throw new PermanentEmailError(message);
         throw new Error(message);
@@ -54,10 +55,29 @@ export function smtpSender(options: { url: string; from: string }): EmailSender 
     description: `SMTP (${new URL(options.url).host})`,
     async send({ to, subject, text, idempotencyKey }) {
       const messageId = messageIdFor(idempotencyKey);
-      await transport.sendMail({ from: options.from, to, subject, text, messageId });
+      try {
+        await transport.sendMail({ from: options.from, to, subject, text, messageId });
+      } catch (error) {
+        throw smtpFailure(error);
+      }
       return { id: messageId };
     },
   };
+}
+
+/**
+ * An SMTP failure without the recipient: servers quote it in their replies (`550 5.1.1 <alice@…>:
+ * Recipient address rejected`), and the error would carry it into Temporal, logs and spans. The
+ * reply's codes stay. A 5xx to the envelope or the message will not change on retry: permanent. A 4xx,
+ * a refused login (fixed by configuration) or a lost connection is retried.
+ */
+function smtpFailure(error: unknown): Error {
+  const { code, responseCode, response } = error as { code?: unknown; responseCode?: unknown; response?: unknown };
+  if (typeof responseCode !== 'number') return new Error(`SMTP failed: ${withoutAddresses(error instanceof Error ? error.message : String(error))}`);
+  const enhanced = typeof response === 'string' ? /^\d{3}[ -](\d\.\d{1,3}\.\d{1,3})\b/.exec(response)?.[1] : undefined;
+  const reply = `${responseCode}${enhanced ? ` ${enhanced}` : ''}${typeof code === 'string' ? ` (${code})` : ''}`;
+  if (responseCode >= 500 && (code === 'EENVELOPE' || code === 'EMESSAGE')) return new PermanentEmailError(`The SMTP server refused the email: ${reply}.`);
+  return new Error(`The SMTP server did not take the email: ${reply}.`);
 }
 
 /** Development: each message written as an .eml file, one per key, for a person to open. */

@@ -1,7 +1,7 @@
 import { DefaultLogger, makeTelemetryFilterString, Runtime, type LogEntry } from '@temporalio/worker';
-import pino from 'pino';
 import { isInternalWorkflowId } from '../../contracts';
 import type { Logger } from '../logger';
+import { describeError } from '../redact';
 
 /**
  * Installs the Temporal runtime of a worker process: its logger forwards every SDK and Core line
@@ -23,7 +23,8 @@ const LEVELS = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERR
 
 /**
  * One SDK log entry as our line: the SDK's metadata under our names (`workflowRunId` → `runId`,
- * `activityType` → `activity`), and only the IDs: never arguments or results.
+ * `activityType` → `activity`), and only the IDs: never arguments or results. An error is its name,
+ * code and message without addresses (`describeError`).
  */
 function forward(logger: Logger, { level, message, meta = {} }: LogEntry): void {
   const workflowId = typeof meta.workflowId === 'string' ? meta.workflowId : undefined;
@@ -37,7 +38,7 @@ function forward(logger: Logger, { level, message, meta = {} }: LogEntry): void 
     runId: meta.runId ?? meta.workflowRunId,
     activity: meta.activityType,
     attempt: meta.attempt,
-    error: meta.error instanceof Error ? pino.stdSerializers.err(meta.error) : undefined,
+    error: meta.error instanceof Error ? describeError(meta.error) : undefined,
   };
   logger[LEVELS[level]](fields, message);
 }
