@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowFailedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
+import { isGrpcServiceError, WorkflowFailedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
+import { status as grpcStatus } from '@grpc/grpc-js';
 import Long from 'long';
 import type { Database } from '../db/database';
 import { erase, erasureOf, type Erasure, type ErasureReport, type ErasureTemporal } from '../db/erasure';
@@ -171,8 +172,24 @@ export class EventOperations implements ErasureTemporal {
     }
   }
 
+  /**
+   * Deletes every run of the event's workflow ID: each run a reset or a redelivery after retention
+   * made holds the same input. Visibility lists the closed runs; the current one is deleted by ID too.
+   */
   async deleteExecution(eventId: string): Promise<void> {
-    await this.client.workflowService.deleteWorkflowExecution({ namespace: this.client.options.namespace, workflowExecution: { workflowId: eventId } });
+    const namespace = this.client.options.namespace;
+    const runIds = new Set<string>();
+    for await (const execution of this.client.workflow.list({ query: `WorkflowId = ${JSON.stringify(eventId)}` })) runIds.add(execution.runId);
+    for (const runId of runIds) await this.deleteRun(namespace, eventId, runId);
+    await this.deleteRun(namespace, eventId, undefined);
+  }
+
+  private async deleteRun(namespace: string, workflowId: string, runId: string | undefined): Promise<void> {
+    try {
+      await this.client.workflowService.deleteWorkflowExecution({ namespace, workflowExecution: { workflowId, runId } });
+    } catch (error) {
+      if (!isGrpcServiceError(error) || error.code !== grpcStatus.NOT_FOUND) throw error;
+    }
   }
 
   uiLink(eventId: string): string {

@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { ProviderKind, type WebhookEvent } from '../../contracts';
 import type { Database } from '../../src/db/database';
+import { recordEvent } from '../../workflows';
+import { eventually } from '../support/eventually';
 import { loadBody } from '../../src/db/event-bodies';
 import { orderCreated } from '../support/events';
 import { runCli } from '../support/processes';
@@ -74,6 +77,31 @@ describe('erasing an event', () => {
     await post(`${stack.url}/webhooks/${delivery.path}`, delivery.headers, delivery.body);
     expect(await rowsHolding(stack.db, marker)).toEqual([]);
   });
+
+  it('deletes every run of an event started before bodies were stored, whose input held its body', async () => {
+    const marker = `legacy${randomBytes(6).toString('hex')}`;
+    const id = `msg_legacy_${marker}`;
+    const now = new Date().toISOString();
+    const input: WebhookEvent = { source: 'standard', provider: ProviderKind.STANDARD_WEBHOOKS, id, type: 'note.added', occurredAt: now, receivedAt: now, payload: { note: marker } };
+    const first = await stack.client.workflow.start(recordEvent, { workflowId: id, taskQueue: stack.taskQueue, args: [input] });
+    await first.result();
+    // A second run under the same ID (a redelivery once retention dropped the first), with the same input.
+    const second = await stack.client.workflow.start(recordEvent, { workflowId: id, taskQueue: stack.taskQueue, args: [input], workflowIdReusePolicy: 'ALLOW_DUPLICATE' });
+    expect(await second.result()).toMatchObject({ outcome: 'duplicate' });
+    const closed = async () => {
+      let count = 0;
+      for await (const _run of stack.client.workflow.list({ query: `WorkflowId = '${id}' AND ExecutionStatus = 'Completed'` })) count += 1;
+      return count;
+    };
+    await eventually('visibility lists both runs closed', async () => (await closed()) === 2);
+
+    const erased = await erase(id, { reason: 'legacy event' });
+    expect(erased.json).toMatchObject({ bodyStored: false, temporal: 'deleted' });
+    for (const runId of [first.firstExecutionRunId, second.firstExecutionRunId]) {
+      // Temporal deletes in the background: here about half a minute after the request.
+      await eventually(`run ${runId} is deleted`, () => stack.client.workflow.getHandle(id, runId).describe().then(() => false, () => true), { timeoutMs: 90_000 });
+    }
+  }, 120_000);
 
   it('refuses while the event is still running (409), needs a reason (400), and knows no unknown event (404)', async () => {
     const held = orderCreated({ amount: 250_000 });
