@@ -43,7 +43,11 @@ export async function eraseEvent(db: Database, workflowId: string, request: { by
     const bodyStored = known.rows.some((row) => row.stored);
     await tx.query(`UPDATE event_bodies SET body = NULL, signature_headers = '{}', erased_at = now() WHERE source = $1 AND event_id = $2 AND erased_at IS NULL`, [source, eventId]);
     const orders = await tx.query(`UPDATE orders SET customer_email = NULL, updated_at = now() WHERE source = $1 AND event_id = $2 AND customer_email IS NOT NULL RETURNING id`, [source, eventId]);
-    const subscriptions = await tx.query(`UPDATE subscriptions SET data = '{}', updated_at = now() WHERE last_event_id = $1 AND data <> '{}' RETURNING id`, [eventId]);
+    const subscriptions = await tx.query(
+      `UPDATE subscriptions SET data = '{}', updated_at = now()
+       WHERE last_event_id = $2 AND (last_event_source = $1 OR last_event_source IS NULL) AND data <> '{}' RETURNING id`,
+      [source, eventId],
+    );
     await tx.query(`UPDATE event_steps SET result = result - 'customerEmail' WHERE source = $1 AND event_id = $2 AND jsonb_typeof(result) = 'object' AND result ? 'customerEmail'`, [source, eventId]);
     return {
       ...(await erasureOf(tx, workflowId))!,

@@ -200,6 +200,12 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
     // A replay (the same body under another delivery ID) is found by its hash before it is stored.
     statements: [`CREATE INDEX event_bodies_sha256 ON event_bodies (source, sha256)`],
   },
+  {
+    id: '010-subscription-event-source',
+    // Erasing an event clears the subscription it wrote by source and event ID, not the ID alone
+    // (two sources can send the same ID). Rows written before this have none and match by ID.
+    statements: [`ALTER TABLE subscriptions ADD COLUMN last_event_source text`],
+  },
 ];
 
 /**

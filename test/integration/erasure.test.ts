@@ -3,8 +3,10 @@ import { ProviderKind, type WebhookEvent } from '../../contracts';
 import type { Database } from '../../src/db/database';
 import { recordEvent } from '../../workflows';
 import { eventually } from '../support/eventually';
+import { eraseEvent } from '../../src/db/erasure';
 import { loadBody } from '../../src/db/event-bodies';
-import { orderCreated } from '../support/events';
+import { storeIfNewer } from '../../src/db/subscriptions';
+import { checkoutCompleted, orderCreated } from '../support/events';
 import { runCli } from '../support/processes';
 import { post, startStack, type WorkerStack } from '../support/stack';
 
@@ -78,6 +80,20 @@ describe('erasing an event', () => {
     expect(await rowsHolding(stack.db, marker)).toEqual([]);
   });
 
+  it("keeps of a PaymentIntent's metadata only what the fulfilled step wrote, and erasing leaves the marker nowhere", async () => {
+    const marker = `erase${randomBytes(6).toString('hex')}`;
+    const paymentIntent = `pi_${randomBytes(8).toString('hex')}`;
+    // The merchant's own metadata on the checkout's PaymentIntent, as Stripe returns it on update.
+    stack.stripe.paymentIntents.set(paymentIntent, { id: paymentIntent, object: 'payment_intent', amount: 4200, currency: 'eur', customer: null, payment_method: null, status: 'succeeded', metadata: { customer_email: `${marker}@example.com` } });
+    const delivery = checkoutCompleted({ email: `${marker}@example.com`, paymentIntent });
+    expect((await post(`${stack.url}/webhooks/stripe`, delivery.headers, delivery.body)).status).toBe(202);
+    expect(await stack.client.workflow.getHandle(delivery.id).result()).toMatchObject({ outcome: 'fulfilled' });
+    expect((await rowsHolding(stack.db, marker)).map((row) => row.split(':')[0]).sort()).toEqual(['event_bodies', 'orders']);
+
+    expect((await erase(delivery.id, { reason: 'GDPR request 43' })).status).toBe(200);
+    expect(await rowsHolding(stack.db, marker)).toEqual([]);
+  });
+
   it('deletes every run of an event started before bodies were stored, whose input held its body', async () => {
     const marker = `legacy${randomBytes(6).toString('hex')}`;
     const id = `msg_legacy_${marker}`;
@@ -102,6 +118,21 @@ describe('erasing an event', () => {
       await eventually(`run ${runId} is deleted`, () => stack.client.workflow.getHandle(id, runId).describe().then(() => false, () => true), { timeoutMs: 90_000 });
     }
   }, 120_000);
+
+  it("clears the subscription an event wrote, and not another source's that an event of the same ID wrote", async () => {
+    const eventId = `evt_shared_${randomBytes(4).toString('hex')}`;
+    const subscription = (id: string) => ({ id, object: 'subscription', customer: 'cus_1', status: 'active' });
+    await storeIfNewer(stack.db, { source: 'stripe', eventId, created: 1, deleted: false, subscription: subscription(`sub_a_${eventId}`) }, subscription(`sub_a_${eventId}`));
+    await storeIfNewer(stack.db, { source: 'stripe-eu', eventId, created: 1, deleted: false, subscription: subscription(`sub_b_${eventId}`) }, subscription(`sub_b_${eventId}`));
+    await stack.db.query(`INSERT INTO processed_events (source, event_id, event_type, workflow_id, first_execution_run_id) VALUES ('stripe-eu', $1, 'customer.subscription.created', $2, 'run')`, [eventId, `eu:${eventId}`]);
+
+    expect(await eraseEvent(stack.db, `eu:${eventId}`, { by: 'test', reason: 'scope' })).toMatchObject({ subscriptionsCleared: 1 });
+    const { rows } = await stack.db.query<{ id: string; cleared: boolean }>(`SELECT id, data = '{}' AS cleared FROM subscriptions WHERE last_event_id = $1 ORDER BY id`, [eventId]);
+    expect(rows).toEqual([
+      { id: `sub_a_${eventId}`, cleared: false },
+      { id: `sub_b_${eventId}`, cleared: true },
+    ]);
+  });
 
   it('refuses while the event is still running (409), needs a reason (400), and knows no unknown event (404)', async () => {
     const held = orderCreated({ amount: 250_000 });
