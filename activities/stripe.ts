@@ -72,7 +72,8 @@ export function createStripeActivities({ db, stripe }: { db: Database; stripe: S
         const intent = await callStripe(() =>
           stripe.paymentIntents.update(input.paymentIntentId, { metadata: { fulfilled: 'true', order_id: input.orderId } }, { idempotencyKey: input.idempotencyKey }),
         );
-        return { externalId: intent.id, result: { metadata: intent.metadata } };
+        // Only the keys this step wrote: the rest of the PaymentIntent's metadata is the merchant's, and may name a person.
+        return { externalId: intent.id, result: { metadata: { fulfilled: intent.metadata.fulfilled, order_id: intent.metadata.order_id } } };
       });
     },
   };
