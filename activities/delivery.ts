@@ -28,7 +28,7 @@ export function createDeliveryActivities({ db, allowPrivateEndpoints }: { db: Da
     if (endpoint.disabled) return { result: 'endpoint_disabled' };
 
     const data = input.payload === undefined ? await loadPayload(db, input.messageId, input.fingerprint) : JSON.stringify(input.payload);
-    if (data === undefined) throw ApplicationFailure.nonRetryable(`The payload of message ${input.messageId} is not stored.`, FailureType.PAYLOAD_MISSING);
+    if (data === undefined || data === null) throw ApplicationFailure.nonRetryable(`The payload of message ${input.messageId} is ${data === null ? 'erased' : 'not stored'}.`, FailureType.PAYLOAD_MISSING);
     // The payload's JSON text goes out as it was sent: no parse and re-serialise to change a number.
     const body = `{"type":${JSON.stringify(input.eventType)},"timestamp":${JSON.stringify(input.createdAt)},"data":${data}}`;
     const attemptedAt = new Date();

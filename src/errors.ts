@@ -248,6 +248,14 @@ export class EventRunningError extends ProblemError {
   readonly title = 'Event still running';
 }
 
+/** The message's deliveries still run, and would need its payload; nothing was changed. */
+export class MessageDeliveringError extends ProblemError {
+  override readonly name = 'MessageDeliveringError';
+  readonly status = 409;
+  readonly slug = 'message-delivering';
+  readonly title = 'Message still delivering';
+}
+
 /** A signal the workflow takes only while it waits for it, sent when it does not; nothing was sent. */
 export class SignalNotAwaitedError extends ProblemError {
   override readonly name = 'SignalNotAwaitedError';

@@ -206,6 +206,15 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
     // (two sources can send the same ID). Rows written before this have none and match by ID.
     statements: [`ALTER TABLE subscriptions ADD COLUMN last_event_source text`],
   },
+  {
+    id: '011-message-erasure',
+    // A message's payload can be erased (`POST /v1/messages/:id/erase`): the row stays, without it.
+    statements: [
+      `ALTER TABLE message_payloads ALTER COLUMN payload DROP NOT NULL`,
+      `ALTER TABLE message_payloads ADD COLUMN erased_at timestamptz`,
+      `ALTER TABLE message_payloads ADD COLUMN erasure_reason text`,
+    ],
+  },
 ];
 
 /**

@@ -73,6 +73,12 @@ export function createApiRouter(deps: ApiDeps): Router {
     res.json(await messages.view(scopeOf(res), req.params.id!));
   });
 
+  router.post('/messages/:id/erase', async (req, res) => {
+    const { reason } = objectBody(req);
+    if (typeof reason !== 'string' || reason.trim() === '' || reason.length > 500) throw new InvalidRequestError('"reason" is required: why the payload is erased (at most 500 characters).');
+    res.json(await messages.erase(scopeOf(res), req.params.id!, reason));
+  });
+
   router.post('/endpoints', async (req, res) => {
     const body = objectBody(req);
     const url = await checkDestination(body.url, { allowPrivate: deps.allowPrivateEndpoints });

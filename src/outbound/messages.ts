@@ -6,8 +6,8 @@ import { deliverMessageFlow, publishMessageFlow } from '../flows';
 import type { Database } from '../db/database';
 import { attemptsOf } from '../db/delivery-attempts';
 import { subscribedEndpoints } from '../db/endpoints';
-import { IdempotencyConflictError, IdempotencyKeyReusedError, ResourceNotFoundError, UndeliverableMessageError } from '../errors';
-import { storePayload } from '../db/messages';
+import { IdempotencyConflictError, IdempotencyKeyReusedError, MessageDeliveringError, ResourceNotFoundError, UndeliverableMessageError } from '../errors';
+import { erasePayload, erasureOfMessage, storePayload, type MessageErasure } from '../db/messages';
 import { isLosslessNumber, stringify as stringifyLossless } from 'lossless-json';
 
 /** What `POST /v1/messages` answers, the first time and on every replay. */
@@ -94,13 +94,9 @@ export class MessageService {
     }
   }
 
-  /** The receipt, and for each endpoint its delivery status and attempts. */
+  /** The receipt, for each endpoint its delivery status and attempts, and the payload's erasure (null while stored). */
   async view(scope: string, messageId: string) {
-    const memo = await this.memoOf(messageId).catch((error: unknown) => {
-      if (error instanceof ResourceNotFoundError) return undefined;
-      throw error;
-    });
-    if (!memo || memo.scope !== scope) throw new ResourceNotFoundError('message', messageId);
+    const memo = await this.scopedMemo(scope, messageId);
     const attempts = await attemptsOf(this.db, messageId);
     const deliveries = await Promise.all(
       memo.receipt.endpoints.map(async (endpointId) => {
@@ -115,7 +111,30 @@ export class MessageService {
         };
       }),
     );
-    return { ...memo.receipt, deliveries };
+    return { ...memo.receipt, deliveries, erasure: (await erasureOfMessage(this.db, messageId)) ?? null };
+  }
+
+  /**
+   * Removes the message's payload from the database (`message_payloads`), where its deliveries read
+   * it; Temporal never held it. Refused while deliveries run (they would fail without it).
+   */
+  async erase(scope: string, messageId: string, reason: string): Promise<MessageErasure & { id: string; erasedNow: boolean }> {
+    await this.scopedMemo(scope, messageId);
+    const { status } = await this.client.workflow.getHandle(messageWorkflowId(messageId)).describe();
+    if (status.name === 'RUNNING') throw new MessageDeliveringError(`Message ${messageId} is still being delivered: erase it once its deliveries have ended.`);
+    const erasure = await erasePayload(this.db, messageId, reason);
+    if (!erasure) throw new ResourceNotFoundError('message', messageId);
+    return { id: messageId, ...erasure };
+  }
+
+  /** The message's memo, if the message belongs to this scope; 404 for others, as for no message at all. */
+  private async scopedMemo(scope: string, messageId: string): Promise<MessageMemo> {
+    const memo = await this.memoOf(messageId).catch((error: unknown) => {
+      if (error instanceof ResourceNotFoundError) return undefined;
+      throw error;
+    });
+    if (!memo || memo.scope !== scope) throw new ResourceNotFoundError('message', messageId);
+    return memo;
   }
 
   private async record(scope: string, idempotencyKey: string, messageId: string, fingerprint: string, body: { eventType: string; payload: unknown }) {

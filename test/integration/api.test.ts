@@ -290,6 +290,49 @@ describe('durable-webhooks messages redeliver', () => {
   });
 });
 
+describe('POST /v1/messages/:id/erase', () => {
+  it('removes the payload once the deliveries have ended, keeps the receipt and attempts, and a redelivery cannot send it', async () => {
+    const marker = `erase-${newKey()}`;
+    const endpoint = await startEndpointServer([200]);
+    await endpointFor(endpoint.url, { eventTypes: ['customer.exported'] });
+    const { id: messageId } = (await (await publish(newKey(), { eventType: 'customer.exported', payload: { email: `${marker}@example.com` } })).json()) as { id: string };
+    const erase = (id: string, body: unknown, token?: string) => api(`/messages/${id}/erase`, { method: 'POST', token, body: JSON.stringify(body) });
+    const stored = async () => (await stack.db.query<{ payload: string | null }>('SELECT payload FROM message_payloads WHERE message_id = $1', [messageId])).rows;
+
+    await stack.client.workflow.getHandle(messageWorkflowId(messageId)).result();
+    // Another scope sees no such message; a reason is required.
+    expect((await erase(messageId, { reason: 'x' }, 'tok_beta')).status).toBe(404);
+    expect((await erase(messageId, {})).status).toBe(400);
+
+    const erased = await erase(messageId, { reason: 'GDPR request 44' });
+    expect(erased.status).toBe(200);
+    expect(await erased.json()).toMatchObject({ id: messageId, erasedNow: true, reason: 'GDPR request 44', erasedAt: expect.any(String) });
+    expect(await stored()).toEqual([{ payload: null }]);
+    expect(JSON.stringify(await stored())).not.toContain(marker);
+    expect(await (await api(`/messages/${messageId}`)).json()).toMatchObject({ id: messageId, deliveries: [{ status: 'delivered' }], erasure: { reason: 'GDPR request 44' } });
+    expect(await (await erase(messageId, { reason: 'again' })).json()).toMatchObject({ erasedNow: false, reason: 'GDPR request 44' });
+
+    // A redelivery fails for good, and sends nothing.
+    const env = { TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE: stack.taskQueue, DELIVERY_SCHEDULE: '0s' };
+    const { deliveries } = JSON.parse((await runCli(['messages', 'redeliver', messageId, '--json'], env)).output) as { deliveries: string[] };
+    await expect(stack.client.workflow.getHandle(deliveries[0]!).result()).rejects.toThrow();
+    expect(endpoint.received).toHaveLength(1);
+    await endpoint.close();
+  });
+
+  it('refuses (409) while a delivery still retries, and changes nothing', async () => {
+    const endpoint = await startEndpointServer([500, 500, 500]);
+    await endpointFor(endpoint.url, { eventTypes: ['customer.retried'] });
+    const { id: messageId } = (await (await publish(newKey(), { eventType: 'customer.retried', payload: { note: 'kept' } })).json()) as { id: string };
+    const refused = await api(`/messages/${messageId}/erase`, { method: 'POST', body: JSON.stringify({ reason: 'too early' }) });
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({ type: 'urn:durable-webhooks:problem:message-delivering' });
+    expect((await stack.db.query('SELECT payload FROM message_payloads WHERE message_id = $1', [messageId])).rows).toEqual([{ payload: '{"note":"kept"}' }]);
+    await stack.client.workflow.getHandle(messageWorkflowId(messageId)).result();
+    await endpoint.close();
+  });
+});
+
 describe('/v1/endpoints', () => {
   it('creates with a whsec_ secret, lists, reads, updates, rotates and deletes, within the token scope', async () => {
     const created = await endpointFor('https://hooks.example.com/in', { description: 'shop', eventTypes: ['a.b'] });
