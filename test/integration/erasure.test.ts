@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { ProviderKind, type WebhookEvent } from '../../contracts';
-import type { Database } from '../../src/db/database';
 import { recordEvent } from '../../workflows';
 import { eventually } from '../support/eventually';
 import { eraseEvent } from '../../src/db/erasure';
 import { loadBody } from '../../src/db/event-bodies';
 import { storeIfNewer } from '../../src/db/subscriptions';
 import { checkoutCompleted, orderCreated } from '../support/events';
+import { rowsHolding, temporalText } from '../support/leaks';
 import { runCli } from '../support/processes';
 import { post, startStack, type WorkerStack } from '../support/stack';
 
@@ -19,29 +19,7 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-/** Every row of every table, as JSON text (bytea as hex), that contains the marker as text or as bytes. */
-async function rowsHolding(db: Database, marker: string): Promise<string[]> {
-  const { rows: tables } = await db.query<{ table_name: string }>(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`);
-  const found: string[] = [];
-  const hex = Buffer.from(marker).toString('hex');
-  for (const { table_name: table } of tables) {
-    const { rows } = await db.query<{ row: string }>(`SELECT row_to_json(t)::text AS row FROM "${table}" t`);
-    for (const { row } of rows) if (row.includes(marker) || row.includes(hex)) found.push(`${table}: ${row.slice(0, 200)}`);
-  }
-  return found;
-}
-
-/** The event's whole history as Temporal's API returns it, every payload's data decoded beside it. */
-async function historyText(workflowId: string): Promise<string> {
-  const { events } = await stack.client.workflow.getHandle(workflowId).fetchHistory();
-  const json = JSON.stringify(events);
-  const decoded: string[] = [];
-  JSON.parse(json, (name, value: unknown) => {
-    if (name === 'data' && typeof value === 'string') decoded.push(Buffer.from(value, 'base64').toString('utf8'));
-    return value;
-  });
-  return [json, ...decoded].join('\n');
-}
+const historyText = (workflowId: string) => temporalText(stack.client, workflowId);
 
 const erase = (eventId: string, body: unknown) => post(`${stack.url}/admin/events/${encodeURIComponent(eventId)}/erase`, admin, JSON.stringify(body));
 
@@ -110,6 +88,7 @@ describe('erasing an event', () => {
       return count;
     };
     await eventually('visibility lists both runs closed', async () => (await closed()) === 2);
+    expect(await historyText(id)).toContain(marker);
 
     const erased = await erase(id, { reason: 'legacy event' });
     expect(erased.json).toMatchObject({ bodyStored: false, temporal: 'deleted' });

@@ -18,11 +18,13 @@ interface OtlpAttribute {
 }
 
 /** A local OTLP/HTTP receiver speaking JSON (`POST /v1/traces`), as a collector or Jaeger does. */
-export async function startOtlpReceiver(): Promise<{ url: string; spans: ReceivedSpan[]; close(): Promise<void> }> {
+export async function startOtlpReceiver(): Promise<{ url: string; spans: ReceivedSpan[]; exported: string[]; close(): Promise<void> }> {
   const spans: ReceivedSpan[] = [];
+  const exported: string[] = [];
   const app = express();
   app.use(express.json({ limit: '16mb' }));
   app.post('/v1/traces', (req, res) => {
+    exported.push(JSON.stringify(req.body));
     const { resourceSpans = [] } = req.body as { resourceSpans?: Array<{ resource?: { attributes?: OtlpAttribute[] }; scopeSpans?: Array<{ spans?: Array<Omit<ReceivedSpan, 'service' | 'attributes'> & { attributes?: OtlpAttribute[] }> }> }> };
     for (const { resource, scopeSpans = [] } of resourceSpans) {
       const service = String(attributesOf(resource?.attributes)['service.name']);
@@ -37,6 +39,8 @@ export async function startOtlpReceiver(): Promise<{ url: string; spans: Receive
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     spans,
+    /** Every export request's body as received (events, status messages and all). */
+    exported,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
