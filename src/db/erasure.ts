@@ -20,9 +20,10 @@ export interface ErasureResult extends Erasure {
 
 /**
  * Removes an event's personal data from every table that holds it, in one transaction, and records
- * who did it and why (`event_erasures`): the body store's bytes and signature headers; the
- * customer's email on the orders the event wrote; the subscription object it stored; the customer
- * email in ledger step results written before they left it out. The ledger's claim, status and
+ * who did it and why (`event_erasures`): the body store's bytes and signature headers (of every
+ * copy of the same body in the source); the customer's email on the orders the event wrote; the
+ * subscription object it stored; the customer email in ledger step results written before they left
+ * it out. The ledger's claim, status and
  * outcome stay, so the event is still known as processed. Undefined when no table knows the event.
  */
 export async function eraseEvent(db: Database, workflowId: string, request: { by: string; reason: string }): Promise<ErasureResult | undefined> {
@@ -41,7 +42,14 @@ export async function eraseEvent(db: Database, workflowId: string, request: { by
     );
     const { source, event_id: eventId } = event;
     const bodyStored = known.rows.some((row) => row.stored);
-    await tx.query(`UPDATE event_bodies SET body = NULL, signature_headers = '{}', erased_at = now() WHERE source = $1 AND event_id = $2 AND erased_at IS NULL`, [source, eventId]);
+    // By hash as well as by ID: copies of the same body stored under other IDs (replays that raced
+    // past the receiver's check, or were stored before it) are the same personal data.
+    await tx.query(
+      `UPDATE event_bodies SET body = NULL, signature_headers = '{}', erased_at = now()
+       WHERE source = $1 AND erased_at IS NULL
+         AND (event_id = $2 OR sha256 = (SELECT sha256 FROM event_bodies WHERE source = $1 AND event_id = $2))`,
+      [source, eventId],
+    );
     const orders = await tx.query(`UPDATE orders SET customer_email = NULL, updated_at = now() WHERE source = $1 AND event_id = $2 AND customer_email IS NOT NULL RETURNING id`, [source, eventId]);
     const subscriptions = await tx.query(
       `UPDATE subscriptions SET data = '{}', updated_at = now()

@@ -98,6 +98,28 @@ describe('erasing an event', () => {
     }
   }, 120_000);
 
+  it('erases every copy of the body stored under another ID (a replay that raced past the check), and no other source\'s', async () => {
+    const marker = `erase${randomBytes(6).toString('hex')}`;
+    const copy = (source: string, eventId: string) =>
+      stack.db.query(
+        `INSERT INTO event_bodies (source, event_id, workflow_id, provider, via, signature_headers, body, size, sha256, received_at)
+         VALUES ($1, $2, $2, 'github', 'webhook', '{}', $3, 10, $4, now())`,
+        [source, eventId, Buffer.from(marker), `sha-${marker}`],
+      );
+    const [first, replay, elsewhere] = ['first', 'replay', 'elsewhere'].map((name) => `${name}-${marker}`);
+    await copy('github', first!);
+    await copy('github', replay!);
+    await copy('github-enterprise', elsewhere!);
+
+    await eraseEvent(stack.db, first!, { by: 'test', reason: 'hash' });
+    const { rows } = await stack.db.query(`SELECT event_id, body IS NULL AS erased FROM event_bodies WHERE sha256 = $1 ORDER BY event_id`, [`sha-${marker}`]);
+    expect(rows).toEqual([
+      { event_id: elsewhere, erased: false },
+      { event_id: first, erased: true },
+      { event_id: replay, erased: true },
+    ]);
+  });
+
   it("clears the subscription an event wrote, and not another source's that an event of the same ID wrote", async () => {
     const eventId = `evt_shared_${randomBytes(4).toString('hex')}`;
     const subscription = (id: string) => ({ id, object: 'subscription', customer: 'cus_1', status: 'active' });
