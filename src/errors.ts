@@ -210,6 +210,31 @@ export class TooManyLargeBodiesError extends ProblemError {
   }
 }
 
+/** One client address already sends its share of the large bodies; this one is refused unread. */
+export class TooManyLargeBodiesFromAddressError extends ProblemError {
+  override readonly name = 'TooManyLargeBodiesFromAddressError';
+  readonly status = 429;
+  readonly slug = 'too-many-large-bodies-from-address';
+  readonly title = 'Too many large bodies from this address';
+  constructor(readonly limit: number) {
+    super(`This address is sending ${limit} large bodies already (MAX_LARGE_BODIES_PER_ADDRESS); the event was not recorded. Retry the delivery.`);
+  }
+  override get extensions() {
+    return { limit: this.limit };
+  }
+}
+
+/** The body arrived too slowly to finish in time; the connection is closed. */
+export class BodyTooSlowError extends ProblemError {
+  override readonly name = 'BodyTooSlowError';
+  readonly status = 408;
+  readonly slug = 'body-too-slow';
+  readonly title = 'Body too slow';
+  constructor(readonly received: number, readonly seconds: number) {
+    super(`${received} bytes of the body arrived in ${seconds} s, too slowly to finish within REQUEST_TIMEOUT (MIN_BODY_RATE); the event was not recorded.`);
+  }
+}
+
 /** The configuration read at start-up is invalid; the process must not start. */
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';

@@ -42,7 +42,9 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
     starter: inbox ?? new TemporalEventStarter(client, db, { taskQueue: config.taskQueue }),
     backlog: () => startBacklog(db),
     maxBodyBytes: config.maxBodyBytes,
-    largeBodies: { thresholdBytes: config.largeBodyBytes, maxInFlight: config.maxLargeBodiesInFlight },
+    largeBodies: { thresholdBytes: config.largeBodyBytes, maxInFlight: config.maxLargeBodiesInFlight, maxPerAddress: config.maxLargeBodiesPerAddress },
+    bodyPace: { minRate: config.minBodyRate, timeoutMs: config.requestTimeoutMs },
+    trustProxy: config.trustProxy,
     logger,
     admin: config.adminToken
       ? {

@@ -46,6 +46,12 @@ export interface ReceiverConfig extends CommonConfig {
   largeBodyBytes: number;
   /** Large bodies received at once; one more is answered 503 with Retry-After, unread. @default 8 */
   maxLargeBodiesInFlight: number;
+  /** Large bodies one client address may send at once; one more is answered 429, unread. @default a quarter of `maxLargeBodiesInFlight`, rounded up */
+  maxLargeBodiesPerAddress: number;
+  /** After its first 5 seconds, a body must arrive at least this fast on average (bytes a second), or 408. @default 16 KiB */
+  minBodyRate: number;
+  /** Express's `trust proxy`: the proxies whose `X-Forwarded-For` names the client address. Off by default. */
+  trustProxy: number | string[] | undefined;
   /** A request's headers and body must arrive within this, or the connection is closed (slow clients). @default 30 s */
   requestTimeoutMs: number;
   /** Open connections beyond this are closed as they arrive. @default 1000 */
@@ -97,6 +103,8 @@ export const DEFAULT_MAX_BODY_BYTES = 25 * 1024 * 1024;
 export const DEFAULT_LARGE_BODY_BYTES = 128 * 1024;
 /** About 8 × 25 MiB of bodies being read, parsed and stored at once: see "Data and privacy" in the README for the measured peak. */
 export const DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT = 8;
+/** Bytes a second a body must average after its first seconds; with a declared length, also enough to finish in time. */
+export const DEFAULT_MIN_BODY_RATE = 16 * 1024;
 
 export interface LoadOptions {
   /**
@@ -138,12 +146,16 @@ function hookPaths(value: string | undefined): string[] {
 export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { development = false }: LoadOptions = {}): ReceiverConfig {
   const port = portNumber(env, 'PORT', 3000);
   const { sources, developmentSecrets, disabledSources } = loadSources(env, { development, port });
+  const maxLargeBodiesInFlight = positiveInteger(env, 'MAX_LARGE_BODIES_IN_FLIGHT', DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT);
   return {
     ...loadCommonConfig(env),
     port,
     maxBodyBytes: positiveInteger(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES),
     largeBodyBytes: positiveInteger(env, 'LARGE_BODY_BYTES', DEFAULT_LARGE_BODY_BYTES),
-    maxLargeBodiesInFlight: positiveInteger(env, 'MAX_LARGE_BODIES_IN_FLIGHT', DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT),
+    maxLargeBodiesInFlight,
+    maxLargeBodiesPerAddress: positiveInteger(env, 'MAX_LARGE_BODIES_PER_ADDRESS', Math.ceil(maxLargeBodiesInFlight / 4)),
+    minBodyRate: positiveInteger(env, 'MIN_BODY_RATE', DEFAULT_MIN_BODY_RATE),
+    trustProxy: trustProxy(env.TRUST_PROXY),
     requestTimeoutMs: positiveDurationMs(env, 'REQUEST_TIMEOUT', DEFAULT_REQUEST_TIMEOUT),
     maxConnections: positiveInteger(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS),
     acknowledge: oneOf(env, 'ACKNOWLEDGE', ['database', 'temporal'] as const, defaultAcknowledge(development)),
@@ -153,6 +165,20 @@ export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { devel
     adminToken: env.ADMIN_TOKEN || undefined,
     apiTokens: apiTokens(env.API_TOKENS),
   };
+}
+
+/**
+ * `TRUST_PROXY`: a number of proxy hops, or addresses and subnets (`10.0.0.0/8`, `loopback`) separated
+ * by commas or spaces, as Express's `trust proxy` takes them. `true` (any sender may name any address) is refused.
+ */
+function trustProxy(value: string | undefined): number | string[] | undefined {
+  if (!value) return undefined;
+  if (/^\d+$/.test(value)) return Number(value);
+  const entries = splitList(value.replace(/,/g, ' '));
+  const named = new Set(['loopback', 'linklocal', 'uniquelocal']);
+  const bad = entries.find((entry) => !named.has(entry) && !/^[\d.:a-fA-F]+(?:\/\d{1,3})?$/.test(entry));
+  if (bad !== undefined) throw new ConfigError(`TRUST_PROXY lists "${bad.slice(0, 50)}"; give a number of hops, or addresses and subnets (10.0.0.0/8, loopback).`);
+  return entries;
 }
 
 /** The dev server serves its UI on the gRPC port + 1000 (7233 → 8233). */

@@ -1,14 +1,17 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from 'express';
-import { DEFAULT_LARGE_BODY_BYTES, DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT } from '../config';
+import { DEFAULT_LARGE_BODY_BYTES, DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT, DEFAULT_MIN_BODY_RATE, DEFAULT_REQUEST_TIMEOUT } from '../config';
+import { durationMs } from '../config/env';
 import {
   BatchItemsRefusedError,
   BatchNotRecordedError,
+  BodyTooSlowError,
   EventNotRecordedError,
   MalformedEventError,
   PayloadTooLargeError,
   TooManyLargeBodiesError,
+  TooManyLargeBodiesFromAddressError,
   UnsupportedContentEncodingError,
   UnsupportedContentTypeError,
   type RecordedItem,
@@ -34,9 +37,18 @@ export interface AppDeps {
   /**
    * Bodies over `thresholdBytes` (by Content-Length; a body without one counts too) are received at
    * most `maxInFlight` at a time; one more gets 503 and Retry-After before it is read, which bounds
-   * the receiver's memory. @default LARGE_BODY_BYTES' and MAX_LARGE_BODIES_IN_FLIGHT's defaults
+   * the receiver's memory; one client address gets at most `maxPerAddress` of them (429 beyond).
+   * @default LARGE_BODY_BYTES', MAX_LARGE_BODIES_IN_FLIGHT's and MAX_LARGE_BODIES_PER_ADDRESS's defaults
    */
-  largeBodies?: { thresholdBytes: number; maxInFlight: number };
+  largeBodies?: { thresholdBytes: number; maxInFlight: number; maxPerAddress: number };
+  /**
+   * How fast a body must arrive: after its first 5 s, at least `minRate` bytes a second on average,
+   * and fast enough to finish its declared length within `timeoutMs`; else 408 and the connection
+   * closed. @default MIN_BODY_RATE and REQUEST_TIMEOUT's defaults
+   */
+  bodyPace?: { minRate: number; timeoutMs: number };
+  /** Express's `trust proxy` (TRUST_PROXY), for the client address of the per-address share. */
+  trustProxy?: number | string[];
   /** The inbox's backlog (committed bodies not started yet), for `/metrics`. */
   backlog?: () => Promise<Backlog>;
   /** The clock used for timestamp tolerance. @default () => new Date() */
@@ -64,6 +76,7 @@ export function createApp(deps: AppDeps): Express {
 
   const app = express();
   app.disable('x-powered-by');
+  if (deps.trustProxy !== undefined) app.set('trust proxy', deps.trustProxy);
   // Nothing here is cached: no ETag to hash for every answer.
   app.disable('etag');
 
@@ -98,14 +111,64 @@ export function createApp(deps: AppDeps): Express {
     next();
   };
 
-  const largeBodies = deps.largeBodies ?? { thresholdBytes: DEFAULT_LARGE_BODY_BYTES, maxInFlight: DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT };
+  const largeBodies = deps.largeBodies ?? { thresholdBytes: DEFAULT_LARGE_BODY_BYTES, maxInFlight: DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT, maxPerAddress: Math.ceil(DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT / 4) };
   let largeBodiesInFlight = 0;
+  const largeBodiesByAddress = new Map<string, number>();
   const limitLargeBodies: RequestHandler = (req, res, next) => {
     const length = Number(req.headers['content-length'] ?? Number.NaN);
     if (length <= largeBodies.thresholdBytes) return next();
-    if (largeBodiesInFlight >= largeBodies.maxInFlight) throw new TooManyLargeBodiesError(largeBodies.maxInFlight);
+    // A share per client address, so a few slow or hostile senders cannot hold every slot. Either
+    // refusal is answered unread, and the connection closed rather than read to its end.
+    const address = req.ip ?? 'unknown';
+    const fromAddress = largeBodiesByAddress.get(address) ?? 0;
+    const refusal =
+      largeBodiesInFlight >= largeBodies.maxInFlight
+        ? new TooManyLargeBodiesError(largeBodies.maxInFlight)
+        : fromAddress >= largeBodies.maxPerAddress
+          ? new TooManyLargeBodiesFromAddressError(largeBodies.maxPerAddress)
+          : undefined;
+    if (refusal) {
+      res.set('Connection', 'close');
+      throw refusal;
+    }
     largeBodiesInFlight++;
-    res.once('close', () => largeBodiesInFlight--);
+    largeBodiesByAddress.set(address, fromAddress + 1);
+    res.once('close', () => {
+      largeBodiesInFlight--;
+      const left = largeBodiesByAddress.get(address)! - 1;
+      if (left === 0) largeBodiesByAddress.delete(address);
+      else largeBodiesByAddress.set(address, left);
+    });
+    next();
+  };
+
+  // A body that cannot arrive in time is cut as soon as that is clear, not at REQUEST_TIMEOUT: after
+  // a grace of 5 s it must have averaged MIN_BODY_RATE, and (with a declared length) the pace that
+  // finishes it in time. Measured on the socket's bytes, checked twice a second.
+  const pace = deps.bodyPace ?? { minRate: DEFAULT_MIN_BODY_RATE, timeoutMs: durationMs(DEFAULT_REQUEST_TIMEOUT, 'REQUEST_TIMEOUT') };
+  const enforceBodyPace: RequestHandler = (req, res, next) => {
+    if (req.complete) return next();
+    const declared = Number(req.headers['content-length']);
+    const rate = Math.max(pace.minRate, Number.isFinite(declared) ? declared / Math.max(1, (pace.timeoutMs - BODY_PACE_GRACE_MS) / 1000) : 0);
+    const began = Date.now();
+    const before = req.socket.bytesRead;
+    const check = setInterval(() => {
+      const elapsedMs = Date.now() - began;
+      const received = req.socket.bytesRead - before;
+      if (req.complete || elapsedMs <= BODY_PACE_GRACE_MS || received >= ((elapsedMs - BODY_PACE_GRACE_MS) / 1000) * rate) return;
+      stop();
+      if (!res.headersSent) {
+        const problem = toProblem(new BodyTooSlowError(received, Math.round(elapsedMs / 1000)));
+        metrics.deliveries.inc({ source: (res.locals.source as Source | undefined)?.name ?? 'unknown', outcome: 'body-too-slow' });
+        logger.warn({ source: (res.locals.source as Source | undefined)?.name, path: req.path, status: 408, received }, 'delivery rejected: body too slow');
+        res.set('Connection', 'close');
+        sendProblem(res, problem);
+      }
+      res.once('finish', () => req.socket.destroy());
+    }, BODY_PACE_CHECK_MS);
+    const stop = () => clearInterval(check);
+    req.once('end', stop);
+    res.once('close', stop);
     next();
   };
 
@@ -225,6 +288,8 @@ export function createApp(deps: AppDeps): Express {
   // The webhook route owns its errors: they are deliveries, counted by source and outcome, and
   // worded for the provider that will retry them.
   const handleDeliveryError: ErrorRequestHandler = (error, req, res, _next) => {
+    // Answered already (a body too slow, cut while it was being read): nothing more to say.
+    if (res.headersSent) return;
     const problem = toProblem(error, 'The event was not recorded; retry the delivery.');
     const source = (res.locals.source as Source | undefined)?.name ?? 'unknown';
     metrics.deliveries.inc({ source, outcome: problem.type.split(':').pop() });
@@ -236,7 +301,7 @@ export function createApp(deps: AppDeps): Express {
     sendProblem(res, problem);
   };
   const webhooks = express.Router();
-  webhooks.post('/:source', selectSource, refuseBeforeReading, limitLargeBodies, readRawBody, receive);
+  webhooks.post('/:source', selectSource, refuseBeforeReading, limitLargeBodies, enforceBodyPace, readRawBody, receive);
   webhooks.all('/:source', (_req, res) => {
     res.set('Allow', 'POST');
     sendProblem(res, { type: problemType('method-not-allowed'), title: 'Method not allowed', status: 405, detail: 'Webhooks are delivered with POST.' });
@@ -254,6 +319,10 @@ export function createApp(deps: AppDeps): Express {
 
   return app;
 }
+
+/** Time a body has before its pace is checked, and how often it is checked. */
+const BODY_PACE_GRACE_MS = 5000;
+const BODY_PACE_CHECK_MS = 500;
 
 /** Items of one batch started at once: enough to answer a SendGrid batch of hundreds in time, few enough to keep Temporal's queue short. */
 const BATCH_START_CONCURRENCY = 8;

@@ -39,7 +39,7 @@ export function toProblem(error: unknown, internalDetail = 'The request failed o
 
 /** Sends a problem; `realm` names the bearer-token realm a 401 asks for. */
 export function sendProblem(res: Response, problem: Problem, realm?: string): void {
-  if (problem.status === 503) res.set('Retry-After', String(RETRY_AFTER_SECONDS));
+  if (problem.status === 503 || problem.status === 429) res.set('Retry-After', String(RETRY_AFTER_SECONDS));
   if (problem.status === 401 && realm) res.set('WWW-Authenticate', `Bearer realm="${realm}"`);
   res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
 }

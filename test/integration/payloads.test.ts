@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { temporal } from '@temporalio/proto';
 import type { Queryable } from '../../src/db/database';
@@ -119,5 +120,59 @@ describe('large bodies in flight', () => {
 
     slow.destroy();
     await eventually('the slot is free again', async () => (await postLarge()).status === 202);
+  });
+});
+
+describe('slow senders', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    // The defaults: 8 large bodies at once, 2 from one address, 16 KiB/s after 5 s, REQUEST_TIMEOUT 30 s.
+    stack = await startStack({ worker: false });
+  });
+  afterAll(() => stack.close());
+
+  /** A request that declares 20 MB and sends a byte every 200 ms; resolves with the status line and when it came. */
+  function trickle(port: number) {
+    const began = Date.now();
+    const socket = connect(port, '127.0.0.1');
+    const body = JSON.stringify(stripeEvent({}));
+    socket.write(`POST /webhooks/stripe HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\nstripe-signature: ${stripeHeaders(body, SECRETS.stripe)['stripe-signature']}\r\ncontent-length: ${20 * 1024 * 1024}\r\n\r\n`);
+    const drip = setInterval(() => socket.writable && socket.write(' '), 200);
+    return new Promise<{ status: number; seconds: number }>((resolve) => {
+      let answer = '';
+      socket.on('data', (chunk) => (answer += chunk.toString()));
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        clearInterval(drip);
+        resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0), seconds: (Date.now() - began) / 1000 });
+      });
+    });
+  }
+
+  /** A signed 200 KiB delivery from another client address (127.0.0.2). */
+  function largeFromElsewhere(port: number) {
+    const body = JSON.stringify(stripeEvent({ padding: 'x'.repeat(200 * 1024) }));
+    const headers = { ...stripeHeaders(body, SECRETS.stripe), 'content-length': String(Buffer.byteLength(body)) };
+    return new Promise<number>((resolve, reject) => {
+      const request = httpRequest({ host: '127.0.0.1', port, localAddress: '127.0.0.2', method: 'POST', path: '/webhooks/stripe', headers }, (response) => {
+        response.resume();
+        resolve(response.statusCode!);
+      });
+      request.on('error', reject);
+      request.end(body);
+    });
+  }
+
+  it('eight slow senders hold no more than their address\'s share, are cut once they cannot finish in time, and a 200 KiB delivery still gets 202', async () => {
+    const port = Number(new URL(stack.url).port);
+    const slow = Array.from({ length: 8 }, () => trickle(port));
+    expect(await largeFromElsewhere(port)).toBe(202);
+
+    const answers = await Promise.all(slow);
+    // Two got their address's share of the slots and were cut by their pace, long before REQUEST_TIMEOUT (30 s);
+    // six were refused at once, unread.
+    expect(answers.map((answer) => answer.status).sort()).toEqual([408, 408, 429, 429, 429, 429, 429, 429]);
+    for (const answer of answers) expect(answer.seconds).toBeLessThan(answer.status === 408 ? 10 : 2);
+    expect(await largeFromElsewhere(port)).toBe(202);
   });
 });

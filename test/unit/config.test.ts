@@ -134,8 +134,19 @@ describe('loadReceiverConfig', () => {
     ['REQUEST_TIMEOUT', '0s', /REQUEST_TIMEOUT must be a positive duration such as 30s, not "0s"/],
     ['REQUEST_TIMEOUT', 'soon', /REQUEST_TIMEOUT must be a positive duration such as 30s, not "soon"/],
     ['MAX_CONNECTIONS', '0', /MAX_CONNECTIONS must be a positive integer, not "0"/],
+    ['MIN_BODY_RATE', 'fast', /MIN_BODY_RATE must be a positive integer, not "fast"/],
+    ['MAX_LARGE_BODIES_PER_ADDRESS', '0', /MAX_LARGE_BODIES_PER_ADDRESS must be a positive integer/],
+    ['TRUST_PROXY', 'true', /TRUST_PROXY lists "true"; give a number of hops, or addresses and subnets/],
+    ['TRUST_PROXY', '10.0.0.0/8, example.com', /TRUST_PROXY lists "example.com"/],
   ])('refuses %s=%s', (name, value, message) => {
     expect(() => loadReceiverConfig({ [name]: value })).toThrow(message);
+  });
+
+  it("gives one address a quarter of the large-body slots by default, and reads TRUST_PROXY as Express's trust proxy", () => {
+    expect(loadReceiverConfig({})).toMatchObject({ maxLargeBodiesPerAddress: 2, minBodyRate: 16384, trustProxy: undefined });
+    expect(loadReceiverConfig({ MAX_LARGE_BODIES_IN_FLIGHT: '10' }).maxLargeBodiesPerAddress).toBe(3);
+    expect(loadReceiverConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadReceiverConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8 fd00::/8' }).trustProxy).toEqual(['loopback', '10.0.0.0/8', 'fd00::/8']);
   });
 
   it('adds sources from WEBHOOKS_CONFIG, with secrets inline or from a named variable, and a workflow-ID prefix', () => {

@@ -71,3 +71,28 @@ it('closes connections beyond MAX_CONNECTIONS as they arrive, and serves again o
   await eventually('a freed connection lets the next one in', async () => (await healthz()) === 200);
   held[1]!.socket.destroy();
 });
+
+it("counts large bodies per client address, taking it from X-Forwarded-For only from TRUST_PROXY's proxies", async () => {
+  const hold = (port: number, forwardedFor: string) => {
+    const { socket, closed } = open(port);
+    socket.write(`POST /webhooks/stripe HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Forwarded-For: ${forwardedFor}\r\nContent-Length: 1000\r\n\r\n{`);
+    return { socket, closed };
+  };
+  const send = (port: number, forwardedFor: string) =>
+    fetch(`http://127.0.0.1:${port}/webhooks/stripe`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': forwardedFor }, body: 'x'.repeat(100) }).then((response) => response.status);
+  const limits = { LARGE_BODY_BYTES: '10', MAX_LARGE_BODIES_PER_ADDRESS: '1' };
+
+  const behindProxy = await start({ ...limits, TRUST_PROXY: 'loopback' });
+  const held = hold(behindProxy, '203.0.113.1');
+  await eventually('the first sender holds its share', async () => (await send(behindProxy, '203.0.113.1')) === 429);
+  // Another client behind the same proxy has its own share: its body is read (and its signature refused).
+  expect(await send(behindProxy, '203.0.113.2')).toBe(400);
+  held.socket.destroy();
+  await receiver!.close();
+
+  const direct = await start(limits);
+  const heldDirect = hold(direct, '203.0.113.1');
+  // Without TRUST_PROXY the header is the sender's word: both come from 127.0.0.1, one share.
+  await eventually('the held body takes the share of 127.0.0.1', async () => (await send(direct, '203.0.113.2')) === 429);
+  heldDirect.socket.destroy();
+});
