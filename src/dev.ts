@@ -38,7 +38,7 @@ async function main(): Promise<void> {
     if (!isLoopback(address)) throw new Error(`Temporal does not answer at ${address}.`);
     logger.info({ address, dataDir: config.dataDir }, 'starting the Temporal dev server');
     // With encryption on, the UI decodes payloads through the receiver's codec endpoint.
-    const uiCodecEndpoint = settings.dataConverter && config.adminToken ? `http://localhost:${config.port}/codec` : undefined;
+    const uiCodecEndpoint = settings.dataConverter && (config.codecToken || config.adminTokens.length > 0) ? `http://localhost:${config.port}/codec` : undefined;
     devServer = await startDevServer({ address, dataDir: config.dataDir, stdio: 'ignore', uiCodecEndpoint });
   }
 
@@ -62,7 +62,7 @@ async function main(): Promise<void> {
     PORT: new URL(receiver.url).port,
   });
   process.stdout.write(
-    banner({ config, receiverUrl: receiver.url, temporalAddress: address, namespace: settings.namespace, devServer, downstream: [...services.describe(), payloadsLine(Boolean(settings.dataConverter), config.adminToken, receiver.url)] }),
+    banner({ config, receiverUrl: receiver.url, temporalAddress: address, namespace: settings.namespace, devServer, downstream: [...services.describe(), payloadsLine(Boolean(settings.dataConverter), Boolean(config.codecToken || config.adminTokens.length > 0), receiver.url)] }),
   );
 
   // The SDK's runtime turns SIGINT/SIGTERM into a graceful worker shutdown, which ends it.
@@ -80,9 +80,9 @@ async function main(): Promise<void> {
 }
 
 /** What Temporal holds of each event, and how operators read it. */
-function payloadsLine(encrypted: boolean, adminToken: string | undefined, receiverUrl: string): string {
+function payloadsLine(encrypted: boolean, codecServed: boolean, receiverUrl: string): string {
   if (!encrypted) return 'Payloads     plaintext in Temporal (set PAYLOAD_ENCRYPTION_KEYS to encrypt them)';
-  return `Payloads     encrypted in Temporal; ${adminToken ? `codec endpoint ${receiverUrl}/codec (Bearer $ADMIN_TOKEN)` : 'set ADMIN_TOKEN to serve the codec endpoint'}`;
+  return `Payloads     encrypted in Temporal; ${codecServed ? `codec endpoint ${receiverUrl}/codec (Bearer $CODEC_TOKEN)` : 'set CODEC_TOKEN to serve the codec endpoint'}`;
 }
 
 main().catch((error: Error) => {

@@ -297,6 +297,17 @@ export class AdminAuthError extends ProblemError {
   readonly title = 'Unauthorized';
 }
 
+/** Too many refused bearer tokens from one address; nothing was checked. */
+export class TooManyFailedAttemptsError extends ProblemError {
+  override readonly name = 'TooManyFailedAttemptsError';
+  readonly status = 429;
+  readonly slug = 'too-many-failed-attempts';
+  readonly title = 'Too many failed attempts';
+  constructor(readonly limit: number) {
+    super(`More than ${limit} refused tokens from this address within a minute; wait, then send the right one.`);
+  }
+}
+
 /** `/v1` without a valid API token. */
 export class ApiAuthError extends ProblemError {
   override readonly name = 'ApiAuthError';

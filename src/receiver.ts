@@ -28,10 +28,11 @@ export interface RunningReceiver {
 /**
  * Starts the receiver on `config.port` (0 picks a free port) with a client that connects on first
  * use. `db` is the body store, and serves `/admin` and `/v1`. `codec`, the encryption codec of
- * PAYLOAD_ENCRYPTION_KEYS, is served at `/codec` when ADMIN_TOKEN is set.
+ * PAYLOAD_ENCRYPTION_KEYS, is served at `/codec` when CODEC_TOKEN or an admin token is set.
  */
 export async function startReceiver(config: ReceiverConfig, client: Client, logger: Logger, db: Database, codec?: PayloadCodec): Promise<RunningReceiver> {
-  if (codec && !config.adminToken) logger.warn('the codec endpoint /codec is off: set ADMIN_TOKEN to let operators decode payloads in the Temporal UI');
+  const codecTokens = [...(config.codecToken ? [{ name: 'codec', token: config.codecToken }] : []), ...config.adminTokens];
+  if (codec && codecTokens.length === 0) logger.warn('the codec endpoint /codec is off: set CODEC_TOKEN to let operators decode payloads in the Temporal UI');
   const sources = new SourceRegistry(config.sources);
   // ACKNOWLEDGE=database: answered at commit, started after; this receiver sweeps what was not started too.
   const inbox = config.acknowledge === 'database' ? new InboxEventStarter(client, db, { taskQueue: config.taskQueue, logger }) : undefined;
@@ -46,15 +47,16 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
     bodyPace: { minRate: config.minBodyRate, timeoutMs: config.requestTimeoutMs },
     trustProxy: config.trustProxy,
     logger,
-    admin: config.adminToken
+    admin:
+      config.adminTokens.length > 0
       ? {
           operations: new EventOperations(client, { uiUrl: config.temporalUiUrl, db, sources }),
-          token: config.adminToken,
+          tokens: config.adminTokens,
           backfill: (request, onLine) => runBackfill(request, { config, client, db, sources: config.sources }, onLine),
         }
       : undefined,
     codec:
-      codec && config.adminToken ? { codec, namespace: client.options.namespace, token: config.adminToken, origins: [new URL(config.temporalUiUrl).origin] } : undefined,
+      codec && codecTokens.length > 0 ? { codec, namespace: client.options.namespace, tokens: codecTokens, origins: [new URL(config.temporalUiUrl).origin] } : undefined,
     api:
       config.apiTokens.length > 0
         ? {

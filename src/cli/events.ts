@@ -184,7 +184,7 @@ function showText(view: EventView): string {
       lines.push(`Charge ${String(charge.attempt).padEnd(4)}${charge.outcome}${detail}  (key ${charge.idempotencyKey}, ${charge.paymentMethod ?? 'payment method not recorded'}, ${charge.startedAt})`);
     }
   }
-  if (view.erasure) lines.push(`Erased     ${view.erasure.erasedAt} by ${view.erasure.erasedBy}: ${view.erasure.reason}`);
+  if (view.erasure) lines.push(`Erased     ${view.erasure.erasedAt} by ${view.erasure.erasedBy}${view.erasure.requestedBy ? ` for ${view.erasure.requestedBy}` : ''}: ${view.erasure.reason}`);
   if (view.result !== null) lines.push(`Result     ${JSON.stringify(view.result)}`);
   if (view.failure) lines.push('Failure', ...view.failure.map((cause, depth) => `${'  '.repeat(depth + 1)}${cause}`));
   lines.push(`UI         ${view.uiUrl}`);

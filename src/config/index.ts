@@ -65,8 +65,13 @@ export interface ReceiverConfig extends CommonConfig {
   developmentSecrets: DevelopmentSecret[];
   /** Built-in sources left off because their secret is unset (always, outside development). */
   disabledSources: Array<{ name: string; env: string }>;
-  /** Bearer token for `/admin`; the admin API is off without it. */
-  adminToken: string | undefined;
+  /**
+   * Bearer tokens for `/admin` (and `/codec`), each with a name that the erasure record keeps:
+   * ADMIN_TOKEN is named `admin`, ADMIN_TOKENS lists `<name>:<token>`. The admin API is off without any.
+   */
+  adminTokens: NamedToken[];
+  /** A bearer token for `/codec` only (the Temporal UI's proxy): it decodes payloads and can do nothing else. */
+  codecToken: string | undefined;
   /** Bearer tokens for `/v1`, each with its named scope; the API is off without any. */
   apiTokens: ApiToken[];
 }
@@ -94,6 +99,15 @@ export interface ApiToken {
   scope: string;
   token: string;
 }
+
+/** An admin token and the name it acts under. */
+export interface NamedToken {
+  name: string;
+  token: string;
+}
+
+/** Admin and codec tokens are at least this long: guessed online they must stay out of reach. */
+export const MIN_ADMIN_TOKEN_LENGTH = 32;
 
 /** Immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later: eight attempts over about 28 hours. */
 export const DEFAULT_DELIVERY_SCHEDULE = '0s 5s 5m 30m 2h 5h 10h 10h';
@@ -162,7 +176,8 @@ export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { devel
     sources,
     developmentSecrets,
     disabledSources,
-    adminToken: env.ADMIN_TOKEN || undefined,
+    adminTokens: adminTokens(env),
+    codecToken: env.CODEC_TOKEN ? longToken('CODEC_TOKEN', env.CODEC_TOKEN) : undefined,
     apiTokens: apiTokens(env.API_TOKENS),
   };
 }
@@ -192,17 +207,36 @@ const SCOPE_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 /** `API_TOKENS="shop:tok_… billing:tok_…"`: `<scope>:<token>` entries separated by spaces or commas. */
 function apiTokens(value: string | undefined): ApiToken[] {
+  return namedTokens('API_TOKENS', value, 'scope').map(({ name, token }) => ({ scope: name, token }));
+}
+
+/** ADMIN_TOKEN (named `admin`) and `ADMIN_TOKENS="alice:… ci:…"`, each at least 32 characters. */
+function adminTokens(env: NodeJS.ProcessEnv): NamedToken[] {
+  const tokens = [...(env.ADMIN_TOKEN ? [{ name: 'admin', token: longToken('ADMIN_TOKEN', env.ADMIN_TOKEN) }] : []), ...namedTokens('ADMIN_TOKENS', env.ADMIN_TOKENS, 'name')];
+  for (const { name, token } of tokens) longToken(`ADMIN_TOKENS' token "${name}"`, token);
+  if (new Set(tokens.map(({ token }) => token)).size !== tokens.length) throw new ConfigError('ADMIN_TOKEN and ADMIN_TOKENS name the same token twice.');
+  if (new Set(tokens.map(({ name }) => name)).size !== tokens.length) throw new ConfigError('ADMIN_TOKENS names one name twice (ADMIN_TOKEN is "admin").');
+  return tokens;
+}
+
+/** `<name>:<token>` entries separated by spaces or commas. */
+function namedTokens(variable: string, value: string | undefined, what: 'scope' | 'name'): NamedToken[] {
   const tokens = splitList(value).map((entry) => {
     const colon = entry.indexOf(':');
-    const scope = entry.slice(0, colon);
+    const name = entry.slice(0, colon);
     const token = entry.slice(colon + 1);
-    if (colon === -1 || !SCOPE_NAME.test(scope) || token === '') {
-      throw new ConfigError('API_TOKENS must list <scope>:<token> entries (for example "shop:tok_…"); a scope is lower-case letters, digits, "-" or "_".');
+    if (colon === -1 || !SCOPE_NAME.test(name) || token === '') {
+      throw new ConfigError(`${variable} must list <${what}>:<token> entries (for example "shop:tok_…"); a ${what} is lower-case letters, digits, "-" or "_".`);
     }
-    return { scope, token };
+    return { name, token };
   });
-  if (new Set(tokens.map(({ token }) => token)).size !== tokens.length) throw new ConfigError('API_TOKENS lists the same token twice.');
+  if (new Set(tokens.map(({ token }) => token)).size !== tokens.length) throw new ConfigError(`${variable} lists the same token twice.`);
   return tokens;
+}
+
+function longToken(what: string, token: string): string {
+  if (token.length < MIN_ADMIN_TOKEN_LENGTH) throw new ConfigError(`${what} must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (for example: openssl rand -hex 32).`);
+  return token;
 }
 
 /** The worker's settings: the common ones and what its activities call; it never reads the receiver's sources. */

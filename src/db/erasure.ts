@@ -1,10 +1,18 @@
 import { EventNotFoundError, EventRunningError } from '../errors';
 import type { Database, Queryable } from './database';
 
-/** Who erased an event's personal data, when, and why. */
+/** Who erased an event's personal data (the operator or token), for whom if they said, when, and why. */
 export interface Erasure {
   erasedAt: string;
   erasedBy: string;
+  requestedBy: string | null;
+  reason: string;
+}
+
+/** `by`: who erases, as authenticated (an admin token's name, the CLI's operator); `requestedBy`: whom the caller says it is for. */
+export interface ErasureRequest {
+  by: string;
+  requestedBy?: string;
   reason: string;
 }
 
@@ -26,7 +34,7 @@ export interface ErasureResult extends Erasure {
  * it out. The ledger's claim, status and
  * outcome stay, so the event is still known as processed. Undefined when no table knows the event.
  */
-export async function eraseEvent(db: Database, workflowId: string, request: { by: string; reason: string }): Promise<ErasureResult | undefined> {
+export async function eraseEvent(db: Database, workflowId: string, request: ErasureRequest): Promise<ErasureResult | undefined> {
   return db.transaction(async (tx) => {
     const known = await tx.query<{ source: string; event_id: string; stored: boolean }>(
       `SELECT source, event_id, true AS stored FROM event_bodies WHERE workflow_id = $1
@@ -36,9 +44,9 @@ export async function eraseEvent(db: Database, workflowId: string, request: { by
     const event = known.rows[0];
     if (!event) return undefined;
     const inserted = await tx.query(
-      `INSERT INTO event_erasures (workflow_id, erased_by, reason) VALUES ($1, $2, $3)
+      `INSERT INTO event_erasures (workflow_id, erased_by, requested_by, reason) VALUES ($1, $2, $3, $4)
        ON CONFLICT (workflow_id) DO NOTHING RETURNING workflow_id`,
-      [workflowId, request.by, request.reason],
+      [workflowId, request.by, request.requestedBy ?? null, request.reason],
     );
     const { source, event_id: eventId } = event;
     const bodyStored = known.rows.some((row) => row.stored);
@@ -69,9 +77,12 @@ export async function eraseEvent(db: Database, workflowId: string, request: { by
 
 /** The erasure of this event workflow, if it was erased. */
 export async function erasureOf(db: Queryable, workflowId: string): Promise<Erasure | null> {
-  const { rows } = await db.query<{ erased_at: Date; erased_by: string; reason: string }>('SELECT erased_at, erased_by, reason FROM event_erasures WHERE workflow_id = $1', [workflowId]);
+  const { rows } = await db.query<{ erased_at: Date; erased_by: string; requested_by: string | null; reason: string }>(
+    'SELECT erased_at, erased_by, requested_by, reason FROM event_erasures WHERE workflow_id = $1',
+    [workflowId],
+  );
   const row = rows[0];
-  return row ? { erasedAt: new Date(row.erased_at).toISOString(), erasedBy: row.erased_by, reason: row.reason } : null;
+  return row ? { erasedAt: new Date(row.erased_at).toISOString(), erasedBy: row.erased_by, requestedBy: row.requested_by, reason: row.reason } : null;
 }
 
 /** What erasing needs from Temporal, for an event by its workflow ID. */
@@ -98,7 +109,7 @@ export interface ErasureReport extends ErasureResult {
  * why. The workflow must have closed. Temporal's history holds only IDs and amounts, except for an
  * event started before bodies were stored, whose execution is deleted.
  */
-export async function erase(db: Database, temporal: ErasureTemporal, eventId: string, request: { by: string; reason: string }): Promise<ErasureReport> {
+export async function erase(db: Database, temporal: ErasureTemporal, eventId: string, request: ErasureRequest): Promise<ErasureReport> {
   const state = await temporal.state(eventId);
   if (state === 'running') {
     throw new EventRunningError(`Event ${eventId} is still running: erase it once it has closed (or cancel or terminate it first), so no step needs its body.`);

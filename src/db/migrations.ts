@@ -215,6 +215,11 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
       `ALTER TABLE message_payloads ADD COLUMN erasure_reason text`,
     ],
   },
+  {
+    id: '012-erasure-requested-by',
+    // `erased_by` is who was authenticated (an admin token's name); what the caller said goes here.
+    statements: [`ALTER TABLE event_erasures ADD COLUMN requested_by text`],
+  },
 ];
 
 /**

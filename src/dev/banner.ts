@@ -37,7 +37,7 @@ export function banner({ config, receiverUrl, temporalAddress, namespace, devSer
   if (devServer) lines.push(`  Temporal UI  ${devServer.uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows`);
   lines.push(...downstream.map((line) => `  ${line}`));
   lines.push(`  Our API      ${config.apiTokens.length ? `${receiverUrl}/v1 (Authorization: Bearer <one of API_TOKENS>)` : 'off (set API_TOKENS to turn on /v1)'}`);
-  lines.push(`  Admin API    ${config.adminToken ? `${receiverUrl}/admin (Authorization: Bearer $ADMIN_TOKEN)` : 'off (set ADMIN_TOKEN to turn on /admin)'}`);
+  lines.push(`  Admin API    ${config.adminTokens.length > 0 ? `${receiverUrl}/admin (Authorization: Bearer $ADMIN_TOKEN)` : 'off (set ADMIN_TOKEN to turn on /admin)'}`);
   lines.push(...reconcileLines(config));
   if (config.developmentSecrets.length > 0) {
     lines.push('', '  Development signing secrets (set these variables to use your own):');

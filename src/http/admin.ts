@@ -1,8 +1,10 @@
 import express, { type Request, type RequestHandler, type Router } from 'express';
-import { AdminAuthError, OperationRejectedError } from '../errors';
+import { rateLimit } from 'express-rate-limit';
+import type { NamedToken } from '../config';
+import { AdminAuthError, OperationRejectedError, TooManyFailedAttemptsError } from '../errors';
 import { safeEqual } from '../providers/secrets';
 import type { Logger } from '../logger';
-import { routeErrorHandler } from './problem';
+import { routeErrorHandler, sendProblem, toProblem } from './problem';
 import type { EventOperations } from '../temporal/operations';
 import { parseResetTarget } from '../temporal/reset-points';
 import { RECONCILE_PROVIDERS } from '../temporal/schedules';
@@ -15,12 +17,12 @@ export type Backfill = (request: BackfillRequest, onLine: (line: BackfillLine) =
 
 /**
  * `/admin`: the operator CLI's operations over HTTP, by event ID, behind `Authorization: Bearer
- * $ADMIN_TOKEN` (compared in constant time).
+ * <ADMIN_TOKEN or one of ADMIN_TOKENS>` (compared in constant time); the token's name is who acts.
  */
-export function createAdminRouter(operations: EventOperations, token: string, logger: Logger, backfill?: Backfill): Router {
+export function createAdminRouter(operations: EventOperations, tokens: NamedToken[], logger: Logger, backfill?: Backfill): Router {
   const router = express.Router();
 
-  router.use(requireAdminToken(token));
+  router.use(limitFailedAttempts(), requireToken(tokens, 'ADMIN_TOKEN'));
   router.use(express.json({ limit: '64kb', strict: false, inflate: false }));
 
   router.get('/events', async (req, res) => {
@@ -50,7 +52,8 @@ export function createAdminRouter(operations: EventOperations, token: string, lo
     const { reason, by } = (req.body ?? {}) as { reason?: unknown; by?: unknown };
     if (typeof reason !== 'string' || reason.trim() === '') throw new OperationRejectedError('Give a "reason" for the erasure (the request it answers); it is kept in the ledger.');
     if (by !== undefined && (typeof by !== 'string' || by.trim() === '')) throw new OperationRejectedError('"by" must name who asks for the erasure.');
-    res.json(await operations.erase(req.params.eventId, { by: (by as string | undefined) ?? 'admin API', reason }));
+    // Who erased is the token's name; what the caller says (`by`) is kept beside it, as who asked.
+    res.json(await operations.erase(req.params.eventId, { by: `admin token "${res.locals.tokenName as string}"`, requestedBy: by as string | undefined, reason }));
   });
 
   router.post('/backfill', async (req, res) => {
@@ -81,13 +84,36 @@ export function createAdminRouter(operations: EventOperations, token: string, lo
 }
 
 /** Lets through only requests with `Authorization: Bearer $ADMIN_TOKEN` (compared in constant time); 401 otherwise. */
-export function requireAdminToken(token: string): RequestHandler {
-  return (req, _res, next) => {
+/**
+ * Bearer auth against named tokens (constant-time); the matching token's name goes to
+ * `res.locals.tokenName`. `variable` names what to send in the 401.
+ */
+export function requireToken(tokens: NamedToken[], variable: string): RequestHandler {
+  return (req, res, next) => {
     const header = req.headers.authorization ?? '';
-    if (!header.startsWith('Bearer ')) throw new AdminAuthError('Send Authorization: Bearer <ADMIN_TOKEN>.');
-    if (!safeEqual(header.slice('Bearer '.length), token)) throw new AdminAuthError('The bearer token is not the ADMIN_TOKEN.');
+    if (!header.startsWith('Bearer ')) throw new AdminAuthError(`Send Authorization: Bearer <${variable}>.`);
+    const presented = header.slice('Bearer '.length);
+    const match = tokens.find(({ token }) => safeEqual(presented, token));
+    if (!match) throw new AdminAuthError(`The bearer token is not the ${variable}.`);
+    res.locals.tokenName = match.name;
     next();
   };
+}
+
+/** Failed bearer attempts (401) one client address may make per minute on `/admin` and `/codec`; more get 429. */
+export const MAX_FAILED_ATTEMPTS_PER_MINUTE = 10;
+
+/** Counts only refused tokens, per client address (TRUST_PROXY-aware): guessing is slowed, operators are not. */
+export function limitFailedAttempts(): RequestHandler {
+  return rateLimit({
+    windowMs: 60_000,
+    limit: MAX_FAILED_ATTEMPTS_PER_MINUTE,
+    skipSuccessfulRequests: true,
+    requestWasSuccessful: (_req, res) => res.statusCode !== 401,
+    standardHeaders: 'draft-8',
+    legacyHeaders: false,
+    handler: (_req, res) => sendProblem(res, toProblem(new TooManyFailedAttemptsError(MAX_FAILED_ATTEMPTS_PER_MINUTE))),
+  });
 }
 
 function filterOf(req: Request): EventFilter {

@@ -3,6 +3,7 @@ import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from 'express';
 import { DEFAULT_LARGE_BODY_BYTES, DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT, DEFAULT_MIN_BODY_RATE, DEFAULT_REQUEST_TIMEOUT } from '../config';
 import { durationMs } from '../config/env';
+import type { NamedToken } from '../config';
 import {
   BatchItemsRefusedError,
   BatchNotRecordedError,
@@ -55,7 +56,7 @@ export interface AppDeps {
   now?: () => Date;
   logger?: Logger;
   /** The `/admin` API; off (404) without it. */
-  admin?: { operations: EventOperations; token: string; backfill?: Backfill };
+  admin?: { operations: EventOperations; tokens: NamedToken[]; backfill?: Backfill };
   /** The remote codec endpoint (`/codec`); off (404) without it. */
   codec?: Omit<CodecDeps, 'logger'>;
   /** Our own `/v1` API; off (404) without it. */
@@ -309,7 +310,7 @@ export function createApp(deps: AppDeps): Express {
   webhooks.use(handleDeliveryError);
   app.use('/webhooks', webhooks);
 
-  if (deps.admin) app.use('/admin', createAdminRouter(deps.admin.operations, deps.admin.token, logger, deps.admin.backfill));
+  if (deps.admin) app.use('/admin', createAdminRouter(deps.admin.operations, deps.admin.tokens, logger, deps.admin.backfill));
   if (deps.api) app.use('/v1', createApiRouter({ ...deps.api, logger }));
   if (deps.codec) app.use('/codec', createCodecRouter({ ...deps.codec, logger }));
 

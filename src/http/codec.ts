@@ -4,14 +4,16 @@ import type { Payload, PayloadCodec } from '@temporalio/common';
 import { JSONToPayload, payloadToJSON, type JSONPayload } from '@temporalio/common/lib/proto-utils';
 import { InvalidRequestError } from '../errors';
 import type { Logger } from '../logger';
-import { requireAdminToken } from './admin';
+import type { NamedToken } from '../config';
+import { limitFailedAttempts, requireToken } from './admin';
 import { routeErrorHandler } from './problem';
 
 export interface CodecDeps {
   codec: PayloadCodec;
   /** The namespace whose payloads this codec holds the keys to; a request for another is refused. */
   namespace: string;
-  token: string;
+  /** The admin tokens and CODEC_TOKEN (named `codec`), which opens only this endpoint. */
+  tokens: NamedToken[];
   /** Origins allowed to call from a browser: the Temporal UI's. */
   origins: string[];
   logger: Logger;
@@ -19,14 +21,14 @@ export interface CodecDeps {
 
 /**
  * `POST /codec/encode` and `/codec/decode`: Temporal's remote codec protocol, for the Temporal UI
- * and the `temporal` CLI (`--codec-endpoint <receiver>/codec --codec-auth "Bearer $ADMIN_TOKEN"`).
- * Behind the admin token; CORS lets the UI's origin call it from the operator's browser.
+ * and the `temporal` CLI (`--codec-endpoint <receiver>/codec --codec-auth "Bearer $CODEC_TOKEN"`).
+ * Behind CODEC_TOKEN (or an admin token); CORS lets the UI's origin call it from the operator's browser.
  * https://github.com/temporalio/samples-go/blob/main/codec-server/protocol.md
  */
 export function createCodecRouter(deps: CodecDeps): Router {
   const router = express.Router();
   router.use(cors({ origin: deps.origins, methods: ['POST'], allowedHeaders: ['Content-Type', 'Authorization', 'X-Namespace'], credentials: true, maxAge: 600 }));
-  router.use(requireAdminToken(deps.token));
+  router.use(limitFailedAttempts(), requireToken(deps.tokens, 'CODEC_TOKEN or ADMIN_TOKEN'));
   router.use(express.json({ limit: '8mb', inflate: false }));
   for (const direction of ['encode', 'decode'] as const) {
     router.post(`/${direction}`, async (req, res) => {

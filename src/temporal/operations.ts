@@ -3,7 +3,7 @@ import { isGrpcServiceError, WorkflowFailedError, WorkflowNotFoundError, type Cl
 import { status as grpcStatus } from '@grpc/grpc-js';
 import Long from 'long';
 import type { Database } from '../db/database';
-import { erase, erasureOf, type Erasure, type ErasureReport, type ErasureTemporal } from '../db/erasure';
+import { erase, erasureOf, type Erasure, type ErasureReport, type ErasureRequest, type ErasureTemporal } from '../db/erasure';
 import { SourceRegistry } from '../providers/registry';
 import { verifyStoredEvent, type Verification } from '../providers/verify-stored';
 import { statusQuery, type EventProgress } from '../../contracts';
@@ -158,7 +158,7 @@ export class EventOperations implements ErasureTemporal {
   }
 
   /** The event's personal data, removed from every store (`erase`, beside the database it mostly changes). */
-  async erase(eventId: string, request: { by: string; reason: string }): Promise<ErasureReport> {
+  async erase(eventId: string, request: ErasureRequest): Promise<ErasureReport> {
     return erase(this.requireDatabase('erase'), this, eventId, request);
   }
 

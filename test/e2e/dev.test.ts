@@ -223,7 +223,7 @@ describe('npm run dev with PAYLOAD_ENCRYPTION_KEYS and ADMIN_TOKEN', () => {
       TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
       DATA_DIR: mkdtempSync(path.join(tmpdir(), 'dw-dev-encrypted-')),
       PAYLOAD_ENCRYPTION_KEYS: `dev:${randomBytes(32).toString('base64')}`,
-      ADMIN_TOKEN: 'dev-admin-token',
+      ADMIN_TOKEN: 'dev-admin-token-0123456789abcdef0123456789',
       WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
     });
     try {

@@ -19,7 +19,7 @@ import { post, startStack, type WorkerStack } from '../support/stack';
  */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = path.join(ROOT, 'test-results');
-const ADMIN_TOKEN = 'admin-token-for-the-ui-test';
+const CODEC_TOKEN = 'codec-token-for-the-ui-test-0123456789abcdef0123456789';
 let devServer: DevServer;
 let stack: WorkerStack;
 let browser: Browser;
@@ -39,7 +39,7 @@ beforeAll(async () => {
   await connection.close();
   stack = await startStack({
     address: devServer.address,
-    env: { PORT: String(receiverPort), PAYLOAD_ENCRYPTION_KEYS: `ui-test:${randomBytes(32).toString('base64')}`, ADMIN_TOKEN, TEMPORAL_UI_URL: devServer.uiUrl },
+    env: { PORT: String(receiverPort), PAYLOAD_ENCRYPTION_KEYS: `ui-test:${randomBytes(32).toString('base64')}`, CODEC_TOKEN, TEMPORAL_UI_URL: devServer.uiUrl },
   });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -60,7 +60,7 @@ afterAll(async () => {
  */
 async function operatorPage() {
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  await page.route(`${stack.url}/codec/**`, (route) => route.continue({ headers: { ...route.request().headers(), authorization: `Bearer ${ADMIN_TOKEN}` } }));
+  await page.route(`${stack.url}/codec/**`, (route) => route.continue({ headers: { ...route.request().headers(), authorization: `Bearer ${CODEC_TOKEN}` } }));
   return page;
 }
 

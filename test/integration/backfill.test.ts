@@ -26,7 +26,7 @@ const PADDLE_API_KEY = 'pdl_live_apikey_backfill_test';
 let paddle: Awaited<ReturnType<typeof startPaddleStandIn>>;
 const SQUARE_ACCESS_TOKEN = 'EAAAl_backfill_test';
 let square: Awaited<ReturnType<typeof startSquareStandIn>>;
-const ADMIN_TOKEN = 'admin-backfill-token';
+const ADMIN_TOKEN = 'admin-backfill-token-0123456789abcdef0123456789';
 beforeAll(async () => {
   github = await startGitHubStandIn({ token: GITHUB_TOKEN });
   paddle = await startPaddleStandIn({ apiKey: PADDLE_API_KEY });

@@ -11,12 +11,13 @@ const run = promisify(execFile);
 const key = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
 const OLD_KEY = key('2026-01');
 const NEW_KEY = key('2026-12');
-const ADMIN_TOKEN = 'admin-token-for-codec-tests';
+const ADMIN_TOKEN = 'admin-token-for-codec-tests-0123456789abcdef0123456789';
+const CODEC_TOKEN = 'codec-token-for-the-ui-proxy-0123456789abcdef0123456789';
 const UI_ORIGIN = 'http://localhost:18233';
 
 let stack: WorkerStack;
 beforeAll(async () => {
-  stack = await startStack({ env: { PAYLOAD_ENCRYPTION_KEYS: `${NEW_KEY} ${OLD_KEY}`, ADMIN_TOKEN, TEMPORAL_UI_URL: UI_ORIGIN } });
+  stack = await startStack({ env: { PAYLOAD_ENCRYPTION_KEYS: `${NEW_KEY} ${OLD_KEY}`, ADMIN_TOKEN, CODEC_TOKEN, TEMPORAL_UI_URL: UI_ORIGIN } });
 });
 afterAll(() => stack.close());
 
@@ -37,7 +38,7 @@ function readable(historyJson: string): string {
 }
 
 const codec = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-  post(`${stack.url}/codec${path}`, { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}`, 'x-namespace': 'default', ...headers }, JSON.stringify(body));
+  post(`${stack.url}/codec${path}`, { 'content-type': 'application/json', authorization: `Bearer ${CODEC_TOKEN}`, 'x-namespace': 'default', ...headers }, JSON.stringify(body));
 
 describe('with PAYLOAD_ENCRYPTION_KEYS', () => {
   it('Temporal holds only ciphertext with the key ID, and the codec endpoint decodes the same history', async () => {
@@ -54,7 +55,7 @@ describe('with PAYLOAD_ENCRYPTION_KEYS', () => {
     expect(Buffer.from(metadata['encryption-key-id']!, 'base64').toString()).toBe('2026-12');
 
     // The `temporal` CLI decodes through the receiver's endpoint, as the UI does.
-    const decoded = await show(delivery.id, '--codec-endpoint', `${stack.url}/codec`, '--codec-auth', `Bearer ${ADMIN_TOKEN}`);
+    const decoded = await show(delivery.id, '--codec-endpoint', `${stack.url}/codec`, '--codec-auth', `Bearer ${CODEC_TOKEN}`);
     expect(readable(decoded)).toContain(marker);
   });
 
@@ -94,7 +95,14 @@ describe('with PAYLOAD_ENCRYPTION_KEYS', () => {
     expect(Buffer.from(encrypted!.metadata['encryption-key-id']!, 'base64').toString()).toBe('2026-12');
   });
 
-  it('refuses callers without the admin token, and another namespace', async () => {
+  it('opens /codec to CODEC_TOKEN and the admin token, and nothing else to CODEC_TOKEN', async () => {
+    expect((await codec('/decode', { payloads: [] }, { authorization: `Bearer ${ADMIN_TOKEN}` })).status).toBe(200);
+    const erase = await post(`${stack.url}/admin/events/evt_any/erase`, { 'content-type': 'application/json', authorization: `Bearer ${CODEC_TOKEN}` }, '{"reason":"x"}');
+    expect(erase.status).toBe(401);
+    expect((await fetch(`${stack.url}/admin/events`, { headers: { authorization: `Bearer ${CODEC_TOKEN}` } })).status).toBe(401);
+  });
+
+  it('refuses callers without the codec token, and another namespace', async () => {
     expect((await codec('/decode', { payloads: [] }, { authorization: 'Bearer wrong' })).status).toBe(401);
     expect((await post(`${stack.url}/codec/decode`, { 'content-type': 'application/json' }, '{"payloads":[]}')).status).toBe(401);
     const other = await codec('/decode', { payloads: [] }, { 'x-namespace': 'someone-else' });

@@ -10,7 +10,7 @@ import { rowsHolding, temporalText } from '../support/leaks';
 import { runCli } from '../support/processes';
 import { post, startStack, type WorkerStack } from '../support/stack';
 
-const ADMIN_TOKEN = 'admin-token-for-erasure-tests';
+const ADMIN_TOKEN = 'admin-token-for-erasure-tests-0123456789abcdef0123456789';
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
 
 let stack: WorkerStack;
@@ -36,7 +36,7 @@ describe('erasing an event', () => {
 
     const erased = await erase(delivery.id, { reason: 'GDPR request 42', by: 'dpo@example.com' });
     expect(erased.status).toBe(200);
-    expect(erased.json).toMatchObject({ eventId: delivery.id, erasedNow: true, erasedBy: 'dpo@example.com', reason: 'GDPR request 42', bodyStored: true, ordersCleared: 1, temporal: 'holds no personal data' });
+    expect(erased.json).toMatchObject({ eventId: delivery.id, erasedNow: true, erasedBy: 'admin token "admin"', requestedBy: 'dpo@example.com', reason: 'GDPR request 42', bodyStored: true, ordersCleared: 1, temporal: 'holds no personal data' });
 
     expect(await rowsHolding(stack.db, marker)).toEqual([]);
     expect(await historyText(delivery.id)).not.toContain(marker);
@@ -44,7 +44,7 @@ describe('erasing an event', () => {
 
     // The outcome and status stay, with the erasure's record.
     const shown = await fetch(`${stack.url}/admin/events/${delivery.id}`, { headers: admin });
-    expect(await shown.json()).toMatchObject({ status: 'completed', ledger: { status: 'completed' }, erasure: { erasedBy: 'dpo@example.com', reason: 'GDPR request 42' }, result: { outcome: 'charged' } });
+    expect(await shown.json()).toMatchObject({ status: 'completed', ledger: { status: 'completed' }, erasure: { erasedBy: 'admin token "admin"', requestedBy: 'dpo@example.com', reason: 'GDPR request 42' }, result: { outcome: 'charged' } });
     const verify = await fetch(`${stack.url}/admin/events/${delivery.id}/verify`, { headers: admin });
     expect(await verify.json()).toMatchObject({ verified: false, detail: expect.stringMatching(/erased/) });
 

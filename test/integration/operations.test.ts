@@ -11,7 +11,7 @@ import { post, startStack, type WorkerStack } from '../support/stack';
  * `durable-webhooks events …` and `/admin`, against the real dev server, a real worker, PostgreSQL
  * and the stand-ins. Every operation is addressed by event ID; resets repeat no side effect.
  */
-const ADMIN_TOKEN = 'admin-test-token';
+const ADMIN_TOKEN = 'admin-test-token-0123456789abcdef0123456789';
 let stack: WorkerStack;
 beforeAll(async () => {
   stack = await startStack({ env: { REVIEW_THRESHOLD: '100000', ADMIN_TOKEN } });

@@ -14,7 +14,7 @@ import { post, startStack, type WorkerStack } from '../support/stack';
  * dev server, a worker, PostgreSQL, the Stripe stand-in (402 for pm_card_chargeDeclined) through the
  * Stripe SDK, and the `durable-webhooks events` CLI and `/admin` API as operators use them.
  */
-const ADMIN_TOKEN = 'admin-test-token';
+const ADMIN_TOKEN = 'admin-test-token-0123456789abcdef0123456789';
 let stack: WorkerStack;
 beforeAll(async () => {
   stack = await startStack({ env: { REVIEW_THRESHOLD: '100000', ADMIN_TOKEN } });

@@ -44,7 +44,7 @@ export interface Topology {
   close(): Promise<void>;
 }
 
-export const ADMIN_TOKEN = 'admin-production-test-token';
+export const ADMIN_TOKEN = 'admin-production-test-token-0123456789abcdef0123456789';
 export const API_TOKEN = 'tok_production_test';
 
 export async function startTopology(extraEnv: NodeJS.ProcessEnv = {}): Promise<Topology> {

@@ -96,3 +96,24 @@ it("counts large bodies per client address, taking it from X-Forwarded-For only 
   await eventually('the held body takes the share of 127.0.0.1', async () => (await send(direct, '203.0.113.2')) === 429);
   heldDirect.socket.destroy();
 });
+
+it('answers 429 to an address after 10 refused admin or codec tokens within a minute, and does not count accepted ones', async () => {
+  const token = 'a-long-enough-admin-token-0123456789abcdef';
+  const port = await start({ ADMIN_TOKEN: token });
+  const list = (bearer: string) => fetch(`http://127.0.0.1:${port}/admin/events/evt_1/verify`, { headers: { authorization: `Bearer ${bearer}` } });
+  // Accepted tokens do not count (here the unreachable database answers them 500).
+  for (let attempt = 0; attempt < 12; attempt++) expect((await list(token)).status).not.toBe(429);
+  const refused: number[] = [];
+  for (let attempt = 0; attempt < 10; attempt++) refused.push((await list(`guess-${attempt}`)).status);
+  expect(refused).toEqual(Array(10).fill(401));
+  const blocked = await list('guess-10');
+  expect(blocked.status).toBe(429);
+  expect(await blocked.json()).toMatchObject({ type: 'urn:durable-webhooks:problem:too-many-failed-attempts' });
+  expect(blocked.headers.get('retry-after')).toBeTruthy();
+});
+
+it('refuses an ADMIN_TOKEN or CODEC_TOKEN shorter than 32 characters', () => {
+  expect(() => loadReceiverConfig({ ADMIN_TOKEN: 'short' })).toThrow('ADMIN_TOKEN must be at least 32 characters (for example: openssl rand -hex 32).');
+  expect(() => loadReceiverConfig({ CODEC_TOKEN: 'x'.repeat(31) })).toThrow(/CODEC_TOKEN must be at least 32 characters/);
+  expect(loadReceiverConfig({ ADMIN_TOKEN: 'x'.repeat(32), ADMIN_TOKENS: `dpo:${'y'.repeat(40)}` }).adminTokens.map(({ name }) => name)).toEqual(['admin', 'dpo']);
+});
