@@ -8,6 +8,7 @@ import { migrate } from './db/migrations';
 import { ConfigError } from './errors';
 import { MessageService } from './outbound/messages';
 import { createApp } from './http/app';
+import { createMetrics, serveMetrics } from './http/metrics';
 import { createLogger, type Logger } from './logger';
 import { SourceRegistry } from './providers/registry';
 import { lazyClient, temporalSettings } from './temporal/connection';
@@ -22,6 +23,8 @@ import { startTracing } from './tracing';
 export interface RunningReceiver {
   server: Server;
   url: string;
+  /** Where `/metrics` is served (RECEIVER_METRICS_ADDRESS, or the next free port); undefined when off. */
+  metricsUrl: string | undefined;
   close(): Promise<void>;
 }
 
@@ -38,10 +41,11 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
   const inbox = config.acknowledge === 'database' ? new InboxEventStarter(client, db, { taskQueue: config.taskQueue, logger }) : undefined;
   const sweeper = inbox && new StartSweeper(db, client, { taskQueue: config.taskQueue, logger });
   await sweeper?.start();
+  const metrics = createMetrics(() => startBacklog(db));
   const app = createApp({
     sources,
     starter: inbox ?? new TemporalEventStarter(client, db, { taskQueue: config.taskQueue }),
-    backlog: () => startBacklog(db),
+    metrics,
     maxBodyBytes: config.maxBodyBytes,
     largeBodies: { thresholdBytes: config.largeBodyBytes, maxInFlight: config.maxLargeBodiesInFlight, maxPerAddress: config.maxLargeBodiesPerAddress },
     bodyPace: { minRate: config.minBodyRate, timeoutMs: config.requestTimeoutMs },
@@ -86,10 +90,13 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
     });
   });
   const { port } = server.address() as AddressInfo;
+  const metricsServer = config.metricsAddress ? await serveMetrics(metrics, config.metricsAddress, logger) : undefined;
   return {
     server,
     url: `http://localhost:${port}`,
+    metricsUrl: metricsServer?.address && `http://${metricsServer.address}/metrics`,
     async close() {
+      if (metricsServer?.address) await new Promise<void>((resolve) => metricsServer.server.close(() => resolve()));
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await inbox?.drain();
       await sweeper?.stop();
@@ -118,6 +125,7 @@ async function main(): Promise<void> {
   logger.info(
     {
       url: receiver.url,
+      metrics: receiver.metricsUrl ?? 'off',
       sources: config.sources.map((source) => source.name),
       disabledSources: config.disabledSources.map((source) => source.name),
       temporal: settings.connectionOptions.address,

@@ -1,5 +1,7 @@
 import { loadWorkerConfig } from './config';
+import { listenForMetrics } from './http/metrics';
 import { createLogger } from './logger';
+import { portIsFree } from './temporal/runtime';
 import { StartSweeper } from './inbox/sweeper';
 import { createWorkerServices } from './services';
 import { lazyClient, temporalSettings } from './temporal/connection';
@@ -12,7 +14,9 @@ async function main(): Promise<void> {
   const logger = createLogger('worker');
   const workflows = prebuiltWorkflowBundle();
   const config = loadWorkerConfig();
-  installRuntime(logger, { metricsAddress: config.metricsAddress });
+  // A port another worker on this host holds is no reason to stop: the next free one, or none.
+  const metricsAddress = config.metricsAddress && (await listenForMetrics(config.metricsAddress, logger, portIsFree));
+  installRuntime(logger, { metricsAddress });
   const tracing = startTracing('durable-webhooks-worker');
   const settings = temporalSettings();
   const client = lazyClient(settings);
@@ -26,7 +30,7 @@ async function main(): Promise<void> {
       temporal: settings.connectionOptions.address,
       namespace: settings.namespace,
       taskQueue: config.taskQueue,
-      metrics: config.metricsAddress && `http://${config.metricsAddress}/metrics`,
+      metrics: metricsAddress ? `http://${metricsAddress}/metrics` : 'off',
       downstream: services.describe(),
     },
     'worker polling',

@@ -52,6 +52,8 @@ export interface ReceiverConfig extends CommonConfig {
   minBodyRate: number;
   /** Express's `trust proxy`: the proxies whose `X-Forwarded-For` names the client address. Off by default. */
   trustProxy: number | string[] | undefined;
+  /** `host:port` of the receiver's `/metrics`, apart from the webhook port; undefined when set empty. @default 127.0.0.1:9470 */
+  metricsAddress: string | undefined;
   /** A request's headers and body must arrive within this, or the connection is closed (slow clients). @default 30 s */
   requestTimeoutMs: number;
   /** Open connections beyond this are closed as they arrive. @default 1000 */
@@ -171,6 +173,7 @@ export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { devel
     minBodyRate: positiveInteger(env, 'MIN_BODY_RATE', DEFAULT_MIN_BODY_RATE),
     trustProxy: trustProxy(env.TRUST_PROXY),
     requestTimeoutMs: positiveDurationMs(env, 'REQUEST_TIMEOUT', DEFAULT_REQUEST_TIMEOUT),
+    metricsAddress: metricsAddressOf(env, 'RECEIVER_METRICS_ADDRESS', DEFAULT_RECEIVER_METRICS_ADDRESS),
     maxConnections: positiveInteger(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS),
     acknowledge: oneOf(env, 'ACKNOWLEDGE', ['database', 'temporal'] as const, defaultAcknowledge(development)),
     sources,
@@ -251,6 +254,17 @@ export interface WorkerConfig extends CommonConfig {
 }
 
 export const DEFAULT_WORKER_METRICS_ADDRESS = '127.0.0.1:9464';
+/** The receiver's `/metrics` has its own address, on loopback unless set: never the public webhook port. */
+export const DEFAULT_RECEIVER_METRICS_ADDRESS = '127.0.0.1:9470';
+
+/** A `host:port` to serve metrics on; set empty, none. */
+function metricsAddressOf(env: NodeJS.ProcessEnv, name: string, fallback: string): string | undefined {
+  const address = env[name] ?? fallback;
+  if (address !== '' && !/^[\w.-]+:\d{1,5}$|^\[[\da-fA-F:]+\]:\d{1,5}$/.test(address)) {
+    throw new ConfigError(`${name} must be host:port (or empty to turn metrics off), not "${address}".`);
+  }
+  return address || undefined;
+}
 
 export const DEFAULT_EMAIL_FROM = 'durable-webhooks <webhooks@example.com>';
 
@@ -278,15 +292,10 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env, { develop
     throw new ConfigError(`REVIEW_TIMEOUT must be a duration such as 30m, 24h or 3d, not "${reviewTimeout}".`);
   }
 
-  const metricsAddress = env.WORKER_METRICS_ADDRESS ?? DEFAULT_WORKER_METRICS_ADDRESS;
-  if (metricsAddress !== '' && !/^[\w.-]+:\d{1,5}$|^\[[\da-fA-F:]+\]:\d{1,5}$/.test(metricsAddress)) {
-    throw new ConfigError(`WORKER_METRICS_ADDRESS must be host:port (or empty to turn metrics off), not "${metricsAddress}".`);
-  }
-
   return {
     ...loadCommonConfig(env),
     email,
-    metricsAddress: metricsAddress || undefined,
+    metricsAddress: metricsAddressOf(env, 'WORKER_METRICS_ADDRESS', DEFAULT_WORKER_METRICS_ADDRESS),
     settings: {
       reviewThreshold: env.REVIEW_THRESHOLD ? positiveInteger(env, 'REVIEW_THRESHOLD', 0) : null,
       reviewTimeout: reviewTimeout as Duration,

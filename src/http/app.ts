@@ -26,8 +26,7 @@ import type { VerifiedEvent } from '../providers/types';
 import { createAdminRouter, type Backfill } from './admin';
 import { createApiRouter, type ApiDeps } from './api';
 import { createCodecRouter, type CodecDeps } from './codec';
-import { createMetrics } from './metrics';
-import type { Backlog } from '../db/inbox';
+import { createMetrics, type Metrics } from './metrics';
 import { problemType, sendProblem, toProblem } from './problem';
 
 export interface AppDeps {
@@ -50,8 +49,8 @@ export interface AppDeps {
   bodyPace?: { minRate: number; timeoutMs: number };
   /** Express's `trust proxy` (TRUST_PROXY), for the client address of the per-address share. */
   trustProxy?: number | string[];
-  /** The inbox's backlog (committed bodies not started yet), for `/metrics`. */
-  backlog?: () => Promise<Backlog>;
+  /** The receiver's Prometheus metrics, which it counts into; `serveMetrics` serves them apart. @default createMetrics() */
+  metrics?: Metrics;
   /** The clock used for timestamp tolerance. @default () => new Date() */
   now?: () => Date;
   logger?: Logger;
@@ -73,7 +72,7 @@ export function createApp(deps: AppDeps): Express {
   const { sources, starter, maxBodyBytes } = deps;
   const now = deps.now ?? (() => new Date());
   const logger = deps.logger ?? createLogger('receiver');
-  const metrics = createMetrics(deps.backlog);
+  const metrics = deps.metrics ?? createMetrics();
 
   const app = express();
   app.disable('x-powered-by');
@@ -96,10 +95,6 @@ export function createApp(deps: AppDeps): Express {
         detail: `${starter.needs} cannot be reached; deliveries are answered 503 until it is back.`,
       });
     }
-  });
-
-  app.get('/metrics', async (_req, res) => {
-    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
   const selectSource: RequestHandler<{ source: string }> = (req, res, next) => {

@@ -1,3 +1,6 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '../logger';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Backlog } from '../db/inbox';
 
@@ -47,3 +50,53 @@ export function createMetrics(backlog?: () => Promise<Backlog>) {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/** How many ports past a busy one a metrics server tries before it runs without metrics. */
+export const METRICS_PORT_TRIES = 10;
+
+/**
+ * Listens on `address`, or on the next free port after it when another process holds it (several
+ * receivers or workers on one host), logging the port taken; with none free in `METRICS_PORT_TRIES`,
+ * warns once and resolves undefined: a busy metrics port never stops a process.
+ */
+export async function listenForMetrics(address: string, logger: Logger, listen: (host: string, port: number) => Promise<void>): Promise<string | undefined> {
+  const colon = address.lastIndexOf(':');
+  const host = address.slice(0, colon).replace(/^\[(.*)\]$/, '$1');
+  const wanted = Number(address.slice(colon + 1));
+  for (let port = wanted; port <= (wanted === 0 ? 0 : wanted + METRICS_PORT_TRIES); port++) {
+    try {
+      await listen(host, port);
+      if (port !== wanted) logger.warn({ wanted: address, metrics: `${address.slice(0, colon)}:${port}` }, `metrics port ${wanted} is busy; serving metrics on ${port}`);
+      return `${address.slice(0, colon)}:${port}`;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    }
+  }
+  logger.warn({ wanted: address }, `metrics ports ${wanted}-${wanted + METRICS_PORT_TRIES} are busy; running without metrics`);
+  return undefined;
+}
+
+/** The receiver's `/metrics`, on its own server; resolves with it and where it listens (undefined: no port was free). */
+export async function serveMetrics(metrics: Metrics, address: string, logger: Logger): Promise<{ server: Server; address: string | undefined }> {
+  const server = createServer((req, res) => {
+    if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('Metrics are at /metrics.\n');
+      return;
+    }
+    metrics.registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
+      () => res.writeHead(500).end(),
+    );
+  });
+  const bound = await listenForMetrics(address, logger, (host, port) =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    }),
+  );
+  const port = bound && (server.address() as AddressInfo).port;
+  return { server, address: bound && `${bound.slice(0, bound.lastIndexOf(':'))}:${port}` };
+}

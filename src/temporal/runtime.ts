@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { DefaultLogger, makeTelemetryFilterString, Runtime, type LogEntry } from '@temporalio/worker';
 import { isInternalWorkflowId } from '../../contracts';
 import type { Logger } from '../logger';
@@ -41,4 +42,16 @@ function forward(logger: Logger, { level, message, meta = {} }: LogEntry): void 
     error: meta.error instanceof Error ? describeError(meta.error) : undefined,
   };
   logger[LEVELS[level]](fields, message);
+}
+
+/**
+ * Resolves if `host:port` can be bound now (the runtime's Prometheus server binds it right after),
+ * rejects with EADDRINUSE if another process holds it: the runtime itself would stop the worker.
+ */
+export function portIsFree(host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
 }

@@ -28,6 +28,7 @@ let receiver: Spawned;
 let worker: Spawned;
 let receiverUrl: string;
 let metricsUrl: string;
+let receiverMetricsUrl: string;
 let otlp: Awaited<ReturnType<typeof startOtlpReceiver>>;
 
 beforeAll(async () => {
@@ -40,7 +41,8 @@ beforeAll(async () => {
   metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   const env = { ...stack.workerEnv, ...tracing, NODE_ENV: undefined, ALLOW_PRIVATE_ENDPOINTS: 'true' };
   worker = spawnNpmScript('worker', { ...env, WORKER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}` });
-  receiver = spawnNpmScript('receiver', { ...env, ...SECRETS_ENV, PORT: String(receiverPort), API_TOKENS: `observability:${API_TOKEN}` });
+  receiverMetricsUrl = `http://127.0.0.1:${await freePort()}/metrics`;
+  receiver = spawnNpmScript('receiver', { ...env, ...SECRETS_ENV, PORT: String(receiverPort), RECEIVER_METRICS_ADDRESS: new URL(receiverMetricsUrl).host, API_TOKENS: `observability:${API_TOKEN}` });
   await Promise.all([worker.waitFor('worker polling'), receiver.waitFor('receiver listening')]);
 });
 
@@ -102,7 +104,8 @@ it('logs one JSON object per line from both processes, with the same IDs, serves
   expect(metrics).toMatch(/^durable_webhooks_charges\{[^}]*outcome="succeeded"[^}]*\} 1$/m);
   expect(metrics).toMatch(/^durable_webhooks_charges\{[^}]*outcome="declined"[^}]*\} 1$/m);
   expect(metrics).toMatch(/^durable_webhooks_emails_sent\{[^}]*\} \d+$/m);
-  const receiverMetrics = await (await fetch(`${receiverUrl}/metrics`)).text();
+  const receiverMetrics = await (await fetch(receiverMetricsUrl)).text();
+  expect((await fetch(`${receiverUrl}/metrics`)).status).toBe(404);
   expect(receiverMetrics).toMatch(/^webhook_deliveries_total\{source="stripe",outcome="duplicate"\} 1$/m);
   expect(metrics).toMatch(/^durable_webhooks_ledger_duplicates\{[^}]*kind="duplicate"[^}]*\} 1$/m);
   expect(metrics).toMatch(/^durable_webhooks_deliveries\{[^}]*outcome="delivered"[^}]*\} 1$/m);

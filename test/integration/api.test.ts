@@ -102,7 +102,7 @@ describe('POST /v1/messages', () => {
   });
 
   it('answers its own errors: a 401 names the API realm, and no refused request counts as a webhook delivery', async () => {
-    const deliveries = async () => (await (await fetch(`${stack.url}/metrics`)).text()).split('\n').filter((line) => line.startsWith('webhook_deliveries_total'));
+    const deliveries = async () => (await (await fetch(stack.metricsUrl)).text()).split('\n').filter((line) => line.startsWith('webhook_deliveries_total'));
     const before = await deliveries();
     const refused = await api('/messages', { method: 'POST', token: '', key: newKey(), body: '{}' });
     expect(refused.status).toBe(401);

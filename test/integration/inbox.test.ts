@@ -3,6 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { Queryable } from '../../src/db/database';
 import { claimDueStarts, startBacklog } from '../../src/db/inbox';
 import { createApp } from '../../src/http/app';
+import { createMetrics, serveMetrics } from '../../src/http/metrics';
 import { StartSweeper } from '../../src/inbox/sweeper';
 import { FAST_PATH_CONCURRENCY, InboxEventStarter } from '../../src/inbox/starter';
 import { silentLogger } from '../../src/logger';
@@ -42,12 +43,16 @@ async function receiverWithoutTemporal() {
   const client = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${await freePort()}` }), namespace: 'default' });
   const config = databaseMode();
   const starter = new InboxEventStarter(client, stack.db, { taskQueue: stack.taskQueue, logger: silentLogger });
-  const app = createApp({ sources: new SourceRegistry(config.sources), starter, maxBodyBytes: config.maxBodyBytes, logger: silentLogger, backlog: () => startBacklog(stack.db) });
+  const metrics = createMetrics(() => startBacklog(stack.db));
+  const app = createApp({ sources: new SourceRegistry(config.sources), starter, maxBodyBytes: config.maxBodyBytes, logger: silentLogger, metrics });
   const server = app.listen(0);
   await new Promise((resolve) => server.once('listening', resolve));
+  const served = await serveMetrics(metrics, '127.0.0.1:0', silentLogger);
   return {
     url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    metricsUrl: `http://${served.address}/metrics`,
     async close() {
+      served.server.close();
       await new Promise((resolve) => server.close(resolve));
       await starter.drain();
       await client.connection.close();
@@ -176,7 +181,7 @@ it('keeps answering 2xx while Temporal does not answer; a sweeper starts each ev
       const retry = await post(`${receiver.url}/webhooks/stripe`, delivery.headers, delivery.body);
       expect(retry.json).toMatchObject({ status: 'duplicate', started: false });
     }
-    const metrics = await (await fetch(`${receiver.url}/metrics`)).text();
+    const metrics = await (await fetch(receiver.metricsUrl)).text();
     expect(Number(/^webhook_start_backlog (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(deliveries.length);
     expect(metrics).toMatch(/^webhook_start_backlog_oldest_seconds \d/m);
   } finally {

@@ -1,3 +1,7 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import { createMetrics, serveMetrics } from '../../src/http/metrics';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -144,7 +148,7 @@ describe('operational routes', () => {
 
   it('GET /metrics counts deliveries by source and outcome', async () => {
     const count = async (outcome: string) => {
-      const metrics = await (await fetch(`${stack.url}/metrics`)).text();
+      const metrics = await (await fetch(stack.metricsUrl)).text();
       return Number(new RegExp(`webhook_deliveries_total\\{source="stripe",outcome="${outcome}"\\} (\\d+)`).exec(metrics)?.[1] ?? 0);
     };
     const outcomes = ['started', 'duplicate', 'invalid-signature'];
@@ -155,5 +159,24 @@ describe('operational routes', () => {
     await post(`${stack.url}/webhooks/stripe`, { ...headers, 'stripe-signature': 't=1,v1=00' }, body);
     const after = await Promise.all(outcomes.map(count));
     expect(after.map((value, index) => value - before[index]!)).toEqual([1, 1, 1]);
+  });
+
+  it('serves /metrics only on its own address, not on the webhook port', async () => {
+    expect((await fetch(`${stack.url}/metrics`)).status).toBe(404);
+    expect(new URL(stack.metricsUrl).port).not.toBe(new URL(stack.url).port);
+    expect(new URL(stack.metricsUrl).hostname).toBe('127.0.0.1');
+  });
+
+  it('takes the next free port when the metrics port is busy, and logs it; a receiver never fails for it', async () => {
+    const busy = createServer().listen(0, '127.0.0.1');
+    await new Promise((resolve) => busy.once('listening', resolve));
+    const port = (busy.address() as AddressInfo).port;
+    const lines: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(line) });
+    const served = await serveMetrics(createMetrics(), `127.0.0.1:${port}`, logger);
+    expect(served.address).toBe(`127.0.0.1:${port + 1}`);
+    expect(lines.join('')).toContain(`metrics port ${port} is busy; serving metrics on ${port + 1}`);
+    served.server.close();
+    busy.close();
   });
 });

@@ -35,8 +35,8 @@ async function deliverCopies(order: Order): Promise<number[]> {
 }
 
 /** The inbox's backlog as a receiver's /metrics shows it. */
-async function backlogOnMetrics(url: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
+async function backlogOnMetrics(metricsUrl: string): Promise<number> {
+  const text = await (await fetch(metricsUrl)).text();
   return Number(/^webhook_start_backlog (\d+)/m.exec(text)?.[1]);
 }
 
@@ -54,7 +54,7 @@ async function expectChargedOnce(orders: Order[]): Promise<void> {
     expect({ id: order.id, charges, emails }).toEqual({ id: order.id, charges: 1, emails: 1 });
     expect(await rows('SELECT status FROM orders WHERE id = $1', [order.orderId])).toEqual([{ status: 'paid' }]);
   }
-  await eventually('the backlog drains to zero', async () => (await backlogOnMetrics(topology.receivers[0]!.url)) === 0);
+  await eventually('the backlog drains to zero', async () => (await backlogOnMetrics(topology.receivers[0]!.metricsUrl)) === 0);
 }
 
 it('answers every delivery 2xx while the Temporal server is stopped for 60 s during a storm, and each event completes once after', async () => {
@@ -72,7 +72,7 @@ it('answers every delivery 2xx while the Temporal server is stopped for 60 s dur
   await storm(during);
 
   // Operators see the backlog on both receivers' /metrics and in `durable-webhooks status`.
-  for (const receiver of topology.receivers) expect(await backlogOnMetrics(receiver.url)).toBeGreaterThanOrEqual(during.length);
+  for (const receiver of topology.receivers) expect(await backlogOnMetrics(receiver.metricsUrl)).toBeGreaterThanOrEqual(during.length);
   const { code, status } = await statusCommand();
   expect([code, status.temporal.answering, status.backlog.count >= during.length]).toEqual([1, false, true]);
 

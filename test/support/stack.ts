@@ -26,6 +26,8 @@ export function workflowBundle(): Promise<WorkflowBundle> {
 
 export interface Stack {
   url: string;
+  /** The receiver's `/metrics`, on its own port. */
+  metricsUrl: string;
   client: Client;
   taskQueue: string;
   close(): Promise<void>;
@@ -51,7 +53,7 @@ export function startStack(options?: { env?: NodeJS.ProcessEnv; address?: string
 export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: string; worker?: boolean | 'external' } = {}): Promise<Stack | WorkerStack> {
   const address = options.address ?? process.env.TEMPORAL_ADDRESS!;
   const taskQueue = `test-${randomUUID()}`;
-  const config = loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', TEMPORAL_TASK_QUEUE: taskQueue, ...options.env }, { development: true });
+  const config = loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', RECEIVER_METRICS_ADDRESS: '127.0.0.1:0', TEMPORAL_TASK_QUEUE: taskQueue, ...options.env }, { development: true });
   // Temporal's own settings from the test's environment: PAYLOAD_ENCRYPTION_KEYS turns the codec on.
   const { dataConverter } = temporalSettings({ TEMPORAL_ADDRESS: address, ...options.env });
   const client = new Client({ connection: Connection.lazy({ address }), namespace: 'default', dataConverter });
@@ -60,6 +62,7 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: s
     const receiver = await startReceiver(config, client, silentLogger, db, dataConverter?.payloadCodecs?.[0]);
     return {
       url: receiver.url,
+      metricsUrl: receiver.metricsUrl!,
       client,
       taskQueue,
       async close() {
@@ -99,6 +102,7 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: s
 
   return {
     url: receiver.url,
+    metricsUrl: receiver.metricsUrl!,
     client,
     taskQueue,
     db: services.db,

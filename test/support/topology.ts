@@ -21,7 +21,7 @@ import { SECRETS_ENV } from './signing';
  */
 export interface Topology {
   client: Client;
-  receivers: Array<{ url: string; process: Spawned }>;
+  receivers: Array<{ url: string; metricsUrl: string; process: Spawned }>;
   workers: Spawned[];
   stripe: StripeStandIn;
   resend: ResendStandIn;
@@ -40,7 +40,7 @@ export interface Topology {
   /** Starts a worker in that slot again. */
   startWorker(index: number): Promise<void>;
   /** Starts one more receiver, with `env` over the topology's; close() stops it with the rest. */
-  startReceiver(env?: NodeJS.ProcessEnv): Promise<{ url: string; process: Spawned }>;
+  startReceiver(env?: NodeJS.ProcessEnv): Promise<{ url: string; metricsUrl: string; process: Spawned }>;
   close(): Promise<void>;
 }
 
@@ -107,13 +107,14 @@ export async function startTopology(extraEnv: NodeJS.ProcessEnv = {}): Promise<T
   await Promise.all([startWorker(0), startWorker(1)]);
 
   // Every receiver started, for close(); `receivers` are the topology's own two.
-  const started: Array<{ url: string; process: Spawned }> = [];
+  const started: Array<{ url: string; metricsUrl: string; process: Spawned }> = [];
   const startReceiver = async (receiverEnv: NodeJS.ProcessEnv = {}) => {
     const receiverPort = await freePort();
-    const receiver = spawnNpmScript('receiver', { ...env, ...receiverEnv, PORT: String(receiverPort) });
+    const metricsPort = await freePort();
+    const receiver = spawnNpmScript('receiver', { ...env, RECEIVER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`, ...receiverEnv, PORT: String(receiverPort) });
     ran.push({ name: `receiver-${receiverPort}`, process: receiver });
     await receiver.waitFor('receiver listening');
-    started.push({ url: `http://127.0.0.1:${receiverPort}`, process: receiver });
+    started.push({ url: `http://127.0.0.1:${receiverPort}`, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, process: receiver });
     return started.at(-1)!;
   };
   const receivers = await Promise.all([startReceiver(), startReceiver()]);

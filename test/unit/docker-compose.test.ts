@@ -108,9 +108,11 @@ describe('observability in docker-compose.yml', () => {
   const job = (name: string) => prometheus.scrape_configs.find((config) => config.job_name === name)!;
   const mounted = (service: string, file: string) => services[service]!.volumes!.some((volume) => volume.startsWith(`./${file}:`));
 
-  it('has Prometheus scrape the receiver on its port and every worker replica on WORKER_METRICS_ADDRESS', () => {
+  it('has Prometheus scrape the receiver on RECEIVER_METRICS_ADDRESS and every worker replica on WORKER_METRICS_ADDRESS', () => {
     expect(mounted('prometheus', 'observability/prometheus.yml')).toBe(true);
-    expect(job('receiver').static_configs![0]!.targets).toEqual([`receiver:${services.receiver!.environment!.PORT}`]);
+    const receiverPort = String(services.receiver!.environment!.RECEIVER_METRICS_ADDRESS).split(':')[1];
+    expect(receiverPort).not.toBe(String(services.receiver!.environment!.PORT));
+    expect(job('receiver').static_configs![0]!.targets).toEqual([`receiver:${receiverPort}`]);
     const workerPort = Number(String(services.worker!.environment!.WORKER_METRICS_ADDRESS).split(':')[1]);
     expect(job('worker').dns_sd_configs).toEqual([{ names: ['worker'], type: 'A', port: workerPort }]);
   });
