@@ -50,6 +50,42 @@ it("compose's schema job creates both databases on the first run and only upgrad
   expect(await schemaVersions()).toEqual(first);
 }, 120_000);
 
+/** docker-compose.yml's webhooks-database command, against this PostgreSQL as its shell would run it. */
+function runComposeDatabaseJob(password: string): void {
+  const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')) as { services: Record<string, { command: string[]; environment: Record<string, string | number> }> };
+  const job = compose.services['webhooks-database']!;
+  const url = new URL(postgres.url);
+  const env = { ...Object.fromEntries(Object.entries(job.environment).map(([name, value]) => [name, String(value)])), PGHOST: url.hostname, PGPORT: url.port, PGPASSWORD: url.password, WEBHOOKS_DB_PASSWORD: password };
+  execFileSync('sh', ['-c', job.command.join('\n').replaceAll('$$', '$')], { env: { ...env, PATH: process.env.PATH }, stdio: 'pipe' });
+}
+
+it("compose's webhooks-database job gives our database its own role, and takes over the tables an older stack made as Temporal's role", async () => {
+  const url = new URL(postgres.url);
+  // An older stack: the webhooks database and a table of ours, made by Temporal's role.
+  const admin = new pg.Client({ connectionString: postgres.url });
+  await admin.connect();
+  await admin.query('CREATE DATABASE webhooks');
+  await admin.end();
+  const older = new pg.Client({ connectionString: postgres.url.replace(/\/postgres$/, '/webhooks') });
+  await older.connect();
+  await older.query('CREATE TABLE processed_events (source text)');
+  await older.end();
+
+  // Twice: a later `docker compose up` changes nothing, and keeps the password in step.
+  runComposeDatabaseJob('first-password');
+  runComposeDatabaseJob('second-password');
+  const own = new pg.Client({ connectionString: `postgres://webhooks:second-password@${url.host}/webhooks` });
+  await own.connect();
+  try {
+    const { rows } = await own.query<{ tableowner: string }>(`SELECT tableowner FROM pg_tables WHERE schemaname = 'public'`);
+    expect(rows).toEqual([{ tableowner: 'webhooks' }]);
+    await own.query('CREATE TABLE made_by_our_role (id int)');
+    await expect(own.query('CREATE DATABASE not_ours')).rejects.toThrow(/permission denied/);
+  } finally {
+    await own.end();
+  }
+});
+
 it('npm run cluster says what to start when no PostgreSQL answers at TEMPORAL_DB_URL', async () => {
   const closed = await freePort();
   const cluster = spawnTs('src/temporal-cluster.ts', [], { TEMPORAL_DB_URL: `postgres://temporal:temporal@127.0.0.1:${closed}/postgres`, TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` });

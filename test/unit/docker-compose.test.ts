@@ -26,7 +26,7 @@ const sourceText = ['src/config/index.ts', 'src/config/sources.ts', 'src/tempora
 
 describe('docker-compose.yml', () => {
   it('runs PostgreSQL, schema setup, Temporal on it, the Temporal UI, namespace setup, Mailpit, the receiver, the worker, Prometheus, Jaeger and Grafana', () => {
-    expect(Object.keys(services).sort()).toEqual(['grafana', 'jaeger', 'mailpit', 'postgresql', 'prometheus', 'receiver', 'temporal', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'worker']);
+    expect(Object.keys(services).sort()).toEqual(['grafana', 'jaeger', 'mailpit', 'postgresql', 'prometheus', 'receiver', 'temporal', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'webhooks-database', 'worker']);
     expect(services.temporal!.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgresql', NUM_HISTORY_SHARDS: HISTORY_SHARDS });
     expect(services.temporal!.depends_on).toEqual({ 'temporal-schema': { condition: 'service_completed_successfully' } });
     expect(services['temporal-schema']!.depends_on).toEqual({ postgresql: { condition: 'service_healthy' } });
@@ -93,10 +93,10 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('gives the worker the PostgreSQL database the postgresql service creates, and Mailpit for email', () => {
-    const postgres = services.postgresql!.environment!;
-    const url = new URL(String(services.worker!.environment!.DATABASE_URL));
-    expect([url.hostname, url.port, url.username, url.password, url.pathname]).toEqual(['postgresql', '5432', postgres.POSTGRES_USER, postgres.POSTGRES_PASSWORD, `/${postgres.POSTGRES_DB}`]);
+  it('gives the worker the database webhooks-database creates on the postgresql service, and Mailpit for email', () => {
+    const url = new URL(String(services.worker!.environment!.DATABASE_URL).replace('${WEBHOOKS_DB_PASSWORD:?}', 'password'));
+    expect([url.hostname, url.port]).toEqual(['postgresql', '5432']);
+    expect(services['webhooks-database']!.environment).toMatchObject({ PGHOST: 'postgresql', PGUSER: services.postgresql!.environment!.POSTGRES_USER });
     expect(services.worker!.environment).toMatchObject({ EMAIL_PROVIDER: '${EMAIL_PROVIDER:-smtp}', SMTP_URL: '${SMTP_URL:-smtp://mailpit:1025}' });
   });
 });
@@ -136,6 +136,19 @@ describe('observability in docker-compose.yml', () => {
     const exprs = dashboard.panels.flatMap((panel) => panel.targets.map((target) => target.expr)).join(' ');
     for (const gauge of ['webhook_start_backlog', 'webhook_start_backlog_oldest_seconds']) expect(exprs).toContain(`max(${gauge})`);
     for (const target of dashboard.panels.flatMap((panel) => panel.targets)) expect(target.datasource.uid).toBe('prometheus');
+  });
+
+  it("gives our database its own role, whose password must be set, instead of Temporal's temporal/temporal", () => {
+    for (const name of ['receiver', 'worker']) {
+      const url = new URL(String(services[name]!.environment!.DATABASE_URL).replace('${WEBHOOKS_DB_PASSWORD:?}', 'password'));
+      expect([url.username, url.pathname]).toEqual(['webhooks', '/webhooks']);
+      expect(String(services[name]!.environment!.DATABASE_URL)).toContain('${WEBHOOKS_DB_PASSWORD:?}');
+      expect(services[name]!.depends_on).toMatchObject({ 'webhooks-database': { condition: 'service_completed_successfully' } });
+    }
+    const setup = services['webhooks-database']!;
+    expect(setup.environment).toMatchObject({ WEBHOOKS_DB_PASSWORD: expect.stringMatching(/^\$\{WEBHOOKS_DB_PASSWORD:\?.+\}$/) });
+    expect(setup.command![0]).toMatch(/CREATE ROLE webhooks LOGIN[\s\S]*ALTER ROLE webhooks PASSWORD :'password'[\s\S]*CREATE DATABASE webhooks OWNER webhooks/);
+    expect(services.postgresql!.environment).not.toHaveProperty('POSTGRES_DB');
   });
 
   it("requires Grafana's admin password instead of its default admin/admin", () => {
