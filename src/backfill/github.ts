@@ -14,7 +14,7 @@ const githubLog = createLogger('github-api', { to: 'stderr' });
  * holds); 401, 403 and 404 are not.
  */
 export function createGitHubClient(token: string, apiUrl = 'https://api.github.com', options: { retryAfterBaseValue?: number } = {}): Octokit {
-  return new RetryingOctokit({
+  const octokit = new RetryingOctokit({
     auth: token,
     baseUrl: apiUrl.replace(/\/$/, ''),
     userAgent: 'durable-webhooks',
@@ -22,6 +22,13 @@ export function createGitHubClient(token: string, apiUrl = 'https://api.github.c
     // Octokit's own lines (a refused request) as ours: JSON on stderr, like every line we write.
     log: { debug: () => undefined, info: () => undefined, warn: (message: string) => githubLog.warn(message), error: (message: string) => githubLog.error(message) },
   });
+  // Pagination follows the Link header's absolute URLs, with the token: never to another host.
+  const api = new URL(apiUrl);
+  octokit.hook.before('request', (request) => {
+    const target = new URL(request.url.startsWith('/') ? `${request.baseUrl}${request.url}` : request.url);
+    if (target.origin !== api.origin) throw new ProviderApiError(`GitHub's API sent a link to ${target.origin}, not ${api.origin} (GITHUB_API_URL); it is not followed with the token.`);
+  });
+  return octokit;
 }
 
 interface DeliverySummary {

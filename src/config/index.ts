@@ -132,7 +132,8 @@ export interface LoadOptions {
 }
 
 /** Reads and validates what every process needs; throws `ConfigError` naming the bad setting. */
-export function loadCommonConfig(env: NodeJS.ProcessEnv = process.env): CommonConfig {
+export function loadCommonConfig(env: NodeJS.ProcessEnv = process.env, { development = false }: LoadOptions = {}): CommonConfig {
+  const api = (name: string) => providerApiUrl(env, name, development);
   return {
     taskQueue: env.TEMPORAL_TASK_QUEUE || 'webhooks',
     dataDir: dataDirOf(env),
@@ -140,11 +141,29 @@ export function loadCommonConfig(env: NodeJS.ProcessEnv = process.env): CommonCo
     temporalUiUrl: (env.TEMPORAL_UI_URL || devServerUiUrl(env.TEMPORAL_ADDRESS)).replace(/\/$/, ''),
     allowPrivateEndpoints: flag(env, 'ALLOW_PRIVATE_ENDPOINTS'),
     deliveryScheduleMs: splitList(env.DELIVERY_SCHEDULE || DEFAULT_DELIVERY_SCHEDULE).map((step) => durationMs(step, 'DELIVERY_SCHEDULE')),
-    stripe: { secretKey: env.STRIPE_SECRET_KEY || undefined, apiUrl: env.STRIPE_API_URL || undefined },
-    github: { token: env.GITHUB_TOKEN || undefined, apiUrl: env.GITHUB_API_URL || undefined, hooks: hookPaths(env.GITHUB_HOOKS) },
-    paddle: { apiKey: env.PADDLE_API_KEY || undefined, apiUrl: env.PADDLE_API_URL || undefined },
-    square: { token: env.SQUARE_ACCESS_TOKEN || undefined, apiUrl: env.SQUARE_API_URL || undefined },
+    stripe: { secretKey: env.STRIPE_SECRET_KEY || undefined, apiUrl: api('STRIPE_API_URL') },
+    github: { token: env.GITHUB_TOKEN || undefined, apiUrl: api('GITHUB_API_URL'), hooks: hookPaths(env.GITHUB_HOOKS) },
+    paddle: { apiKey: env.PADDLE_API_KEY || undefined, apiUrl: api('PADDLE_API_URL') },
+    square: { token: env.SQUARE_ACCESS_TOKEN || undefined, apiUrl: api('SQUARE_API_URL') },
   };
+}
+
+/**
+ * A provider API's base URL, which our requests carry its key or token to: https, or plain http
+ * only on loopback (a local stand-in, stripe-mock, a sidecar) or in development.
+ */
+function providerApiUrl(env: NodeJS.ProcessEnv, name: string, development: boolean): string | undefined {
+  const value = env[name];
+  if (!value) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} must be a URL, not "${value.slice(0, 100)}".`);
+  }
+  const loopback = url.hostname === 'localhost' || url.hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(url.hostname);
+  if (url.protocol === 'https:' || (url.protocol === 'http:' && (loopback || development))) return value;
+  throw new ConfigError(`${name} must be an https URL (plain http only on loopback or in development): it carries the API key, not "${url.protocol}//${url.host}".`);
 }
 
 /** A hook whose deliveries can be listed: `repos/<owner>/<repo>/hooks/<id>` or `orgs/<org>/hooks/<id>`. */
@@ -164,7 +183,7 @@ export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { devel
   const { sources, developmentSecrets, disabledSources } = loadSources(env, { development, port });
   const maxLargeBodiesInFlight = positiveInteger(env, 'MAX_LARGE_BODIES_IN_FLIGHT', DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT);
   return {
-    ...loadCommonConfig(env),
+    ...loadCommonConfig(env, { development }),
     port,
     maxBodyBytes: positiveInteger(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES),
     largeBodyBytes: positiveInteger(env, 'LARGE_BODY_BYTES', DEFAULT_LARGE_BODY_BYTES),
@@ -293,7 +312,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env, { develop
   }
 
   return {
-    ...loadCommonConfig(env),
+    ...loadCommonConfig(env, { development }),
     email,
     metricsAddress: metricsAddressOf(env, 'WORKER_METRICS_ADDRESS', DEFAULT_WORKER_METRICS_ADDRESS),
     settings: {

@@ -5,6 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { eventually } from '../support/eventually';
+import { createGitHubClient, gitHubDeliveries } from '../../src/backfill/github';
 import { startGitHubStandIn } from '../support/github-stand-in';
 import { runCli } from '../support/processes';
 import { startPaddleStandIn, type PaddleEvent } from '../support/paddle-stand-in';
@@ -193,6 +194,25 @@ describe('github', () => {
     expect(second.lines.filter((line) => [...missed, arrived].includes(line.eventId!)).every((line) => line.outcome === 'already recorded')).toBe(true);
     expect(second.counts.started).toBe(0);
     for (let index = 0; index < 20; index++) expect(notifiedAbout(`${run} missed ${index}`)).toHaveLength(1);
+  });
+
+  it("does not follow a pagination link to another host with the token", async () => {
+    const other = await startGitHubStandIn({ token: GITHUB_TOKEN });
+    const hook = 'repos/octo/elsewhere/hooks/7';
+    for (let index = 0; index < 101; index++) other.addDelivery(hook, { event: 'ping', payload: { zen: `page ${index}` } });
+    // A link to another address: were it followed, the token would go with it.
+    const { port } = new URL(other.url);
+    other.setLinkHost(`127.0.0.2:${port}`);
+    try {
+      const listed: string[] = [];
+      const listing = (async () => {
+        for await (const event of gitHubDeliveries(createGitHubClient(GITHUB_TOKEN, other.url), [hook], new Date(0))) listed.push(event.id);
+      })();
+      await expect(listing).rejects.toThrow(`GitHub's API sent a link to http://127.0.0.2:${port}, not http://127.0.0.1:${port} (GITHUB_API_URL); it is not followed with the token.`);
+      expect(listed).toHaveLength(100);
+    } finally {
+      await other.close();
+    }
   });
 
   it('--redeliver asks GitHub to deliver the missing ones again, signed, to the receiver', async () => {

@@ -23,6 +23,7 @@ interface StoredDelivery {
 export async function startGitHubStandIn(options: { token: string }) {
   const hooks = new Map<string, { deliveries: StoredDelivery[]; target?: { url: string; secret: string } }>();
   const requests: Array<{ method: string; path: string }> = [];
+  let linkHost: string | undefined;
   let failures: number[] = [];
   let nextId = 1;
   const hookOf = (hook: string) => {
@@ -56,7 +57,7 @@ export async function startGitHubStandIn(options: { token: string }) {
       const cursor = Number(req.query.cursor ?? 0);
       const page = newestFirst.slice(cursor, cursor + perPage);
       if (cursor + perPage < newestFirst.length) {
-        const next = new URL(`${req.protocol}://${req.get('host')}${req.path}`);
+        const next = new URL(`${req.protocol}://${linkHost ?? req.get('host')}${req.path}`);
         next.searchParams.set('per_page', String(perPage));
         next.searchParams.set('cursor', String(cursor + perPage));
         res.set('Link', `<${next}>; rel="next"`);
@@ -109,6 +110,8 @@ export async function startGitHubStandIn(options: { token: string }) {
       hookOf(hook).deliveries.push({ id: nextId++, guid, event: delivery.event, action, deliveredAt: delivery.deliveredAt ?? new Date(), redelivery: false, payload: delivery.payload });
       return guid;
     },
+    /** Pagination links name this host instead of the one asked (a hostile or misconfigured API). */
+    setLinkHost: (host: string | undefined) => void (linkHost = host),
     /** The next requests fail with these statuses. */
     failNext: (...statuses: number[]) => {
       failures = [...failures, ...statuses];

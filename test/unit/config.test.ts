@@ -242,3 +242,13 @@ sources:
     expect(worker).toMatchObject({ taskQueue: 'orders', allowPrivateEndpoints: true });
   });
 });
+
+describe("providers' API URLs", () => {
+  it.each(['STRIPE_API_URL', 'GITHUB_API_URL', 'PADDLE_API_URL', 'SQUARE_API_URL'])('%s is https, or plain http only on loopback or in development', (name) => {
+    expect(() => loadReceiverConfig({ [name]: 'http://api.example.com' })).toThrow(`${name} must be an https URL (plain http only on loopback or in development): it carries the API key, not "http://api.example.com".`);
+    expect(() => loadReceiverConfig({ [name]: 'not a url' })).toThrow(`${name} must be a URL, not "not a url".`);
+    for (const allowed of ['https://api.example.com', 'http://127.0.0.1:12111', 'http://localhost:12111', 'http://[::1]:12111']) expect(() => loadReceiverConfig({ [name]: allowed })).not.toThrow();
+    expect(() => loadReceiverConfig({ [name]: 'http://stand-in:12111' }, { development: true })).not.toThrow();
+    expect(() => loadWorkerConfig({ [name]: 'http://api.example.com', EMAIL_PROVIDER: 'smtp', SMTP_URL: 'smtp://x' })).toThrow(/must be an https URL/);
+  });
+});
