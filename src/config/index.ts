@@ -133,7 +133,6 @@ export interface LoadOptions {
 
 /** Reads and validates what every process needs; throws `ConfigError` naming the bad setting. */
 export function loadCommonConfig(env: NodeJS.ProcessEnv = process.env, { development = false }: LoadOptions = {}): CommonConfig {
-  const api = (name: string) => providerApiUrl(env, name, development);
   return {
     taskQueue: env.TEMPORAL_TASK_QUEUE || 'webhooks',
     dataDir: dataDirOf(env),
@@ -141,10 +140,10 @@ export function loadCommonConfig(env: NodeJS.ProcessEnv = process.env, { develop
     temporalUiUrl: (env.TEMPORAL_UI_URL || devServerUiUrl(env.TEMPORAL_ADDRESS)).replace(/\/$/, ''),
     allowPrivateEndpoints: flag(env, 'ALLOW_PRIVATE_ENDPOINTS'),
     deliveryScheduleMs: splitList(env.DELIVERY_SCHEDULE || DEFAULT_DELIVERY_SCHEDULE).map((step) => durationMs(step, 'DELIVERY_SCHEDULE')),
-    stripe: { secretKey: env.STRIPE_SECRET_KEY || undefined, apiUrl: api('STRIPE_API_URL') },
-    github: { token: env.GITHUB_TOKEN || undefined, apiUrl: api('GITHUB_API_URL'), hooks: hookPaths(env.GITHUB_HOOKS) },
-    paddle: { apiKey: env.PADDLE_API_KEY || undefined, apiUrl: api('PADDLE_API_URL') },
-    square: { token: env.SQUARE_ACCESS_TOKEN || undefined, apiUrl: api('SQUARE_API_URL') },
+    stripe: { secretKey: env.STRIPE_SECRET_KEY || undefined, apiUrl: providerApiUrl('STRIPE_API_URL', env.STRIPE_API_URL, development) },
+    github: { token: env.GITHUB_TOKEN || undefined, apiUrl: providerApiUrl('GITHUB_API_URL', env.GITHUB_API_URL, development), hooks: hookPaths(env.GITHUB_HOOKS) },
+    paddle: { apiKey: env.PADDLE_API_KEY || undefined, apiUrl: providerApiUrl('PADDLE_API_URL', env.PADDLE_API_URL, development) },
+    square: { token: env.SQUARE_ACCESS_TOKEN || undefined, apiUrl: providerApiUrl('SQUARE_API_URL', env.SQUARE_API_URL, development) },
   };
 }
 
@@ -152,8 +151,7 @@ export function loadCommonConfig(env: NodeJS.ProcessEnv = process.env, { develop
  * A provider API's base URL, which our requests carry its key or token to: https, or plain http
  * only on loopback (a local stand-in, stripe-mock, a sidecar) or in development.
  */
-function providerApiUrl(env: NodeJS.ProcessEnv, name: string, development: boolean): string | undefined {
-  const value = env[name];
+function providerApiUrl(name: string, value: string | undefined, development: boolean): string | undefined {
   if (!value) return undefined;
   let url: URL;
   try {
