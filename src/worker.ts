@@ -18,7 +18,7 @@ async function main(): Promise<void> {
   const metricsAddress = config.metricsAddress && (await listenForMetrics(config.metricsAddress, logger, portIsFree));
   installRuntime(logger, { metricsAddress });
   const tracing = startTracing('durable-webhooks-worker');
-  const settings = temporalSettings();
+  const settings = temporalSettings(process.env, { worker: true });
   const client = lazyClient(settings);
   const services = await createWorkerServices(config, { temporal: client });
   const worker = await startWorker({ settings, taskQueue: config.taskQueue, activities: services.activities, workflows, tracing });

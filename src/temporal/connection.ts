@@ -19,16 +19,19 @@ export interface TemporalSettings {
  * TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE and the config file),
  * so the same variables drive this service and the `temporal` CLI.
  */
-export function temporalSettings(env: NodeJS.ProcessEnv = process.env): TemporalSettings {
+export function temporalSettings(env: NodeJS.ProcessEnv = process.env, { worker = false }: { worker?: boolean } = {}): TemporalSettings {
   const { connectionOptions, namespace } = loadClientConnectConfig({
     profile: env.TEMPORAL_PROFILE,
     overrideEnvVars: definedOnly(env),
   });
   const keys = parseEncryptionKeys(env.PAYLOAD_ENCRYPTION_KEYS);
+  // A worker refuses plaintext payloads (input nobody encrypted) unless a migration needs them.
+  const plaintext = !worker || env.PAYLOAD_ENCRYPTION_ALLOW_PLAINTEXT === 'true' ? 'allow' : 'refuse';
+  const codec = keys.length > 0 ? new EncryptionCodec(keys, { namespace: namespace ?? 'default', plaintext }) : undefined;
   return {
     namespace: namespace ?? 'default',
     connectionOptions: { ...(connectionOptions as ConnectionOptions), address: connectionOptions.address ?? DEFAULT_TEMPORAL_ADDRESS },
-    ...(keys.length > 0 && { dataConverter: { payloadCodecs: [new EncryptionCodec(keys)], failureConverterPath: require.resolve('./encoded-failures') } }),
+    ...(codec && { dataConverter: { payloadCodecs: [codec], failureConverterPath: require.resolve('./encoded-failures') } }),
   };
 }
 

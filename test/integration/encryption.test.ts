@@ -2,7 +2,10 @@ import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { createCipheriv } from 'node:crypto';
+import { temporal } from '@temporalio/proto';
 import { EncryptionCodec, parseEncryptionKeys } from '../../src/temporal/codec';
+import { temporalSettings } from '../../src/temporal/connection';
 import { temporalCliPath } from '../../src/tools';
 import { checkoutCompleted } from '../support/events';
 import { post, startStack, type WorkerStack } from '../support/stack';
@@ -11,6 +14,7 @@ const run = promisify(execFile);
 const key = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
 const OLD_KEY = key('2026-01');
 const NEW_KEY = key('2026-12');
+const OPTIONS = { namespace: 'default', plaintext: 'allow' } as const;
 const ADMIN_TOKEN = 'admin-token-for-codec-tests-0123456789abcdef0123456789';
 const CODEC_TOKEN = 'codec-token-for-the-ui-proxy-0123456789abcdef0123456789';
 const UI_ORIGIN = 'http://localhost:18233';
@@ -82,7 +86,7 @@ describe('with PAYLOAD_ENCRYPTION_KEYS', () => {
 
   it('decodes payloads encrypted with an older key, and encodes with the first', async () => {
     const plain = defaultPayloadConverter.toPayload({ marker: 'rotated' });
-    const [old] = await new EncryptionCodec(parseEncryptionKeys(OLD_KEY)).encode([plain]);
+    const [old] = await new EncryptionCodec(parseEncryptionKeys(OLD_KEY), OPTIONS).encode([plain]);
     const asJson = { metadata: Object.fromEntries(Object.entries(old!.metadata!).map(([name, value]) => [name, Buffer.from(value!).toString('base64')])), data: Buffer.from(old!.data!).toString('base64') };
 
     const response = await codec('/decode', { payloads: [asJson] });
@@ -138,7 +142,7 @@ describe('PAYLOAD_ENCRYPTION_KEYS', () => {
   });
 
   it('refuses encrypted data shorter than its nonce and tag, and any change to a payload', async () => {
-    const codec = new EncryptionCodec(parseEncryptionKeys(NEW_KEY));
+    const codec = new EncryptionCodec(parseEncryptionKeys(NEW_KEY), OPTIONS);
     const [encrypted] = await codec.encode([defaultPayloadConverter.toPayload('secret')]);
     const withData = (data: Uint8Array) => [{ ...encrypted!, data }];
     await expect(codec.decode(withData(encrypted!.data!.subarray(0, 27)))).rejects.toThrow(/27 bytes is shorter than its nonce and tag \(28\)/);
@@ -147,9 +151,34 @@ describe('PAYLOAD_ENCRYPTION_KEYS', () => {
     await expect(codec.decode(withData(changed))).rejects.toThrow(/authenticate/);
   });
 
+  it('binds the namespace into every ciphertext, and still reads payloads written before it was bound', async () => {
+    const keys = parseEncryptionKeys(NEW_KEY);
+    const [bound] = await new EncryptionCodec(keys, OPTIONS).encode([defaultPayloadConverter.toPayload('secret')]);
+    await expect(new EncryptionCodec(keys, { ...OPTIONS, namespace: 'other' }).decode([bound!])).rejects.toThrow(/authenticate/);
+    expect(defaultPayloadConverter.fromPayload(( await new EncryptionCodec(keys, OPTIONS).decode([bound!]))[0]!)).toBe('secret');
+
+    // What the codec wrote before: the key ID alone as associated data, no namespace marker.
+    const [id, key] = [keys[0]!.id, keys[0]!.key];
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: 16 });
+    cipher.setAAD(Buffer.from(id));
+    const plaintext = temporal.api.common.v1.Payload.encode(defaultPayloadConverter.toPayload('older')).finish();
+    const older = { metadata: { encoding: Buffer.from('binary/encrypted'), 'encryption-key-id': Buffer.from(id) }, data: Buffer.concat([iv, cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]) };
+    expect(defaultPayloadConverter.fromPayload((await new EncryptionCodec(keys, OPTIONS).decode([older]))[0]!)).toBe('older');
+  });
+
+  it('refuses plaintext payloads on workers, unless PAYLOAD_ENCRYPTION_ALLOW_PLAINTEXT is on for a migration', async () => {
+    const plain = defaultPayloadConverter.toPayload({ injected: true });
+    const worker = (env: Record<string, string>) => temporalSettings({ PAYLOAD_ENCRYPTION_KEYS: NEW_KEY, ...env }, { worker: true }).dataConverter!.payloadCodecs![0]!;
+    await expect(worker({}).decode([plain])).rejects.toThrow('A payload is not encrypted, and PAYLOAD_ENCRYPTION_KEYS is set: refused. While payloads from before encryption are still in flight, set PAYLOAD_ENCRYPTION_ALLOW_PLAINTEXT=true on the workers.');
+    expect(await worker({ PAYLOAD_ENCRYPTION_ALLOW_PLAINTEXT: 'true' }).decode([plain])).toEqual([plain]);
+    // Clients and the codec endpoint read them, to show what an older history holds.
+    expect(await temporalSettings({ PAYLOAD_ENCRYPTION_KEYS: NEW_KEY }).dataConverter!.payloadCodecs![0]!.decode([plain])).toEqual([plain]);
+  });
+
   it('the codec with only the new key cannot read what the old key wrote', async () => {
     const plain = defaultPayloadConverter.toPayload('secret');
-    const encrypted = await new EncryptionCodec(parseEncryptionKeys(OLD_KEY)).encode([plain]);
-    await expect(new EncryptionCodec(parseEncryptionKeys(NEW_KEY)).decode(encrypted)).rejects.toThrow(/key "2026-01"/);
+    const encrypted = await new EncryptionCodec(parseEncryptionKeys(OLD_KEY), OPTIONS).encode([plain]);
+    await expect(new EncryptionCodec(parseEncryptionKeys(NEW_KEY), OPTIONS).decode(encrypted)).rejects.toThrow(/key "2026-01"/);
   });
 });
