@@ -11,6 +11,7 @@ import { createStripeActivities } from './stripe';
 import { createSubscriptionActivities } from './subscriptions';
 import { createReconcileActivities } from './reconcile';
 import type { CommonConfig } from '../src/config';
+import type { SourceConfig } from '../src/config/sources';
 
 export interface ActivityDeps {
   db: Database;
@@ -23,6 +24,8 @@ export interface ActivityDeps {
   allowPrivateEndpoints: boolean;
   /** The providers' API settings and task queue, for reconciliation. */
   config: CommonConfig;
+  /** Stripe sources of WEBHOOKS_CONFIG a backfill may go to, read when one does. */
+  stripeSources?: () => readonly SourceConfig[];
 }
 
 /**
@@ -37,7 +40,7 @@ export function createActivities(deps: ActivityDeps): Activities {
     ...createEmailActivities(deps),
     ...createSubscriptionActivities(deps),
     ...createDeliveryActivities({ db: deps.db, allowPrivateEndpoints: deps.allowPrivateEndpoints }),
-    ...createReconcileActivities({ db: deps.db, temporal: deps.temporal, config: deps.config }),
+    ...createReconcileActivities({ db: deps.db, temporal: deps.temporal, config: deps.config, sources: deps.stripeSources }),
     flowSettings: async () => deps.settings,
   };
 }

@@ -1,9 +1,11 @@
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { Activities, BackfillCounts } from '../contracts';
 import type { ListedEvent } from '../src/backfill/backfill';
 import { runBackfill } from '../src/backfill/run';
 import type { CommonConfig } from '../src/config';
+import type { SourceConfig } from '../src/config/sources';
+import { OperationRejectedError } from '../src/errors';
 import type { Database } from '../src/db/database';
 
 /** What a reconciliation attempt heartbeats: its counts so far and the last event it settled. */
@@ -12,20 +14,26 @@ interface Progress {
   lastSettled?: string;
 }
 
-export function createReconcileActivities({ db, temporal, config }: { db: Database; temporal: Client; config: CommonConfig }): Pick<Activities, 'reconcileProvider'> {
+export function createReconcileActivities({ db, temporal, config, sources = () => [] }: { db: Database; temporal: Client; config: CommonConfig; sources?: () => readonly SourceConfig[] }): Pick<Activities, 'reconcileProvider'> {
   return {
     /**
      * The backfill, run by the worker for a schedule. After each event it heartbeats its counts and
      * the event's ID; a retry (a worker crash) lists again and skips to after that event, adding to
      * the counts it had. Events newer than the restart's first page are left to the next run.
      */
-    async reconcileProvider({ provider, since }) {
+    async reconcileProvider({ provider, since, source, until, types, mode = 'start' }) {
       const resumed = Context.current().info.heartbeatDetails as Progress | undefined;
-      return runBackfill(
-        { provider, since: new Date(since), mode: 'start' },
-        { config, client: temporal, db, from: (events) => after(events, resumed?.lastSettled), counts: resumed?.counts },
-        (line, counts) => Context.current().heartbeat({ counts, lastSettled: line.eventId } satisfies Progress),
-      );
+      try {
+        return await runBackfill(
+          { provider, source, since: new Date(since), until: until === undefined ? undefined : new Date(until), types, mode },
+          { config, client: temporal, db, sources: sources(), from: (events) => after(events, resumed?.lastSettled), counts: resumed?.counts },
+          (line, counts) => Context.current().heartbeat({ counts, lastSettled: line.eventId } satisfies Progress),
+        );
+      } catch (error) {
+        // A request that cannot run (no key, a window the provider does not keep) will not on retry.
+        if (error instanceof OperationRejectedError) throw ApplicationFailure.nonRetryable(error.message, 'BackfillRejected');
+        throw error;
+      }
     },
   };
 }

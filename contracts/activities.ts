@@ -3,7 +3,7 @@ import type { EmailInput } from './email';
 import type { ClaimResult, EventClaim, EventCompletion } from './events';
 import type { DeliveryAttempt, DeliveryOutcome } from './messages';
 import type { Charge, ChargeInput, MarkFulfilledInput, SavedOrder, SaveOrderInput } from './orders';
-import type { BackfillCounts, ReconcileProvider } from './reconcile';
+import type { BackfillCounts, BackfillInput, ReconcileProvider } from './reconcile';
 import type { SubscriptionUpdate } from './subscriptions';
 
 /** The business settings workflows read through an activity, so their values are in history. */
@@ -47,7 +47,7 @@ export interface Activities {
    * Lists the provider's API since `since` and starts what the receiver never got, heartbeating its
    * progress; a retry after a crash resumes after the last event it settled.
    */
-  reconcileProvider(input: { provider: ReconcileProvider; since: string }): Promise<BackfillCounts>;
+  reconcileProvider(input: { provider: ReconcileProvider; since: string } & Partial<Omit<BackfillInput, 'provider' | 'since'>>): Promise<BackfillCounts>;
   /** Signal-with-start of the subscription's entity workflow; returns its workflow ID. */
   forwardSubscriptionUpdate(update: SubscriptionUpdate): Promise<string>;
   /** Stores the subscription if this update is newer than the stored one; false when it is not. */

@@ -273,6 +273,14 @@ export class EventRunningError extends ProblemError {
   readonly title = 'Event still running';
 }
 
+/** A backfill of this source is running; nothing was started. */
+export class BackfillRunningError extends ProblemError {
+  override readonly name = 'BackfillRunningError';
+  readonly status = 409;
+  readonly slug = 'backfill-running';
+  readonly title = 'Backfill running';
+}
+
 /** The message's deliveries still run, and would need its payload; nothing was changed. */
 export class MessageDeliveringError extends ProblemError {
   override readonly name = 'MessageDeliveringError';
@@ -375,7 +383,7 @@ export class ResourceNotFoundError extends ProblemError {
   readonly status = 404;
   readonly title = 'Not found';
   constructor(
-    readonly kind: 'endpoint' | 'message',
+    readonly kind: 'endpoint' | 'message' | 'backfill',
     readonly id: string,
   ) {
     super(`No ${kind} ${id}.`);

@@ -13,7 +13,8 @@ import { createLogger, type Logger } from './logger';
 import { SourceRegistry } from './providers/registry';
 import { lazyClient, temporalSettings } from './temporal/connection';
 import { EventOperations } from './temporal/operations';
-import { runBackfill } from './backfill/run';
+import { Backfills } from './temporal/backfills';
+import { ProviderKind } from '../contracts';
 import { InboxEventStarter } from './inbox/starter';
 import { StartSweeper } from './inbox/sweeper';
 import { startBacklog } from './db/inbox';
@@ -56,7 +57,10 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
       ? {
           operations: new EventOperations(client, { uiUrl: config.temporalUiUrl, db, sources }),
           tokens: config.adminTokens,
-          backfill: (request, onLine) => runBackfill(request, { config, client, db, sources: config.sources }, onLine),
+          backfills: new Backfills(client, {
+            taskQueue: config.taskQueue,
+            stripeSources: config.sources.filter((source) => source.kind === ProviderKind.STRIPE && source.name !== 'stripe').map((source) => source.name),
+          }),
         }
       : undefined,
     codec:

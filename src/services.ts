@@ -46,6 +46,7 @@ export async function createWorkerServices(config: WorkerConfig, options: { temp
     allowPrivateEndpoints: config.allowPrivateEndpoints,
     // Reconciliation lists the Stripe the charges go to: the local stand-in in development.
     config: { ...config, stripe: { secretKey: stripeKey, apiUrl: stripeUrl } },
+    stripeSources: config.stripeSources,
   });
 
   return {

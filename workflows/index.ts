@@ -12,3 +12,4 @@ export * from './subscriptions';
 export * from './deliver-message';
 export * from './publish-message';
 export * from './reconcile';
+export * from './backfill';

@@ -26,6 +26,21 @@ export interface BackfillRequest {
 }
 
 /**
+ * What makes a request impossible whoever runs it: redelivery from a provider other than GitHub, a
+ * window the provider no longer keeps. Keys and hooks are the runner's to check.
+ * @throws OperationRejectedError
+ */
+export function checkBackfillRequest(request: Pick<BackfillRequest, 'provider' | 'since' | 'mode'>): void {
+  if (request.mode === 'redeliver' && request.provider !== 'github') throw new OperationRejectedError('Only GitHub redelivers; "redeliver" is for github.');
+  if (request.provider === 'stripe' && Date.now() - request.since.getTime() > STRIPE_EVENT_RETENTION_DAYS * 86_400_000) {
+    throw new OperationRejectedError(`"since" reaches further back than the ${STRIPE_EVENT_RETENTION_DAYS} days Stripe keeps events.`);
+  }
+  if (request.provider === 'square' && Date.now() - request.since.getTime() > SQUARE_EVENT_RETENTION_DAYS * 86_400_000) {
+    throw new OperationRejectedError(`"since" reaches further back than the ${SQUARE_EVENT_RETENTION_DAYS} days Square's Events API searches.`);
+  }
+}
+
+/**
  * Runs a backfill with the configured API settings (`STRIPE_SECRET_KEY`, `GITHUB_TOKEN`,
  * `GITHUB_HOOKS`, …) into the built-in source of the provider.
  * @throws OperationRejectedError for a request that cannot run (no key, a window Stripe does not keep)
@@ -51,7 +66,7 @@ export async function runBackfill(
   },
   onLine?: (line: BackfillLine, counts: BackfillCounts) => void,
 ): Promise<BackfillCounts> {
-  if (request.mode === 'redeliver' && request.provider !== 'github') throw new OperationRejectedError('Only GitHub redelivers; "redeliver" is for github.');
+  checkBackfillRequest(request);
   if (request.mode === 'start' && !db) throw new OperationRejectedError("A backfill stores each event's body before it starts the event: set DATABASE_URL.");
   const { source, stripeKey } = sourceOf(request, config, sources);
   return backfill(
@@ -63,9 +78,6 @@ export async function runBackfill(
 
 function listing(request: BackfillRequest, config: CommonConfig, sourceName: string, stripeKey: string | undefined): AsyncIterable<ListedEvent> {
   if (request.provider === 'stripe') {
-    if (Date.now() - request.since.getTime() > STRIPE_EVENT_RETENTION_DAYS * 86_400_000) {
-      throw new OperationRejectedError(`"since" reaches further back than the ${STRIPE_EVENT_RETENTION_DAYS} days Stripe keeps events.`);
-    }
     if (!stripeKey) {
       throw new OperationRejectedError(
         sourceName === 'stripe'
@@ -80,9 +92,6 @@ function listing(request: BackfillRequest, config: CommonConfig, sourceName: str
     return paddleEvents({ apiKey: config.paddle.apiKey, apiUrl: config.paddle.apiUrl }, request, sourceName);
   }
   if (request.provider === 'square') {
-    if (Date.now() - request.since.getTime() > SQUARE_EVENT_RETENTION_DAYS * 86_400_000) {
-      throw new OperationRejectedError(`"since" reaches further back than the ${SQUARE_EVENT_RETENTION_DAYS} days Square's Events API searches.`);
-    }
     if (!config.square.token) throw new OperationRejectedError('A Square backfill needs SQUARE_ACCESS_TOKEN (an access token that may read events).');
     return squareEvents({ token: config.square.token, apiUrl: config.square.apiUrl }, request, sourceName);
   }

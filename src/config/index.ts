@@ -1,6 +1,6 @@
 import type { Duration } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time';
-import type { FlowSettings } from '../../contracts';
+import { ProviderKind, type FlowSettings } from '../../contracts';
 import { ConfigError } from '../errors';
 import { durationMs, flag, oneOf, portNumber, positiveDurationMs, positiveInteger, splitList } from './env';
 import { dataDirOf } from './paths';
@@ -268,6 +268,11 @@ export interface WorkerConfig extends CommonConfig {
   settings: FlowSettings;
   /** `host:port` of the worker's Prometheus metrics (the SDK's and ours); undefined when set empty. @default 127.0.0.1:9464 */
   metricsAddress: string | undefined;
+  /**
+   * The Stripe sources of WEBHOOKS_CONFIG (with their API keys), read only when a backfill into one
+   * of them runs: the worker does not read the sources file to start.
+   */
+  stripeSources: () => SourceConfig[];
 }
 
 export const DEFAULT_WORKER_METRICS_ADDRESS = '127.0.0.1:9464';
@@ -313,6 +318,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env, { develop
     ...loadCommonConfig(env, { development }),
     email,
     metricsAddress: metricsAddressOf(env, 'WORKER_METRICS_ADDRESS', DEFAULT_WORKER_METRICS_ADDRESS),
+    stripeSources: () => loadSources(env, { development, port: 0 }).sources.filter((source) => source.kind === ProviderKind.STRIPE),
     settings: {
       reviewThreshold: env.REVIEW_THRESHOLD ? positiveInteger(env, 'REVIEW_THRESHOLD', 0) : null,
       reviewTimeout: reviewTimeout as Duration,

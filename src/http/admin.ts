@@ -9,17 +9,17 @@ import type { EventOperations } from '../temporal/operations';
 import { parseResetTarget } from '../temporal/reset-points';
 import { RECONCILE_PROVIDERS } from '../temporal/schedules';
 import { pointInTime, type EventFilter, type EventStatusName } from '../temporal/visibility';
-import type { BackfillCounts, BackfillLine } from '../backfill/backfill';
-import type { BackfillRequest } from '../backfill/run';
+import type { BackfillInput } from '../../contracts';
+import type { Backfills } from '../temporal/backfills';
 
-/** Runs a backfill with the receiver's settings: `runBackfill` bound to its config, client and database. */
-export type Backfill = (request: BackfillRequest, onLine: (line: BackfillLine) => void) => Promise<BackfillCounts>;
+/** Starts backfills as workflows, and names the Stripe sources of WEBHOOKS_CONFIG one may go to. */
+export type AdminBackfills = Pick<Backfills, 'start' | 'status' | 'stripeSources'>;
 
 /**
  * `/admin`: the operator CLI's operations over HTTP, by event ID, behind `Authorization: Bearer
  * <ADMIN_TOKEN or one of ADMIN_TOKENS>` (compared in constant time); the token's name is who acts.
  */
-export function createAdminRouter(operations: EventOperations, tokens: NamedToken[], logger: Logger, backfill?: Backfill): Router {
+export function createAdminRouter(operations: EventOperations, tokens: NamedToken[], logger: Logger, backfills?: AdminBackfills): Router {
   const router = express.Router();
 
   router.use(limitFailedAttempts(), requireToken(tokens, 'ADMIN_TOKEN'));
@@ -57,26 +57,27 @@ export function createAdminRouter(operations: EventOperations, tokens: NamedToke
   });
 
   router.post('/backfill', async (req, res) => {
-    if (!backfill) throw new OperationRejectedError('Backfill is not available on this receiver.');
+    if (!backfills) throw new OperationRejectedError('Backfill is not available on this receiver.');
     const body = (req.body ?? {}) as { provider?: unknown; source?: unknown; since?: unknown; until?: unknown; types?: unknown; dryRun?: unknown; redeliver?: unknown };
     if (!(RECONCILE_PROVIDERS as readonly unknown[]).includes(body.provider)) throw new OperationRejectedError(`"provider" must be ${RECONCILE_PROVIDERS.join(', ')}.`);
-    if (body.source !== undefined && typeof body.source !== 'string') throw new OperationRejectedError('"source" must name a Stripe source.');
+    if (body.source !== undefined && (typeof body.source !== 'string' || !backfills.stripeSources.includes(body.source))) throw new OperationRejectedError('"source" must name a Stripe source of WEBHOOKS_CONFIG.');
     if (typeof body.since !== 'string') throw new OperationRejectedError('"since" is required: a duration (30m, 72h, 7d) or an ISO 8601 time.');
     if (body.until !== undefined && typeof body.until !== 'string') throw new OperationRejectedError('"until" must be a duration or an ISO 8601 time.');
     if (body.types !== undefined && !(Array.isArray(body.types) && body.types.every((type) => typeof type === 'string'))) throw new OperationRejectedError('"types" must be a list of event types.');
-    const events: BackfillLine[] = [];
-    const counts = await backfill(
-      {
-        provider: body.provider as BackfillRequest['provider'],
-        source: body.source as string | undefined,
-        since: pointInTime(body.since, 'since'),
-        until: body.until === undefined ? undefined : pointInTime(body.until, 'until'),
-        types: body.types as string[] | undefined,
-        mode: body.dryRun === true ? 'dry-run' : body.redeliver === true ? 'redeliver' : 'start',
-      },
-      (line) => events.push(line),
-    );
-    res.json({ counts, events });
+    const started = await backfills.start({
+      provider: body.provider as BackfillInput['provider'],
+      ...(typeof body.source === 'string' && { source: body.source }),
+      since: pointInTime(body.since, 'since').toISOString(),
+      ...(typeof body.until === 'string' && { until: pointInTime(body.until, 'until').toISOString() }),
+      ...(body.types !== undefined && { types: body.types as string[] }),
+      mode: body.dryRun === true ? 'dry-run' : body.redeliver === true ? 'redeliver' : 'start',
+    });
+    res.status(202).json({ ...started, status: 'started', link: operations.uiLink(started.workflowId) });
+  });
+
+  router.get('/backfill/:source', async (req, res) => {
+    if (!backfills) throw new OperationRejectedError('Backfill is not available on this receiver.');
+    res.json(await backfills.status(req.params.source));
   });
 
   router.use(routeErrorHandler({ realm: 'durable-webhooks admin', internalDetail: 'The operation failed on our side; nothing is known to have changed. See the receiver log.', logger, what: 'admin request' }));

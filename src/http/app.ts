@@ -23,7 +23,7 @@ import type { Source, SourceRegistry } from '../providers/registry';
 import type { EventOperations } from '../temporal/operations';
 import type { EventStarter, ReceivedEvent, StartResult } from '../temporal/start-event';
 import type { VerifiedEvent } from '../providers/types';
-import { createAdminRouter, type Backfill } from './admin';
+import { createAdminRouter, type AdminBackfills } from './admin';
 import { createApiRouter, type ApiDeps } from './api';
 import { createCodecRouter, type CodecDeps } from './codec';
 import { createMetrics, type Metrics } from './metrics';
@@ -55,7 +55,7 @@ export interface AppDeps {
   now?: () => Date;
   logger?: Logger;
   /** The `/admin` API; off (404) without it. */
-  admin?: { operations: EventOperations; tokens: NamedToken[]; backfill?: Backfill };
+  admin?: { operations: EventOperations; tokens: NamedToken[]; backfills?: AdminBackfills };
   /** The remote codec endpoint (`/codec`); off (404) without it. */
   codec?: Omit<CodecDeps, 'logger'>;
   /** Our own `/v1` API; off (404) without it. */
@@ -305,7 +305,7 @@ export function createApp(deps: AppDeps): Express {
   webhooks.use(handleDeliveryError);
   app.use('/webhooks', webhooks);
 
-  if (deps.admin) app.use('/admin', createAdminRouter(deps.admin.operations, deps.admin.tokens, logger, deps.admin.backfill));
+  if (deps.admin) app.use('/admin', createAdminRouter(deps.admin.operations, deps.admin.tokens, logger, deps.admin.backfills));
   if (deps.api) app.use('/v1', createApiRouter({ ...deps.api, logger }));
   if (deps.codec) app.use('/codec', createCodecRouter({ ...deps.codec, logger }));
 

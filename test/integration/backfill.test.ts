@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { eventually } from '../support/eventually';
 import { createGitHubClient, gitHubDeliveries } from '../../src/backfill/github';
+import { workflowExists } from '../../src/temporal/start-event';
 import { startGitHubStandIn } from '../support/github-stand-in';
 import { runCli } from '../support/processes';
 import { startPaddleStandIn, type PaddleEvent } from '../support/paddle-stand-in';
@@ -367,17 +368,43 @@ describe('POST /admin/backfill', () => {
   const admin = (body: unknown) =>
     fetch(`${stack.url}/admin/backfill`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
-  it('runs the same backfill and answers with the counts and each event', async () => {
+  const status = (source: string) => fetch(`${stack.url}/admin/backfill/${source}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+
+  it('starts the backfill as a workflow and answers 202 with its ID at once; its counts are its result', async () => {
     const event = eventOf('refund.created');
     stack.stripe.addEvents(event);
     const response = await admin({ provider: 'stripe', since: '1h', types: ['refund.created'] });
-    expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ counts: { found: 1, alreadyRecorded: 0, started: 1, failed: 0 }, events: [{ eventId: event.id, type: 'refund.created', outcome: 'started' }] });
+    expect(response.status).toBe(202);
+    const started = (await response.json()) as { workflowId: string; runId: string; status: string };
+    expect(started).toMatchObject({ workflowId: 'durable-webhooks:backfill:stripe', runId: expect.any(String), status: 'started' });
+    expect(await stack.client.workflow.getHandle(started.workflowId, started.runId).result()).toEqual({ found: 1, alreadyRecorded: 0, started: 1, failed: 0 });
     expect((await stack.client.workflow.getHandle(event.id).describe()).searchAttributes).toMatchObject({ WebhookVia: ['backfill'] });
+    expect(await (await status('stripe')).json()).toMatchObject({ workflowId: started.workflowId, runId: started.runId, status: 'completed', counts: { started: 1 } });
 
     const guid = github.addDelivery(HOOK, { event: 'ping', payload: { zen: randomUUID(), hook_id: 42 } });
-    const dryRun = (await (await admin({ provider: 'github', since: '1h', dryRun: true })).json()) as { events: Array<{ eventId: string; outcome: string }> };
-    expect(dryRun.events.find((line) => line.eventId === guid)?.outcome).toBe('would start');
+    const dryRun = (await (await admin({ provider: 'github', since: '1h', dryRun: true })).json()) as { workflowId: string; runId: string };
+    const counts = (await stack.client.workflow.getHandle(dryRun.workflowId, dryRun.runId).result()) as { started: number };
+    expect(counts.started).toBeGreaterThan(0);
+    expect(await workflowExists(stack.client, guid)).toBe(false);
+  });
+
+  it('runs one backfill per source at a time: a second while one runs gets 409', async () => {
+    // Two pages of events, and the stand-in holds the second: the first backfill is running meanwhile.
+    const type = `held.${randomUUID()}`;
+    stack.stripe.addEvents(...Array.from({ length: 101 }, () => eventOf(type)));
+    const held = stack.stripe.holdNext('listing');
+    const first = await admin({ provider: 'stripe', since: '10m', types: [type], dryRun: true });
+    expect(first.status).toBe(202);
+    const release = await held;
+    const second = await admin({ provider: 'stripe', since: '10m' });
+    expect(second.status).toBe(409);
+    expect(await second.json()).toMatchObject({ type: 'urn:durable-webhooks:problem:backfill-running', detail: expect.stringContaining('durable-webhooks:backfill:stripe') });
+    // Another source is another backfill.
+    expect((await admin({ provider: 'github', since: '10m', dryRun: true })).status).toBe(202);
+    release();
+    const { workflowId, runId } = (await first.json()) as { workflowId: string; runId: string };
+    expect(await stack.client.workflow.getHandle(workflowId, runId).result()).toMatchObject({ found: 101 });
+    expect((await status('nothing-here')).status).toBe(404);
   });
 
   it.each([
