@@ -3,6 +3,8 @@ import { Connection } from '@temporalio/client';
 import { Command, InvalidArgumentError } from 'commander';
 import { SEARCH_ATTRIBUTES } from '../../contracts';
 import { loadCommonConfig, loadReceiverConfig } from '../config';
+import { openDatabase } from '../db/database';
+import { migrate } from '../db/migrations';
 import { takeHandoff } from '../dev/handoff';
 import { createLogger } from '../logger';
 import { temporalSettings } from '../temporal/connection';
@@ -62,6 +64,21 @@ program
     console.log(
       `Namespace "${settings.namespace}" at ${address}: search attributes ${SEARCH_ATTRIBUTES.map((key) => key.name).join(' and ')} registered, retention at least ${MIN_RETENTION_SECONDS / 86400} days.`,
     );
+  });
+
+program
+  .command('migrate')
+  .description("Apply the database's pending migrations (DATABASE_URL), as receivers and workers do at start: a deploy runs it once, first.")
+  .action(async () => {
+    const { databaseUrl } = loadCommonConfig();
+    if (!databaseUrl) throw new Error('DATABASE_URL is required: the migrations are for the database receivers and workers share.');
+    const db = await openDatabase({ url: databaseUrl });
+    try {
+      const applied = await migrate(db);
+      console.log(applied.length > 0 ? `Applied ${applied.length} migration(s): ${applied.join(', ')}.` : 'The database is up to date.');
+    } finally {
+      await db.close();
+    }
   });
 
 program.addCommand(eventsCommand());

@@ -1,6 +1,7 @@
 import { openDatabase, type Database } from '../../src/db/database';
 import { migrate, MIGRATIONS } from '../../src/db/migrations';
 import { createTestDatabase } from '../support/database';
+import { runCli } from '../support/processes';
 
 describe('migrate', () => {
   it('migrates a fresh database once when many processes start at the same moment', async () => {
@@ -15,6 +16,19 @@ describe('migrate', () => {
       expect(await migrate(processes[0]!)).toEqual([]);
     } finally {
       await Promise.all(processes.map((db) => db.close()));
+      await fresh.drop();
+    }
+  });
+});
+
+describe('durable-webhooks migrate', () => {
+  it('applies the pending migrations once, as a deploy runs it before the processes (the Helm chart\'s hook Job)', async () => {
+    const fresh = await createTestDatabase();
+    try {
+      const first = await runCli(['migrate'], { DATABASE_URL: fresh.url });
+      expect(first).toMatchObject({ code: 0, output: `Applied ${MIGRATIONS.length} migration(s): ${MIGRATIONS.map((migration) => migration.id).join(', ')}.\n` });
+      expect(await runCli(['migrate'], { DATABASE_URL: fresh.url })).toMatchObject({ code: 0, output: 'The database is up to date.\n' });
+    } finally {
       await fresh.drop();
     }
   });
