@@ -29,3 +29,4 @@ fi
 bash "$root/scripts/install-temporal.sh"
 bash "$root/scripts/install-mailpit.sh"
 bash "$root/scripts/install-stripe-mock.sh"
+bash "$root/scripts/install-helm.sh"

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { codeBlocks, headingAnchors, links } from '../support/markdown';
+import { variablesTheCodeReads } from '../support/environment';
 import { ROOT, runCli } from '../support/processes';
 
 /**
@@ -10,28 +11,6 @@ import { ROOT, runCli } from '../support/processes';
  */
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 const PAGES = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((file) => file.endsWith('.md')).map((file) => `docs/${file}`)];
-
-/** Every file of the shipped code, recursively. */
-function sourceFiles(dir: string): string[] {
-  return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? sourceFiles(path.join(dir, entry.name)) : entry.name.endsWith('.ts') ? [path.join(dir, entry.name)] : [],
-  );
-}
-
-/**
- * The variables the code reads: `env.NAME`, `env['NAME']`, a helper given `(env, 'NAME'`, and the
- * built-in sources' `secretEnv`/`publicKeyEnv`/`urlEnv`. Temporal's connection variables are read
- * by `@temporalio/envconfig`, as the `temporal` CLI reads them.
- */
-function variablesTheCodeReads(): Set<string> {
-  const names = new Set(['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TEMPORAL_API_KEY', 'TEMPORAL_PROFILE', 'TEMPORAL_TLS_*']);
-  const patterns = [/\benv(?:\.([A-Z][A-Z0-9_]+)|\[['"]([A-Z][A-Z0-9_]+)['"]\])/g, /\(env, '([A-Z][A-Z0-9_]+)'/g, /(?:secretEnv|publicKeyEnv|urlEnv): '([A-Z][A-Z0-9_]+)'/g];
-  for (const file of ['src', 'activities'].flatMap(sourceFiles)) {
-    const text = read(file);
-    for (const pattern of patterns) for (const match of text.matchAll(pattern)) names.add(match[1] ?? match[2]!);
-  }
-  return names;
-}
 
 /** The names in the first column of the configuration page's table. */
 function variablesDocumented(): Set<string> {

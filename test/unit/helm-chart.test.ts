@@ -1,0 +1,134 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { variablesTheCodeReads } from '../support/environment';
+import { ROOT } from '../support/processes';
+
+/**
+ * deploy/helm/durable-webhooks, with the pinned Helm (scripts/install-helm.sh) and the strict
+ * validator (deploy/helm/validate, scripts/install-helm.sh builds it): no cluster runs here, so the
+ * chart is linted, rendered for each values file, and every rendered object is decoded into its
+ * Kubernetes API Go type, where an unknown or misspelt field fails.
+ */
+const CHART = path.join(ROOT, 'deploy/helm/durable-webhooks');
+const HELM = path.join(ROOT, '.tools/bin/helm');
+const VALIDATE = path.join(ROOT, '.tools/bin/k8s-validate');
+const VALUES = ['minimal', 'keda-servicemonitor', 'temporal-cloud'] as const;
+const valuesFile = (name: string) => path.join(ROOT, 'deploy/helm/values', `${name}.yaml`);
+
+interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; annotations?: Record<string, string> };
+  spec: Record<string, unknown>;
+}
+interface Container {
+  name: string;
+  env?: Array<{ name: string; value?: string; valueFrom?: unknown }>;
+  envFrom?: Array<{ secretRef?: { name: string } }>;
+  securityContext?: Record<string, unknown>;
+}
+interface PodSpec {
+  securityContext?: Record<string, unknown>;
+  containers: Container[];
+}
+
+beforeAll(() => {
+  for (const tool of [HELM, VALIDATE]) if (!existsSync(tool)) throw new Error(`${tool} is missing; run bash scripts/install-helm.sh (npm test does).`);
+});
+
+function template(values: string, ...extra: string[]): string {
+  return execFileSync(HELM, ['template', 'webhooks', CHART, '--namespace', 'webhooks', '-f', valuesFile(values), ...extra], { encoding: 'utf8' });
+}
+const objectsOf = (rendered: string) => parseAllDocuments(rendered).map((document) => document.toJSON() as K8sObject).filter(Boolean);
+const podOf = (object: K8sObject): PodSpec | undefined => ((object.spec.template as { spec?: PodSpec } | undefined)?.spec);
+
+describe('the Helm chart', () => {
+  it.each(VALUES)('lints with %s.yaml (strict)', (values) => {
+    const lint = spawnSync(HELM, ['lint', CHART, '--strict', '-f', valuesFile(values)], { encoding: 'utf8' });
+    expect({ status: lint.status, output: lint.stdout + lint.stderr }).toMatchObject({ status: 0 });
+  });
+
+  it.each(VALUES)('renders with %s.yaml only objects that decode strictly into their Kubernetes API types', (values) => {
+    const check = spawnSync(VALIDATE, [], { input: template(values), encoding: 'utf8' });
+    expect({ status: check.status, stderr: check.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(check.stdout).toMatch(/^\d+ objects valid, 0 invalid/);
+  });
+
+  it.each([
+    ['minimal', 'readinessProbe:', 'readinesProbe:', /apps\/v1 Deployment\): .*unknown field "readinesProbe"/],
+    ['keda-servicemonitor', 'minReplicaCount:', 'minReplicaCont:', /keda\.sh\/v1alpha1 ScaledObject\): .*unknown field "minReplicaCont"/],
+    ['keda-servicemonitor', 'endpoints:', 'endpoint:', /monitoring\.coreos\.com\/v1 ServiceMonitor\): .*unknown field "endpoint"/],
+  ])('fails the validator on a misspelt field (%s: %s → %s), so a passing render means something', (values, field, misspelt, message) => {
+    const check = spawnSync(VALIDATE, [], { input: template(values).replace(field, misspelt), encoding: 'utf8' });
+    expect(check.status).toBe(1);
+    expect(check.stderr).toMatch(message);
+  });
+
+  it('makes a receiver with Service, HPA on CPU, probes and PDB, workers, and the migrations as a pre-install/pre-upgrade hook', () => {
+    const objects = objectsOf(template('minimal'));
+    expect(objects.map((object) => `${object.kind}/${object.metadata.name}`).sort()).toEqual([
+      'Deployment/webhooks-durable-webhooks-receiver',
+      'Deployment/webhooks-durable-webhooks-worker',
+      'HorizontalPodAutoscaler/webhooks-durable-webhooks-receiver',
+      'Job/webhooks-durable-webhooks-migrate',
+      'PodDisruptionBudget/webhooks-durable-webhooks-receiver',
+      'Service/webhooks-durable-webhooks-receiver',
+    ]);
+    const receiver = podOf(objects.find((object) => object.metadata.name.endsWith('-receiver') && object.kind === 'Deployment')!)!.containers[0]!;
+    expect(receiver).toMatchObject({ readinessProbe: { httpGet: { path: '/readyz' } }, livenessProbe: { httpGet: { path: '/healthz' } } });
+    const job = objects.find((object) => object.kind === 'Job')!;
+    expect(job.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'pre-install,pre-upgrade' });
+    expect(podOf(job)!.containers[0]).toMatchObject({ command: ['node', 'dist/src/cli/index.js', 'migrate'] });
+  });
+
+  it("scales workers with KEDA's Temporal scaler on the task queue's backlog, and adds a ServiceMonitor and a NetworkPolicy", () => {
+    const objects = objectsOf(template('keda-servicemonitor'));
+    const scaled = objects.find((object) => object.kind === 'ScaledObject')!;
+    expect(scaled.spec).toMatchObject({ minReplicaCount: 1, maxReplicaCount: 20, triggers: [{ type: 'temporal', metadata: { taskQueue: 'webhooks', namespace: 'webhooks', targetQueueSize: '10', activationTargetQueueSize: '0' } }] });
+    const worker = objects.find((object) => object.kind === 'Deployment' && object.metadata.name.endsWith('-worker'))!;
+    expect(worker.spec).not.toHaveProperty('replicas');
+    expect(objects.map((object) => object.kind)).toEqual(expect.arrayContaining(['ServiceMonitor', 'NetworkPolicy']));
+  });
+
+  it('connects to Temporal Cloud with the API key from a Secret, and with mTLS from a kubernetes.io/tls Secret', () => {
+    const cloud = podOf(objectsOf(template('temporal-cloud')).find((object) => object.kind === 'Deployment')!)!.containers[0]!;
+    expect(cloud.env).toEqual(expect.arrayContaining([{ name: 'TEMPORAL_TLS', value: 'true' }, { name: 'TEMPORAL_API_KEY', valueFrom: { secretKeyRef: { name: 'temporal-cloud', key: 'TEMPORAL_API_KEY' } } }]));
+    const mtls = podOf(objectsOf(template('minimal', '--set', 'temporal.tls.enabled=true', '--set', 'temporal.tls.existingSecret=temporal-client', '--set', 'temporal.tls.serverCA=true')).find((object) => object.kind === 'Deployment')!)!;
+    expect(mtls.containers[0]!.env).toEqual(expect.arrayContaining([{ name: 'TEMPORAL_TLS_CLIENT_CERT_PATH', value: '/etc/temporal-tls/tls.crt' }, { name: 'TEMPORAL_TLS_SERVER_CA_CERT_PATH', value: '/etc/temporal-tls/ca.crt' }]));
+  });
+
+  it('takes secrets only from an existing Secret, and runs every pod as non-root on a read-only root filesystem', () => {
+    const refused = spawnSync(HELM, ['template', 'webhooks', CHART, '--set', 'image.repository=x'], { encoding: 'utf8' });
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toContain('existingSecret is required');
+    for (const values of VALUES) {
+      for (const pod of objectsOf(template(values)).map(podOf).filter((pod): pod is PodSpec => pod !== undefined)) {
+        expect(pod.securityContext).toMatchObject({ runAsNonRoot: true });
+        for (const container of pod.containers) {
+          expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
+          expect(container.envFrom).toEqual([{ secretRef: { name: 'durable-webhooks' } }]);
+          // A value written in the manifest is never a secret: those come from the Secret.
+          for (const variable of container.env ?? []) if (variable.value !== undefined) expect(variable.name).not.toMatch(/SECRET|TOKEN|KEY|PASSWORD|DATABASE_URL/);
+        }
+      }
+    }
+  });
+
+  it('sets only environment variables the processes read, and the ones each needs to run here', () => {
+    const read = variablesTheCodeReads();
+    const isRead = (name: string) => read.has(name) || [...read].some((pattern) => pattern.endsWith('*') && name.startsWith(pattern.slice(0, -2)));
+    for (const values of VALUES) {
+      for (const object of objectsOf(template(values, '--set', 'temporal.tls.enabled=true', '--set', 'temporal.tls.existingSecret=tls', '--set', 'temporal.tls.serverName=temporal'))) {
+        for (const container of podOf(object)?.containers ?? []) {
+          const names = (container.env ?? []).map((variable) => variable.name);
+          expect({ container: container.name, unread: names.filter((name) => !isRead(name)) }).toEqual({ container: container.name, unread: [] });
+          expect(names).toEqual(expect.arrayContaining(['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TEMPORAL_TASK_QUEUE', 'DATA_DIR']));
+          if (container.name === 'receiver') expect(names).toEqual(expect.arrayContaining(['PORT', 'RECEIVER_METRICS_ADDRESS']));
+          if (container.name === 'worker') expect(names).toContain('WORKER_METRICS_ADDRESS');
+        }
+      }
+    }
+  });
+});
