@@ -62,7 +62,7 @@ async function main(): Promise<void> {
     PORT: new URL(receiver.url).port,
   });
   process.stdout.write(
-    banner({ config, receiverUrl: receiver.url, temporalAddress: address, namespace: settings.namespace, devServer, downstream: [...services.describe(), payloadsLine(Boolean(settings.dataConverter), Boolean(config.codecToken || config.adminTokens.length > 0), receiver.url)] }),
+    banner({ config, receiverUrl: receiver.url, temporalAddress: address, namespace: settings.namespace, devServer, downstream: [...services.describe(), payloadsLine(Boolean(settings.dataConverter), config.codecToken ? 'CODEC_TOKEN' : config.adminTokens.length > 0 ? 'ADMIN_TOKEN' : undefined, receiver.url)] }),
   );
 
   // The SDK's runtime turns SIGINT/SIGTERM into a graceful worker shutdown, which ends it.
@@ -80,9 +80,9 @@ async function main(): Promise<void> {
 }
 
 /** What Temporal holds of each event, and how operators read it. */
-function payloadsLine(encrypted: boolean, codecServed: boolean, receiverUrl: string): string {
+function payloadsLine(encrypted: boolean, codecToken: 'CODEC_TOKEN' | 'ADMIN_TOKEN' | undefined, receiverUrl: string): string {
   if (!encrypted) return 'Payloads     plaintext in Temporal (set PAYLOAD_ENCRYPTION_KEYS to encrypt them)';
-  return `Payloads     encrypted in Temporal; ${codecServed ? `codec endpoint ${receiverUrl}/codec (Bearer $CODEC_TOKEN)` : 'set CODEC_TOKEN to serve the codec endpoint'}`;
+  return `Payloads     encrypted in Temporal; ${codecToken ? `codec endpoint ${receiverUrl}/codec (Bearer $${codecToken})` : 'set CODEC_TOKEN to serve the codec endpoint'}`;
 }
 
 main().catch((error: Error) => {
