@@ -13,8 +13,9 @@ import {
   statusQuery,
   subscriptionStateQuery,
   subscriptionWorkflowId,
+  backfillWorkflowId,
 } from '../../contracts';
-import { reconcile } from '../../workflows';
+import { backfill, reconcile } from '../../workflows';
 import { startLocalPostgres } from '../../src/cluster/postgres';
 import { DECLINED_PAYMENT_METHOD, type StripeEvent } from '../../src/dev/stripe-stand-in';
 import { startDevServer } from '../../src/dev/dev-server';
@@ -117,8 +118,21 @@ async function main(): Promise<void> {
   await stack.client.workflow.getHandle(missed.id).result();
   recorded.reconcile = reconciliation.workflowId;
 
+  const requested = JSON.parse(checkoutCompleted().body) as StripeEvent;
+  stack.stripe.addEvents(requested);
+  const backfilled = await stack.client.workflow.start(backfill, {
+    workflowId: backfillWorkflowId('stripe'),
+    taskQueue: stack.taskQueue,
+    args: [{ provider: 'stripe', since: new Date(Date.now() - 3_600_000).toISOString(), types: ['checkout.session.completed'], mode: 'start' }],
+  });
+  await backfilled.result();
+  await stack.client.workflow.getHandle(requested.id).result();
+  recorded.backfill = backfilled.workflowId;
+
   mkdirSync(HISTORIES_DIR, { recursive: true });
-  for (const [name, workflowId] of Object.entries(recorded)) {
+  // `npm run record-histories -- backfill` writes only the histories named, leaving the others as recorded before.
+  const only = process.argv.slice(2);
+  for (const [name, workflowId] of Object.entries(recorded).filter(([name]) => only.length === 0 || only.includes(name))) {
     const json = execFileSync(temporalCliPath(), ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', server.address], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
     writeFileSync(path.join(HISTORIES_DIR, `${name}.json`), json);
     console.log(`recorded ${name} (${(JSON.parse(json) as { events: unknown[] }).events.length} events)`);
