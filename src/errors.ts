@@ -392,3 +392,17 @@ export class ResourceNotFoundError extends ProblemError {
     return `${this.kind}-not-found`;
   }
 }
+
+/**
+ * An error's message and its causes' after it (`Failed to describe workflow: 14 UNAVAILABLE: … handshake
+ * failed`), each once, on one line: the reason a process stops, where the first message alone
+ * would hide it (a refused TLS certificate, an unreachable server).
+ */
+export function messageWithCauses(error: unknown): string {
+  const messages: string[] = [];
+  for (let current = error, depth = 0; current !== undefined && current !== null && depth < 5; current = (current as { cause?: unknown }).cause, depth++) {
+    const message = (current instanceof Error ? current.message : String(current)).replace(/\s+/g, ' ').trim();
+    if (message && !messages.some((seen) => seen.includes(message))) messages.push(message);
+  }
+  return messages.join(': ');
+}

@@ -1,7 +1,8 @@
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
+import { Connection, type ConnectionOptions } from '@temporalio/client';
 import { hasPostgresBinaries, startLocalPostgres, type LocalPostgres } from './cluster/postgres';
-import { DEFAULT_TEMPORAL_DB_URL, HISTORY_SHARDS, PostgresUnreachableError, startCluster, TEMPORAL_SERVER_VERSION, type RunningCluster } from './cluster/server';
+import { DEFAULT_TEMPORAL_DB_URL, HISTORY_SHARDS, PostgresUnreachableError, startCluster, TEMPORAL_SERVER_VERSION, type ClusterTls, type RunningCluster } from './cluster/server';
+import { ConfigError } from './errors';
 import { loadCommonConfig } from './config';
 import { createLogger } from './logger';
 import { temporalSettings } from './temporal/connection';
@@ -20,18 +21,19 @@ async function main(): Promise<void> {
   const address = settings.connectionOptions.address!;
   const dir = path.join(loadCommonConfig().dataDir, 'cluster');
   let dbUrl = process.env.TEMPORAL_DB_URL || DEFAULT_TEMPORAL_DB_URL;
+  const tls = clusterTls(process.env, settings.connectionOptions.tls);
 
   let postgres: LocalPostgres | undefined;
   let cluster: RunningCluster;
   try {
-    cluster = await startCluster({ address, dbUrl, dir: path.join(dir, 'temporal') });
+    cluster = await startCluster({ address, dbUrl, dir: path.join(dir, 'temporal'), tls });
   } catch (error) {
     if (!(error instanceof PostgresUnreachableError) || process.env.TEMPORAL_DB_URL || !hasPostgresBinaries()) throw error;
     const port = Number(new URL(DEFAULT_TEMPORAL_DB_URL).port);
     logger.info({ dir: path.join(dir, 'postgres'), port }, 'no PostgreSQL answers; starting one of our own');
     postgres = startLocalPostgres({ port, user: 'temporal', dir: path.join(dir, 'postgres') });
     dbUrl = postgres.url;
-    cluster = await startCluster({ address, dbUrl, dir: path.join(dir, 'temporal') });
+    cluster = await startCluster({ address, dbUrl, dir: path.join(dir, 'temporal'), tls });
   }
 
   const stop = async () => {
@@ -70,6 +72,24 @@ async function main(): Promise<void> {
   if (stopping) return;
   postgres?.stop();
   throw new Error(`the Temporal server exited with code ${code}; see ${cluster.logFile}`);
+}
+
+/**
+ * TEMPORAL_CLUSTER_TLS_CERT_PATH, _KEY_PATH and _CLIENT_CA_PATH turn on mTLS on the frontend: its
+ * certificate, and the CA its clients' certificates must come from. The server's own system worker
+ * presents this process's client certificate (TEMPORAL_TLS_CLIENT_CERT_PATH, … as every process reads them).
+ */
+function clusterTls(env: NodeJS.ProcessEnv, client: ConnectionOptions['tls']): ClusterTls | undefined {
+  const certFile = env.TEMPORAL_CLUSTER_TLS_CERT_PATH;
+  if (!certFile) return undefined;
+  const keyFile = env.TEMPORAL_CLUSTER_TLS_KEY_PATH;
+  const clientCaFile = env.TEMPORAL_CLUSTER_TLS_CLIENT_CA_PATH;
+  if (!keyFile || !clientCaFile) throw new ConfigError('TEMPORAL_CLUSTER_TLS_CERT_PATH needs TEMPORAL_CLUSTER_TLS_KEY_PATH and TEMPORAL_CLUSTER_TLS_CLIENT_CA_PATH too.');
+  const pair = typeof client === 'object' && client ? client : undefined;
+  if (!pair?.clientCertPair || !pair.serverRootCACertificate) {
+    throw new ConfigError("A frontend with mTLS needs this process's client certificate too, for the server's system worker: set TEMPORAL_TLS_CLIENT_CERT_PATH, TEMPORAL_TLS_CLIENT_KEY_PATH and TEMPORAL_TLS_SERVER_CA_CERT_PATH.");
+  }
+  return { certFile, keyFile, clientCaFile, client: { crt: Buffer.from(pair.clientCertPair.crt), key: Buffer.from(pair.clientCertPair.key), serverCa: Buffer.from(pair.serverRootCACertificate) } };
 }
 
 main().catch((error: Error) => {

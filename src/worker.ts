@@ -1,5 +1,6 @@
 import { loadWorkerConfig } from './config';
 import { listenForMetrics } from './http/metrics';
+import { messageWithCauses } from './errors';
 import { createLogger } from './logger';
 import { portIsFree } from './temporal/runtime';
 import { StartSweeper } from './inbox/sweeper';
@@ -46,6 +47,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: Error) => {
-  createLogger('worker').error(`stopped: ${error.message}`);
+  createLogger('worker').error(`stopped: ${messageWithCauses(error)}`);
   process.exit(1);
 });

@@ -6,6 +6,7 @@ import { loadCommonConfig, loadReceiverConfig } from '../config';
 import { openDatabase } from '../db/database';
 import { migrate } from '../db/migrations';
 import { takeHandoff } from '../dev/handoff';
+import { messageWithCauses } from '../errors';
 import { createLogger } from '../logger';
 import { temporalSettings } from '../temporal/connection';
 import { MIN_RETENTION_SECONDS, prepareNamespace } from '../temporal/namespace';
@@ -99,6 +100,6 @@ program.hook('preAction', () => void Object.assign(process.env, takeHandoff(load
 
 program.parseAsync().catch((error: Error) => {
   // The reason, on stderr as every process logs: a JSON line, or a readable one on a terminal.
-  createLogger('cli', { to: 'stderr', pretty: process.stderr.isTTY }).error(error.message);
+  createLogger('cli', { to: 'stderr', pretty: process.stderr.isTTY }).error(messageWithCauses(error));
   process.exit(1);
 });

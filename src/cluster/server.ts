@@ -31,6 +31,20 @@ export interface ClusterOptions {
   output?: 'inherit' | 'log-file-only';
   /** @default 60_000 */
   startTimeoutMs?: number;
+  /**
+   * mTLS on the frontend: its certificate and key, the CA whose client certificates it accepts (it
+   * requires one), and the client certificate the server's own system worker presents.
+   */
+  tls?: ClusterTls;
+}
+
+export interface ClusterTls {
+  certFile: string;
+  keyFile: string;
+  /** The CA whose client certificates the frontend accepts. */
+  clientCaFile: string;
+  /** A client's certificate and key, and the CA that signed the frontend's: the server's own system worker presents them. */
+  client: { crt: Buffer; key: Buffer; serverCa: Buffer };
 }
 
 export interface RunningCluster {
@@ -50,6 +64,11 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   await ensureSchemas(options.dbUrl);
   mkdirSync(options.dir, { recursive: true });
   const configFile = path.join(options.dir, 'config.yaml');
+  if (options.tls) {
+    writeFileSync(path.join(options.dir, 'system-worker.crt'), options.tls.client.crt);
+    writeFileSync(path.join(options.dir, 'system-worker.key'), options.tls.client.key, { mode: 0o600 });
+    writeFileSync(path.join(options.dir, 'server-ca.crt'), options.tls.client.serverCa);
+  }
   writeFileSync(configFile, stringify(serverConfig(options)));
   writeFileSync(path.join(options.dir, 'dynamicconfig.yaml'), stringify(DYNAMIC_CONFIG));
 
@@ -63,7 +82,8 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const stop = () => stopChild(child, exited);
   try {
-    await waitUntilServing(`The Temporal server (log: ${logFile})`, options.address, exited, options.startTimeoutMs ?? 60_000);
+    const tls = options.tls && { clientCertPair: { crt: options.tls.client.crt, key: options.tls.client.key }, serverRootCACertificate: options.tls.client.serverCa };
+    await waitUntilServing(`The Temporal server (log: ${logFile})`, options.address, exited, options.startTimeoutMs ?? 60_000, tls);
   } catch (error) {
     await stop();
     throw error;
@@ -92,7 +112,7 @@ export function servicePorts(frontendPort: number) {
 /** The largest port Temporal's SQL schema can store for cluster membership (a smallint). */
 export const MAX_MEMBERSHIP_PORT = 32767;
 
-function serverConfig({ address, dbUrl }: ClusterOptions) {
+function serverConfig({ address, dbUrl, dir, tls }: ClusterOptions) {
   const { host, port } = splitAddress(address);
   const ports = servicePorts(port);
   const url = new URL(dbUrl);
@@ -110,6 +130,7 @@ function serverConfig({ address, dbUrl }: ClusterOptions) {
     },
   });
   const bind = isLoopback(address) ? { bindOnLocalHost: true } : { bindOnIP: host };
+  const broadcastHost = isLoopback(address) ? '127.0.0.1' : host;
   const service = (name: keyof typeof ports.grpc) => ({
     rpc: { grpcPort: ports.grpc[name], membershipPort: ports.membership[name], ...bind, ...(name === 'frontend' && { httpPort: ports.http }) },
   });
@@ -121,7 +142,19 @@ function serverConfig({ address, dbUrl }: ClusterOptions) {
       numHistoryShards: HISTORY_SHARDS,
       datastores: { 'postgres-default': sql('temporal', 20), 'postgres-visibility': sql('temporal_visibility', 10) },
     },
-    global: { membership: { maxJoinDuration: '30s', broadcastAddress: isLoopback(address) ? '127.0.0.1' : host } },
+    global: {
+      membership: { maxJoinDuration: '30s', broadcastAddress: broadcastHost },
+      ...(tls && {
+        tls: {
+          // The server's own clients of its frontend (itself, and the system worker) check its certificate for the address's host.
+          frontend: {
+            server: { certFile: tls.certFile, keyFile: tls.keyFile, clientCaFiles: [tls.clientCaFile], requireClientAuth: true },
+            client: { serverName: broadcastHost, rootCaFiles: [path.join(dir, 'server-ca.crt')] },
+          },
+          systemWorker: { certFile: path.join(dir, 'system-worker.crt'), keyFile: path.join(dir, 'system-worker.key'), client: { serverName: broadcastHost, rootCaFiles: [path.join(dir, 'server-ca.crt')] } },
+        },
+      }),
+    },
     services: { frontend: service('frontend'), history: service('history'), matching: service('matching'), worker: service('worker') },
     clusterMetadata: {
       enableGlobalNamespace: false,

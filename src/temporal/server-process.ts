@@ -1,11 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
-import { Connection } from '@temporalio/client';
+import { Connection, type TLSConfig } from '@temporalio/client';
 
-/** True when a Temporal frontend answers at the address within a second. */
-export async function isServing(address: string): Promise<boolean> {
+/** True when a Temporal frontend answers at the address within a second (over TLS with `tls`). */
+export async function isServing(address: string, tls?: TLSConfig): Promise<boolean> {
   try {
-    const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+    const connection = await Connection.connect({ address, connectTimeout: 1_000, ...(tls && { tls }) });
     try {
       await connection.withDeadline(Date.now() + 1_000, () => connection.workflowService.getSystemInfo({}));
       return true;
@@ -18,13 +18,13 @@ export async function isServing(address: string): Promise<boolean> {
 }
 
 /** Resolves once a server process we started answers at `address`; rejects if it exits first or the time runs out. */
-export async function waitUntilServing(what: string, address: string, exited: Promise<number | null>, timeoutMs: number): Promise<void> {
+export async function waitUntilServing(what: string, address: string, exited: Promise<number | null>, timeoutMs: number, tls?: TLSConfig): Promise<void> {
   let exitCode: number | null | undefined;
   void exited.then((code) => (exitCode = code));
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (exitCode !== undefined) throw new Error(`${what} exited with code ${exitCode} before it was ready (is ${address} in use?).`);
-    if (await isServing(address)) return;
+    if (await isServing(address, tls)) return;
     await delay(250);
   }
   throw new Error(`${what} did not answer at ${address} within ${timeoutMs / 1000} s.`);

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { startLocalPostgres, type LocalPostgres } from '../../src/cluster/postgres';
 import { MAX_MEMBERSHIP_PORT, servicePorts } from '../../src/cluster/server';
 import { startStripeStandIn, type StripeStandIn } from '../../src/dev/stripe-stand-in';
+import { temporalSettings } from '../../src/temporal/connection';
 import { freePort, freePortIn } from './ports';
 import { ROOT, spawnNpmScript, spawnTs, type Spawned } from './processes';
 import { startResendStandIn, type ResendStandIn } from './resend-stand-in';
@@ -47,7 +48,11 @@ export interface Topology {
 export const ADMIN_TOKEN = 'admin-production-test-token-0123456789abcdef0123456789';
 export const API_TOKEN = 'tok_production_test';
 
-export async function startTopology(extraEnv: NodeJS.ProcessEnv = {}): Promise<Topology> {
+/**
+ * `extraEnv` goes to every process, the cluster included (Temporal's client TLS variables); `clusterEnv`
+ * to `npm run cluster` alone (its frontend's own TLS).
+ */
+export async function startTopology(extraEnv: NodeJS.ProcessEnv = {}, { clusterEnv: clusterOnly = {} }: { clusterEnv?: NodeJS.ProcessEnv } = {}): Promise<Topology> {
   const dir = mkdtempSync(path.join(tmpdir(), 'dw-production-'));
   const postgres = startLocalPostgres({ port: await freePort(), user: 'webhooks' });
   const admin = new pg.Client({ connectionString: postgres.url });
@@ -59,7 +64,7 @@ export async function startTopology(extraEnv: NodeJS.ProcessEnv = {}): Promise<T
   // Below the ephemeral range, where Temporal's membership ports (300 lower) fit its schema.
   const port = await freePortIn(20_000, MAX_MEMBERSHIP_PORT, ...otherClusterPorts());
   const temporalAddress = `127.0.0.1:${port}`;
-  const clusterEnv = { TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_DB_URL: postgres.url, DATA_DIR: dir, NODE_ENV: undefined };
+  const clusterEnv = { ...extraEnv, TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_DB_URL: postgres.url, DATA_DIR: dir, NODE_ENV: undefined, ...clusterOnly };
   let cluster: Spawned | undefined;
   // Every process that ran, for the logs close() keeps in test-results/production/.
   const ran: Array<{ name: string; process: Spawned }> = [];
@@ -119,7 +124,8 @@ export async function startTopology(extraEnv: NodeJS.ProcessEnv = {}): Promise<T
   };
   const receivers = await Promise.all([startReceiver(), startReceiver()]);
 
-  const client = new Client({ connection: Connection.lazy({ address: temporalAddress }), namespace: 'default' });
+  // The processes' own connection settings (TLS too, when the test gives it).
+  const client = new Client({ connection: Connection.lazy(temporalSettings(env).connectionOptions), namespace: 'default' });
   const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   db.on('error', () => {});
 
