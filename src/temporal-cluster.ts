@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Connection, type ConnectionOptions } from '@temporalio/client';
 import { hasPostgresBinaries, startLocalPostgres, type LocalPostgres } from './cluster/postgres';
-import { DEFAULT_TEMPORAL_DB_URL, HISTORY_SHARDS, PostgresUnreachableError, startCluster, TEMPORAL_SERVER_VERSION, type ClusterTls, type RunningCluster } from './cluster/server';
+import { DEFAULT_TEMPORAL_DB_URL, HISTORY_SHARDS, MIN_NODE_UPTIME_MS, PostgresUnreachableError, startCluster, TEMPORAL_SERVER_VERSION, type ClusterNode, type ClusterTls, type RunningCluster } from './cluster/server';
 import { ConfigError } from './errors';
 import { loadCommonConfig } from './config';
 import { createLogger } from './logger';
@@ -13,7 +13,8 @@ import { prepareNamespace } from './temporal/namespace';
  * history shards) in the foreground, with the namespace prepared as `durable-webhooks setup` does.
  * Without TEMPORAL_DB_URL and with no PostgreSQL answering on 127.0.0.1:5432, it starts one of its
  * own under DATA_DIR/cluster/postgres when the server binaries are installed (Debian's package).
- * Ctrl-C stops all of it.
+ * `npm run cluster -- --nodes 3` runs three server processes on those databases, one ring; clients
+ * use node 0's frontend (TEMPORAL_ADDRESS). A node that dies is started again. Ctrl-C stops all of it.
  */
 async function main(): Promise<void> {
   const logger = createLogger('cluster');
@@ -22,18 +23,21 @@ async function main(): Promise<void> {
   const dir = path.join(loadCommonConfig().dataDir, 'cluster');
   let dbUrl = process.env.TEMPORAL_DB_URL || DEFAULT_TEMPORAL_DB_URL;
   const tls = clusterTls(process.env, settings.connectionOptions.tls);
+  const nodes = nodeCount(process.argv.slice(2));
+  const onNodeExit = (node: ClusterNode, code: number | null) =>
+    logger.warn({ node: node.index, address: node.address, code, log: node.logFile }, `Temporal node ${node.index} exited; starting it again`);
 
   let postgres: LocalPostgres | undefined;
   let cluster: RunningCluster;
   try {
-    cluster = await startCluster({ address, dbUrl, dir: path.join(dir, 'temporal'), tls });
+    cluster = await startCluster({ address, dbUrl, dir: path.join(dir, 'temporal'), tls, nodes, onNodeExit });
   } catch (error) {
     if (!(error instanceof PostgresUnreachableError) || process.env.TEMPORAL_DB_URL || !hasPostgresBinaries()) throw error;
     const port = Number(new URL(DEFAULT_TEMPORAL_DB_URL).port);
     logger.info({ dir: path.join(dir, 'postgres'), port }, 'no PostgreSQL answers; starting one of our own');
     postgres = startLocalPostgres({ port, user: 'temporal', dir: path.join(dir, 'postgres') });
     dbUrl = postgres.url;
-    cluster = await startCluster({ address, dbUrl, dir: path.join(dir, 'temporal'), tls });
+    cluster = await startCluster({ address, dbUrl, dir: path.join(dir, 'temporal'), tls, nodes, onNodeExit });
   }
 
   const stop = async () => {
@@ -55,6 +59,7 @@ async function main(): Promise<void> {
       namespace: settings.namespace,
       postgres: `${database.hostname}:${database.port || 5432}`,
       historyShards: HISTORY_SHARDS,
+      nodes: cluster.nodes.map(({ index, address: frontend, pid }) => ({ index, frontend, pid })),
       log: cluster.logFile,
     },
     `Temporal ${TEMPORAL_SERVER_VERSION} cluster ready`,
@@ -71,7 +76,16 @@ async function main(): Promise<void> {
   // Ctrl-C reaches the server too (one process group); the handler above finishes the shutdown.
   if (stopping) return;
   postgres?.stop();
-  throw new Error(`the Temporal server exited with code ${code}; see ${cluster.logFile}`);
+  throw new Error(`a Temporal node exited (code ${code}) again within ${MIN_NODE_UPTIME_MS / 1000} s of being restarted; see its log under ${path.dirname(cluster.logFile)}`);
+}
+
+/** `--nodes <n>`: server processes on the same databases, one ring (1 to 5). */
+function nodeCount(args: string[]): number {
+  const at = args.indexOf('--nodes');
+  if (at === -1) return 1;
+  const count = Number(args[at + 1]);
+  if (!Number.isInteger(count) || count < 1 || count > 5) throw new ConfigError(`--nodes takes a number of server processes from 1 to 5, not "${args[at + 1] ?? ''}".`);
+  return count;
 }
 
 /**

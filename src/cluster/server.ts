@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -36,7 +36,26 @@ export interface ClusterOptions {
    * requires one), and the client certificate the server's own system worker presents.
    */
   tls?: ClusterTls;
+  /**
+   * Server processes on the same databases, forming one ring: node 0 has `address` (the clients'
+   * frontend), node i takes the ports `NODE_PORT_STEP` × i above it. @default 1
+   */
+  nodes?: number;
+  /** Called when a node that was not being stopped exits; it is started again (`restartNode`). */
+  onNodeExit?: (node: ClusterNode, code: number | null) => void;
 }
+
+/** One server process of the cluster. */
+export interface ClusterNode {
+  index: number;
+  /** Its frontend's `host:port`. */
+  address: string;
+  pid: number | undefined;
+  logFile: string;
+}
+
+/** How far apart the nodes' ports are: each node's services sit within 10 ports of its frontend. */
+export const NODE_PORT_STEP = 20;
 
 export interface ClusterTls {
   certFile: string;
@@ -49,46 +68,90 @@ export interface ClusterTls {
 
 export interface RunningCluster {
   address: string;
+  /** Node 0's log. */
   logFile: string;
-  /** Stops the server and waits for it to exit. */
+  nodes: ClusterNode[];
+  /** Stops every node and waits for them to exit. */
   stop(): Promise<void>;
-  /** Resolves with the exit code when the server exits by itself or is stopped. */
+  /**
+   * Resolves with the exit code when the cluster gives up: a node exited again within
+   * `MIN_NODE_UPTIME_MS` of being restarted. A node that exits later is restarted.
+   */
   exited: Promise<number | null>;
 }
 
+/** A node restarted sooner than this after its last start is failing, not crashed once: the cluster stops. */
+export const MIN_NODE_UPTIME_MS = 10_000;
+
 /**
  * The pinned Temporal server with PostgreSQL persistence and SQL visibility: creates or upgrades the
- * schemas, writes its config, starts it, and resolves once the frontend answers.
+ * schemas, writes each node's config, starts the nodes, and resolves once every frontend answers.
+ * A node that exits on its own (killed, crashed) is started again on the same ports, as a process
+ * manager would, and rejoins the ring.
  */
 export async function startCluster(options: ClusterOptions): Promise<RunningCluster> {
   await ensureSchemas(options.dbUrl);
   mkdirSync(options.dir, { recursive: true });
-  const configFile = path.join(options.dir, 'config.yaml');
   if (options.tls) {
     writeFileSync(path.join(options.dir, 'system-worker.crt'), options.tls.client.crt);
     writeFileSync(path.join(options.dir, 'system-worker.key'), options.tls.client.key, { mode: 0o600 });
     writeFileSync(path.join(options.dir, 'server-ca.crt'), options.tls.client.serverCa);
   }
-  writeFileSync(configFile, stringify(serverConfig(options)));
   writeFileSync(path.join(options.dir, 'dynamicconfig.yaml'), stringify(DYNAMIC_CONFIG));
+  const { host, port } = splitAddress(options.address);
+  const count = options.nodes ?? 1;
+  const tls = options.tls && { clientCertPair: { crt: options.tls.client.crt, key: options.tls.client.key }, serverRootCACertificate: options.tls.client.serverCa };
 
-  const logFile = path.join(options.dir, 'temporal.log');
-  const log = createWriteStream(logFile, { flags: 'a' });
-  const child = spawn(temporalServerPath(), ['--config-file', configFile, '--allow-no-auth', 'start'], { cwd: options.dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  for (const stream of [child.stdout!, child.stderr!]) {
-    stream.pipe(log, { end: false });
-    if (options.output === 'inherit') stream.pipe(process.stderr, { end: false });
-  }
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const stop = () => stopChild(child, exited);
+  let stopping = false;
+  let gaveUp: (code: number | null) => void = () => undefined;
+  const exited = new Promise<number | null>((resolve) => (gaveUp = resolve));
+  const running = new Map<number, { child: ChildProcess; exited: Promise<number | null>; startedAt: number }>();
+  const nodes: ClusterNode[] = Array.from({ length: count }, (_, index) => ({
+    index,
+    address: `${host}:${port + index * NODE_PORT_STEP}`,
+    pid: undefined,
+    logFile: path.join(options.dir, index === 0 ? 'temporal.log' : `temporal-${index}.log`),
+  }));
+
+  const startNode = (node: ClusterNode, restarted = false) => {
+    const configFile = path.join(options.dir, node.index === 0 ? 'config.yaml' : `config-${node.index}.yaml`);
+    writeFileSync(configFile, stringify(serverConfig({ ...options, address: node.address }, options.address)));
+    const log = createWriteStream(node.logFile, { flags: 'a' });
+    const child = spawn(temporalServerPath(), ['--config-file', configFile, '--allow-no-auth', 'start'], { cwd: options.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    for (const stream of [child.stdout!, child.stderr!]) {
+      stream.pipe(log, { end: false });
+      if (options.output === 'inherit') stream.pipe(process.stderr, { end: false });
+    }
+    const childExited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const startedAt = Date.now();
+    running.set(node.index, { child, exited: childExited, startedAt });
+    node.pid = child.pid;
+    void childExited.then((code) => {
+      if (stopping) return;
+      options.onNodeExit?.(node, code);
+      // A node that dies again right after being restarted is failing, not crashed once.
+      if (restarted && Date.now() - startedAt < MIN_NODE_UPTIME_MS) gaveUp(code);
+      else startNode(node, true);
+    });
+    return childExited;
+  };
+  const stop = async () => {
+    stopping = true;
+    await Promise.all([...running.values()].map(({ child, exited: childExited }) => stopChild(child, childExited)));
+    gaveUp(null);
+  };
+
   try {
-    const tls = options.tls && { clientCertPair: { crt: options.tls.client.crt, key: options.tls.client.key }, serverRootCACertificate: options.tls.client.serverCa };
-    await waitUntilServing(`The Temporal server (log: ${logFile})`, options.address, exited, options.startTimeoutMs ?? 60_000, tls);
+    // Node 0 first: it is the clients' frontend, and the others join its ring.
+    for (const node of nodes) {
+      const nodeExited = startNode(node);
+      await waitUntilServing(`Temporal node ${node.index} (log: ${node.logFile})`, node.address, nodeExited, options.startTimeoutMs ?? 60_000, tls);
+    }
   } catch (error) {
     await stop();
     throw error;
   }
-  return { address: options.address, logFile, stop, exited };
+  return { address: options.address, logFile: nodes[0]!.logFile, nodes, stop, exited };
 }
 
 /**
@@ -112,7 +175,8 @@ export function servicePorts(frontendPort: number) {
 /** The largest port Temporal's SQL schema can store for cluster membership (a smallint). */
 export const MAX_MEMBERSHIP_PORT = 32767;
 
-function serverConfig({ address, dbUrl, dir, tls }: ClusterOptions) {
+/** One node's config: its own ports, the cluster's shared databases, and the clients' frontend (`clusterAddress`) as the cluster's RPC address. */
+function serverConfig({ address, dbUrl, dir, tls }: ClusterOptions, clusterAddress: string) {
   const { host, port } = splitAddress(address);
   const ports = servicePorts(port);
   const url = new URL(dbUrl);
@@ -161,7 +225,7 @@ function serverConfig({ address, dbUrl, dir, tls }: ClusterOptions) {
       failoverVersionIncrement: 10,
       masterClusterName: 'active',
       currentClusterName: 'active',
-      clusterInformation: { active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: `${isLoopback(address) ? '127.0.0.1' : host}:${port}` } },
+      clusterInformation: { active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: `${broadcastHost}:${splitAddress(clusterAddress).port}` } },
     },
     dcRedirectionPolicy: { policy: 'noop' },
     dynamicConfigClient: { filepath: 'dynamicconfig.yaml', pollInterval: '10s' },

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import { startLocalPostgres, type LocalPostgres } from '../../src/cluster/postgres';
-import { MAX_MEMBERSHIP_PORT, servicePorts } from '../../src/cluster/server';
+import { MAX_MEMBERSHIP_PORT, NODE_PORT_STEP, servicePorts } from '../../src/cluster/server';
 import { startStripeStandIn, type StripeStandIn } from '../../src/dev/stripe-stand-in';
 import { temporalSettings } from '../../src/temporal/connection';
 import { freePort, freePortIn } from './ports';
@@ -36,6 +36,10 @@ export interface Topology {
   stopTemporal(): Promise<void>;
   /** Starts `npm run cluster` again on the same databases. */
   startTemporal(): Promise<void>;
+  /** The cluster's nodes as it started them: index, frontend address, process ID. */
+  nodes(): Array<{ index: number; frontend: string; pid: number }>;
+  /** What `npm run cluster` has written so far. */
+  clusterOutput(): string;
   /** SIGKILLs the worker at this index. */
   killWorker(index: number): Promise<void>;
   /** Starts a worker in that slot again. */
@@ -52,7 +56,7 @@ export const API_TOKEN = 'tok_production_test';
  * `extraEnv` goes to every process, the cluster included (Temporal's client TLS variables); `clusterEnv`
  * to `npm run cluster` alone (its frontend's own TLS).
  */
-export async function startTopology(extraEnv: NodeJS.ProcessEnv = {}, { clusterEnv: clusterOnly = {} }: { clusterEnv?: NodeJS.ProcessEnv } = {}): Promise<Topology> {
+export async function startTopology(extraEnv: NodeJS.ProcessEnv = {}, { clusterEnv: clusterOnly = {}, nodes = 1 }: { clusterEnv?: NodeJS.ProcessEnv; nodes?: number } = {}): Promise<Topology> {
   const dir = mkdtempSync(path.join(tmpdir(), 'dw-production-'));
   const postgres = startLocalPostgres({ port: await freePort(), user: 'webhooks' });
   const admin = new pg.Client({ connectionString: postgres.url });
@@ -62,16 +66,19 @@ export async function startTopology(extraEnv: NodeJS.ProcessEnv = {}, { clusterE
   const databaseUrl = postgres.url.replace(/\/postgres$/, '/webhooks');
 
   // Below the ephemeral range, where Temporal's membership ports (300 lower) fit its schema.
-  const port = await freePortIn(20_000, MAX_MEMBERSHIP_PORT, ...otherClusterPorts());
+  const port = await freePortIn(20_000, MAX_MEMBERSHIP_PORT - NODE_PORT_STEP * nodes, ...otherClusterPorts(nodes));
   const temporalAddress = `127.0.0.1:${port}`;
   const clusterEnv = { ...extraEnv, TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_DB_URL: postgres.url, DATA_DIR: dir, NODE_ENV: undefined, ...clusterOnly };
   let cluster: Spawned | undefined;
   // Every process that ran, for the logs close() keeps in test-results/production/.
   const ran: Array<{ name: string; process: Spawned }> = [];
+  let clusterNodes: Array<{ index: number; frontend: string; pid: number }> = [];
   const startTemporal = async () => {
-    cluster = spawnTs('src/temporal-cluster.ts', [], clusterEnv);
+    cluster = spawnTs('src/temporal-cluster.ts', nodes > 1 ? ['--nodes', String(nodes)] : [], clusterEnv);
     ran.push({ name: 'cluster', process: cluster });
     await cluster.waitFor('cluster ready');
+    const ready = cluster.output().split('\n').find((line) => line.includes('cluster ready'))!;
+    clusterNodes = (JSON.parse(ready) as { nodes: typeof clusterNodes }).nodes;
   };
   const stopTemporal = async () => {
     cluster?.child.kill('SIGTERM');
@@ -141,6 +148,8 @@ export async function startTopology(extraEnv: NodeJS.ProcessEnv = {}, { clusterE
     temporalAddress,
     stopTemporal,
     startTemporal,
+    nodes: () => clusterNodes,
+    clusterOutput: () => cluster?.output() ?? '',
     async killWorker(index) {
       workers[index]!.child.kill('SIGKILL');
       await workers[index]!.exited;
@@ -165,8 +174,9 @@ export async function startTopology(extraEnv: NodeJS.ProcessEnv = {}, { clusterE
   };
 }
 
-/** The offsets from the frontend port of every other port the cluster binds. */
-export function otherClusterPorts(): number[] {
+/** The offsets from the frontend port of every other port the cluster binds, on each of its nodes. */
+export function otherClusterPorts(nodes = 1): number[] {
   const ports = servicePorts(7233);
-  return [...Object.values(ports.grpc), ...Object.values(ports.membership), ports.http].map((port) => port - 7233).filter((offset) => offset !== 0);
+  const offsets = [...Object.values(ports.grpc), ...Object.values(ports.membership), ports.http].map((port) => port - 7233);
+  return Array.from({ length: nodes }, (_, node) => offsets.map((offset) => offset + node * NODE_PORT_STEP)).flat().filter((offset) => offset !== 0);
 }

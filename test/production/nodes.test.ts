@@ -1,0 +1,108 @@
+import pg from 'pg';
+import { eventually } from '../support/eventually';
+import { orderCreated, type SignedDelivery } from '../support/events';
+import { post, resultOnceStarted } from '../support/stack';
+import { startTopology, type Topology } from '../support/topology';
+
+/**
+ * `npm run cluster -- --nodes 3`: three Temporal server processes on one PostgreSQL, one ring, the
+ * clients on node 0's frontend. A storm of orders with duplicates runs while node 2 is SIGKILLed:
+ * its shards move to the others, every acknowledged event completes once, and the node, started
+ * again by `npm run cluster`, rejoins the ring.
+ */
+let topology: Topology;
+let temporalDb: pg.Pool;
+beforeAll(async () => {
+  topology = await startTopology({ ACKNOWLEDGE: 'temporal' }, { nodes: 3 });
+  temporalDb = new pg.Pool({ connectionString: topology.postgres.url.replace(/\/postgres$/, '/temporal'), max: 1 });
+}, 240_000);
+afterAll(async () => {
+  await temporalDb?.end();
+  await topology?.close();
+}, 60_000);
+
+/** Hosts per service role (frontend, history, matching, worker) in Temporal's membership table, by membership port. */
+async function ring(): Promise<number[]> {
+  const { rows } = await temporalDb.query<{ hosts: string }>(
+    `SELECT count(DISTINCT rpc_port) AS hosts FROM cluster_membership WHERE last_heartbeat > now() - interval '1 minute' GROUP BY role ORDER BY role`,
+  );
+  return rows.map((row) => Number(row.hosts));
+}
+
+/** The roles in which a node (by its membership ports, 300 below its services' ports) started a session since `since`. */
+async function rejoined(frontend: string, since: Date): Promise<number> {
+  const port = Number(frontend.split(':')[1]);
+  const { rows } = await temporalDb.query<{ roles: string }>(
+    `SELECT count(DISTINCT role) AS roles FROM cluster_membership WHERE rpc_port BETWEEN $1 AND $2 AND session_start > $3`,
+    [port - 300, port - 300 + 10, since.toISOString().replace('Z', '')],
+  );
+  return Number(rows[0]!.roles);
+}
+
+/** Each history shard's range ID, which its new owner advances when it takes the shard. */
+async function shardRanges(): Promise<Map<number, number>> {
+  const { rows } = await temporalDb.query<{ shard_id: number; range_id: string }>('SELECT shard_id, range_id FROM shards');
+  return new Map(rows.map((row) => [row.shard_id, Number(row.range_id)]));
+}
+
+const statusOf = (delivery: SignedDelivery, url: string) =>
+  post(`${url}/webhooks/${delivery.path}`, delivery.headers, delivery.body).then(
+    (response) => response.status,
+    () => 599,
+  );
+
+it('keeps every acknowledged event exactly once while a node that is not the frontend is killed mid-storm, and the ring is whole again after', async () => {
+  await eventually('three nodes in every ring', async () => (await ring()).every((hosts) => hosts === 3), { timeoutMs: 60_000 });
+  expect(await ring()).toHaveLength(4);
+
+  const orders = Array.from({ length: 40 }, () => orderCreated());
+  const [first, second] = topology.receivers.map((receiver) => receiver.url) as [string, string];
+  const answers = new Map<string, number[]>();
+  let killedAt = 0;
+  let ranges = new Map<number, number>();
+  let moved: Promise<number> | undefined;
+  for (const [index, order] of orders.entries()) {
+    if (index === 10) {
+      ranges = await shardRanges();
+      process.kill(topology.nodes()[2]!.pid, 'SIGKILL');
+      killedAt = Date.now();
+      // How long until another node takes a shard the killed one held (its range ID advances).
+      moved = (async () => {
+        for (;;) {
+          const now = await shardRanges();
+          if ([...now].some(([shard, range]) => range > ranges.get(shard)!)) return (Date.now() - killedAt) / 1000;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      })();
+    }
+    // Two copies racing on both receivers: one start, one duplicate.
+    answers.set(order.id, await Promise.all([statusOf(order, first), statusOf(order, second)]));
+  }
+
+  // Every event a receiver acknowledged completes, charged once; refused ones (5xx) are retried as a provider would.
+  for (const order of orders) {
+    if (!answers.get(order.id)!.some((status) => status >= 200 && status < 300)) {
+      await eventually(`a retry of ${order.id} is acknowledged`, async () => (await statusOf(order, first)) < 300, { timeoutMs: 60_000 });
+    }
+  }
+  for (const order of orders) {
+    expect(await resultOnceStarted(topology.client, order.id, 120_000)).toMatchObject({ outcome: 'charged' });
+    expect({ id: order.id, charges: topology.stripe.charges().filter((intent) => intent.metadata.event_id === order.id).length }).toEqual({ id: order.id, charges: 1 });
+  }
+  const settledSeconds = (Date.now() - killedAt) / 1000;
+  const movedSeconds = await moved!;
+  const changed = [...(await shardRanges())].filter(([shard, range]) => range > ranges.get(shard)!).length;
+  const acknowledged = [...answers.values()].filter((statuses) => statuses.some((status) => status < 300)).length;
+  console.log(
+    `node 2 SIGKILLed after 10 of ${orders.length} orders: the first shard moved ${movedSeconds.toFixed(1)} s after the kill (${changed} of 8 shards changed owner by the end); ` +
+      `${acknowledged} orders acknowledged at first, all ${orders.length} charged once ${settledSeconds.toFixed(1)} s after the kill`,
+  );
+
+  // npm run cluster starts the node again, and it rejoins every ring with a new session.
+  await eventually('the cluster starts node 2 again', () => topology.clusterOutput().includes('Temporal node 2 exited; starting it again'), { timeoutMs: 30_000 });
+  await eventually('node 2 rejoins all four rings', async () => (await rejoined(topology.nodes()[2]!.frontend, new Date(killedAt))) === 4, { timeoutMs: 90_000 });
+  expect((await ring()).every((hosts) => hosts === 3)).toBe(true);
+  const after = orderCreated();
+  expect(await statusOf(after, first)).toBe(202);
+  expect(await resultOnceStarted(topology.client, after.id)).toMatchObject({ outcome: 'charged' });
+}, 300_000);
