@@ -18,7 +18,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -46,7 +46,7 @@ import { startWorker } from '../../src/temporal/worker';
 import { temporalSettings } from '../../src/temporal/connection';
 import { createTestDatabase } from '../support/database';
 import { freePort, freePortIn } from '../support/ports';
-import { spawnTs } from '../support/processes';
+import { spawnNpmScript, spawnTs } from '../support/processes';
 import { startResendStandIn } from '../support/resend-stand-in';
 import { otherClusterPorts } from '../support/topology';
 import { workflowBundle } from '../support/stack';
@@ -59,6 +59,8 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const SUSTAIN_SECONDS = Number(process.env.BENCH_SUSTAIN_SECONDS ?? 20);
 /** The sustained run's offered load, events per second. */
 const RATE = Number(process.env.BENCH_RATE ?? 10);
+/** Checkouts each worker-capacity run drains (with DATABASE_URL: the workers are processes of their own). */
+const CAPACITY_EVENTS = Number(process.env.BENCH_CAPACITY_EVENTS ?? 300);
 const SERVER = process.env.BENCH_TEMPORAL === 'cluster' ? 'cluster' : 'dev';
 const SECRET = 'whsec_bench';
 const TARGETS = { G1: { atLeast: 0.9 }, G4: { atMost: 1.3 }, G5: { atLeast: 1.0 }, G6: { atLeast: 0.95 }, G10: { atLeast: 0.5 } } as const;
@@ -198,6 +200,8 @@ async function main(): Promise<void> {
   const duplicates = new Side('receiver, duplicates');
   const seedSide = new Side('seed handler (Express + PostgreSQL)');
   const atCommit = new Side('receiver, ACKNOWLEDGE=database, new events');
+  /** CPU this process spent on the database-mode side: the receiver and the load it is sent. */
+  let atCommitCpuSeconds = 0;
   // The raw side starts exactly what the receiver would for the same delivery, prepared before the clock runs.
   const rawStarts = (count: number) =>
     Promise.all(
@@ -226,7 +230,10 @@ async function main(): Promise<void> {
           duplicates.add(await drive(events, (event) => postExpecting(`${starts.url}/webhooks/stripe`, event, 200)));
         },
         async () => {
+          const cpuBefore = process.cpuUsage();
           atCommit.add(await drive(Array.from({ length: EVENTS }, delivery), (event) => postExpecting(`${startsAtCommit.url}/webhooks/stripe`, event, 202)));
+          const used = process.cpuUsage(cpuBefore);
+          atCommitCpuSeconds += (used.user + used.system) / 1e6;
           await drained();
         },
         ...(seed ? [async () => seedSide.add(await drive(Array.from({ length: EVENTS }, delivery), (event) => postExpecting(`${seed.url}/webhooks/stripe`, event, 200)))] : []),
@@ -246,6 +253,9 @@ async function main(): Promise<void> {
     const sustained = await sustain(client, `${work.url}/webhooks/stripe`);
     const sustainedAtCommit = await sustain(client, `${workAtCommit.url}/webhooks/stripe`);
     await worker.shutdown();
+
+    // Worker capacity, with one and then two `npm run worker` processes (PostgreSQL only: they share it).
+    const capacity = database ? [await workerCapacity(client, 1, { ...workerEnv, DATABASE_URL: database.url }, receiverConfig, services.db), await workerCapacity(client, 2, { ...workerEnv, DATABASE_URL: database.url }, receiverConfig, services.db)] : [];
 
     const g1 = receiver.perSecond / raw.perSecond;
     const g4 = receiver.percentile(0.99) / raw.percentile(0.99);
@@ -276,6 +286,8 @@ async function main(): Promise<void> {
       endToEnd: { temporal: sustained.endToEnd, database: sustainedAtCommit.endToEnd },
       backlogDrain: drain,
       historyEventsPerFlow: sustained.historyEvents,
+      receiverPerCpuSecond: round(atCommit.summary().requests / Math.max(atCommitCpuSeconds, 1e-9)),
+      workerCapacity: capacity,
     };
 
     const stamp = result.at.replace(/[:.]/g, '-');
@@ -302,6 +314,10 @@ async function main(): Promise<void> {
     console.log(`| end to end, ACKNOWLEDGE=database (sustained) | ${RATE} offered | ${sustainedAtCommit.endToEnd.p50} | ${sustainedAtCommit.endToEnd.p90} | ${sustainedAtCommit.endToEnd.p99} |`);
     console.log(`| backlog of ${drain.events} drained by one sweeper | ${drain.perSecond} | | | |`);
     console.log(`\nhistory events per flow (fulfilCheckout): ${sustained.historyEvents}`);
+    console.log(`receiver with ACKNOWLEDGE=database and its load generator, one process: ${result.receiverPerCpuSecond} events per CPU-second`);
+    for (const run of capacity) {
+      console.log(`${run.workers} worker process(es): ${run.events} checkouts in ${run.seconds} s = ${run.perSecond} events/s, ${run.perCpuSecond} events per worker CPU-second; ${run.historyLength} history events, ${run.stateTransitions} state transitions each`);
+    }
     console.log(`written: bench-results/${stamp}.json and .svg`);
     process.exitCode = ratios.some((ratio) => ratio.met === false) ? 1 : 0;
   } finally {
@@ -389,3 +405,47 @@ main().catch((error: Error) => {
   process.exit(1);
 });
 
+/** User and system CPU seconds a process has used (Linux /proc; every thread of it). */
+function cpuSecondsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * CAPACITY_EVENTS checkouts received (bodies stored, workflows started) on a task queue no worker
+ * polls yet, then drained by `workers` `npm run worker` processes: events completed per second, per
+ * CPU-second the worker processes used meanwhile, and one checkout's history length and state
+ * transitions (what it costs Temporal).
+ */
+async function workerCapacity(client: Client, workers: number, env: NodeJS.ProcessEnv, receiverConfig: (taskQueue: string) => ReturnType<typeof loadReceiverConfig>, db: Database) {
+  const queue = `bench-capacity-${workers}-${randomUUID()}`;
+  const receiver = await startReceiver(receiverConfig(queue), client, silentLogger, db);
+  const events = Array.from({ length: CAPACITY_EVENTS }, delivery);
+  try {
+    await drive(events, (event) => postExpecting(`${receiver.url}/webhooks/stripe`, event, 202));
+  } finally {
+    await receiver.close();
+  }
+  const processes = Array.from({ length: workers }, () => spawnNpmScript('worker', { ...env, TEMPORAL_TASK_QUEUE: queue, WORKER_METRICS_ADDRESS: '', NODE_ENV: undefined }));
+  try {
+    await Promise.all(processes.map((worker) => worker.waitFor('worker polling')));
+    const cpuBefore = processes.map((worker) => cpuSecondsOf(worker.child.pid!));
+    const began = performance.now();
+    await Promise.all(events.map((event) => client.workflow.getHandle(event.id).result()));
+    const seconds = (performance.now() - began) / 1000;
+    const cpu = processes.reduce((sum, worker, index) => sum + cpuSecondsOf(worker.child.pid!) - cpuBefore[index]!, 0);
+    const { raw } = await client.workflow.getHandle(events[0]!.id).describe();
+    return {
+      workers,
+      events: events.length,
+      seconds: round(seconds),
+      perSecond: round(events.length / seconds),
+      perCpuSecond: round(events.length / Math.max(cpu, 0.01)),
+      historyLength: Number(raw.workflowExecutionInfo?.historyLength ?? 0),
+      stateTransitions: Number(raw.workflowExecutionInfo?.stateTransitionCount ?? 0),
+    };
+  } finally {
+    for (const worker of processes) worker.child.kill('SIGTERM');
+    await Promise.all(processes.map((worker) => worker.exited));
+  }
+}
