@@ -16,6 +16,12 @@ export function describeError(error: unknown): { type: string; code?: string; me
   return { type: error.name, ...(typeof code === 'string' && { code }), message: withoutAddresses(error.message) };
 }
 
+/** An error as one line for a log field or a stored reason (`TypeError: …`), addresses removed. */
+export function errorLine(error: unknown): string {
+  const { type, message } = describeError(error);
+  return error instanceof Error ? `${type}: ${message}` : message;
+}
+
 /**
  * pino's `redact` paths for fields that can hold an address, wherever a line puts an error or a
  * message: removed from the line, not masked.

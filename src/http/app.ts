@@ -18,6 +18,7 @@ import {
   type RecordedItem,
 } from '../errors';
 import { createLogger, type Logger } from '../logger';
+import { errorLine } from '../redact';
 import { checkEventIdentity } from '../providers/identity';
 import type { Source, SourceRegistry } from '../providers/registry';
 import type { EventOperations } from '../temporal/operations';
@@ -290,7 +291,7 @@ export function createApp(deps: AppDeps): Express {
     const source = (res.locals.source as Source | undefined)?.name ?? 'unknown';
     metrics.deliveries.inc({ source, outcome: problem.type.split(':').pop() });
     if (problem.status >= 500) {
-      logger.error({ source, path: req.path, status: problem.status, error: describe(error) }, 'delivery not recorded');
+      logger.error({ source, path: req.path, status: problem.status, error: errorLine(error) }, 'delivery not recorded');
     } else {
       logger.warn({ source, path: req.path, status: problem.status, problem: problem.type }, 'delivery rejected');
     }
@@ -338,6 +339,3 @@ function pickHeaders(headers: IncomingHttpHeaders, names: readonly string[]): Re
   return Object.fromEntries(names.flatMap((name) => (typeof headers[name] === 'string' ? [[name, headers[name]]] : [])));
 }
 
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-}

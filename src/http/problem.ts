@@ -1,3 +1,4 @@
+import { errorLine } from '../redact';
 import type { ErrorRequestHandler, Response } from 'express';
 import { PayloadTooLargeError, ProblemError, UnsupportedContentEncodingError } from '../errors';
 import type { Logger } from '../logger';
@@ -52,7 +53,7 @@ export function routeErrorHandler(options: { realm: string; internalDetail: stri
   return (error, req, res, _next) => {
     const problem = toProblem(error, options.internalDetail);
     if (problem.status >= 500) {
-      options.logger.error({ path: req.path, status: problem.status, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }, `${options.what} failed`);
+      options.logger.error({ path: req.path, status: problem.status, error: errorLine(error) }, `${options.what} failed`);
     } else {
       options.logger.warn({ path: req.path, status: problem.status, problem: problem.type }, `${options.what} refused`);
     }

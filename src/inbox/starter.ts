@@ -1,3 +1,4 @@
+import { errorLine } from '../redact';
 import { context, type Context } from '@opentelemetry/api';
 import type { Client } from '@temporalio/client';
 import type { EventVia } from '../../contracts';
@@ -97,7 +98,7 @@ export class InboxEventStarter implements EventStarter {
       await startPending(this.client, this.options.taskQueue, pending);
       await markStarted(this.db, [pending]);
     } catch (error) {
-      const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      const reason = errorLine(error);
       this.options.logger.warn({ eventId: pending.eventId, workflowId: pending.workflowId, error: reason }, 'workflow not started yet; a sweeper will start it');
       await deferStart(this.db, pending, reason, retryDelayMs(0))
         .then(() => wakeSweepers(this.db))

@@ -1,3 +1,4 @@
+import { errorLine } from '../redact';
 import type { Client } from '@temporalio/client';
 import type { Database } from '../db/database';
 import { claimDueStarts, deferStart, INBOX_CHANNEL, markStarted, type PendingStart } from '../db/inbox';
@@ -39,7 +40,7 @@ export class StartSweeper {
   async start(): Promise<void> {
     this.running = true;
     this.stopListening = await this.db.listen?.(INBOX_CHANNEL, () => this.wake()).catch((error: unknown) => {
-      this.options.logger.warn({ error: String(error) }, 'start sweeper: LISTEN failed; polling only');
+      this.options.logger.warn({ error: errorLine(error) }, 'start sweeper: LISTEN failed; polling only');
       return undefined;
     });
     this.loop = this.run();
@@ -72,7 +73,7 @@ export class StartSweeper {
           await startPending(this.client, this.options.taskQueue, pending);
           started.push(pending);
         } catch (error) {
-          const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+          const reason = errorLine(error);
           await deferStart(this.db, pending, reason, retryDelayMs(pending.attempts));
         }
       }
@@ -90,7 +91,7 @@ export class StartSweeper {
       try {
         claimed = await this.sweep();
       } catch (error) {
-        this.options.logger.warn({ error: String(error) }, 'start sweeper: the body store did not answer');
+        this.options.logger.warn({ error: errorLine(error) }, 'start sweeper: the body store did not answer');
       }
       // A full batch means more may be due: go on at once.
       if (claimed < batch && this.running) {
