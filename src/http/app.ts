@@ -115,7 +115,7 @@ export function createApp(deps: AppDeps): Express {
     const length = Number(req.headers['content-length'] ?? Number.NaN);
     if (length <= largeBodies.thresholdBytes) return next();
     // A share per client address, so a few slow or hostile senders cannot hold every slot. Either
-    // refusal is answered unread, and the connection closed rather than read to its end.
+    // refusal is answered unread.
     const address = req.ip ?? 'unknown';
     const fromAddress = largeBodiesByAddress.get(address) ?? 0;
     const refusal =
@@ -124,10 +124,7 @@ export function createApp(deps: AppDeps): Express {
         : fromAddress >= largeBodies.maxPerAddress
           ? new TooManyLargeBodiesFromAddressError(largeBodies.maxPerAddress)
           : undefined;
-    if (refusal) {
-      res.set('Connection', 'close');
-      throw refusal;
-    }
+    if (refusal) throw refusal;
     largeBodiesInFlight++;
     largeBodiesByAddress.set(address, fromAddress + 1);
     res.once('close', () => {
@@ -154,13 +151,9 @@ export function createApp(deps: AppDeps): Express {
       const received = req.socket.bytesRead - before;
       if (req.complete || elapsedMs <= BODY_PACE_GRACE_MS || received >= ((elapsedMs - BODY_PACE_GRACE_MS) / 1000) * rate) return;
       stop();
-      if (!res.headersSent) {
-        const problem = toProblem(new BodyTooSlowError(received, Math.round(elapsedMs / 1000)));
-        metrics.deliveries.inc({ source: (res.locals.source as Source | undefined)?.name ?? 'unknown', outcome: 'body-too-slow' });
-        logger.warn({ source: (res.locals.source as Source | undefined)?.name, path: req.path, status: 408, received }, 'delivery rejected: body too slow');
-        res.set('Connection', 'close');
-        sendProblem(res, problem);
-      }
+      // Answered as any refusal is (counted, logged, connection closed); then the socket goes, so
+      // the body still being read ends too.
+      handleDeliveryError(new BodyTooSlowError(received, Math.round(elapsedMs / 1000)), req, res, () => undefined);
       res.once('finish', () => req.socket.destroy());
     }, BODY_PACE_CHECK_MS);
     const stop = () => clearInterval(check);
@@ -170,8 +163,8 @@ export function createApp(deps: AppDeps): Express {
   };
 
   // A compressed body (nothing here inflates) and one declared over the limit are refused before a
-  // byte of them is read, and the connection is closed after the answer rather than read to its end.
-  const refuseBeforeReading: RequestHandler = (req, res, next) => {
+  // byte of them is read.
+  const refuseBeforeReading: RequestHandler = (req, _res, next) => {
     const encoding = req.headers['content-encoding']?.trim().toLowerCase();
     const refusal =
       encoding && encoding !== 'identity'
@@ -179,7 +172,6 @@ export function createApp(deps: AppDeps): Express {
         : Number(req.headers['content-length']) > maxBodyBytes
           ? new PayloadTooLargeError(maxBodyBytes)
           : undefined;
-    if (refusal) res.set('Connection', 'close');
     next(refusal);
   };
   const readRawBody = express.raw({ type: () => true, limit: maxBodyBytes, inflate: false });
@@ -287,6 +279,9 @@ export function createApp(deps: AppDeps): Express {
   const handleDeliveryError: ErrorRequestHandler = (error, req, res, _next) => {
     // Answered already (a body too slow, cut while it was being read): nothing more to say.
     if (res.headersSent) return;
+    // Refused before its body was read to the end: close the connection after the answer rather
+    // than read (or wait for) the rest of it.
+    if (!req.complete) res.set('Connection', 'close');
     const problem = toProblem(error, 'The event was not recorded; retry the delivery.');
     const source = (res.locals.source as Source | undefined)?.name ?? 'unknown';
     metrics.deliveries.inc({ source, outcome: problem.type.split(':').pop() });

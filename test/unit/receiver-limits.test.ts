@@ -117,3 +117,16 @@ it('refuses an ADMIN_TOKEN or CODEC_TOKEN shorter than 32 characters', () => {
   expect(() => loadReceiverConfig({ CODEC_TOKEN: 'x'.repeat(31) })).toThrow(/CODEC_TOKEN must be at least 32 characters/);
   expect(loadReceiverConfig({ ADMIN_TOKEN: 'x'.repeat(32), ADMIN_TOKENS: `dpo:${'y'.repeat(40)}` }).adminTokens.map(({ name }) => name)).toEqual(['admin', 'dpo']);
 });
+
+it.each([
+  ['declares a body over MAX_BODY_BYTES', '/webhooks/stripe', 'Content-Length: 30000000', /^HTTP\/1\.1 413 /],
+  ['sends a compressed body', '/webhooks/stripe', 'Content-Encoding: gzip\r\nContent-Length: 1000', /^HTTP\/1\.1 415 /],
+  ['names no source we have', '/webhooks/nobody', 'Content-Length: 1000', /^HTTP\/1\.1 404 /],
+])('answers a request that %s at once, unread, and closes its connection instead of waiting for the body', async (_case, path, headers, status) => {
+  const port = await start({});
+  const { socket, closed } = open(port);
+  socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${headers}\r\n\r\n`);
+  const began = Date.now();
+  expect(await closed).toMatch(status);
+  expect(Date.now() - began).toBeLessThan(2_000);
+});
