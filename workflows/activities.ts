@@ -21,6 +21,17 @@ export const dbActivity = new Proxy({} as Activities, {
 });
 
 /**
+ * A provider's events API listed for a reconciliation or a backfill: it can take a while, so it
+ * heartbeats after every event (a worker that dies is noticed within 10 s) and a retry resumes after
+ * the last event it settled.
+ */
+export const listingActivity = proxyActivities<Activities>({
+  startToCloseTimeout: '1 hour',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '5 seconds', maximumAttempts: 5 },
+});
+
+/**
  * Calls to Stripe and the email API. Their idempotency keys live 24 hours, so retries stop well
  * inside that window; the ledger covers anything later.
  */
