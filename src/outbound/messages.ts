@@ -96,7 +96,7 @@ export class MessageService {
 
   /** The receipt, for each endpoint its delivery status and attempts, and the payload's erasure (null while stored). */
   async view(scope: string, messageId: string) {
-    const memo = await this.scopedMemo(scope, messageId);
+    const { memo } = await this.scoped(scope, messageId);
     const attempts = await attemptsOf(this.db, messageId);
     const deliveries = await Promise.all(
       memo.receipt.endpoints.map(async (endpointId) => {
@@ -119,22 +119,21 @@ export class MessageService {
    * it; Temporal never held it. Refused while deliveries run (they would fail without it).
    */
   async erase(scope: string, messageId: string, reason: string): Promise<MessageErasure & { id: string; erasedNow: boolean }> {
-    await this.scopedMemo(scope, messageId);
-    const { status } = await this.client.workflow.getHandle(messageWorkflowId(messageId)).describe();
-    if (status.name === 'RUNNING') throw new MessageDeliveringError(`Message ${messageId} is still being delivered: erase it once its deliveries have ended.`);
+    const { running } = await this.scoped(scope, messageId);
+    if (running) throw new MessageDeliveringError(`Message ${messageId} is still being delivered: erase it once its deliveries have ended.`);
     const erasure = await erasePayload(this.db, messageId, reason);
     if (!erasure) throw new ResourceNotFoundError('message', messageId);
     return { id: messageId, ...erasure };
   }
 
-  /** The message's memo, if the message belongs to this scope; 404 for others, as for no message at all. */
-  private async scopedMemo(scope: string, messageId: string): Promise<MessageMemo> {
-    const memo = await this.memoOf(messageId).catch((error: unknown) => {
+  /** The message's memo and whether it still delivers, if it belongs to this scope; 404 for others, as for no message at all. */
+  private async scoped(scope: string, messageId: string): Promise<{ memo: MessageMemo; running: boolean }> {
+    const message = await this.described(messageId).catch((error: unknown) => {
       if (error instanceof ResourceNotFoundError) return undefined;
       throw error;
     });
-    if (!memo || memo.scope !== scope) throw new ResourceNotFoundError('message', messageId);
-    return memo;
+    if (!message || message.memo.scope !== scope) throw new ResourceNotFoundError('message', messageId);
+    return message;
   }
 
   private async record(scope: string, idempotencyKey: string, messageId: string, fingerprint: string, body: { eventType: string; payload: unknown }) {
@@ -170,15 +169,16 @@ export class MessageService {
   }
 
   private async replay(scope: string, idempotencyKey: string, messageId: string, fingerprint: string) {
-    const memo = await this.memoOf(messageId);
+    const { memo } = await this.described(messageId);
     if (memo.scope !== scope || memo.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError(idempotencyKey);
     return { replayed: true, receipt: memo.receipt };
   }
 
-  private async memoOf(messageId: string): Promise<MessageMemo> {
+  /** The message workflow's memo, and whether it still runs (one describe call). */
+  private async described(messageId: string): Promise<{ memo: MessageMemo; running: boolean }> {
     try {
-      const { memo } = await this.client.workflow.getHandle(messageWorkflowId(messageId)).describe();
-      return memo as unknown as MessageMemo;
+      const { memo, status } = await this.client.workflow.getHandle(messageWorkflowId(messageId)).describe();
+      return { memo: memo as unknown as MessageMemo, running: status.name === 'RUNNING' };
     } catch (error) {
       if (error instanceof WorkflowNotFoundError) throw new ResourceNotFoundError('message', messageId);
       throw error;
