@@ -1,4 +1,5 @@
-import type { QueryDefinition, SignalDefinition, Workflow } from '@temporalio/workflow';
+import type { VersioningBehavior } from '@temporalio/common';
+import { setWorkflowOptions, type QueryDefinition, type SignalDefinition, type Workflow } from '@temporalio/workflow';
 import { MAX_FIELD_LENGTH, readPointer, type EventFields, type EventFieldSpec } from './event-fields';
 import { statusQuery, type BodyField, type EventOutcome, type ProviderKind, type WebhookEvent } from './events';
 
@@ -33,6 +34,19 @@ export function flowSignal<Arg>(
 /** Provider kinds and the event types of each that a flow handles unless a source routes them elsewhere. */
 export type FlowEvents = { readonly [Kind in ProviderKind]?: readonly string[] };
 
+/**
+ * Which worker build runs a flow's executions once workers are versioned (WORKER_BUILD_ID, docs/deploys.md),
+ * and why. `AUTO_UPGRADE`: each workflow task goes to the deployment's current build, so a running
+ * execution moves to a new build when it is made current; every change to the flow must replay its
+ * recorded histories (`patched()` where it would not). `PINNED`: an execution stays on the build it
+ * started on, which must keep running until the execution ends.
+ */
+export interface FlowVersioning {
+  readonly behavior: VersioningBehavior;
+  /** Why this behaviour fits the flow: how long its executions live, and what a move between builds would cost. */
+  readonly why: string;
+}
+
 /** What `defineFlow` is given. */
 export interface FlowDeclaration<W extends Workflow, Personal extends string> {
   /** The workflow function; its name is the workflow type. */
@@ -43,6 +57,8 @@ export interface FlowDeclaration<W extends Workflow, Personal extends string> {
   internal?: boolean;
   /** The event types it handles by default, by provider kind; a source's `routes` may send others to it. */
   handles?: FlowEvents;
+  /** Pinned to the build it started on, or moved to the current build: every flow chooses, and says why. */
+  versioning: FlowVersioning;
   /**
    * What it needs from the body, by JSON pointer (RFC 6901). `copy`: IDs, amounts, currencies and
    * statuses, copied into the input. `personal`: where the personal data its activities use is; the
@@ -65,6 +81,7 @@ export interface Flow<W extends Workflow = Workflow, Personal extends string = s
   readonly description: string;
   readonly internal: boolean;
   readonly handles: FlowEvents;
+  readonly versioning: FlowVersioning;
   readonly fields: EventFieldSpec;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see FlowDeclaration
   readonly signals: ReadonlyArray<FlowSignal<any>>;
@@ -87,7 +104,9 @@ export type EventFlow<Personal extends string = string> = Flow<(event: WebhookEv
  * `flows` command) is derived from these declarations.
  */
 export function defineFlow<W extends Workflow, Personal extends string = never>(declaration: FlowDeclaration<W, Personal>): Flow<W, Personal> {
-  const { workflow, description, internal = false, handles = {}, signals = [], queries = [], summary } = declaration;
+  const { workflow, description, internal = false, handles = {}, versioning, signals = [], queries = [], summary } = declaration;
+  // What a versioned worker reports for the workflow's tasks; an unversioned worker ignores it.
+  setWorkflowOptions({ versioningBehavior: versioning.behavior }, workflow);
   const fields: EventFieldSpec = { copy: declaration.fields?.copy ?? {}, ...(declaration.fields?.personal && { personal: declaration.fields.personal }) };
   return {
     name: workflow.name,
@@ -95,6 +114,7 @@ export function defineFlow<W extends Workflow, Personal extends string = never>(
     description,
     internal,
     handles,
+    versioning,
     fields,
     signals,
     queries: internal ? queries : [statusQuery, ...queries],

@@ -33,6 +33,7 @@ export const chargeOrderFlow = defineFlow({
   workflow: chargeOrder,
   description: 'Holds large orders for review, charges the card through Stripe and emails a receipt; a decline waits for retryPayment.',
   handles: { 'standard-webhooks': ['order.created'] },
+  versioning: { behavior: 'AUTO_UPGRADE', why: 'Waits up to REVIEW_TIMEOUT for review, then up to PAYMENT_RETRY_WINDOW (7 days) for retryPayment; no build is kept running that long, so it moves to the current build, and each change to it is patched() and replayed against its recorded histories.' },
   fields: {
     copy: { orderId: '/data/orderId', amount: '/data/amount', currency: '/data/currency', customer: '/data/customer', paymentMethod: '/data/paymentMethod' },
     personal: { email: '/data/email' },

@@ -5,6 +5,7 @@ export const deliverMessageFlow = defineFlow({
   workflow: deliverMessage,
   description: 'One message to one endpoint, attempted on the delivery schedule until it is taken.',
   internal: true,
+  versioning: { behavior: 'AUTO_UPGRADE', why: 'Sleeps on the delivery schedule for up to days between attempts; each attempt runs on the build current then.' },
   queries: [deliveryStateQuery],
 });
 

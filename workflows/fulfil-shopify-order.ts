@@ -6,6 +6,7 @@ export const fulfilShopifyOrderFlow = defineFlow({
   workflow: fulfilShopifyOrder,
   description: 'Records a paid Shopify order and emails the customer (Shopify took the payment).',
   handles: { shopify: ['orders/paid'] },
+  versioning: { behavior: 'AUTO_UPGRADE', why: 'Ends in seconds, unless the email API is down and its retries (up to 23 hours) outlast the build that started it.' },
   fields: { copy: { orderId: '/id', orderName: '/name', amount: '/total_price', currency: '/currency' }, personal: { email: '/email' } },
   summary: ({ amount, currency }) => (typeof amount === 'string' && typeof currency === 'string' ? `${amount} ${currency.toUpperCase()}` : undefined),
 });

@@ -6,6 +6,7 @@ export const publishMessageFlow = defineFlow({
   workflow: publishMessage,
   description: 'One per message published through POST /v1/messages: one delivery per subscribed endpoint.',
   internal: true,
+  versioning: { behavior: 'AUTO_UPGRADE', why: 'Waits for every delivery it started, as long as the slowest one retries (days).' },
 });
 
 /**

@@ -6,6 +6,7 @@ export const reconcileFlow = defineFlow({
   workflow: reconcile,
   description: "A scheduled reconciliation run: starts what the provider's events API has and the receiver never got.",
   internal: true,
+  versioning: { behavior: 'AUTO_UPGRADE', why: "A scheduled run that pages through a provider's events for minutes; a deploy during it must not strand it." },
 });
 
 /**

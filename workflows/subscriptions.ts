@@ -19,6 +19,7 @@ export const applySubscriptionEventFlow = defineFlow({
   workflow: applySubscriptionEvent,
   description: "Hands a subscription's event to its entity workflow, which applies them in order.",
   handles: { stripe: ['customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted'] },
+  versioning: { behavior: 'AUTO_UPGRADE', why: 'Hands the event to its subscription and ends in seconds; a retry of the hand-over can cross a deploy.' },
   fields: { copy: { created: '/created', subscriptionId: '/data/object/id', customer: '/data/object/customer', status: '/data/object/status' } },
   summary: ({ status }) => (typeof status === 'string' ? status : undefined),
 });
@@ -27,6 +28,7 @@ export const subscriptionEntityFlow = defineFlow({
   workflow: subscriptionEntity,
   description: 'One per subscription: applies its updates in order and stores the newest.',
   internal: true,
+  versioning: { behavior: 'AUTO_UPGRADE', why: 'Lives as long as its subscription (continue-as-new keeps its history short), so it can only ever run on the current build.' },
   signals: [flowSignal(applySignal, readSubscriptionUpdate, { description: 'applies an update of a stored event, if it is newer than the last one applied' })],
   queries: [subscriptionStateQuery],
 });

@@ -13,6 +13,8 @@ export interface FlowListing {
   signals: { name: string; description: string; onlyWhileAwaited: boolean }[];
   fields: { copy: string[]; personal: string[] };
   queries: string[];
+  /** Which worker build runs its executions once workers are versioned, and why. */
+  versioning: { behavior: string; why: string };
 }
 
 /** Every flow, with what each source routes to it, from the declarations and the sources' routes. */
@@ -25,12 +27,13 @@ export function listFlows(sources: readonly { name: string; router: Router }[]):
     signals: flow.signals.map(({ name, description, onlyWhileAwaited }) => ({ name, description, onlyWhileAwaited })),
     fields: { copy: Object.keys(flow.fields.copy), personal: Object.keys(flow.fields.personal ?? {}) },
     queries: flow.queries.map((query) => query.name),
+    versioning: { ...flow.versioning },
   }));
 }
 
 export function flowsCommand(): Command {
   return new Command('flows')
-    .description("List every flow: the event types each source routes to it (its routes in WEBHOOKS_CONFIG, then its kind's defaults), its signals, fields and queries.")
+    .description("List every flow: the event types each source routes to it (its routes in WEBHOOKS_CONFIG, then its kind's defaults), its signals, fields, queries and worker-build versioning.")
     .option('--json', 'print the list as JSON')
     .action((options: { json?: boolean }) => {
       // Every source the receiver knows, built-in ones whether or not their secret is set here.
@@ -49,5 +52,6 @@ function describe(flow: FlowListing): string {
     lines.push(`  fields   ${[...flow.fields.copy, ...flow.fields.personal.map((name) => `${name} (personal: read from the body store)`)].join(', ')}`);
   }
   if (flow.queries.length) lines.push(`  queries  ${flow.queries.join(', ')}`);
+  lines.push(`  builds   ${flow.versioning.behavior === 'PINNED' ? 'pinned to the one it started on' : 'moves to the current one'}: ${flow.versioning.why}`);
   return lines.join('\n');
 }

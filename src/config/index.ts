@@ -269,13 +269,40 @@ export interface WorkerConfig extends CommonConfig {
   /** `host:port` of the worker's Prometheus metrics (the SDK's and ours); undefined when set empty. @default 127.0.0.1:9464 */
   metricsAddress: string | undefined;
   /**
+   * The Worker Deployment Version this worker is (WORKER_DEPLOYMENT_NAME, WORKER_BUILD_ID): with one,
+   * it takes only tasks routed to its build (docs/deploys.md); without, it is unversioned.
+   */
+  deployment: WorkerDeployment | undefined;
+  /**
    * The Stripe sources of WEBHOOKS_CONFIG (with their API keys), read only when a backfill into one
    * of them runs: the worker does not read the sources file to start.
    */
   stripeSources: () => SourceConfig[];
 }
 
+export interface WorkerDeployment {
+  name: string;
+  buildId: string;
+}
+
 export const DEFAULT_WORKER_METRICS_ADDRESS = '127.0.0.1:9464';
+export const DEFAULT_WORKER_DEPLOYMENT_NAME = 'durable-webhooks';
+
+/**
+ * WORKER_BUILD_ID (the image tag, say) makes the worker a version of the deployment
+ * WORKER_DEPLOYMENT_NAME. Temporal names a version `<deployment>.<build ID>`, so the name has no dot.
+ */
+function workerDeploymentOf(env: NodeJS.ProcessEnv): WorkerDeployment | undefined {
+  const buildId = env.WORKER_BUILD_ID?.trim();
+  if (!buildId) {
+    if (env.WORKER_DEPLOYMENT_NAME) throw new ConfigError('WORKER_DEPLOYMENT_NAME needs WORKER_BUILD_ID: set the build ID (the image tag, say) to version this worker, or neither.');
+    return undefined;
+  }
+  const name = env.WORKER_DEPLOYMENT_NAME || DEFAULT_WORKER_DEPLOYMENT_NAME;
+  if (!/^[\w-]{1,200}$/.test(name)) throw new ConfigError(`WORKER_DEPLOYMENT_NAME must be letters, digits, "-" and "_" (no dot: Temporal writes a version as <deployment>.<build ID>), not "${name}".`);
+  if (!/^[\w.+-]{1,200}$/.test(buildId)) throw new ConfigError(`WORKER_BUILD_ID must be letters, digits, ".", "+", "-" and "_" (an image tag or a commit, say), not "${buildId}".`);
+  return { name, buildId };
+}
 /** The receiver's `/metrics` has its own address, on loopback unless set: never the public webhook port. */
 export const DEFAULT_RECEIVER_METRICS_ADDRESS = '127.0.0.1:9470';
 
@@ -318,6 +345,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env, { develop
     ...loadCommonConfig(env, { development }),
     email,
     metricsAddress: metricsAddressOf(env, 'WORKER_METRICS_ADDRESS', DEFAULT_WORKER_METRICS_ADDRESS),
+    deployment: workerDeploymentOf(env),
     stripeSources: () => loadSources(env, { development, port: 0 }).sources.filter((source) => source.kind === ProviderKind.STRIPE),
     settings: {
       reviewThreshold: env.REVIEW_THRESHOLD ? positiveInteger(env, 'REVIEW_THRESHOLD', 0) : null,

@@ -7,6 +7,7 @@ import {
   type OpenTelemetryWorkflowExporter,
 } from '@temporalio/interceptors-opentelemetry';
 import { Worker, type DataConverter, type InjectedSinks, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
+import type { WorkerDeployment } from '../config';
 import type { Tracing } from '../tracing';
 import type { Activities } from '../../contracts';
 import { PROJECT_ROOT } from '../config/paths';
@@ -39,6 +40,8 @@ export interface WorkerOptions {
   /** With OTEL_* set: activities and workflows join the trace of the event's delivery. */
   tracing?: Tracing;
   taskQueue: string;
+  /** With one, the worker is this version of the deployment and takes only tasks routed to it (docs/deploys.md). */
+  deployment?: WorkerDeployment;
   activities: Activities;
   /**
    * The workflow code: a bundle (prebuilt by `npm run build`, or built in memory by tests), or
@@ -48,12 +51,16 @@ export interface WorkerOptions {
   workflows: WorkflowBundleOption | 'bundle-now';
 }
 
-export function createWorker({ connection, namespace, dataConverter, tracing, taskQueue, activities, workflows }: WorkerOptions): Promise<Worker> {
+export function createWorker({ connection, namespace, dataConverter, tracing, taskQueue, deployment, activities, workflows }: WorkerOptions): Promise<Worker> {
   return Worker.create({
     connection,
     namespace,
     dataConverter,
     taskQueue,
+    // Each flow declares its own behaviour (`versioning` in defineFlow); the default is only required by the SDK.
+    ...(deployment && {
+      workerDeploymentOptions: { version: { deploymentName: deployment.name, buildId: deployment.buildId }, useWorkerVersioning: true, defaultVersioningBehavior: 'AUTO_UPGRADE' },
+    }),
     ...(workflows === 'bundle-now' ? { workflowsPath: WORKFLOWS_PATH } : { workflowBundle: workflows }),
     activities,
     sinks: workflowSinks(tracing),
@@ -81,11 +88,18 @@ export interface RunningWorker {
  * The one way every process runs a worker (`npm run worker`, `npm run dev`, the tests): connect,
  * create, run; the connection is closed in `finally`, however the run ends.
  */
-export async function startWorker(options: { settings: TemporalSettings; taskQueue: string; activities: Activities; workflows: WorkerOptions['workflows']; tracing?: Tracing }): Promise<RunningWorker> {
+export async function startWorker(options: {
+  settings: TemporalSettings;
+  taskQueue: string;
+  deployment?: WorkerDeployment;
+  activities: Activities;
+  workflows: WorkerOptions['workflows'];
+  tracing?: Tracing;
+}): Promise<RunningWorker> {
   const connection = await connectWorkerConnection(options.settings);
   let worker: Worker;
   try {
-    worker = await createWorker({ connection, namespace: options.settings.namespace, dataConverter: options.settings.dataConverter, tracing: options.tracing, taskQueue: options.taskQueue, activities: options.activities, workflows: options.workflows });
+    worker = await createWorker({ connection, namespace: options.settings.namespace, dataConverter: options.settings.dataConverter, tracing: options.tracing, taskQueue: options.taskQueue, deployment: options.deployment, activities: options.activities, workflows: options.workflows });
   } catch (error) {
     await connection.close();
     throw error;

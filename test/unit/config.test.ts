@@ -121,6 +121,16 @@ describe('loadReceiverConfig', () => {
     expect(() => loadWorkerConfig({ PAYMENT_RETRY_WINDOW: 'a week' }, { development: true })).toThrow('PAYMENT_RETRY_WINDOW must be a positive duration such as 30s, not "a week".');
   });
 
+  it('versions the worker only with WORKER_BUILD_ID, as that build of WORKER_DEPLOYMENT_NAME (durable-webhooks unless set)', () => {
+    const worker = (env: NodeJS.ProcessEnv) => loadWorkerConfig(env, { development: true }).deployment;
+    expect(worker({})).toBeUndefined();
+    expect(worker({ WORKER_BUILD_ID: '1.4.2' })).toEqual({ name: 'durable-webhooks', buildId: '1.4.2' });
+    expect(worker({ WORKER_BUILD_ID: 'sha-3f9c2e1', WORKER_DEPLOYMENT_NAME: 'billing-webhooks' })).toEqual({ name: 'billing-webhooks', buildId: 'sha-3f9c2e1' });
+    expect(() => worker({ WORKER_DEPLOYMENT_NAME: 'billing-webhooks' })).toThrow('WORKER_DEPLOYMENT_NAME needs WORKER_BUILD_ID');
+    expect(() => worker({ WORKER_BUILD_ID: '1.4.2', WORKER_DEPLOYMENT_NAME: 'billing.webhooks' })).toThrow(/WORKER_DEPLOYMENT_NAME must be .* \(no dot/);
+    expect(() => worker({ WORKER_BUILD_ID: 'main branch' })).toThrow('WORKER_BUILD_ID must be letters, digits, ".", "+", "-" and "_" (an image tag or a commit, say), not "main branch".');
+  });
+
   it('keeps a Standard Webhooks source with only a public key', () => {
     const config = loadReceiverConfig({ STANDARD_WEBHOOK_PUBLIC_KEY: 'whpk_abc' });
     expect(config.sources).toEqual([{ name: 'standard', kind: 'standard-webhooks', secrets: [], publicKeys: ['whpk_abc'], workflowIdPrefix: '' }]);

@@ -12,6 +12,16 @@ describe('flow declarations', () => {
     for (const [name, workflow] of exported) expect(FLOWS.filter((flow) => flow.workflow === workflow).map((flow) => flow.name)).toEqual([name]);
   });
 
+  it('give each flow a versioning behaviour with its reason, which its workflow carries to a versioned worker', () => {
+    for (const flow of FLOWS) {
+      expect({ flow: flow.name, behavior: flow.versioning.behavior }).toEqual({ flow: flow.name, behavior: expect.stringMatching(/^(AUTO_UPGRADE|PINNED)$/) });
+      expect(flow.versioning.why.length).toBeGreaterThan(20);
+      expect((flow.workflow as { workflowDefinitionOptions?: unknown }).workflowDefinitionOptions).toEqual({ versioningBehavior: flow.versioning.behavior });
+    }
+    // It waits days for retryPayment, longer than any build is kept: it must move to new builds.
+    expect(chargeOrderFlow.versioning.behavior).toBe('AUTO_UPGRADE');
+  });
+
   it('give each flow signals and queries with unique names, and every event flow the status query', () => {
     for (const flow of FLOWS) {
       const signals = flow.signals.map((signal) => signal.name);
@@ -26,7 +36,7 @@ describe('flow declarations', () => {
 
   it('route each provider kind\'s event type to one flow at most', () => {
     expect(defaultRoutes(FLOWS).get('standard-webhooks')?.get('order.created')).toBe(chargeOrderFlow);
-    const rival = defineFlow({ workflow: async function rivalOrders() {}, description: 'test', handles: { 'standard-webhooks': ['order.created'] } });
+    const rival = defineFlow({ workflow: async function rivalOrders() {}, description: 'test', handles: { 'standard-webhooks': ['order.created'] }, versioning: { behavior: 'AUTO_UPGRADE', why: 'test' } });
     expect(() => defaultRoutes([...FLOWS, rival])).toThrow('Both chargeOrder and rivalOrders declare that they handle standard-webhooks "order.created".');
   });
 

@@ -61,6 +61,7 @@ describe('durable-webhooks flows', () => {
       ],
       fields: { copy: ['orderId', 'amount', 'currency', 'customer', 'paymentMethod'], personal: ['email'] },
       queries: ['status'],
+      versioning: { behavior: 'AUTO_UPGRADE', why: expect.stringContaining('retryPayment') },
     });
     expect(listing.find((flow) => flow.name === 'fulfilCheckout')?.events).toEqual({ stripe: ['checkout.session.completed'], billing: ['checkout.session.completed'] });
     expect(listing.find((flow) => flow.name === 'subscriptionEntity')).toMatchObject({ internal: true, events: {}, signals: [{ name: 'apply' }], queries: ['state'] });
