@@ -1,5 +1,5 @@
 import type { VersioningBehavior } from '@temporalio/common';
-import { setWorkflowOptions, type QueryDefinition, type SignalDefinition, type Workflow } from '@temporalio/workflow';
+import { setWorkflowOptions, workflowInfo, type QueryDefinition, type SignalDefinition, type Workflow } from '@temporalio/workflow';
 import { MAX_FIELD_LENGTH, readPointer, type EventFields, type EventFieldSpec } from './event-fields';
 import { statusQuery, type BodyField, type EventOutcome, type ProviderKind, type WebhookEvent } from './events';
 
@@ -105,8 +105,11 @@ export type EventFlow<Personal extends string = string> = Flow<(event: WebhookEv
  */
 export function defineFlow<W extends Workflow, Personal extends string = never>(declaration: FlowDeclaration<W, Personal>): Flow<W, Personal> {
   const { workflow, description, internal = false, handles = {}, versioning, signals = [], queries = [], summary } = declaration;
-  // What a versioned worker reports for the workflow's tasks; an unversioned worker ignores it.
-  setWorkflowOptions({ versioningBehavior: versioning.behavior }, workflow);
+  // A versioned worker reports AUTO_UPGRADE for every workflow without a behaviour of its own (its
+  // default, src/temporal/worker.ts). Temporal refuses a behaviour from an unversioned worker, so
+  // PINNED is declared only to a run whose first task a versioned worker took (an unversioned one has
+  // a build ID of its own, but no deployment name).
+  if (versioning.behavior === 'PINNED') setWorkflowOptions(() => (workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior: 'PINNED' } : {}), workflow);
   const fields: EventFieldSpec = { copy: declaration.fields?.copy ?? {}, ...(declaration.fields?.personal && { personal: declaration.fields.personal }) };
   return {
     name: workflow.name,

@@ -57,7 +57,7 @@ export function createWorker({ connection, namespace, dataConverter, tracing, ta
     namespace,
     dataConverter,
     taskQueue,
-    // Each flow declares its own behaviour (`versioning` in defineFlow); the default is only required by the SDK.
+    // Every flow's behaviour unless it declares PINNED (`versioning` in defineFlow); only a versioned worker reports one.
     ...(deployment && {
       workerDeploymentOptions: { version: { deploymentName: deployment.name, buildId: deployment.buildId }, useWorkerVersioning: true, defaultVersioningBehavior: 'AUTO_UPGRADE' },
     }),
