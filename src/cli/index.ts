@@ -17,6 +17,7 @@ import { reconcileCommand } from './reconcile';
 import { messagesCommand } from './messages';
 import { send } from './send';
 import { statusCommand } from './status';
+import { workersCommand } from './workers';
 
 const program = new Command('durable-webhooks').description('Operate durable-webhooks: send signed sample events, inspect events by ID.');
 
@@ -88,6 +89,7 @@ program.addCommand(backfillCommand());
 program.addCommand(reconcileCommand());
 program.addCommand(messagesCommand());
 program.addCommand(statusCommand());
+program.addCommand(workersCommand());
 
 function positiveInteger(value: string): number {
   const parsed = Number(value);

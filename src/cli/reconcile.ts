@@ -1,11 +1,11 @@
-import type { Duration } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time';
-import { Argument, Command, InvalidArgumentError, Option } from 'commander';
+import { Argument, Command, Option } from 'commander';
 import type { ReconcileProvider } from '../../contracts';
 import { summaryLine } from '../backfill/backfill';
 import { loadCommonConfig } from '../config';
 import { lazyClient, temporalSettings } from '../temporal/connection';
 import { RECONCILE_PROVIDERS, ReconcileSchedules, type ReconcileStatus } from '../temporal/schedules';
+import { durationMs } from './options';
 import { print } from './output';
 
 /** `durable-webhooks reconcile …`: backfill on a Temporal Schedule, run by the worker. */
@@ -59,17 +59,4 @@ function statusText(status: ReconcileStatus): string {
     lines.push(`  ${run.startedAt}  ${run.status.padEnd(10)} ${run.counts ? summaryLine(run.counts) : ''}`);
   }
   return lines.join('\n');
-}
-
-function durationMs(flag: string) {
-  return (value: string): number => {
-    let ms: number;
-    try {
-      ms = msToNumber(value as Duration);
-    } catch {
-      ms = Number.NaN;
-    }
-    if (!(ms >= 1000)) throw new InvalidArgumentError(`${flag} must be a duration of at least 1s, such as 15m or 72h.`);
-    return ms;
-  };
 }

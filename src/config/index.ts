@@ -292,7 +292,7 @@ export const DEFAULT_WORKER_DEPLOYMENT_NAME = 'durable-webhooks';
  * WORKER_BUILD_ID (the image tag, say) makes the worker a version of the deployment
  * WORKER_DEPLOYMENT_NAME. Temporal names a version `<deployment>.<build ID>`, so the name has no dot.
  */
-function workerDeploymentOf(env: NodeJS.ProcessEnv): WorkerDeployment | undefined {
+export function workerDeploymentOf(env: NodeJS.ProcessEnv): WorkerDeployment | undefined {
   const buildId = env.WORKER_BUILD_ID?.trim();
   if (!buildId) {
     if (env.WORKER_DEPLOYMENT_NAME) throw new ConfigError('WORKER_DEPLOYMENT_NAME needs WORKER_BUILD_ID: set the build ID (the image tag, say) to version this worker, or neither.');
