@@ -87,9 +87,39 @@ describe('the Helm chart', () => {
     const objects = objectsOf(template('keda-servicemonitor'));
     const scaled = objects.find((object) => object.kind === 'ScaledObject')!;
     expect(scaled.spec).toMatchObject({ minReplicaCount: 1, maxReplicaCount: 20, triggers: [{ type: 'temporal', metadata: { taskQueue: 'webhooks', namespace: 'webhooks', targetQueueSize: '10', activationTargetQueueSize: '0' } }] });
-    const worker = objects.find((object) => object.kind === 'Deployment' && object.metadata.name.endsWith('-worker'))!;
+    const worker = objects.find((object) => object.kind === 'Deployment' && object.metadata.name.includes('-worker'))!;
     expect(worker.spec).not.toHaveProperty('replicas');
     expect(objects.map((object) => object.kind)).toEqual(expect.arrayContaining(['ServiceMonitor', 'NetworkPolicy']));
+  });
+
+  it('versions workers by image tag: a Deployment per build that Helm keeps, scaled on its own backlog, made current by a post-install/post-upgrade hook', () => {
+    const build = (tag: string, ...extra: string[]) => objectsOf(template('keda-servicemonitor', '--set', `image.tag=${tag}`, ...extra));
+    const [first, second] = [build('1.4.2'), build('1.5.0')];
+    const workerOf = (objects: K8sObject[]) => objects.find((object) => object.kind === 'Deployment' && object.metadata.name.includes('-worker'))!;
+    // The next build is a Deployment beside the old one, not a rolling update of it: the old build runs until it drains.
+    expect([workerOf(first).metadata.name, workerOf(second).metadata.name]).toEqual(['webhooks-durable-webhooks-worker-1-4-2', 'webhooks-durable-webhooks-worker-1-5-0']);
+    expect(workerOf(first).metadata.annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
+    expect(workerOf(first).spec.selector).toEqual({ matchLabels: expect.objectContaining({ 'app.kubernetes.io/component': 'worker', 'durable-webhooks/build': '1-4-2' }) });
+    expect(podOf(workerOf(first))!.containers[0]!.env).toEqual(
+      expect.arrayContaining([
+        { name: 'WORKER_DEPLOYMENT_NAME', value: 'webhooks-durable-webhooks' },
+        { name: 'WORKER_BUILD_ID', value: '1.4.2' },
+      ]),
+    );
+    const scaled = first.find((object) => object.kind === 'ScaledObject')!;
+    expect(scaled.metadata.name).toBe('webhooks-durable-webhooks-worker-1-4-2');
+    expect(scaled.spec).toMatchObject({ scaleTargetRef: { name: 'webhooks-durable-webhooks-worker-1-4-2' }, triggers: [{ metadata: { workerDeploymentName: 'webhooks-durable-webhooks', workerDeploymentBuildId: '1.4.2' } }] });
+    const promote = first.find((object) => object.kind === 'Job' && object.metadata.name.endsWith('-promote'))!;
+    expect(promote.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'post-install,post-upgrade' });
+    expect(podOf(promote)!.containers[0]).toMatchObject({
+      command: ['node', 'dist/src/cli/index.js', 'workers', 'promote', '--wait', '4m'],
+      env: expect.arrayContaining([{ name: 'WORKER_BUILD_ID', value: '1.4.2' }]),
+    });
+    // Ramping by hand: no hook; unversioned (the default): one Deployment, rolled, and no version variables.
+    expect(build('1.4.2', '--set', 'worker.versioning.promote=false').some((object) => object.metadata.name.endsWith('-promote'))).toBe(false);
+    const unversioned = objectsOf(template('minimal'));
+    expect(podOf(workerOf(unversioned))!.containers[0]!.env!.map((variable) => variable.name)).not.toContain('WORKER_BUILD_ID');
+    expect(workerOf(unversioned).metadata.annotations).toBeUndefined();
   });
 
   it('connects to Temporal Cloud with the API key from a Secret, and with mTLS from a kubernetes.io/tls Secret', () => {

@@ -20,6 +20,27 @@ app.kubernetes.io/component: {{ .component }}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end }}
 
+{{/* Worker Versioning: the build ID (the image tag unless set), and that build as a DNS label for names and labels. */}}
+{{- define "dw.buildId" -}}
+{{ .Values.worker.versioning.buildId | default (.Values.image.tag | default .Chart.AppVersion) }}
+{{- end }}
+
+{{- define "dw.buildLabel" -}}
+{{ include "dw.buildId" . | lower | replace "." "-" | replace "_" "-" | replace "+" "-" | trunc 40 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "dw.deploymentName" -}}
+{{ .Values.worker.versioning.deploymentName | default (include "dw.fullname" .) }}
+{{- end }}
+
+{{/* The worker's Worker Deployment Version, for the workers and the hook that promotes them. */}}
+{{- define "dw.versionEnv" -}}
+- name: WORKER_DEPLOYMENT_NAME
+  value: {{ include "dw.deploymentName" . | quote }}
+- name: WORKER_BUILD_ID
+  value: {{ include "dw.buildId" . | quote }}
+{{- end }}
+
 {{- define "dw.secret" -}}
 {{- required "existingSecret is required: a Secret with DATABASE_URL and your signing secrets and keys (never put them in values)" .Values.existingSecret }}
 {{- end }}
