@@ -26,18 +26,19 @@ async function main(): Promise<void> {
   const nodes = nodeCount(process.argv.slice(2));
   const onNodeExit = (node: ClusterNode, code: number | null) =>
     logger.warn({ node: node.index, address: node.address, code, log: node.logFile }, `Temporal node ${node.index} exited; starting it again`);
+  const clusterOptions = (url: string) => ({ address, dbUrl: url, dir: path.join(dir, 'temporal'), tls, nodes, onNodeExit });
 
   let postgres: LocalPostgres | undefined;
   let cluster: RunningCluster;
   try {
-    cluster = await startCluster({ address, dbUrl, dir: path.join(dir, 'temporal'), tls, nodes, onNodeExit });
+    cluster = await startCluster(clusterOptions(dbUrl));
   } catch (error) {
     if (!(error instanceof PostgresUnreachableError) || process.env.TEMPORAL_DB_URL || !hasPostgresBinaries()) throw error;
     const port = Number(new URL(DEFAULT_TEMPORAL_DB_URL).port);
     logger.info({ dir: path.join(dir, 'postgres'), port }, 'no PostgreSQL answers; starting one of our own');
     postgres = startLocalPostgres({ port, user: 'temporal', dir: path.join(dir, 'postgres') });
     dbUrl = postgres.url;
-    cluster = await startCluster({ address, dbUrl, dir: path.join(dir, 'temporal'), tls, nodes, onNodeExit });
+    cluster = await startCluster(clusterOptions(dbUrl));
   }
 
   const stop = async () => {

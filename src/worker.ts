@@ -2,11 +2,10 @@ import { loadWorkerConfig } from './config';
 import { listenForMetrics } from './http/metrics';
 import { messageWithCauses } from './errors';
 import { createLogger } from './logger';
-import { portIsFree } from './temporal/runtime';
 import { StartSweeper } from './inbox/sweeper';
 import { createWorkerServices } from './services';
 import { lazyClient, temporalSettings } from './temporal/connection';
-import { installRuntime } from './temporal/runtime';
+import { installRuntime, portIsFree } from './temporal/runtime';
 import { prebuiltWorkflowBundle, startWorker } from './temporal/worker';
 import { startTracing } from './tracing';
 

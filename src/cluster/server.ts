@@ -41,7 +41,7 @@ export interface ClusterOptions {
    * frontend), node i takes the ports `NODE_PORT_STEP` × i above it. @default 1
    */
   nodes?: number;
-  /** Called when a node that was not being stopped exits; it is started again (`restartNode`). */
+  /** Called when a node that was not being stopped exits, before it is started again. */
   onNodeExit?: (node: ClusterNode, code: number | null) => void;
 }
 

@@ -232,8 +232,8 @@ function apiTokens(value: string | undefined): ApiToken[] {
 
 /** ADMIN_TOKEN (named `admin`) and `ADMIN_TOKENS="alice:… ci:…"`, each at least 32 characters. */
 function adminTokens(env: NodeJS.ProcessEnv): NamedToken[] {
-  const tokens = [...(env.ADMIN_TOKEN ? [{ name: 'admin', token: longToken('ADMIN_TOKEN', env.ADMIN_TOKEN) }] : []), ...namedTokens('ADMIN_TOKENS', env.ADMIN_TOKENS, 'name')];
-  for (const { name, token } of tokens) longToken(`ADMIN_TOKENS' token "${name}"`, token);
+  const named = namedTokens('ADMIN_TOKENS', env.ADMIN_TOKENS, 'name').map(({ name, token }) => ({ name, token: longToken(`ADMIN_TOKENS' token "${name}"`, token) }));
+  const tokens = [...(env.ADMIN_TOKEN ? [{ name: 'admin', token: longToken('ADMIN_TOKEN', env.ADMIN_TOKEN) }] : []), ...named];
   if (new Set(tokens.map(({ token }) => token)).size !== tokens.length) throw new ConfigError('ADMIN_TOKEN and ADMIN_TOKENS name the same token twice.');
   if (new Set(tokens.map(({ name }) => name)).size !== tokens.length) throw new ConfigError('ADMIN_TOKENS names one name twice (ADMIN_TOKEN is "admin").');
   return tokens;
@@ -286,6 +286,18 @@ export interface WorkerDeployment {
 }
 
 export const DEFAULT_WORKER_METRICS_ADDRESS = '127.0.0.1:9464';
+/** The receiver's `/metrics` has its own address, on loopback unless set: never the public webhook port. */
+export const DEFAULT_RECEIVER_METRICS_ADDRESS = '127.0.0.1:9470';
+
+/** A `host:port` to serve metrics on; set empty, none. */
+function metricsAddressOf(env: NodeJS.ProcessEnv, name: string, fallback: string): string | undefined {
+  const address = env[name] ?? fallback;
+  if (address !== '' && !/^[\w.-]+:\d{1,5}$|^\[[\da-fA-F:]+\]:\d{1,5}$/.test(address)) {
+    throw new ConfigError(`${name} must be host:port (or empty to turn metrics off), not "${address}".`);
+  }
+  return address || undefined;
+}
+
 export const DEFAULT_WORKER_DEPLOYMENT_NAME = 'durable-webhooks';
 
 /**
@@ -302,17 +314,6 @@ export function workerDeploymentOf(env: NodeJS.ProcessEnv): WorkerDeployment | u
   if (!/^[\w-]{1,200}$/.test(name)) throw new ConfigError(`WORKER_DEPLOYMENT_NAME must be letters, digits, "-" and "_" (no dot: Temporal writes a version as <deployment>.<build ID>), not "${name}".`);
   if (!/^[\w.+-]{1,200}$/.test(buildId)) throw new ConfigError(`WORKER_BUILD_ID must be letters, digits, ".", "+", "-" and "_" (an image tag or a commit, say), not "${buildId}".`);
   return { name, buildId };
-}
-/** The receiver's `/metrics` has its own address, on loopback unless set: never the public webhook port. */
-export const DEFAULT_RECEIVER_METRICS_ADDRESS = '127.0.0.1:9470';
-
-/** A `host:port` to serve metrics on; set empty, none. */
-function metricsAddressOf(env: NodeJS.ProcessEnv, name: string, fallback: string): string | undefined {
-  const address = env[name] ?? fallback;
-  if (address !== '' && !/^[\w.-]+:\d{1,5}$|^\[[\da-fA-F:]+\]:\d{1,5}$/.test(address)) {
-    throw new ConfigError(`${name} must be host:port (or empty to turn metrics off), not "${address}".`);
-  }
-  return address || undefined;
 }
 
 export const DEFAULT_EMAIL_FROM = 'durable-webhooks <webhooks@example.com>';

@@ -31,8 +31,7 @@ export interface ErasureResult extends Erasure {
  * who did it and why (`event_erasures`): the body store's bytes and signature headers (of every
  * copy of the same body in the source); the customer's email on the orders the event wrote; the
  * subscription object it stored; the customer email in ledger step results written before they left
- * it out. The ledger's claim, status and
- * outcome stay, so the event is still known as processed. Undefined when no table knows the event.
+ * it out. The ledger's claim, status and outcome stay, so the event is still known as processed. Undefined when no table knows the event.
  */
 export async function eraseEvent(db: Database, workflowId: string, request: ErasureRequest): Promise<ErasureResult | undefined> {
   return db.transaction(async (tx) => {

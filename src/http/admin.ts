@@ -84,7 +84,6 @@ export function createAdminRouter(operations: EventOperations, tokens: NamedToke
   return router;
 }
 
-/** Lets through only requests with `Authorization: Bearer $ADMIN_TOKEN` (compared in constant time); 401 otherwise. */
 /**
  * Bearer auth against named tokens (constant-time); the matching token's name goes to
  * `res.locals.tokenName`. `variable` names what to send in the 401.

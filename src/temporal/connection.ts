@@ -2,6 +2,7 @@ import { Client, Connection, type ConnectionOptions, type DataConverter } from '
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { NativeConnection } from '@temporalio/worker';
+import { flag } from '../config/env';
 import { messageWithCauses } from '../errors';
 import { EncryptionCodec, parseEncryptionKeys } from './codec';
 
@@ -26,11 +27,12 @@ export function temporalSettings(env: NodeJS.ProcessEnv = process.env, { worker 
     overrideEnvVars: definedOnly(env),
   });
   const keys = parseEncryptionKeys(env.PAYLOAD_ENCRYPTION_KEYS);
+  const ns = namespace ?? 'default';
   // A worker refuses plaintext payloads (input nobody encrypted) unless a migration needs them.
-  const plaintext = !worker || env.PAYLOAD_ENCRYPTION_ALLOW_PLAINTEXT === 'true' ? 'allow' : 'refuse';
-  const codec = keys.length > 0 ? new EncryptionCodec(keys, { namespace: namespace ?? 'default', plaintext }) : undefined;
+  const plaintext = !worker || flag(env, 'PAYLOAD_ENCRYPTION_ALLOW_PLAINTEXT') ? 'allow' : 'refuse';
+  const codec = keys.length > 0 ? new EncryptionCodec(keys, { namespace: ns, plaintext }) : undefined;
   return {
-    namespace: namespace ?? 'default',
+    namespace: ns,
     connectionOptions: { ...(connectionOptions as ConnectionOptions), address: connectionOptions.address ?? DEFAULT_TEMPORAL_ADDRESS },
     ...(codec && { dataConverter: { payloadCodecs: [codec], failureConverterPath: require.resolve('./encoded-failures') } }),
   };

@@ -20,7 +20,7 @@ const valuesFile = (name: string) => path.join(ROOT, 'deploy/helm/values', `${na
 interface K8sObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; annotations?: Record<string, string> };
+  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   spec: Record<string, unknown>;
 }
 interface Container {
@@ -108,6 +108,8 @@ describe('the Helm chart', () => {
     );
     const scaled = first.find((object) => object.kind === 'ScaledObject')!;
     expect(scaled.metadata.name).toBe('webhooks-durable-webhooks-worker-1-4-2');
+    // docs/kubernetes.md deletes a drained build's Deployment and ScaledObject by this label.
+    for (const kept of [workerOf(first), scaled]) expect(kept.metadata.labels).toMatchObject({ 'app.kubernetes.io/instance': 'webhooks', 'durable-webhooks/build': '1-4-2' });
     expect(scaled.spec).toMatchObject({ scaleTargetRef: { name: 'webhooks-durable-webhooks-worker-1-4-2' }, triggers: [{ metadata: { workerDeploymentName: 'webhooks-durable-webhooks', workerDeploymentBuildId: '1.4.2' } }] });
     const promote = first.find((object) => object.kind === 'Job' && object.metadata.name.endsWith('-promote'))!;
     expect(promote.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'post-install,post-upgrade' });
