@@ -31,11 +31,15 @@ const DEPLOYMENT = 'durable-webhooks';
 const page = readFileSync(path.join(ROOT, 'docs', 'deploys.md'), 'utf8');
 const rollout = (step: string) => codeBlocks(page).find((block) => block.lang === 'sh' && block.attributes.rollout === step)!.text;
 
-/** The change build B ships, after the order is saved as paid: one more email, which histories recorded before it never had. */
-const PAID = "    await dbActivity.saveOrder({ ...stepOf(event, 'order:paid'), order: order('paid', charge.paymentIntentId) });\n";
-const THANK_YOU = "await email('email:thank-you', `Thank you for order ${data.orderId}`, 'Your order is on its way.');";
-const PATCHED_CHANGE = `${PAID}    if (patched('thank-you-note')) ${THANK_YOU}\n`;
-const UNPATCHED_CHANGE = `${PAID}    ${THANK_YOU}\n`;
+/**
+ * The change build B ships, as the page shows it: after the order is saved as paid (the block's first
+ * line, as in workflows/charge-order.ts), one more email, which histories recorded before it never had.
+ * Unpatched, the same email without `patched()`.
+ */
+const change = codeBlocks(page).find((block) => block.attributes.change === 'charge-order.ts')!.text.trimEnd().split('\n').map((line) => `    ${line}\n`);
+const PAID = change[0]!;
+const PATCHED_CHANGE = change.join('');
+const UNPATCHED_CHANGE = PATCHED_CHANGE.replace("if (patched('thank-you-note')) ", '');
 
 const bundleWith = (change: string) => bundleWithChange('charge-order.ts', PAID, change);
 
