@@ -45,6 +45,31 @@ async function shardRanges(): Promise<Map<number, number>> {
   return new Map(rows.map((row) => [row.shard_id, Number(row.range_id)]));
 }
 
+/**
+ * Waits until every one of these workflows has closed; past `timeoutMs`, fails naming each still
+ * open and what it waits on (its pending workflow task, its pending activities with their attempts
+ * and last failures), rather than waiting on a result that may never come.
+ */
+async function allClosed(workflowIds: string[], timeoutMs: number): Promise<void> {
+  const open = async () => {
+    const described = await Promise.all(workflowIds.map((id) => topology.client.workflow.getHandle(id).describe().catch(() => undefined)));
+    return described.flatMap((description, index) => (description?.status.name === 'COMPLETED' ? [] : [{ id: workflowIds[index]!, description }]));
+  };
+  const deadline = Date.now() + timeoutMs;
+  let left = await open();
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    left = await open();
+  }
+  const waits = left.map(({ id, description }) => {
+    if (!description) return `${id}: not started`;
+    const { pendingWorkflowTask, pendingActivities } = description.raw;
+    const activities = (pendingActivities ?? []).map((activity) => `${activity.activityType?.name} attempt ${activity.attempt} (${activity.state}) ${activity.lastFailure?.message ?? ''}`.trim());
+    return `${id}: ${description.status.name}, workflow task ${pendingWorkflowTask ? `${pendingWorkflowTask.state} attempt ${pendingWorkflowTask.attempt}` : 'none'}, activities [${activities.join('; ')}], history ${description.historyLength}`;
+  });
+  expect(waits).toEqual([]);
+}
+
 const statusOf = (delivery: SignedDelivery, url: string) =>
   post(`${url}/webhooks/${delivery.path}`, delivery.headers, delivery.body).then(
     (response) => response.status,
@@ -85,8 +110,9 @@ it('keeps every acknowledged event exactly once while a node that is not the fro
       await eventually(`a retry of ${order.id} is acknowledged`, async () => (await statusOf(order, first)) < 300, { timeoutMs: 60_000 });
     }
   }
+  await allClosed(orders.map((order) => order.id), 120_000);
   for (const order of orders) {
-    expect(await resultOnceStarted(topology.client, order.id, 120_000)).toMatchObject({ outcome: 'charged' });
+    expect(await resultOnceStarted(topology.client, order.id)).toMatchObject({ outcome: 'charged' });
     expect({ id: order.id, charges: topology.stripe.charges().filter((intent) => intent.metadata.event_id === order.id).length }).toEqual({ id: order.id, charges: 1 });
   }
   const settledSeconds = (Date.now() - killedAt) / 1000;

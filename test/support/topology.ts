@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -17,8 +17,8 @@ import { SECRETS_ENV } from './signing';
  * `npm run receiver` and two `npm run worker` from the production build, with NODE_ENV unset and
  * real (non-development) secrets. PostgreSQL is a cluster of the run's own, so a test can restart
  * it; our database on it is what the processes get as DATABASE_URL. Stripe and Resend are the
- * local stand-ins, reached through the real SDKs. close() keeps every process's output in
- * test-results/production/.
+ * local stand-ins, reached through the real SDKs. close() keeps every process's output, and the
+ * Temporal nodes' logs, in test-results/production/<test file>/.
  */
 export interface Topology {
   client: Client;
@@ -166,9 +166,12 @@ export async function startTopology(extraEnv: NodeJS.ProcessEnv = {}, { clusterE
       await stripe.close();
       await resend.close();
       postgres.stop();
-      const logs = path.join(ROOT, 'test-results', 'production');
+      // Each test file's logs apart, with the Temporal nodes' own logs beside our processes'.
+      const logs = path.join(ROOT, 'test-results', 'production', path.basename(expect.getState().testPath ?? 'topology', '.test.ts'));
       mkdirSync(logs, { recursive: true });
       ran.forEach(({ name, process }, index) => writeFileSync(path.join(logs, `${index}-${name}.log`), process.output()));
+      const nodeLogs = path.join(dir, 'cluster', 'temporal');
+      for (const file of readdirSync(nodeLogs).filter((name) => name.endsWith('.log'))) copyFileSync(path.join(nodeLogs, file), path.join(logs, file));
       rmSync(dir, { recursive: true, force: true });
     },
   };
