@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -8,8 +8,8 @@ import { endOfLifeWarning } from '../../src/dev/node-support';
 import { isServing } from '../../src/temporal/server-process';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/ports';
-import { codeBlocks, consoleCommands, shellWords } from '../support/markdown';
-import { ROOT, runCli, spawnTs, type Spawned } from '../support/processes';
+import { codeBlocks, consoleCommands } from '../support/markdown';
+import { ROOT, runCli, runShell, spawnTs, type Spawned } from '../support/processes';
 
 /**
  * `npm run dev` as a newcomer runs it (on free ports and a data directory of its own): it starts
@@ -176,13 +176,15 @@ describe('npm run dev', () => {
     );
     expect(commands.length).toBeGreaterThanOrEqual(8);
 
-    // docs/flows.md's declined order, made as its sh block makes it; the docs' msg_… is that order.
-    const cwd = mkdtempSync(path.join(tmpdir(), 'dw-docs-'));
+    // Each command runs literally through a shell, in a folder of the project as a user's shell would
+    // be: npx runs the build's bin, so a bin that lost its execute bit fails here as it fails for users.
+    mkdirSync(path.join(ROOT, '.data'), { recursive: true });
+    const cwd = mkdtempSync(path.join(ROOT, '.data', 'docs-'));
+    const cli = (command: string) => runShell(command, env, cwd);
+    // docs/flows.md's declined order, made by running its sh block; the docs' msg_… is that order.
     const declinedBlock = codeBlocks(readFileSync(path.join(ROOT, 'docs/flows.md'), 'utf8')).find((block) => block.lang === 'sh' && block.text.includes('declined.json'))!;
-    const [echo, sendDeclined] = declinedBlock.text.trim().split('\n') as [string, string];
-    writeFileSync(path.join(cwd, 'declined.json'), /^echo '(.*)' > declined\.json$/.exec(echo)![1]!);
-    const cli = (command: string) => runCli(shellWords(command).slice(2), env, ROOT, cwd);
-    const declined = await cli(`${sendDeclined} --json`);
+    const declined = await cli(`${declinedBlock.text.trim()} --json`);
+    expect({ code: declined.code, error: declined.error }).toEqual({ code: 0, error: undefined });
     const order = (JSON.parse(declined.output) as { body: { eventId: string } }).body.eventId;
     await eventually('the declined order waits for retryPayment', async () => JSON.parse((await cli(`npx durable-webhooks events query ${order} status --json`)).output).awaiting !== null);
 

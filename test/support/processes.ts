@@ -78,6 +78,16 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}, root =
   return { code, output: cli.output(), error: cliError(cli.output()) };
 }
 
+/**
+ * Runs a documented command literally through a shell (`npx durable-webhooks …` included), as a user
+ * pastes it, in `cwd`: inside the project folder, npx runs the project's own `bin` from the build.
+ */
+export async function runShell(command: string, env: NodeJS.ProcessEnv, cwd: string): Promise<{ code: number | null; output: string; error?: string }> {
+  const shell = spawnProcess('bash', ['-c', command], env, cwd);
+  const code = await shell.exited;
+  return { code, output: shell.output(), error: code === 0 ? undefined : (cliError(shell.output()) ?? shell.output().trim()) };
+}
+
 function cliError(output: string): string | undefined {
   for (const line of output.trim().split('\n').reverse()) {
     try {
