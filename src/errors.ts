@@ -171,12 +171,18 @@ export class BatchItemsRefusedError extends ProblemError {
     readonly recorded: readonly RecordedItem[],
     readonly refused: ReadonlyArray<{ index: number; reason: string }>,
   ) {
-    super(`${refused.length} item(s) of the batch were refused (see "refused"); the ${recorded.length} other(s) are recorded and a redelivery will find them as duplicates.`);
+    super(
+      `${refused.length} item(s) of the batch were refused (see "refused"${refused.length > MAX_LISTED_REFUSALS ? `, the first ${MAX_LISTED_REFUSALS}` : ''}); the ${recorded.length} other(s) are recorded and a redelivery will find them as duplicates.`,
+    );
   }
+  /** The answer names at most `MAX_LISTED_REFUSALS` refused items, and counts them all, so its size stays bounded. */
   override get extensions() {
-    return { source: this.source, recorded: this.recorded, refused: this.refused };
+    return { source: this.source, recorded: this.recorded, refusedCount: this.refused.length, refused: this.refused.slice(0, MAX_LISTED_REFUSALS) };
   }
 }
+
+/** Refused items of a batch its 400 answer lists by index and reason; the rest are counted. */
+export const MAX_LISTED_REFUSALS = 20;
 
 /** Some items of a batch could not be recorded (Temporal or the database did not confirm); a redelivery records only those. */
 export class BatchNotRecordedError extends ProblemError {

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import HmacValidator from '@adyen/api-library/lib/src/utils/hmacValidator';
 import type { NotificationRequestItem } from '@adyen/api-library/lib/src/typings/notification/models';
-import { MalformedEventError } from '../errors';
+import { ConfigError, MalformedEventError, SignatureVerificationError } from '../errors';
+import { batchItems } from './limits';
 import { isoTime, parseJsonObject } from './json';
 import { firstSecret } from './secrets';
 import { ProviderKind } from '../../contracts';
@@ -22,6 +23,10 @@ import type { Delivery, ProviderAdapter, RefusedItem, SampleEvent, VerifiedEvent
  */
 export function createAdyenAdapter(options: { source: string; secrets: readonly string[] }): ProviderAdapter {
   const { source, secrets } = options;
+  // The library decodes the key as hex and drops what is not hex: "0x…", a quoted value or a
+  // passphrase would become an empty key, which anyone can sign with.
+  const invalid = secrets.find((key) => !HMAC_KEY.test(key));
+  if (invalid !== undefined) throw new ConfigError(`Source "${source}": an Adyen HMAC key is the 64 hexadecimal characters Adyen's Customer Area shows.`);
   const validator = new HmacValidator();
   return {
     kind: ProviderKind.ADYEN,
@@ -37,11 +42,13 @@ export function createAdyenAdapter(options: { source: string; secrets: readonly 
       if (!Array.isArray(body.notificationItems)) throw new MalformedEventError('The body has no "notificationItems" list.', source);
       const events: VerifiedEvent[] = [];
       const refused: RefusedItem[] = [];
-      body.notificationItems.forEach((entry: unknown, index) => {
+      let signed = 0;
+      batchItems(body.notificationItems, source).forEach((entry: unknown, index) => {
         const item = (entry as { NotificationRequestItem?: unknown } | null)?.NotificationRequestItem;
-        const reason = checkItem(item, secrets, validator);
-        if (reason) {
-          refused.push({ index, reason });
+        const check = checkItem(item, secrets, validator);
+        if (check.signed) signed++;
+        if (check.reason) {
+          refused.push({ index, reason: check.reason });
           return;
         }
         const fields = item as NotificationRequestItem;
@@ -56,6 +63,8 @@ export function createAdyenAdapter(options: { source: string; secrets: readonly 
           body: { raw, contentType: 'application/json', signatureHeaders: {} },
         });
       });
+      // Nothing in it is Adyen's: refused as a whole, its items not listed.
+      if (signed === 0) throw new SignatureVerificationError(`No item of the ${refused.length} in the batch is signed with a configured HMAC key.`, source);
       return { events, refused };
     },
 
@@ -82,11 +91,12 @@ export function createAdyenAdapter(options: { source: string; secrets: readonly 
   };
 }
 
-/** Why an item cannot be recorded, or undefined when it is signed by a configured key and identifies itself. */
-function checkItem(item: unknown, keys: readonly string[], validator: HmacValidator): string | undefined {
-  if (typeof item !== 'object' || item === null) return 'The item has no "NotificationRequestItem" object.';
+/** Whether an item is signed by a configured key, and why it cannot be recorded (no reason when it can). */
+function checkItem(item: unknown, keys: readonly string[], validator: HmacValidator): { signed: boolean; reason?: string } {
+  const refuse = (reason: string, signed = false) => ({ signed, reason });
+  if (typeof item !== 'object' || item === null) return refuse('The item has no "NotificationRequestItem" object.');
   const fields = item as Partial<NotificationRequestItem>;
-  if (typeof fields.additionalData?.hmacSignature !== 'string') return 'The item has no "additionalData.hmacSignature".';
+  if (typeof fields.additionalData?.hmacSignature !== 'string') return refuse('The item has no "additionalData.hmacSignature".');
   const signed = keys.some((key) => {
     try {
       return validator.validateHMAC(fields as NotificationRequestItem, key);
@@ -94,9 +104,12 @@ function checkItem(item: unknown, keys: readonly string[], validator: HmacValida
       return false;
     }
   });
-  if (!signed) return 'The item\'s hmacSignature does not match it with any configured HMAC key.';
+  if (!signed) return refuse('The item\'s hmacSignature does not match it with any configured HMAC key.');
   for (const name of ['pspReference', 'eventCode', 'success'] as const) {
-    if (typeof fields[name] !== 'string' || fields[name] === '') return `The item has no "${name}".`;
+    if (typeof fields[name] !== 'string' || fields[name] === '') return refuse(`The item has no "${name}".`, true);
   }
-  return undefined;
+  return { signed: true };
 }
+
+/** An Adyen HMAC key: 32 bytes, hex. */
+const HMAC_KEY = /^[0-9a-fA-F]{64}$/;

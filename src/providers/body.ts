@@ -12,7 +12,7 @@ export function parseStoredBody(body: { provider: ProviderKind; contentType: str
     case ProviderKind.GITHUB:
       return parseJsonObject(bodyText(raw, body.contentType, body.source), body.source);
     case ProviderKind.TWILIO:
-      return formParams(raw);
+      return formParams(raw, body.source);
     case ProviderKind.ADYEN: {
       const [entry] = (parseJsonObject(raw.toString('utf8'), body.source).notificationItems ?? []) as Array<{ NotificationRequestItem?: Record<string, unknown> }>;
       return entry?.NotificationRequestItem ?? {};

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { SignatureVerificationError } from '../errors';
 import { checkTolerance, requiredHeader } from './headers';
 import { isoTime, objectId, parseJsonObject, requireString } from './json';
-import { firstSecret, hmacSha256Hex, safeEqual } from './secrets';
+import { signatureEntries } from './limits';
+import { firstSecret, hmacSha256Hex, matchesAny } from './secrets';
 import { ProviderKind } from '../../contracts';
 import type { Delivery, ProviderAdapter, SampleEvent, VerifiedEvent } from './types';
 
@@ -12,7 +13,7 @@ export const PADDLE_TOLERANCE_SECONDS = 5;
 /**
  * Paddle Billing: `Paddle-Signature: ts=…;h1=…`, the hex HMAC-SHA256 of `<ts>:<raw body>` with the
  * notification destination's secret. During Paddle's own secret rotation one header carries several
- * `h1` values, each checked. The event ID is `event_id`, the type `event_type`.
+ * `h1` values (at most `MAX_SIGNATURE_ENTRIES`), each compared with the one HMAC each secret makes. The event ID is `event_id`, the type `event_type`.
  * https://developer.paddle.com/webhooks/signature-verification
  *
  * `@paddle/paddle-node-sdk`'s `webhooks.unmarshal` is the reference the tests check our verdicts
@@ -32,7 +33,8 @@ export function createPaddleAdapter(options: { source: string; secrets: readonly
       const { ts, h1 } = parseSignature(requiredHeader(headers, 'paddle-signature', source), source);
       checkTolerance(Number(ts), receivedAt, PADDLE_TOLERANCE_SECONDS, 'The Paddle-Signature timestamp', source);
       const signed = Buffer.concat([Buffer.from(`${ts}:`), rawBody]);
-      if (!secrets.some((secret) => h1.some((offered) => safeEqual(offered, hmacSha256Hex(secret, signed))))) {
+      // One HMAC per secret, compared with each offered h1.
+      if (!secrets.some((secret) => matchesAny(h1, hmacSha256Hex(secret, signed)))) {
         throw new SignatureVerificationError('Paddle-Signature does not match the body with any configured secret.', source);
       }
       return { events: [readPaddleEvent(parseJsonObject(rawBody.toString('utf8'), source), receivedAt, source)] };
@@ -52,7 +54,7 @@ export function createPaddleAdapter(options: { source: string; secrets: readonly
 }
 
 /** `ts=<seconds>;h1=<hex>[;h1=<hex>…]`. */
-function parseSignature(header: string, source: string): { ts: string; h1: string[] } {
+function parseSignature(header: string, source: string): { ts: string; h1: readonly string[] } {
   let ts: string | undefined;
   const h1: string[] = [];
   for (const part of header.split(';')) {
@@ -61,7 +63,7 @@ function parseSignature(header: string, source: string): { ts: string; h1: strin
     if (key === 'h1' && value) h1.push(value);
   }
   if (ts === undefined || h1.length === 0) throw new SignatureVerificationError('Paddle-Signature must be "ts=<seconds>;h1=<signature>".', source);
-  return { ts, h1 };
+  return { ts, h1: signatureEntries(h1, 'Paddle-Signature', source) };
 }
 
 /**

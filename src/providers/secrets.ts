@@ -23,3 +23,8 @@ export function safeEqual(a: string, b: string): boolean {
   const right = Buffer.from(b);
   return left.length === right.length && timingSafeEqual(left, right);
 }
+
+/** True when one of the offered signatures equals `expected`, each compared in constant time. */
+export function matchesAny(offered: readonly string[], expected: string): boolean {
+  return offered.some((entry) => safeEqual(entry, expected));
+}

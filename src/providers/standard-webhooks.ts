@@ -3,7 +3,8 @@ import { Webhook } from 'standardwebhooks';
 import { ConfigError, SignatureVerificationError } from '../errors';
 import { checkTolerance, requiredHeader } from './headers';
 import { objectId, parseJsonObject, requireString } from './json';
-import { firstSecret, safeEqual } from './secrets';
+import { signatureEntries } from './limits';
+import { firstSecret, matchesAny } from './secrets';
 import { ProviderKind } from '../../contracts';
 import { TIMESTAMP_TOLERANCE_SECONDS, type Delivery, type ProviderAdapter, type SampleEvent } from './types';
 
@@ -45,8 +46,8 @@ export function createStandardWebhooksAdapter(options: {
       const signature = requiredHeader(headers, signatureHeader, source);
       const seconds = checkTimestamp(timestamp, timestampHeader, receivedAt, source);
 
-      const versioned = signature.split(' ');
-      if (!hmacMatches(webhooks, versioned, id, seconds, rawBody) && !ed25519Matches(versioned, `${id}.${timestamp}.${rawBody.toString('utf8')}`, publicKeys)) {
+      const versioned = signatureEntries(signature.split(' '), signatureHeader, source);
+      if (!hmacMatches(webhooks, versioned, id, seconds, rawBody) && !ed25519Matches(versioned, Buffer.concat([Buffer.from(`${id}.${timestamp}.`), rawBody]), publicKeys)) {
         throw new SignatureVerificationError(`${signatureHeader} does not match the body with any configured secret or public key.`, source);
       }
 
@@ -90,22 +91,27 @@ function hmacMatches(webhooks: readonly Webhook[], versioned: readonly string[],
   const offered = versioned.filter((entry) => entry.startsWith('v1,'));
   if (offered.length === 0) return false;
   return webhooks.some((webhook) => {
-    const expected = webhook.sign(id, new Date(seconds * 1000), rawBody);
-    return offered.some((entry) => safeEqual(entry, expected));
+    return matchesAny(offered, webhook.sign(id, new Date(seconds * 1000), rawBody));
   });
 }
 
-/** `v1a,<base64>` entries, verified as ed25519 over `id.timestamp.body` with each public key. */
-function ed25519Matches(versioned: readonly string[], signedContent: string, keys: readonly KeyObject[]): boolean {
+/**
+ * `v1a,<base64>` entries, verified as ed25519 over the raw bytes of `id.timestamp.body` with each
+ * public key. An ed25519 signature cannot be computed once and compared, so each well-formed entry
+ * (64 bytes) costs a verification per key: the header's entries are capped
+ * (`MAX_SIGNATURE_ENTRIES`) before any is verified.
+ */
+function ed25519Matches(versioned: readonly string[], content: Buffer, keys: readonly KeyObject[]): boolean {
   if (keys.length === 0) return false;
-  const content = Buffer.from(signedContent);
   return versioned.some((entry) => {
     const [version, value] = entry.split(',');
     if (version !== 'v1a' || !value) return false;
     const signature = Buffer.from(value, 'base64');
-    return keys.some((key) => verifyEd25519(null, content, key, signature));
+    return signature.length === ED25519_SIGNATURE_BYTES && keys.some((key) => verifyEd25519(null, content, key, signature));
   });
 }
+
+const ED25519_SIGNATURE_BYTES = 64;
 
 function toWebhook(secret: string, source: string): Webhook {
   try {

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { getExpectedTwilioSignature, getSignatureAlgorithm, validateRequest } from 'twilio/lib/webhooks/webhooks';
+import { getExpectedTwilioSignature, getSignatureAlgorithm } from 'twilio/lib/webhooks/webhooks';
 import { MalformedEventError, SignatureVerificationError } from '../errors';
 import { optionalHeader, requiredHeader } from './headers';
-import { firstSecret } from './secrets';
+import { MAX_FORM_FIELDS } from './limits';
+import { firstSecret, safeEqual } from './secrets';
 import { ProviderKind } from '../../contracts';
 import type { Delivery, ProviderAdapter, SampleEvent } from './types';
 
@@ -11,7 +12,7 @@ const FORM_TYPE = 'application/x-www-form-urlencoded';
 /**
  * Twilio: `X-Twilio-Signature`, the base64 HMAC-SHA1 (or HMAC-SHA256, as the
  * `X-Twilio-Webhooks-Signature-Settings` header says) of the full URL followed by the sorted form
- * parameters, checked by the `twilio` package's `validateRequest` with each auth token. The URL is
+ * parameters, computed by the `twilio` package's `getExpectedTwilioSignature` once per auth token. The URL is
  * the one configured in Twilio, query included (`TWILIO_WEBHOOK_URL`), never rebuilt from the
  * request or a proxy's headers. Twilio signs no timestamp.
  *
@@ -33,8 +34,10 @@ export function createTwilioAdapter(options: { source: string; secrets: readonly
     async verify({ rawBody, headers, receivedAt }: Delivery) {
       const signature = requiredHeader(headers, 'x-twilio-signature', source);
       const algorithm = getSignatureAlgorithm(optionalHeader(headers, 'x-twilio-webhooks-signature-settings'));
-      const params = formParams(rawBody);
-      if (!secrets.some((authToken) => validateRequest(authToken, signature, url, params, algorithm))) {
+      const params = formParams(rawBody, source);
+      // One HMAC per auth token, of the URL exactly as configured (what Twilio signs); the package's
+      // validateRequest would try up to six forms of it per token.
+      if (!secrets.some((authToken) => safeEqual(signature, getExpectedTwilioSignature(authToken, url, params, algorithm)))) {
         throw new SignatureVerificationError(`X-Twilio-Signature does not match ${url} and the parameters with any configured auth token.`, source);
       }
       const { sid, status, resource } = resourceOf(params);
@@ -78,12 +81,20 @@ export function createTwilioAdapter(options: { source: string; secrets: readonly
   };
 }
 
-/** The form's parameters as Twilio signs them: a name sent several times keeps every value. */
-export function formParams(rawBody: Buffer): Record<string, string | string[]> {
+/**
+ * The form's parameters as Twilio signs them: a name sent several times keeps every value. Linear
+ * in the body (values of a repeated name are appended, never copied), and at most `MAX_FORM_FIELDS`
+ * fields, refused before any signature is computed.
+ */
+export function formParams(rawBody: Buffer, source: string): Record<string, string | string[]> {
   const params: Record<string, string | string[]> = Object.create(null);
+  let fields = 0;
   for (const [key, value] of new URLSearchParams(rawBody.toString('utf8'))) {
+    if (++fields > MAX_FORM_FIELDS) throw new MalformedEventError(`The form has more than ${MAX_FORM_FIELDS} fields; at most ${MAX_FORM_FIELDS} are accepted.`, source);
     const existing = params[key];
-    params[key] = existing === undefined ? value : [...(Array.isArray(existing) ? existing : [existing]), value];
+    if (existing === undefined) params[key] = value;
+    else if (Array.isArray(existing)) existing.push(value);
+    else params[key] = [existing, value];
   }
   return params;
 }

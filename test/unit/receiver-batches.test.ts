@@ -5,7 +5,7 @@ import { loadReceiverConfig } from '../../src/config';
 import { createApp } from '../../src/http/app';
 import { silentLogger } from '../../src/logger';
 import { SourceRegistry } from '../../src/providers/registry';
-import { CATALOG_SECRETS_ENV, SENDGRID_KEYS } from '../support/signing';
+import { adyenBody, adyenItem, CATALOG_SECRETS, CATALOG_SECRETS_ENV, SENDGRID_KEYS } from '../support/signing';
 import { RecordingStarter } from '../support/recording-starter';
 import { post } from '../support/stack';
 
@@ -61,3 +61,23 @@ it('answers an empty batch 200 with no event', async () => {
   const { body, headers } = batch(0);
   expect(await post(url, headers(), body)).toMatchObject({ status: 200, json: { status: 'recorded', events: [] } });
 });
+
+it('names at most 20 refused items of a batch and counts the rest, so a refusal stays small', async () => {
+  const good = adyenItem(CATALOG_SECRETS.adyen);
+  const forged = adyenItem('00112233445566778899AABBCCDDEEFF00112233445566778899AABBCCDDEEFF');
+  const body = adyenBody([good, ...Array.from({ length: 5000 }, () => forged)]);
+  const response = await post(url.replace(/sendgrid$/, 'adyen'), { 'content-type': 'application/json' }, body);
+  expect(response.status).toBe(400);
+  expect(response.json).toMatchObject({ type: 'urn:durable-webhooks:problem:invalid-items', refusedCount: 5000, recorded: [{ eventId: `${good.pspReference}:AUTHORISATION:true`, status: 'started' }] });
+  expect(response.json!.refused).toHaveLength(20);
+  expect(response.text.length).toBeLessThan(5000);
+});
+
+it('answers a batch of unsigned items with one line, not one per item', async () => {
+  const body = `{"notificationItems":[${Array.from({ length: 10_000 }, () => '0').join(',')}]}`;
+  const response = await post(url.replace(/sendgrid$/, 'adyen'), { 'content-type': 'application/json' }, body);
+  expect(response.status).toBe(400);
+  expect(response.json).toMatchObject({ type: 'urn:durable-webhooks:problem:invalid-signature', detail: 'No item of the 10000 in the batch is signed with a configured HMAC key.' });
+  expect(response.text.length).toBeLessThan(1000);
+});
+

@@ -1,5 +1,5 @@
 import { createAdyenAdapter } from '../../../src/providers/adyen';
-import { MalformedEventError } from '../../../src/errors';
+import { MalformedEventError, SignatureVerificationError } from '../../../src/errors';
 import { adyenBody, adyenItem, CATALOG_SECRETS } from '../../support/signing';
 
 const adapter = createAdyenAdapter({ source: 'adyen', secrets: [CATALOG_SECRETS.adyen, CATALOG_SECRETS.adyenRotated] });
@@ -37,4 +37,19 @@ describe('adyen adapter', () => {
     expect(adapter.acknowledgement).toEqual({ contentType: 'text/plain', body: '[accepted]' });
     await expect(verify(JSON.stringify({ live: 'false' }))).rejects.toThrow(MalformedEventError);
   });
+
+  it('refuses a batch in which no item is signed as a whole, listing none of them', async () => {
+    const forged = adyenItem('00112233445566778899AABBCCDDEEFF00112233445566778899AABBCCDDEEFF');
+    await expect(verify(adyenBody([forged, forged]))).rejects.toThrow(new SignatureVerificationError('No item of the 2 in the batch is signed with a configured HMAC key.', 'adyen'));
+    await expect(verify(JSON.stringify({ notificationItems: [0, 0, 0] }))).rejects.toThrow(SignatureVerificationError);
+  });
+
+  // The library decodes the key as hex and drops what is not: each of these became an empty key,
+  // with which anyone can sign an item.
+  it.each(['0x44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056', '"44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"', 'correct horse battery staple', '44782DEF'])(
+    'refuses to start with an HMAC key that is not 64 hexadecimal characters: %s',
+    (key) => {
+      expect(() => createAdyenAdapter({ source: 'adyen', secrets: [key] })).toThrow(/64 hexadecimal characters/);
+    },
+  );
 });

@@ -1,3 +1,4 @@
+import { EventWebhook } from '@sendgrid/eventwebhook';
 import { createSendGridAdapter } from '../../../src/providers/sendgrid';
 import { SENDGRID_KEYS, sendgridKeyPair } from '../../support/signing';
 
@@ -7,7 +8,7 @@ const item = (id: string, event = 'delivered') => ({ email: 'ada@example.com', t
 const verify = (body: string, headers: Record<string, string>, receivedAt = new Date(signedAt * 1000)) => adapter.verify({ rawBody: Buffer.from(body), headers, receivedAt });
 
 describe('sendgrid adapter', () => {
-  it('verifies the batch\'s ECDSA signature with @sendgrid/eventwebhook and makes one event per item, stored on its own', async () => {
+  it('verifies the batch\'s ECDSA signature and makes one event per item, stored on its own', async () => {
     const body = JSON.stringify([item('sg-1'), item('sg-2', 'open'), item('sg-3', 'bounce')]);
     const { events, refused } = await verify(body, SENDGRID_KEYS.headers(body, signedAt));
     expect(refused).toEqual([]);
@@ -35,5 +36,86 @@ describe('sendgrid adapter', () => {
     await expect(verify(body, headers, new Date((signedAt + 301) * 1000))).rejects.toThrow(/outside the 300 s tolerance/);
     const object = JSON.stringify({ sg_event_id: 'x' });
     await expect(verify(object, SENDGRID_KEYS.headers(object, signedAt))).rejects.toThrow(/must be a JSON array/);
+  });
+
+  // SendGrid's own examples, from @sendgrid/eventwebhook's test suite (src/eventwebhook.spec.js):
+  // our node:crypto verification answers as the library does on each, and on each altered.
+  it("gives @sendgrid/eventwebhook's verdict on SendGrid's documented examples, and on them altered", async () => {
+    const examples = [
+      {
+        publicKey: 'MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE83T4O/n84iotIvIW4mdBgQ/7dAfSmpqIM8kF9mN1flpVKS3GRqe62gw+2fNNRaINXvVpiglSI8eNEc6wEA3F+g==',
+        signature: 'MEUCIGHQVtGj+Y3LkG9fLcxf3qfI10QysgDWmMOVmxG0u6ZUAiEAyBiXDWzM+uOe5W0JuG+luQAbPIqHh89M15TluLtEZtM=',
+        timestamp: '1600112502',
+        body:
+          JSON.stringify([
+            {
+              email: 'hello@world.com',
+              event: 'dropped',
+              reason: 'Bounced Address',
+              sg_event_id: 'ZHJvcC0xMDk5NDkxOS1MUnpYbF9OSFN0T0doUTRrb2ZTbV9BLTA',
+              sg_message_id: 'LRzXl_NHStOGhQ4kofSm_A.filterdrecv-p3mdw1-756b745b58-kmzbl-18-5F5FC76C-9.0',
+              'smtp-id': '<LRzXl_NHStOGhQ4kofSm_A@ismtpd0039p1iad1.sendgrid.net>',
+              timestamp: 1600112492,
+            },
+          ]) + '\r\n',
+      },
+      {
+        publicKey: 'MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEQ4LIFtWztlsF7skFqOncjD1lun4H5w8XOhyOArHW9RcIx/FfEzx6cikC/yPfUvwaX/JScE7Fc9CJD2afQ9Ok3Q==',
+        signature: 'MEYCIQC/I4o6vCgqRYrTljjoVWB/GRWNtxeePlLMHr3x9ETeRQIhAIpV+03nREPTTHWSW0wIOA0EoMPdcNgXa70yCaqDJlu5',
+        timestamp: '1619651159',
+        body:
+          JSON.stringify([
+            {
+              email: 'invalid@gmail.com',
+              event: 'processed',
+              send_at: 0,
+              sg_event_id: 'cHJvY2Vzc2VkLTE5OTQyMTEyLXFOd0JMZ1BRUWpXNkRKdktRd1NBYnctMA',
+              sg_message_id: 'qNwBLgPQQjW6DJvKQwSAbw.filterdrecv-canary-547b64655b-cw6zx-1-6089EA4A-56.0',
+              'smtp-id': '<qNwBLgPQQjW6DJvKQwSAbw@ismtpd0178p1mdw1.sendgrid.net>',
+              timestamp: 1619651146,
+            },
+            {
+              email: 'invalid@gmail.com',
+              event: 'bounce',
+              ip: '167.89.101.76',
+              reason: '552 5.2.2 The email account that you tried to reach is over quota and inactive. Please direct the recipient to https://support.google.com/mail/?p=OverQuotaPerm c17si1130468pgv.34 - gsmtp',
+              sg_event_id: 'Ym91bmNlLTAtMTk5NDIxMTItcU53QkxnUFFRalc2REp2S1F3U0Fidy0w',
+              sg_message_id: 'qNwBLgPQQjW6DJvKQwSAbw.filterdrecv-canary-547b64655b-cw6zx-1-6089EA4A-56.0',
+              'smtp-id': '<qNwBLgPQQjW6DJvKQwSAbw@ismtpd0178p1mdw1.sendgrid.net>',
+              status: '5.2.2',
+              timestamp: 1619651147,
+              tls: 1,
+              type: 'blocked',
+            },
+          ])
+            .split('},{')
+            .join('},\r\n{') + '\r\n',
+      },
+    ];
+    const library = new EventWebhook();
+    const verdicts: Array<{ ours: boolean; library: boolean }> = [];
+    for (const example of examples) {
+      const ours = createSendGridAdapter({ source: 'sendgrid', publicKeys: [example.publicKey] });
+      for (const [body, timestamp, signature] of [
+        [example.body, example.timestamp, example.signature],
+        [example.body.replace('invalid@', 'valid@').replace('hello@', 'hola@'), example.timestamp, example.signature],
+        [example.body, String(Number(example.timestamp) + 1), example.signature],
+        [example.body.trimEnd(), example.timestamp, example.signature],
+        [example.body, example.timestamp, examples.find((other) => other !== example)!.signature],
+      ] as const) {
+        const headers = { 'x-twilio-email-event-webhook-signature': signature, 'x-twilio-email-event-webhook-timestamp': timestamp };
+        const accepted = await ours.verify({ rawBody: Buffer.from(body), headers, receivedAt: new Date(Number(timestamp) * 1000) }).then(
+          () => true,
+          () => false,
+        );
+        verdicts.push({ ours: accepted, library: library.verifySignature(library.convertPublicKeyToECDSA(example.publicKey), body, signature, timestamp) });
+      }
+    }
+    expect(verdicts.filter((verdict) => verdict.library)).toHaveLength(2);
+    expect(verdicts.map((verdict) => verdict.ours)).toEqual(verdicts.map((verdict) => verdict.library));
+  });
+
+  it('refuses a verification key that is not a base64 P-256 public key', () => {
+    expect(() => createSendGridAdapter({ source: 'sendgrid', publicKeys: ['not a key'] })).toThrow(/base64 P-256 public key/);
   });
 });
