@@ -1,5 +1,21 @@
 import { MalformedEventError } from '../errors';
 
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * The body as text for a provider library that verifies text, not bytes (Shopify's, Slack's,
+ * standardwebhooks): a body that is not valid UTF-8 is refused before any signature is computed.
+ * Strict decoding (nothing replaced, a BOM kept) maps distinct bytes to distinct text, so verifying
+ * the text verifies the exact bytes received.
+ */
+export function utf8Text(rawBody: Buffer, source: string): string {
+  try {
+    return strictUtf8.decode(rawBody);
+  } catch {
+    throw new MalformedEventError('The body is not valid UTF-8.', source);
+  }
+}
+
 /** Parses a verified body as a JSON object, or throws `MalformedEventError` naming the source. */
 export function parseJsonObject(text: string, source: string): Record<string, unknown> {
   let value: unknown;

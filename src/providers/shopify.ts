@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { ApiVersion, LogSeverity, shopifyApi, type Shopify } from '@shopify/shopify-api';
 import { SignatureVerificationError } from '../errors';
 import { optionalHeader, requiredHeader } from './headers';
-import { isoTime, objectId, parseJsonObject } from './json';
+import { isoTime, objectId, parseJsonObject, utf8Text } from './json';
 import { firstSecret, hmacSha256 } from './secrets';
 import { ProviderKind } from '../../contracts';
 import type { Delivery, ProviderAdapter, SampleEvent } from './types';
@@ -58,13 +58,14 @@ export function createShopifyAdapter(options: { source: string; secrets: readonl
 
     async verify({ rawBody, headers, receivedAt }: Delivery) {
       requiredHeader(headers, 'x-shopify-hmac-sha256', source);
-      const request = { rawBody: rawBody.toString('utf8'), rawRequest: { headers, method: 'POST', url: `/webhooks/${source}` } };
+      const text = utf8Text(rawBody, source);
+      const request = { rawBody: text, rawRequest: { headers, method: 'POST', url: `/webhooks/${source}` } };
       let missing: string[] = [];
       for (const client of clients) {
         const result = await client.webhooks.validate(request);
         if (result.valid) {
           const topic = requiredHeader(headers, 'x-shopify-topic', source);
-          const payload = parseJsonObject(rawBody.toString('utf8'), source);
+          const payload = parseJsonObject(text, source);
           return {
             events: [
               {

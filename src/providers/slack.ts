@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { verifySlackRequest } from '@slack/bolt/dist/receivers/verify-request';
 import { SignatureVerificationError } from '../errors';
 import { checkTolerance, requiredHeader } from './headers';
-import { isoTime, parseJsonObject, requireString } from './json';
+import { isoTime, parseJsonObject, requireString, utf8Text } from './json';
 import { firstSecret, hmacSha256Hex } from './secrets';
 import { ProviderKind } from '../../contracts';
 import type { Delivery, ProviderAdapter, SampleEvent } from './types';
@@ -35,7 +35,7 @@ export function createSlackAdapter(options: { source: string; secrets: readonly 
       if (!/^\d+$/.test(timestamp)) throw new SignatureVerificationError('X-Slack-Request-Timestamp must be whole seconds since the epoch.', source);
       // Bolt refuses only an old timestamp (after this, never); one from the future is as suspect.
       checkTolerance(Number(timestamp), receivedAt, SLACK_TOLERANCE_SECONDS, 'X-Slack-Request-Timestamp', source);
-      const body = rawBody.toString('utf8');
+      const body = utf8Text(rawBody, source);
       const verified = secrets.some((signingSecret) => {
         try {
           verifySlackRequest({

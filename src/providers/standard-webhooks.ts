@@ -2,7 +2,7 @@ import { createPublicKey, randomBytes, verify as verifyEd25519, type KeyObject }
 import { Webhook } from 'standardwebhooks';
 import { ConfigError, SignatureVerificationError } from '../errors';
 import { checkTolerance, requiredHeader } from './headers';
-import { objectId, parseJsonObject, requireString } from './json';
+import { objectId, parseJsonObject, requireString, utf8Text } from './json';
 import { signatureEntries } from './limits';
 import { firstSecret, matchesAny } from './secrets';
 import { ProviderKind } from '../../contracts';
@@ -47,11 +47,13 @@ export function createStandardWebhooksAdapter(options: {
       const seconds = checkTimestamp(timestamp, timestampHeader, receivedAt, source);
 
       const versioned = signatureEntries(signature.split(' '), signatureHeader, source);
-      if (!hmacMatches(webhooks, versioned, id, seconds, rawBody) && !ed25519Matches(versioned, Buffer.concat([Buffer.from(`${id}.${timestamp}.`), rawBody]), publicKeys)) {
+      // standardwebhooks signs text: strictly decoded, so what it verifies are the bytes received.
+      const text = utf8Text(rawBody, source);
+      if (!hmacMatches(webhooks, versioned, id, seconds, text) && !ed25519Matches(versioned, Buffer.concat([Buffer.from(`${id}.${timestamp}.`), rawBody]), publicKeys)) {
         throw new SignatureVerificationError(`${signatureHeader} does not match the body with any configured secret or public key.`, source);
       }
 
-      const payload = parseJsonObject(rawBody.toString('utf8'), source);
+      const payload = parseJsonObject(text, source);
       const type = requireString(payload.type, 'type ("type")', source);
       return { events: [{ id, type, occurredAt: new Date(seconds * 1000).toISOString(), subject: subjectOf(payload.data), payload }] };
     },
@@ -87,11 +89,11 @@ function checkTimestamp(header: string, name: string, receivedAt: Date, source: 
  * `v1,<base64>` entries, compared in constant time with the package's own signature for each secret.
  * The package's `verify` reads `Date.now()` itself; its `sign` is pure, so the clock stays ours.
  */
-function hmacMatches(webhooks: readonly Webhook[], versioned: readonly string[], id: string, seconds: number, rawBody: Buffer): boolean {
+function hmacMatches(webhooks: readonly Webhook[], versioned: readonly string[], id: string, seconds: number, text: string): boolean {
   const offered = versioned.filter((entry) => entry.startsWith('v1,'));
   if (offered.length === 0) return false;
   return webhooks.some((webhook) => {
-    return matchesAny(offered, webhook.sign(id, new Date(seconds * 1000), rawBody));
+    return matchesAny(offered, webhook.sign(id, new Date(seconds * 1000), text));
   });
 }
 

@@ -14,7 +14,7 @@ const verify = async (payload: string, headers: Record<string, string>) =>
   (await adapter.verify({ rawBody: Buffer.from(payload), headers, receivedAt: new Date() })).events[0]!;
 
 describe('square adapter', () => {
-  it('verifies the configured notification URL and the body through WebhooksHelper, reading event_id and type', async () => {
+  it('verifies the configured notification URL and the body, reading event_id and type', async () => {
     expect(await verify(body, squareHeaders(body, CATALOG_SECRETS.square, url))).toMatchObject({
       id: '13b867cf-db3d-4b1c-90b6-2f32a9d78124',
       type: 'payment.updated',
@@ -29,5 +29,27 @@ describe('square adapter', () => {
     await expect(verify(body.replace('COMPLETED', 'FAILED'), squareHeaders(body, CATALOG_SECRETS.square, url))).rejects.toThrow(/does not match/);
     await expect(verify(body, squareHeaders(body, 'another-key', url))).rejects.toThrow(/does not match/);
     await expect(verify(body, { 'content-type': 'application/json' })).rejects.toThrow(/x-square-hmacsha256-signature header is missing/);
+  });
+
+  it("gives the square package's WebhooksHelper verdict on signed, altered and other-key deliveries", async () => {
+    const { WebhooksHelper } = await import('square');
+    const cases = [
+      { payload: body, headers: squareHeaders(body, CATALOG_SECRETS.square, url) },
+      { payload: body, headers: squareHeaders(body, CATALOG_SECRETS.square, `${url}/`) },
+      { payload: body.replace('COMPLETED', 'FAILED'), headers: squareHeaders(body, CATALOG_SECRETS.square, url) },
+      { payload: `${body} `, headers: squareHeaders(body, CATALOG_SECRETS.square, url) },
+      { payload: body, headers: squareHeaders(body, 'another-key', url) },
+    ];
+    const verdicts = [];
+    for (const { payload, headers } of cases) {
+      const ours = await verify(payload, headers).then(
+        () => true,
+        () => false,
+      );
+      const library = await WebhooksHelper.verifySignature({ requestBody: payload, signatureHeader: headers['x-square-hmacsha256-signature']!, signatureKey: CATALOG_SECRETS.square, notificationUrl: url });
+      verdicts.push({ ours, library });
+    }
+    expect(verdicts.map((verdict) => verdict.library)).toEqual([true, false, false, false, false]);
+    expect(verdicts.map((verdict) => verdict.ours)).toEqual(verdicts.map((verdict) => verdict.library));
   });
 });
