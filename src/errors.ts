@@ -153,6 +153,27 @@ export class BodyStoreUnavailableError extends EventNotRecordedError {
   }
 }
 
+/**
+ * The event's workflow ID is already another source's event (built-in sources share one ID space):
+ * not a duplicate, so it is refused, never answered 200 and dropped; the provider retries it.
+ */
+export class EventIdConflictError extends ProblemError {
+  override readonly name = 'EventIdConflictError';
+  readonly status = 409;
+  readonly slug = 'event-id-conflict';
+  readonly title = 'Event ID recorded for another source';
+  constructor(
+    readonly source: string,
+    readonly eventId: string,
+    readonly otherSource: string,
+  ) {
+    super(`The event ID ${eventId} is already recorded for the source "${otherSource}", and the two share workflow IDs; give one of them a "workflowIdPrefix" in WEBHOOKS_CONFIG, then let the provider retry.`);
+  }
+  override get extensions() {
+    return { source: this.source, eventId: this.eventId, otherSource: this.otherSource };
+  }
+}
+
 /** What a batch answer says of each item it recorded. */
 export interface RecordedItem {
   eventId: string;

@@ -232,8 +232,8 @@ function readSourcesFile(file: string, env: NodeJS.ProcessEnv): SourceConfig[] {
     const [url] = valueOrEnv(entry, 'url', env, where);
     if (url !== undefined) checkUrl(url, `${where} (${name}): "url"`);
     const hmac = kind === ProviderKind.HMAC ? readHmacSpec(entry, url, `${where} (${name})`) : undefined;
-    if (kind !== ProviderKind.HMAC && ['signature', 'id', 'type'].some((key) => key in entry)) {
-      throw new ConfigError(`${where} (${name}): "signature", "id" and "type" are declared for hmac sources only; a ${kind} source reads them as its provider documents.`);
+    if (kind !== ProviderKind.HMAC && ['signature', 'id', 'type', 'unsignedHeadersOk'].some((key) => key in entry)) {
+      throw new ConfigError(`${where} (${name}): "signature", "id", "type" and "unsignedHeadersOk" are declared for hmac sources only; a ${kind} source reads them as its provider documents.`);
     }
     const routesNode = parsed.getIn(['sources', index, 'routes'], true) as { range?: [number, number, number] } | undefined;
     const routesLine = routesNode?.range ? ` line ${lineCounter.linePos(routesNode.range[0]).line}` : '';
@@ -252,7 +252,7 @@ function readRoutes(value: unknown, kind: ProviderKind, where: string): Routes |
 }
 
 /** Every setting a source may have; anything else is a misspelling or a feature this version lacks. */
-const SOURCE_KEYS = ['name', 'kind', 'secret', 'secretEnv', 'publicKey', 'publicKeyEnv', 'workflowIdPrefix', 'apiKeyEnv', 'url', 'urlEnv', 'signature', 'id', 'type', 'routes'];
+const SOURCE_KEYS = ['name', 'kind', 'secret', 'secretEnv', 'publicKey', 'publicKeyEnv', 'workflowIdPrefix', 'apiKeyEnv', 'url', 'urlEnv', 'signature', 'id', 'type', 'unsignedHeadersOk', 'routes'];
 
 /**
  * Stops on a key WEBHOOKS_CONFIG does not know, naming it and its line: a misspelt `secretEnv`

@@ -37,7 +37,7 @@ export interface StartSpec {
  * What storing found: the body is new (and its start is due after the lease), or stored before,
  * started or not, or stored before under another event ID (a replay, stored and started nothing).
  */
-export type Stored = { stored: true } | { stored: false; startedAt: Date | null } | { stored: false; replayOf: string };
+export type Stored = { stored: true } | { stored: false; startedAt: Date | null } | { stored: false; replayOf: string } | { stored: false; takenBy: string };
 
 /**
  * Stores the body and what to start for it, once per source and event ID: a redelivery, or a retry
@@ -45,13 +45,16 @@ export type Stored = { stored: true } | { stored: false; startedAt: Date | null 
  * the storing process's for `leaseMs`, then any sweeper's (src/inbox/). `bodySha256` is the body's
  * hash when the adapter asks for replays to be found (GitHub's, whose delivery ID is unsigned): a
  * body this source stored under another event ID, erased or not, is not stored again. Two copies
- * racing past this check are still told apart by the ledger's claim.
+ * racing past this check are still told apart by the ledger's claim. A workflow ID another source
+ * stored first (`takenBy`) is not this event's: nothing is stored.
  */
 export async function storeBody(
   db: Queryable,
   event: { source: string; eventId: string; workflowId: string; provider: ProviderKind; via: EventVia; receivedAt: string; bodySha256?: string; start: StartSpec; leaseMs: number },
   body: ReceivedBody,
 ): Promise<Stored> {
+  const taken = await db.query<{ source: string }>('SELECT source FROM event_bodies WHERE workflow_id = $1 AND source <> $2 LIMIT 1', [event.workflowId, event.source]);
+  if (taken.rows[0]) return { stored: false, takenBy: taken.rows[0].source };
   if (event.bodySha256 !== undefined) {
     const earlier = await db.query<{ event_id: string }>('SELECT event_id FROM event_bodies WHERE source = $1 AND sha256 = $2 AND event_id <> $3 LIMIT 1', [event.source, event.bodySha256, event.eventId]);
     if (earlier.rows[0]) return { stored: false, replayOf: earlier.rows[0].event_id };

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from 'express';
@@ -212,7 +213,10 @@ export function createApp(deps: AppDeps): Express {
     const toReceived = (verified: VerifiedEvent): ReceivedEvent => {
       checkEventIdentity(verified, adapter, source);
       const { item: _item, body: itemBody, ...fields } = verified;
-      return { source: source.name, provider: adapter.kind, ...fields, receivedAt: receivedAt.toISOString(), body: itemBody ?? body };
+      const stored = itemBody ?? body;
+      // An ID or type the signature does not cover: the same signed bytes under another one are a replay.
+      const bodySha256 = adapter.fields.unsigned?.length ? createHash('sha256').update(stored.raw).digest('hex') : undefined;
+      return { source: source.name, provider: adapter.kind, ...fields, ...(bodySha256 && { bodySha256 }), receivedAt: receivedAt.toISOString(), body: stored };
     };
 
     if (!adapter.batch) {
@@ -288,7 +292,8 @@ export function createApp(deps: AppDeps): Express {
     if (problem.status >= 500) {
       logger.error({ source, path: req.path, status: problem.status, error: errorLine(error) }, 'delivery not recorded');
     } else {
-      logger.warn({ source, path: req.path, status: problem.status, problem: problem.type }, 'delivery rejected');
+      // The detail names identifiers only (a header, a limit, another source), never the payload.
+      logger.warn({ source, path: req.path, status: problem.status, problem: problem.type, detail: problem.detail }, 'delivery rejected');
     }
     sendProblem(res, problem);
   };

@@ -5,7 +5,7 @@ import type { EventVia } from '../../contracts';
 import type { Queryable } from '../db/database';
 import { storeBody } from '../db/event-bodies';
 import { deferStart, markStarted, wakeSweepers, type PendingStart } from '../db/inbox';
-import { BodyStoreUnavailableError } from '../errors';
+import { BodyStoreUnavailableError, EventIdConflictError } from '../errors';
 import type { Logger } from '../logger';
 import { DEFAULT_START_TIMEOUT_MS, START_LEASE_MS, startOptions, type EventStarter, type ReceivedEvent, type StartResult, type StartTarget } from '../temporal/start-event';
 import { retryDelayMs, startPending } from './relay';
@@ -57,6 +57,7 @@ export class InboxEventStarter implements EventStarter {
       this.storing--;
       if (this.storing <= 1) this.resumeLanes();
     }
+    if ('takenBy' in stored) throw new EventIdConflictError(event.source, event.id, stored.takenBy);
     if ('replayOf' in stored) return { status: 'duplicate', workflowId, replayOf: stored.replayOf };
     if (!stored.stored) return { status: 'duplicate', workflowId, started: stored.startedAt !== null };
     this.enqueue(pending);

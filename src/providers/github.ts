@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { MalformedEventError, SignatureVerificationError } from '../errors';
 import { objectId, parseJsonObject, requireString } from './json';
 import { firstSecret, hmacSha256Hex, safeEqual } from './secrets';
@@ -21,7 +21,7 @@ export function createGitHubAdapter(options: { source: string; secrets: readonly
   const { source, secrets } = options;
   return {
     kind: ProviderKind.GITHUB,
-    fields: { id: 'X-GitHub-Delivery header', type: 'X-GitHub-Event header and "action"' },
+    fields: { id: 'X-GitHub-Delivery header', type: 'X-GitHub-Event header and "action"', unsigned: ['id', 'type'] },
     contentTypes: [JSON_TYPE, FORM_TYPE],
     signatureHeaders: ['content-type', 'x-hub-signature-256', 'x-github-delivery', 'x-github-event'],
 
@@ -36,12 +36,7 @@ export function createGitHubAdapter(options: { source: string; secrets: readonly
       const id = requireString(headers['x-github-delivery'], 'delivery ID (X-GitHub-Delivery header)', source);
       const event = requireString(headers['x-github-event'], 'event name (X-GitHub-Event header)', source);
       const payload = parseJsonObject(bodyText(rawBody, headers['content-type'], source), source);
-      const verified = {
-        ...readGitHubEvent({ id, event, payload, occurredAt: receivedAt }),
-        // GitHub signs the body only: the ledger refuses this body under a second delivery ID.
-        bodySha256: createHash('sha256').update(rawBody).digest('hex'),
-      };
-      return { events: [verified] };
+      return { events: [readGitHubEvent({ id, event, payload, occurredAt: receivedAt })] };
     },
 
     sampleId: () => randomUUID(),

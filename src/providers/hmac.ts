@@ -52,7 +52,7 @@ export function createHmacAdapter(options: { source: string; secrets: readonly s
 
   return {
     kind: ProviderKind.HMAC,
-    fields: { id: describe(spec.id), type: describe(spec.type) },
+    fields: { id: describe(spec.id), type: describe(spec.type), unsigned: (['id', 'type'] as const).filter((field) => 'header' in spec[field]) },
     contentTypes: ['application/json'],
     signatureHeaders: [...new Set(headerNames.filter((name): name is string => name !== undefined))],
 
@@ -164,9 +164,26 @@ export function readHmacSpec(entry: Record<string, unknown>, url: string | undef
     ...(timestampHeader !== undefined && { timestampHeader }),
     toleranceSeconds,
     ...(url !== undefined && { url }),
-    id: fieldSource(entry.id, 'id', where),
-    type: fieldSource(entry.type, 'type', where),
+    ...identity(entry, where),
   };
+}
+
+/**
+ * Where the event ID and type are. A header is outside the signed bytes: anyone holding one signed
+ * delivery could send it again under new IDs, or as another type, so a header is refused unless the
+ * source says `unsignedHeadersOk: true` (the receiver then finds such replays by the body's hash).
+ */
+function identity(entry: Record<string, unknown>, where: string): Pick<HmacSpec, 'id' | 'type'> {
+  const id = fieldSource(entry.id, 'id', where);
+  const type = fieldSource(entry.type, 'type', where);
+  if (entry.unsignedHeadersOk !== undefined && typeof entry.unsignedHeadersOk !== 'boolean') throw new ConfigError(`${where}: "unsignedHeadersOk" is true or false.`);
+  const unsigned = (['id', 'type'] as const).filter((key) => 'header' in { id, type }[key]);
+  if (unsigned.length > 0 && entry.unsignedHeadersOk !== true) {
+    throw new ConfigError(
+      `${where}: ${unsigned.map((key) => `"${key}"`).join(' and ')} ${unsigned.length > 1 ? 'come' : 'comes'} from a header the signature does not cover; read ${unsigned.length > 1 ? 'them' : 'it'} from the body with { pointer: … }, or set "unsignedHeadersOk: true" to accept it (the same body sent again under another value is then refused as a replay).`,
+    );
+  }
+  return { id, type };
 }
 
 function fieldSource(value: unknown, key: string, where: string): FieldSource {

@@ -22,7 +22,7 @@ export function createLinearAdapter(options: { source: string; secrets: readonly
   const clients = secrets.map((secret) => new LinearWebhookClient(secret));
   return {
     kind: ProviderKind.LINEAR,
-    fields: { id: 'Linear-Delivery header', type: '"type" and "action"' },
+    fields: { id: 'Linear-Delivery header', type: '"type" and "action"', unsigned: ['id'] },
     contentTypes: ['application/json'],
     signatureHeaders: ['linear-signature', 'linear-delivery', 'linear-event'],
 

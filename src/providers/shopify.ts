@@ -44,7 +44,7 @@ export function createShopifyAdapter(options: { source: string; secrets: readonl
 
   return {
     kind: ProviderKind.SHOPIFY,
-    fields: { id: 'X-Shopify-Event-Id header (or X-Shopify-Webhook-Id)', type: 'X-Shopify-Topic header' },
+    fields: { id: 'X-Shopify-Event-Id header (or X-Shopify-Webhook-Id)', type: 'X-Shopify-Topic header', unsigned: ['id', 'type'] },
     contentTypes: ['application/json'],
     signatureHeaders: [
       'x-shopify-hmac-sha256',

@@ -27,7 +27,7 @@ export function createTwilioAdapter(options: { source: string; secrets: readonly
   const { source, secrets, url } = options;
   return {
     kind: ProviderKind.TWILIO,
-    fields: { id: 'I-Twilio-Idempotency-Token header (or the SID and status)', type: 'MessageStatus or CallStatus' },
+    fields: { id: 'I-Twilio-Idempotency-Token header (or the SID and status)', type: 'MessageStatus or CallStatus', unsigned: ['id'] },
     contentTypes: [FORM_TYPE],
     signatureHeaders: ['x-twilio-signature', 'x-twilio-webhooks-signature-settings', 'i-twilio-idempotency-token'],
 

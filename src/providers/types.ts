@@ -2,6 +2,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { ProviderKind, WebhookEvent } from '../../contracts';
 import type { ReceivedBody } from '../db/event-bodies';
 
+/** A part of an event's identity that a provider may leave outside its signature. */
+export type UnsignedField = 'id' | 'type';
+
 /** A delivery as it reached the receiver, before anything is trusted. */
 export interface Delivery {
   rawBody: Buffer;
@@ -12,7 +15,7 @@ export interface Delivery {
 }
 
 /** What an adapter reads from a verified delivery. */
-export type VerifiedEvent = Pick<WebhookEvent, 'id' | 'type' | 'occurredAt' | 'subject' | 'bodySha256'> & {
+export type VerifiedEvent = Pick<WebhookEvent, 'id' | 'type' | 'occurredAt' | 'subject'> & {
   payload: unknown;
   /** The item's position in a batch, from 0. */
   item?: number;
@@ -66,8 +69,12 @@ export interface SampleEvent {
  */
 export interface ProviderAdapter {
   readonly kind: ProviderKind;
-  /** Where the event ID and type are read from, as error messages name them. */
-  readonly fields: { readonly id: string; readonly type: string };
+  /**
+   * Where the event ID and type are read from, as error messages name them, and which of the two
+   * the signature does not cover (a header outside the signed bytes). For those the receiver
+   * records the body's hash, so the same signed bytes under another ID or type are a replay.
+   */
+  readonly fields: { readonly id: string; readonly type: string; readonly unsigned?: readonly UnsignedField[] };
   /** Media types this provider sends, lower-case, without parameters. */
   readonly contentTypes: readonly string[];
   /** The headers `verify` reads (lower-case), kept with the stored body so it can be verified again. */

@@ -1,6 +1,6 @@
 import { isGrpcServiceError, NamespaceNotFoundError, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { status as grpcStatus } from '@grpc/grpc-js';
-import { BodyStoreUnavailableError, TemporalUnavailableError } from '../errors';
+import { BodyStoreUnavailableError, EventIdConflictError, TemporalUnavailableError } from '../errors';
 import { eventWorkflowId, MAX_FIELD_LENGTH, WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE, WEBHOOK_VIA, type EventFlow, type EventVia, type WebhookEvent } from '../../contracts';
 import type { Queryable } from '../db/database';
 import { storeBody, type ReceivedBody, type StartSpec } from '../db/event-bodies';
@@ -77,6 +77,7 @@ export class TemporalEventStarter implements EventStarter {
     } catch (error) {
       throw new BodyStoreUnavailableError(event.id, { cause: error });
     }
+    if ('takenBy' in stored) throw new EventIdConflictError(event.source, event.id, stored.takenBy);
     if ('replayOf' in stored) return { status: 'duplicate', workflowId, replayOf: stored.replayOf };
     try {
       const handle = await this.withDeadline(() => this.client.workflow.start(spec.flow, options));

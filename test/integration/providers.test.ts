@@ -3,6 +3,7 @@ import { loadReceiverConfig } from '../../src/config';
 import { loadBody } from '../../src/db/event-bodies';
 import { SourceRegistry } from '../../src/providers/registry';
 import { EventOperations } from '../../src/temporal/operations';
+import { workflowExists } from '../../src/temporal/start-event';
 import {
   adyenBody,
   adyenItem,
@@ -51,7 +52,8 @@ const deliveries: Record<string, () => Delivery> = {
   },
   shopify: () => {
     const id = randomUUID();
-    const body = JSON.stringify({ id: 5829584289932, financial_status: 'paid', total_price: '42.00', currency: 'EUR' });
+    // Each of Shopify's events has a body of its own (its updated_at at least): the same bytes again are a replay.
+    const body = JSON.stringify({ id: 5829584289932, financial_status: 'paid', total_price: '42.00', currency: 'EUR', updated_at: new Date().toISOString(), admin_graphql_api_id: `gid://shopify/Order/${id}` });
     // orders/create: recorded only (orders/paid runs the fulfilment, tested with the flows).
     return { id, type: 'orders/create', body, headers: shopifyHeaders(body, CATALOG_SECRETS.shopify, { eventId: id, topic: 'orders/create' }) };
   },
@@ -106,6 +108,31 @@ describe.each(Object.keys(deliveries))('POST /webhooks/%s', (source) => {
     expect(response.status).toBe(400);
     expect(response.json).toMatchObject({ type: 'urn:durable-webhooks:problem:invalid-signature', source });
     expect(await loadBody(stack.db, source, id)).toBeUndefined();
+  });
+
+  it('takes the same signed bytes under a new ID header and a new type header as a replay: nothing more is started', async () => {
+    const { id, type, body, headers } = deliveries[source]!();
+    expect((await post(`${stack.url}/webhooks/${source}`, headers, body)).status).toBe(202);
+    const newId = `${id}-again`;
+    const replayed = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, value === id ? newId : value === type ? 'orders/paid' : value]));
+    const response = await post(`${stack.url}/webhooks/${source}`, replayed, body);
+    // Where the signature covers the ID and type, the changed headers change nothing (200) or break it (400).
+    expect(response.status === 400 ? response.json : response).toMatchObject(response.status === 400 ? { type: 'urn:durable-webhooks:problem:invalid-signature' } : { status: 200, json: { status: 'duplicate' } });
+    expect(await workflowExists(stack.client, newId)).toBe(false);
+    expect(await runsOf(stack.client, id)).toHaveLength(1);
+  });
+});
+
+describe('an event ID another source recorded first', () => {
+  it('is refused with 409 naming both sources, not answered as a duplicate and dropped', async () => {
+    const shared = randomUUID();
+    const shopifyBody = JSON.stringify({ id: 5829584289932, financial_status: 'paid' });
+    expect((await post(`${stack.url}/webhooks/shopify`, shopifyHeaders(shopifyBody, CATALOG_SECRETS.shopify, { eventId: shared, topic: 'orders/create' }), shopifyBody)).status).toBe(202);
+    const linearBody = JSON.stringify({ action: 'create', type: 'Issue', data: { id: randomUUID() }, webhookTimestamp: Date.now() });
+    const response = await post(`${stack.url}/webhooks/linear`, linearHeaders(linearBody, CATALOG_SECRETS.linear, shared), linearBody);
+    expect(response).toMatchObject({ status: 409, json: { type: 'urn:durable-webhooks:problem:event-id-conflict', source: 'linear', eventId: shared, otherSource: 'shopify' } });
+    expect(await loadBody(stack.db, 'linear', shared)).toBeUndefined();
+    expect((await stack.client.workflow.getHandle(shared).describe()).searchAttributes.WebhookSource).toEqual(['shopify']);
   });
 });
 

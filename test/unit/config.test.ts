@@ -217,7 +217,7 @@ sources:
   it('stops on a key it does not know, naming the key and its line, in a source or at the top', () => {
     const misspelt = writeConfig('sources:\n  - name: shop\n    kind: github\n    secretEnvs: SHOP_SECRET\n');
     expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: misspelt })).toThrow(
-      `WEBHOOKS_CONFIG (${misspelt}) line 4: "secretEnvs" is not a setting of a source; use name, kind, secret, secretEnv, publicKey, publicKeyEnv, workflowIdPrefix, apiKeyEnv, url, urlEnv, signature, id, type, routes.`,
+      `WEBHOOKS_CONFIG (${misspelt}) line 4: "secretEnvs" is not a setting of a source; use name, kind, secret, secretEnv, publicKey, publicKeyEnv, workflowIdPrefix, apiKeyEnv, url, urlEnv, signature, id, type, unsignedHeadersOk, routes.`,
     );
     const routes = writeConfig('sources:\n  - name: shop\n    kind: stripe\n    secret: whsec_x\n    routs: { invoice.paid: recordEvent }\n');
     expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: routes })).toThrow(/line 5: "routs" is not a setting of a source/);

@@ -35,6 +35,7 @@ describe('hmac kind (WEBHOOKS_CONFIG)', () => {
       hmacSource(`    signature: { header: X-Signature, algorithm: sha256, encoding: base64, signed: "{timestamp}.{body}", timestampHeader: X-Timestamp, toleranceSeconds: 60 }
     id: { header: X-Delivery }
     type: { pointer: /event/name }
+    unsignedHeadersOk: true
 `)(),
     );
     const body = JSON.stringify({ event: { name: 'invoice.paid' } });
@@ -64,6 +65,9 @@ describe('hmac kind (WEBHOOKS_CONFIG)', () => {
     ['{timestamp} without its header', '    signature: { header: X-Sig, signed: "{timestamp}.{body}" }\n    id: { pointer: /id }\n    type: { pointer: /topic }\n', /has \{timestamp\} exactly when/],
     ['{url} without a url', '    signature: { header: X-Sig, signed: "{url}{body}" }\n    id: { pointer: /id }\n    type: { pointer: /topic }\n', /set "url" or "urlEnv"/],
     ['an ID that is neither a header nor a pointer', '    signature: { header: X-Sig }\n    id: id\n    type: { pointer: /topic }\n', /"id" is \{ header: <name> \} or \{ pointer/],
+    ['an ID from a header the signature does not cover', '    signature: { header: X-Sig }\n    id: { header: X-Request-Id }\n    type: { pointer: /topic }\n', /"id" comes from a header the signature does not cover; .*"unsignedHeadersOk: true"/],
+    ['an ID and a type from headers', '    signature: { header: X-Sig }\n    id: { header: X-Request-Id }\n    type: { header: X-Topic }\n', /"id" and "type" come from a header/],
+    ['unsignedHeadersOk that is not true or false', '    signature: { header: X-Sig }\n    id: { header: X-Request-Id }\n    type: { pointer: /topic }\n    unsignedHeadersOk: "yes"\n', /"unsignedHeadersOk" is true or false/],
   ])('stops the receiver with one line for %s', (_case, declaration, message) => {
     expect(hmacSource(declaration)).toThrow(message);
   });
