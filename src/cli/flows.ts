@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { loadReceiverConfig } from '../config';
 import { FLOWS, Router } from '../flows';
+import { createAdapter } from '../providers/registry';
 import { print } from './output';
 
 /** One flow as `durable-webhooks flows` shows it. */
@@ -10,6 +11,11 @@ export interface FlowListing {
   internal: boolean;
   /** Per source, the event types (or `prefix*`) it starts this flow for. */
   events: Record<string, string[]>;
+  /**
+   * Of those sources, the ones whose type comes from outside the signature (a header), and where:
+   * the flow is picked by a value the provider did not sign (a replay under another type is refused).
+   */
+  unsignedTypes: Record<string, string>;
   signals: { name: string; description: string; onlyWhileAwaited: boolean }[];
   fields: { copy: string[]; personal: string[] };
   queries: string[];
@@ -18,17 +24,21 @@ export interface FlowListing {
 }
 
 /** Every flow, with what each source routes to it, from the declarations and the sources' routes. */
-export function listFlows(sources: readonly { name: string; router: Router }[]): FlowListing[] {
-  return FLOWS.map((flow) => ({
-    name: flow.name,
-    description: flow.description,
-    internal: flow.internal,
-    events: flow.internal ? {} : Object.fromEntries(sources.map((source) => [source.name, source.router.routedTo(flow)]).filter(([, types]) => types!.length > 0)),
-    signals: flow.signals.map(({ name, description, onlyWhileAwaited }) => ({ name, description, onlyWhileAwaited })),
-    fields: { copy: Object.keys(flow.fields.copy), personal: Object.keys(flow.fields.personal ?? {}) },
-    queries: flow.queries.map((query) => query.name),
-    versioning: { ...flow.versioning },
-  }));
+export function listFlows(sources: readonly { name: string; router: Router; unsignedType?: string }[]): FlowListing[] {
+  return FLOWS.map((flow) => {
+    const events: Record<string, string[]> = flow.internal ? {} : Object.fromEntries(sources.map((source) => [source.name, source.router.routedTo(flow)]).filter(([, types]) => types!.length > 0));
+    return {
+      name: flow.name,
+      description: flow.description,
+      internal: flow.internal,
+      events,
+      unsignedTypes: Object.fromEntries(sources.filter((source) => source.unsignedType !== undefined && source.name in events).map((source) => [source.name, source.unsignedType!])),
+      signals: flow.signals.map(({ name, description, onlyWhileAwaited }) => ({ name, description, onlyWhileAwaited })),
+      fields: { copy: Object.keys(flow.fields.copy), personal: Object.keys(flow.fields.personal ?? {}) },
+      queries: flow.queries.map((query) => query.name),
+      versioning: { ...flow.versioning },
+    };
+  });
 }
 
 export function flowsCommand(): Command {
@@ -38,14 +48,22 @@ export function flowsCommand(): Command {
     .action((options: { json?: boolean }) => {
       // Every source the receiver knows, built-in ones whether or not their secret is set here.
       const { sources } = loadReceiverConfig(process.env, { development: true });
-      const listing = listFlows(sources.map((source) => ({ name: source.name, router: new Router(source.kind, source.routes) })));
+      const listing = listFlows(
+        sources.map((source) => {
+          const { fields } = createAdapter(source);
+          return { name: source.name, router: new Router(source.kind, source.routes), ...(fields.unsigned?.includes('type') && { unsignedType: fields.type }) };
+        }),
+      );
       print(options.json, listing, () => listing.map(describe).join('\n\n'));
     });
 }
 
 function describe(flow: FlowListing): string {
   const lines = [`${flow.name}${flow.internal ? ' (internal)' : ''}: ${flow.description}`];
-  const events = Object.entries(flow.events).map(([source, types]) => `${source}: ${types.join(', ')}`);
+  const events = Object.entries(flow.events).map(([source, types]) => {
+    const unsigned = flow.unsignedTypes[source];
+    return `${source}: ${types.join(', ')}${unsigned ? ` (type from the ${unsigned}, which the provider does not sign; the same body as another type is refused as a replay)` : ''}`;
+  });
   if (!flow.internal) lines.push(`  events   ${events.length ? events.join('\n           ') : 'none (route some with a source\'s routes)'}`);
   for (const signal of flow.signals) lines.push(`  signal   ${signal.name}${signal.onlyWhileAwaited ? ' (only while awaited)' : ''}: ${signal.description}`);
   if (flow.fields.copy.length || flow.fields.personal.length) {

@@ -54,6 +54,7 @@ describe('durable-webhooks flows', () => {
       description: expect.stringContaining('charges the card through Stripe'),
       internal: false,
       events: { billing: ['invoice.payment_failed'] },
+      unsignedTypes: {},
       signals: [
         { name: 'approve', description: 'approves an order held for review', onlyWhileAwaited: false },
         { name: 'reject', description: 'rejects an order held for review; it is cancelled', onlyWhileAwaited: false },
@@ -65,5 +66,14 @@ describe('durable-webhooks flows', () => {
     });
     expect(listing.find((flow) => flow.name === 'fulfilCheckout')?.events).toEqual({ stripe: ['checkout.session.completed'], billing: ['checkout.session.completed'] });
     expect(listing.find((flow) => flow.name === 'subscriptionEntity')).toMatchObject({ internal: true, events: {}, signals: [{ name: 'apply' }], queries: ['state'] });
+  });
+
+  it("says where a flow is picked by a type the provider does not sign (Shopify's X-Shopify-Topic)", () => {
+    const listing = listFlows([
+      { name: 'stripe', router: new Router(ProviderKind.STRIPE) },
+      { name: 'shopify', router: new Router(ProviderKind.SHOPIFY), unsignedType: 'X-Shopify-Topic header' },
+    ]);
+    expect(listing.find((flow) => flow.name === 'fulfilShopifyOrder')).toMatchObject({ events: { shopify: ['orders/paid'] }, unsignedTypes: { shopify: 'X-Shopify-Topic header' } });
+    expect(listing.find((flow) => flow.name === 'fulfilCheckout')).toMatchObject({ unsignedTypes: {} });
   });
 });
