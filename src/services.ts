@@ -20,7 +20,7 @@ export interface WorkerServices {
 
 /**
  * Builds what the activities use from the worker's configuration, and migrates the database.
- * Without DATABASE_URL, `embedded` allows PGlite under DATA_DIR (one process only, so `npm run dev` alone passes it);
+ * Without DATABASE_URL, `embedded` allows the embedded PostgreSQL under DATA_DIR (`npm run dev` alone passes it);
  * `stripeStandIn` names a local stand-in used when no STRIPE_SECRET_KEY is set.
  */
 export async function createWorkerServices(config: WorkerConfig, options: { temporal: Client; embedded?: boolean; stripeStandIn?: string }): Promise<WorkerServices> {
@@ -53,7 +53,7 @@ export async function createWorkerServices(config: WorkerConfig, options: { temp
     db,
     activities,
     describe: () => [
-      `Database     ${db.kind === 'embedded' ? `embedded PGlite in ${embeddedDatabaseDir(dataDir)}, served at ${db.url} (the CLI finds it)` : 'PostgreSQL (DATABASE_URL)'}`,
+      `Database     ${db.kind === 'embedded' ? `embedded PostgreSQL in ${embeddedDatabaseDir(dataDir)}, on ${new URL(db.url!).host} (the CLI finds it)` : 'PostgreSQL (DATABASE_URL)'}`,
       `Stripe       ${config.stripe.secretKey ? `live API${stripeUrl ? ` at ${stripeUrl}` : ''}` : `local stand-in at ${stripeUrl} (set STRIPE_SECRET_KEY for Stripe)`}`,
       `Email        ${email.description}`,
     ],

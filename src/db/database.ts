@@ -1,15 +1,13 @@
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import pg from 'pg';
+import { startEmbeddedPostgres } from './embedded-postgres';
 
 /** Something SQL can run on: the database itself or one open transaction. */
 export interface Queryable {
   query<Row extends object = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: Row[] }>;
 }
 
-/** The application database: PostgreSQL through `DATABASE_URL`, or PGlite embedded in `npm run dev`'s process. */
+/** The application database: PostgreSQL through `DATABASE_URL`, or the one `npm run dev` runs itself. */
 export interface Database extends Queryable {
   readonly kind: 'postgresql' | 'embedded';
   /** Where the embedded database answers, for other processes (the CLI). */
@@ -22,7 +20,7 @@ export interface Database extends Queryable {
 }
 
 /**
- * PostgreSQL when `url` is set, else PGlite in `embeddedDir`. `exitOnIdle` lets a short-lived
+ * PostgreSQL when `url` is set, else the embedded PostgreSQL in `embeddedDir`. `exitOnIdle` lets a short-lived
  * process (the CLI) end with the pool open.
  */
 export async function openDatabase(options: { url?: string; embeddedDir?: string; exitOnIdle?: boolean }): Promise<Database> {
@@ -106,38 +104,28 @@ function openPostgres(url: string, exitOnIdle: boolean): Database {
   };
 }
 
-/** Connections the embedded database serves at once: this process's pool and the CLI's. */
-const EMBEDDED_CONNECTIONS = 32;
-
 /**
- * PGlite keeps its files in one directory, in this process (`npm run dev`), and serves them over
- * PostgreSQL's protocol on loopback (`@electric-sql/pglite-socket`), so this process and the CLI reach
- * it the same way, through the server's multiplexer, which gives an open transaction to its
- * connection alone (`npm run dev` hands its URL to the CLI: src/dev/handoff.ts).
+ * A real PostgreSQL run by this process (`npm run dev`) in `dir` (src/db/embedded-postgres.ts); this
+ * process and the CLI reach it by its URL (`npm run dev` hands it to the CLI: src/dev/handoff.ts).
  */
 async function openEmbedded(dir: string): Promise<Database> {
-  mkdirSync(dir, { recursive: true });
-  const pglite = await PGlite.create(dir);
-  const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: EMBEDDED_CONNECTIONS });
-  await server.start();
-  const url = `postgres://postgres@${server.getServerConn()}/postgres`;
-  const db = openPostgres(url, false);
+  const server = await startEmbeddedPostgres(dir);
+  const db = openPostgres(server.url, false);
   return {
     ...db,
     kind: 'embedded',
-    url,
+    url: server.url,
     async close() {
       await db.close();
       await server.stop();
-      await pglite.close();
     },
   };
 }
 
 /** Where `npm run dev` keeps the embedded database, under DATA_DIR. */
-export const embeddedDatabaseDir = (dataDir: string) => path.join(dataDir, 'pglite');
+export const embeddedDatabaseDir = (dataDir: string) => path.join(dataDir, 'postgres');
 
-/** True for PostgreSQL's unique violation of this constraint (PGlite names it only in the message). */
+/** True for PostgreSQL's unique violation of this constraint. */
 export function isUniqueViolation(error: unknown, constraint: string): boolean {
   const { code, constraint: name, message } = error as { code?: string; constraint?: string; message?: string };
   return code === '23505' && (name ?? message ?? '').includes(constraint);

@@ -181,7 +181,7 @@ async function main(): Promise<void> {
     TEMPORAL_ADDRESS: temporal.address,
     TEMPORAL_TASK_QUEUE: workQueue,
   };
-  // One database for both receivers and the worker: PostgreSQL with DATABASE_URL, else PGlite in this process.
+  // One database for both receivers and the worker: PostgreSQL with DATABASE_URL, else the embedded PostgreSQL `npm run dev` runs.
   const services = await createWorkerServices(loadWorkerConfig(workerEnv, { development: true }), { temporal: client, embedded: true });
   const receiverConfig = (taskQueue: string, acknowledge = 'temporal') =>
     loadReceiverConfig({ PORT: '0', STRIPE_WEBHOOK_SECRET: SECRET, TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_ADDRESS: temporal.address, ACKNOWLEDGE: acknowledge });
@@ -279,7 +279,7 @@ async function main(): Promise<void> {
       at: new Date().toISOString(),
       machine: { cpus: cpus().length, cpu: cpus()[0]?.model, memoryGiB: round(totalmem() / 2 ** 30, 1), node: process.version },
       temporal: SERVER,
-      database: database ? 'PostgreSQL' : 'PGlite',
+      database: database ? 'PostgreSQL' : 'embedded PostgreSQL',
       settings: { events: EVENTS, rounds: ROUNDS, concurrency: CONCURRENCY, sustainSeconds: SUSTAIN_SECONDS, sustainRate: RATE },
       ratios,
       sides,

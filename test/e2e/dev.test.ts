@@ -74,7 +74,7 @@ describe('npm run dev', () => {
     expect(banner).toContain(`Temporal UI  http://localhost:${Number(env.TEMPORAL_ADDRESS!.split(':')[1]) + 1000}/namespaces/default/workflows`);
     expect(banner).toContain('STRIPE_WEBHOOK_SECRET=whsec_durable_webhooks_development_only');
     expect(banner).toContain(path.join(dataDir, 'temporal.sqlite'));
-    expect(banner).toContain(`Database     embedded PGlite in ${path.join(dataDir, 'pglite')}`);
+    expect(banner).toMatch(new RegExp(`Database     embedded PostgreSQL in ${path.join(dataDir, 'postgres')}, on 127\\.0\\.0\\.1:\\d+ \\(the CLI finds it\\)`));
     expect(banner).toMatch(/Stripe {7}local stand-in at http:\/\/127\.0\.0\.1:\d+ \(set STRIPE_SECRET_KEY for Stripe\)/);
     expect(banner).toContain("Reconcile    stripe: set STRIPE_SECRET_KEY to catch up from Stripe's Events API");
     expect(banner).toContain("github: set GITHUB_TOKEN and GITHUB_HOOKS to catch up from GitHub's deliveries");
