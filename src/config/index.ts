@@ -108,8 +108,8 @@ export interface NamedToken {
   token: string;
 }
 
-/** Admin and codec tokens are at least this long: guessed online they must stay out of reach. */
-export const MIN_ADMIN_TOKEN_LENGTH = 32;
+/** Admin, codec and API tokens are at least this long: guessed online they must stay out of reach. */
+export const MIN_TOKEN_LENGTH = 32;
 
 /** Immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later: eight attempts over about 28 hours. */
 export const DEFAULT_DELIVERY_SCHEDULE = '0s 5s 5m 30m 2h 5h 10h 10h';
@@ -225,9 +225,9 @@ function devServerUiUrl(address: string | undefined): string {
 
 const SCOPE_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
-/** `API_TOKENS="shop:tok_… billing:tok_…"`: `<scope>:<token>` entries separated by spaces or commas. */
+/** `API_TOKENS="shop:tok_… billing:tok_…"`: `<scope>:<token>` entries separated by spaces or commas, each token at least 32 characters. */
 function apiTokens(value: string | undefined): ApiToken[] {
-  return namedTokens('API_TOKENS', value, 'scope').map(({ name, token }) => ({ scope: name, token }));
+  return namedTokens('API_TOKENS', value, 'scope').map(({ name, token }) => ({ scope: name, token: longToken(`API_TOKENS' token for the scope "${name}"`, token) }));
 }
 
 /** ADMIN_TOKEN (named `admin`) and `ADMIN_TOKENS="alice:… ci:…"`, each at least 32 characters. */
@@ -255,7 +255,7 @@ function namedTokens(variable: string, value: string | undefined, what: 'scope' 
 }
 
 function longToken(what: string, token: string): string {
-  if (token.length < MIN_ADMIN_TOKEN_LENGTH) throw new ConfigError(`${what} must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (for example: openssl rand -hex 32).`);
+  if (token.length < MIN_TOKEN_LENGTH) throw new ConfigError(`${what} must be at least ${MIN_TOKEN_LENGTH} characters (for example: openssl rand -hex 32).`);
   return token;
 }
 

@@ -22,7 +22,7 @@ export type AdminBackfills = Pick<Backfills, 'start' | 'status' | 'stripeSources
 export function createAdminRouter(operations: EventOperations, tokens: NamedToken[], logger: Logger, backfills?: AdminBackfills): Router {
   const router = express.Router();
 
-  router.use(limitFailedAttempts(), requireToken(tokens, 'ADMIN_TOKEN'));
+  router.use(limitFailedAttempts(tokens.map(({ token }) => token)), requireToken(tokens, 'ADMIN_TOKEN'));
   router.use(express.json({ limit: '64kb', strict: false, inflate: false }));
 
   router.get('/events', async (req, res) => {
@@ -90,9 +90,8 @@ export function createAdminRouter(operations: EventOperations, tokens: NamedToke
  */
 export function requireToken(tokens: NamedToken[], variable: string): RequestHandler {
   return (req, res, next) => {
-    const header = req.headers.authorization ?? '';
-    if (!header.startsWith('Bearer ')) throw new AdminAuthError(`Send Authorization: Bearer <${variable}>.`);
-    const presented = header.slice('Bearer '.length);
+    const presented = bearerToken(req);
+    if (presented === undefined) throw new AdminAuthError(`Send Authorization: Bearer <${variable}>.`);
     const match = tokens.find(({ token }) => safeEqual(presented, token));
     if (!match) throw new AdminAuthError(`The bearer token is not the ${variable}.`);
     res.locals.tokenName = match.name;
@@ -100,20 +99,32 @@ export function requireToken(tokens: NamedToken[], variable: string): RequestHan
   };
 }
 
-/** Failed bearer attempts (401) one client address may make per minute on `/admin` and `/codec`; more get 429. */
+/** Failed bearer attempts (401) one client address may make per minute on `/admin`, `/codec` and `/v1`; more get 429. */
 export const MAX_FAILED_ATTEMPTS_PER_MINUTE = 10;
 
-/** Counts only refused tokens, per client address (TRUST_PROXY-aware): guessing is slowed, operators are not. */
-export function limitFailedAttempts(): RequestHandler {
+/**
+ * Counts only requests without one of `tokens`, per client address (TRUST_PROXY-aware): guessing is
+ * slowed, operators and API clients are not, however many of their requests run at once (a request
+ * with an accepted token is never counted, not even while it runs).
+ */
+export function limitFailedAttempts(tokens: readonly string[]): RequestHandler {
   return rateLimit({
     windowMs: 60_000,
     limit: MAX_FAILED_ATTEMPTS_PER_MINUTE,
-    skipSuccessfulRequests: true,
-    requestWasSuccessful: (_req, res) => res.statusCode !== 401,
+    skip: (req) => {
+      const presented = bearerToken(req);
+      return presented !== undefined && tokens.some((token) => safeEqual(presented, token));
+    },
     standardHeaders: 'draft-8',
     legacyHeaders: false,
     handler: (_req, res) => sendProblem(res, toProblem(new TooManyFailedAttemptsError(MAX_FAILED_ATTEMPTS_PER_MINUTE))),
   });
+}
+
+/** The token of an `Authorization: Bearer …` header, if the request has one. */
+export function bearerToken(req: Request): string | undefined {
+  const header = req.headers.authorization ?? '';
+  return header.startsWith('Bearer ') ? header.slice('Bearer '.length) : undefined;
 }
 
 function filterOf(req: Request): EventFilter {

@@ -8,6 +8,7 @@ import type { MessageService } from '../outbound/messages';
 import type { ApiToken } from '../config';
 import type { Logger } from '../logger';
 import { safeEqual } from '../providers/secrets';
+import { bearerToken, limitFailedAttempts } from './admin';
 import { routeErrorHandler } from './problem';
 
 export interface ApiDeps {
@@ -32,9 +33,9 @@ export function createApiRouter(deps: ApiDeps): Router {
   const { db, messages } = deps;
   const router = express.Router();
 
-  router.use((req, res, next) => {
-    const header = req.headers.authorization ?? '';
-    const token = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
+  // Refused tokens are rate-limited per client address, as on /admin and /codec.
+  router.use(limitFailedAttempts(deps.tokens.map(({ token }) => token)), (req, res, next) => {
+    const token = bearerToken(req);
     const match = token ? deps.tokens.find((candidate) => safeEqual(candidate.token, token)) : undefined;
     if (!match) throw new ApiAuthError('Send Authorization: Bearer <one of API_TOKENS>.');
     res.locals.scope = match.scope;

@@ -28,7 +28,7 @@ export interface CodecDeps {
 export function createCodecRouter(deps: CodecDeps): Router {
   const router = express.Router();
   router.use(cors({ origin: deps.origins, methods: ['POST'], allowedHeaders: ['Content-Type', 'Authorization', 'X-Namespace'], credentials: true, maxAge: 600 }));
-  router.use(limitFailedAttempts(), requireToken(deps.tokens, 'CODEC_TOKEN or ADMIN_TOKEN'));
+  router.use(limitFailedAttempts(deps.tokens.map(({ token }) => token)), requireToken(deps.tokens, 'CODEC_TOKEN or ADMIN_TOKEN'));
   router.use(express.json({ limit: '8mb', inflate: false }));
   for (const direction of ['encode', 'decode'] as const) {
     router.post(`/${direction}`, async (req, res) => {

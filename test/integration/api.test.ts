@@ -16,7 +16,7 @@ import { startStack, type WorkerStack } from '../support/stack';
 /** `POST /v1/messages` with Idempotency-Key, the endpoints registry, and durable delivery. */
 let stack: WorkerStack;
 beforeAll(async () => {
-  stack = await startStack({ env: { API_TOKENS: 'alpha:tok_alpha beta:tok_beta', ALLOW_PRIVATE_ENDPOINTS: 'true', DELIVERY_SCHEDULE: '0s 1s 1s' } });
+  stack = await startStack({ env: { API_TOKENS: 'alpha:tok_alpha_0123456789abcdef0123456789 beta:tok_beta_0123456789abcdef0123456789', ALLOW_PRIVATE_ENDPOINTS: 'true', DELIVERY_SCHEDULE: '0s 1s 1s' } });
 });
 afterAll(() => stack.close());
 
@@ -25,7 +25,7 @@ const api = (path: string, init: RequestInit & { token?: string; key?: string } 
     ...init,
     headers: {
       'content-type': 'application/json',
-      ...(init.token !== '' && { authorization: `Bearer ${init.token ?? 'tok_alpha'}` }),
+      ...(init.token !== '' && { authorization: `Bearer ${init.token ?? 'tok_alpha_0123456789abcdef0123456789'}` }),
       ...(init.key && { 'idempotency-key': init.key }),
       ...init.headers,
     },
@@ -60,7 +60,7 @@ describe('POST /v1/messages', () => {
     expect(other.status).toBe(422);
     expect(await other.json()).toMatchObject({ type: 'urn:durable-webhooks:problem:idempotency-key-reused' });
 
-    const otherToken = await publish(key, body, 'tok_beta');
+    const otherToken = await publish(key, body, 'tok_beta_0123456789abcdef0123456789');
     expect(otherToken.status).toBe(201);
     expect(((await otherToken.json()) as { id: string }).id).not.toBe(receipt.id);
     await endpoint.close();
@@ -86,7 +86,7 @@ describe('POST /v1/messages', () => {
   it.each([
     ['no Idempotency-Key', (key: string) => api('/messages', { method: 'POST', body: JSON.stringify({ eventType: 'a.b', payload: {}, key }) }), 400, /Idempotency-Key header is required/],
     ['no token', (key: string) => api('/messages', { method: 'POST', token: '', key, body: '{}' }), 401, /Bearer/],
-    ['a wrong token', (key: string) => api('/messages', { method: 'POST', token: 'tok_wrong', key, body: '{}' }), 401, /Bearer/],
+    ['a wrong token', (key: string) => api('/messages', { method: 'POST', token: 'tok_wrong_0123456789abcdef0123456789', key, body: '{}' }), 401, /Bearer/],
     ['invalid JSON', (key: string) => api('/messages', { method: 'POST', key, body: '{"eventType":' }), 400, /JSON/],
     ['no eventType', (key: string) => publish(key, { payload: {} }), 400, /"eventType" is required/],
     ['no payload', (key: string) => publish(key, { eventType: 'a.b' }), 400, /"payload" is required/],
@@ -129,13 +129,13 @@ describe('POST /v1/messages', () => {
     };
     const messages = new MessageService(stack.client, db, { taskQueue: stack.taskQueue, scheduleMs: [0], inFlightWaitMs: 0 });
     const starter: EventStarter = { start: () => Promise.reject(new Error('unused')), needs: 'Temporal', ready: async () => true };
-    const app = createApp({ sources: new SourceRegistry([]), starter, maxBodyBytes: 65536, api: { db, messages, tokens: [{ scope: 'alpha', token: 'tok_alpha' }], allowPrivateEndpoints: true } });
+    const app = createApp({ sources: new SourceRegistry([]), starter, maxBodyBytes: 65536, api: { db, messages, tokens: [{ scope: 'alpha', token: 'tok_alpha_0123456789abcdef0123456789' }], allowPrivateEndpoints: true } });
     const server = await listen(app);
     const key = newKey();
     const send = () =>
       fetch(`${server.url}/v1/messages`, {
         method: 'POST',
-        headers: { authorization: 'Bearer tok_alpha', 'idempotency-key': key, 'content-type': 'application/json' },
+        headers: { authorization: 'Bearer tok_alpha_0123456789abcdef0123456789', 'idempotency-key': key, 'content-type': 'application/json' },
         body: JSON.stringify({ eventType: 'a.b', payload: {} }),
       });
 
@@ -199,9 +199,9 @@ describe('POST /v1/messages', () => {
 
   it('delivers a 250 KB payload to 20 endpoints with small workflow histories: the payload is stored once, workflows pass its reference', async () => {
     const endpoint = await startEndpointServer();
-    for (let index = 0; index < 20; index++) await endpointFor(endpoint.url, { eventTypes: ['report.ready'] }, 'tok_beta');
+    for (let index = 0; index < 20; index++) await endpointFor(endpoint.url, { eventTypes: ['report.ready'] }, 'tok_beta_0123456789abcdef0123456789');
     const payload = { report: 'r'.repeat(250 * 1000) };
-    const response = await publish(newKey(), { eventType: 'report.ready', payload }, 'tok_beta');
+    const response = await publish(newKey(), { eventType: 'report.ready', payload }, 'tok_beta_0123456789abcdef0123456789');
     expect(response.status).toBe(201);
     const { id: messageId, endpoints } = (await response.json()) as { id: string; endpoints: string[] };
     const handle = stack.client.workflow.getHandle(messageWorkflowId(messageId));
@@ -221,7 +221,7 @@ describe('POST /v1/messages', () => {
       await createEndpoint(stack.db, 'beta', { url: 'https://hooks.example.com/bulk', description: null, eventTypes: ['bulk.import'] });
     }
     const key = newKey();
-    const response = await publish(key, { eventType: 'bulk.import', payload: {} }, 'tok_beta');
+    const response = await publish(key, { eventType: 'bulk.import', payload: {} }, 'tok_beta_0123456789abcdef0123456789');
     expect(response.status).toBe(422);
     expect(((await response.json()) as { detail: string }).detail).toBe(
       `${MAX_ENDPOINTS_PER_MESSAGE + 1} endpoints subscribe to bulk.import; a message goes to at most ${MAX_ENDPOINTS_PER_MESSAGE}. Narrow the endpoints' eventTypes.`,
@@ -256,7 +256,7 @@ describe('delivery', () => {
         ],
       },
     ]);
-    expect((await api(`/messages/${messageId}`, { token: 'tok_beta' })).status).toBe(404);
+    expect((await api(`/messages/${messageId}`, { token: 'tok_beta_0123456789abcdef0123456789' })).status).toBe(404);
     await endpoint.close();
   });
 
@@ -301,7 +301,7 @@ describe('POST /v1/messages/:id/erase', () => {
 
     await stack.client.workflow.getHandle(messageWorkflowId(messageId)).result();
     // Another scope sees no such message; a reason is required.
-    expect((await erase(messageId, { reason: 'x' }, 'tok_beta')).status).toBe(404);
+    expect((await erase(messageId, { reason: 'x' }, 'tok_beta_0123456789abcdef0123456789')).status).toBe(404);
     expect((await erase(messageId, {})).status).toBe(400);
 
     const erased = await erase(messageId, { reason: 'GDPR request 44' });
@@ -340,7 +340,7 @@ describe('/v1/endpoints', () => {
 
     const listed = (await (await api('/endpoints')).json()) as { endpoints: Array<Record<string, unknown>> };
     expect(listed.endpoints.find((endpoint) => endpoint.id === created.id)).not.toHaveProperty('secret');
-    expect((await api(`/endpoints/${created.id}`, { token: 'tok_beta' })).status).toBe(404);
+    expect((await api(`/endpoints/${created.id}`, { token: 'tok_beta_0123456789abcdef0123456789' })).status).toBe(404);
 
     const patched = await api(`/endpoints/${created.id}`, { method: 'PATCH', body: JSON.stringify({ eventTypes: null, description: 'all events' }) });
     expect(await patched.json()).toMatchObject({ eventTypes: null, description: 'all events' });

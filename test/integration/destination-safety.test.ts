@@ -8,7 +8,7 @@ import { startStack, type WorkerStack } from '../support/stack';
 /** With ALLOW_PRIVATE_ENDPOINTS off, private addresses are refused when registered and when delivered to. */
 let stack: WorkerStack;
 beforeAll(async () => {
-  stack = await startStack({ env: { API_TOKENS: 'safe:tok_safe' } });
+  stack = await startStack({ env: { API_TOKENS: 'safe:tok_safe_0123456789abcdef0123456789' } });
 });
 afterAll(() => stack.close());
 
@@ -16,7 +16,7 @@ it('refuses to register an endpoint on a loopback or metadata address (400), sto
   for (const url of ['http://127.0.0.1:9/hook', 'http://169.254.169.254/latest/meta-data/', 'http://localhost:3000/webhooks/stripe']) {
     const response = await fetch(`${stack.url}/v1/endpoints`, {
       method: 'POST',
-      headers: { authorization: 'Bearer tok_safe', 'content-type': 'application/json' },
+      headers: { authorization: 'Bearer tok_safe_0123456789abcdef0123456789', 'content-type': 'application/json' },
       body: JSON.stringify({ url }),
     });
     expect(response.status).toBe(400);

@@ -48,7 +48,7 @@ async function main(): Promise<void> {
   await connection.close();
 
   // A short payment retry window, so the declined order ends (declined) while this runs.
-  const stack = await startStack({ env: { ...CATALOG_SECRETS_ENV, REVIEW_THRESHOLD: '100000', REVIEW_TIMEOUT: '1h', PAYMENT_RETRY_WINDOW: '10s', API_TOKENS: 'record:tok_record', ALLOW_PRIVATE_ENDPOINTS: 'true' } });
+  const stack = await startStack({ env: { ...CATALOG_SECRETS_ENV, REVIEW_THRESHOLD: '100000', REVIEW_TIMEOUT: '1h', PAYMENT_RETRY_WINDOW: '10s', API_TOKENS: 'record:tok_record_0123456789abcdef0123456789', ALLOW_PRIVATE_ENDPOINTS: 'true' } });
   const recorded: Record<string, string> = {};
   const deliver = async (name: string, delivery: SignedDelivery) => {
     await post(`${stack.url}/webhooks/${delivery.path}`, delivery.headers, delivery.body);
@@ -96,7 +96,7 @@ async function main(): Promise<void> {
   const api = (route: string, body: unknown, key?: string) =>
     fetch(`${stack.url}/v1${route}`, {
       method: 'POST',
-      headers: { authorization: 'Bearer tok_record', 'content-type': 'application/json', ...(key && { 'idempotency-key': key }) },
+      headers: { authorization: 'Bearer tok_record_0123456789abcdef0123456789', 'content-type': 'application/json', ...(key && { 'idempotency-key': key }) },
       body: JSON.stringify(body),
     });
   const { id: endpointId } = (await (await api('/endpoints', { url: endpoint.url, eventTypes: ['order.shipped'] })).json()) as { id: string };

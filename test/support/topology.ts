@@ -50,7 +50,7 @@ export interface Topology {
 }
 
 export const ADMIN_TOKEN = 'admin-production-test-token-0123456789abcdef0123456789';
-export const API_TOKEN = 'tok_production_test';
+export const API_TOKEN = 'tok_production_test_0123456789abcdef0123456789';
 
 /**
  * `extraEnv` goes to every process, the cluster included (Temporal's client TLS variables); `clusterEnv`

@@ -94,15 +94,19 @@ describe('loadReceiverConfig', () => {
   );
 
   it('reads API_TOKENS as named scopes: two tokens may share one (rotation)', () => {
-    expect(loadReceiverConfig({ API_TOKENS: 'shop:tok_new shop:tok_old,billing:tok:with:colons' }).apiTokens).toEqual([
-      { scope: 'shop', token: 'tok_new' },
-      { scope: 'shop', token: 'tok_old' },
-      { scope: 'billing', token: 'tok:with:colons' },
+    expect(loadReceiverConfig({ API_TOKENS: 'shop:tok_new_0123456789abcdef0123456789 shop:tok_old_0123456789abcdef0123456789,billing:tok:with:colons:0123456789abcdef0123456789' }).apiTokens).toEqual([
+      { scope: 'shop', token: 'tok_new_0123456789abcdef0123456789' },
+      { scope: 'shop', token: 'tok_old_0123456789abcdef0123456789' },
+      { scope: 'billing', token: 'tok:with:colons:0123456789abcdef0123456789' },
     ]);
   });
 
   it.each([['tok_without_scope'], ['Shop:tok_1'], ['shop:'], ['shop:tok_1 other:tok_1']])('refuses API_TOKENS=%s', (value) => {
     expect(() => loadReceiverConfig({ API_TOKENS: value })).toThrow(/API_TOKENS/);
+  });
+
+  it('refuses an API token shorter than 32 characters, as it does an admin token', () => {
+    expect(() => loadReceiverConfig({ API_TOKENS: 'shop:a' })).toThrow('API_TOKENS\' token for the scope "shop" must be at least 32 characters (for example: openssl rand -hex 32).');
   });
 
   it('outside development, has no source at all when no secret is set', () => {

@@ -97,10 +97,12 @@ it("counts large bodies per client address, taking it from X-Forwarded-For only 
   heldDirect.socket.destroy();
 });
 
-it('answers 429 to an address after 10 refused admin or codec tokens within a minute, and does not count accepted ones', async () => {
-  const token = 'a-long-enough-admin-token-0123456789abcdef';
-  const port = await start({ ADMIN_TOKEN: token });
-  const list = (bearer: string) => fetch(`http://127.0.0.1:${port}/admin/events/evt_1/verify`, { headers: { authorization: `Bearer ${bearer}` } });
+it.each([
+  ['admin', { ADMIN_TOKEN: 'a-long-enough-admin-token-0123456789abcdef' }, 'a-long-enough-admin-token-0123456789abcdef', '/admin/events/evt_1/verify'],
+  ['API', { API_TOKENS: 'shop:a-long-enough-api-token-0123456789abcdef' }, 'a-long-enough-api-token-0123456789abcdef', '/v1/endpoints'],
+])('answers 429 to an address after 10 refused %s tokens within a minute, and does not count accepted ones', async (_what, env, token, route) => {
+  const port = await start(env);
+  const list = (bearer: string) => fetch(`http://127.0.0.1:${port}${route}`, { headers: { authorization: `Bearer ${bearer}` } });
   // Accepted tokens do not count (here the unreachable database answers them 500).
   for (let attempt = 0; attempt < 12; attempt++) expect((await list(token)).status).not.toBe(429);
   const refused: number[] = [];
