@@ -88,7 +88,7 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
   server.maxConnections = config.maxConnections;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(config.port, () => {
+    server.listen(config.port, config.host, () => {
       server.off('error', reject);
       resolve();
     });

@@ -40,6 +40,12 @@ export interface CommonConfig {
 export interface ReceiverConfig extends CommonConfig {
   /** Receiver port; 0 picks a free one. @default 3000 */
   port: number;
+  /**
+   * The address the receiver listens on: every interface (undefined), or `HOST`'s. `npm run dev`
+   * signs with public development secrets, so it listens on loopback unless `HOST` says otherwise.
+   * @default every interface; 127.0.0.1 in development
+   */
+  host: string | undefined;
   /** Largest accepted body; every body goes to the body store, none to Temporal. @default 25 MiB */
   maxBodyBytes: number;
   /** Bodies over this many bytes count against `maxLargeBodiesInFlight`. @default 128 KiB */
@@ -183,6 +189,7 @@ export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { devel
   return {
     ...loadCommonConfig(env, { development }),
     port,
+    host: env.HOST || (development ? '127.0.0.1' : undefined),
     maxBodyBytes: positiveInteger(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES),
     largeBodyBytes: positiveInteger(env, 'LARGE_BODY_BYTES', DEFAULT_LARGE_BODY_BYTES),
     maxLargeBodiesInFlight,

@@ -93,6 +93,12 @@ describe('loadReceiverConfig', () => {
     },
   );
 
+  it('listens on loopback in development, whose secrets are public, and on every interface otherwise, unless HOST says', () => {
+    expect(loadReceiverConfig({}, { development: true }).host).toBe('127.0.0.1');
+    expect(loadReceiverConfig({}).host).toBeUndefined();
+    expect(loadReceiverConfig({ HOST: '0.0.0.0' }, { development: true }).host).toBe('0.0.0.0');
+  });
+
   it('reads API_TOKENS as named scopes: two tokens may share one (rotation)', () => {
     expect(loadReceiverConfig({ API_TOKENS: 'shop:tok_new_0123456789abcdef0123456789 shop:tok_old_0123456789abcdef0123456789,billing:tok:with:colons:0123456789abcdef0123456789' }).apiTokens).toEqual([
       { scope: 'shop', token: 'tok_new_0123456789abcdef0123456789' },

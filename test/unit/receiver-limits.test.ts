@@ -114,6 +114,14 @@ it.each([
   expect(blocked.headers.get('retry-after')).toBeTruthy();
 });
 
+it("listens where the configuration says: npm run dev's receiver on loopback only", async () => {
+  receiver = await startReceiver(loadReceiverConfig({ PORT: '0' }, { development: true }), client, silentLogger, unreachableDatabase);
+  expect((receiver.server.address() as { address: string }).address).toBe('127.0.0.1');
+  await receiver.close();
+  await start({});
+  expect((receiver.server.address() as { address: string }).address).toBe('::');
+});
+
 it('refuses an ADMIN_TOKEN or CODEC_TOKEN shorter than 32 characters', () => {
   expect(() => loadReceiverConfig({ ADMIN_TOKEN: 'short' })).toThrow('ADMIN_TOKEN must be at least 32 characters (for example: openssl rand -hex 32).');
   expect(() => loadReceiverConfig({ CODEC_TOKEN: 'x'.repeat(31) })).toThrow(/CODEC_TOKEN must be at least 32 characters/);
