@@ -29,7 +29,7 @@ if [ ! -x "$cache/server" ] || [ ! -x "$cache/sql" ]; then
   say "building Temporal server $TEMPORAL_SERVER_VERSION with $GO_TOOLCHAIN into $cache (about 7 minutes the first time)"
   mkdir -p "$cache.partial"
   GOTOOLCHAIN="$GO_TOOLCHAIN" GOBIN="$cache.partial" \
-    go install "go.temporal.io/server/cmd/server@$TEMPORAL_SERVER_VERSION" "go.temporal.io/server/cmd/tools/sql@$TEMPORAL_SERVER_VERSION"
+    go install -ldflags='-s -w' "go.temporal.io/server/cmd/server@$TEMPORAL_SERVER_VERSION" "go.temporal.io/server/cmd/tools/sql@$TEMPORAL_SERVER_VERSION"
   rm -rf "$cache"
   mv "$cache.partial" "$cache"
 fi
