@@ -13,6 +13,7 @@ import { MIN_RETENTION_SECONDS, prepareNamespace } from '../temporal/namespace';
 import { backfillCommand } from './backfill';
 import { eventsCommand } from './events';
 import { flowsCommand } from './flows';
+import { inboxCommand } from './inbox';
 import { reconcileCommand } from './reconcile';
 import { messagesCommand } from './messages';
 import { send } from './send';
@@ -89,6 +90,7 @@ program.addCommand(backfillCommand());
 program.addCommand(reconcileCommand());
 program.addCommand(messagesCommand());
 program.addCommand(statusCommand());
+program.addCommand(inboxCommand());
 program.addCommand(workersCommand());
 
 function positiveInteger(value: string): number {

@@ -15,7 +15,7 @@ export interface Status {
 
 export function statusCommand(): Command {
   return new Command('status')
-    .description('Say whether Temporal answers, and how many committed events wait for their workflow to start (the inbox backlog) and for how long.')
+    .description('Say whether Temporal answers, how many committed events wait for their workflow to start (the inbox backlog) and for how long, and how many starts are dead-lettered; exits 1 when Temporal does not answer or a start is dead-lettered.')
     .option('--json', 'print the status as JSON')
     .action(async (options: { json?: boolean }) => {
       const config = loadCommonConfig();
@@ -29,7 +29,7 @@ export function statusCommand(): Command {
           .then(() => true, () => false);
         const status: Status = { temporal: { address: settings.connectionOptions.address!, namespace: settings.namespace, answering }, backlog: await startBacklog(db) };
         print(options.json, status, () => describe(status));
-        if (!answering) process.exitCode = 1;
+        if (!answering || status.backlog.deadLettered > 0) process.exitCode = 1;
       } finally {
         await client.connection.close();
         await db.close();
@@ -41,5 +41,6 @@ function describe({ temporal, backlog }: Status): string {
   return [
     `Temporal   ${temporal.address} (namespace ${temporal.namespace}): ${temporal.answering ? 'answering' : 'NOT answering'}`,
     `Backlog    ${backlog.count === 0 ? 'none: every committed event has its workflow' : `${backlog.count} event(s) committed and not started yet, the oldest waiting ${Math.round(backlog.oldestSeconds ?? 0)} s`}`,
+    `Dead       ${backlog.deadLettered === 0 ? 'none' : `${backlog.deadLettered} start(s) Temporal keeps refusing (see durable-webhooks events show); fix the cause, then durable-webhooks inbox retry --all`}`,
   ].join('\n');
 }

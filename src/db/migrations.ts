@@ -220,6 +220,12 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
     // `erased_by` is who was authenticated (an admin token's name); what the caller said goes here.
     statements: [`ALTER TABLE event_erasures ADD COLUMN requested_by text`],
   },
+  {
+    id: '013-dead-letters',
+    // A start Temporal keeps refusing (not one it could not answer) stops being retried: the row is
+    // kept, counted, and started again by `durable-webhooks inbox retry` once the cause is fixed.
+    statements: [`ALTER TABLE event_bodies ADD COLUMN dead_lettered_at timestamptz`],
+  },
 ];
 
 /**

@@ -22,6 +22,15 @@ export function createMetrics(backlog?: () => Promise<Backlog>) {
       },
     });
     new Gauge({
+      name: 'webhook_start_dead_lettered',
+      help: 'Events whose start Temporal kept refusing: kept, not retried until durable-webhooks inbox retry.',
+      registers: [registry],
+      async collect() {
+        const found = await read();
+        if (found) this.set(found.deadLettered);
+      },
+    });
+    new Gauge({
       name: 'webhook_start_backlog_oldest_seconds',
       help: 'How long the oldest event not started yet has waited (0 when none waits).',
       registers: [registry],

@@ -1,7 +1,10 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { EventVia } from '../../contracts';
-import type { PendingStart } from '../db/inbox';
-import { DEFAULT_START_TIMEOUT_MS, workflowStartOptions } from '../temporal/start-event';
+import type { Queryable } from '../db/database';
+import { deferStart, type PendingStart } from '../db/inbox';
+import { messageWithCauses } from '../errors';
+import { withoutAddresses } from '../redact';
+import { DEFAULT_START_TIMEOUT_MS, isUnavailable, workflowStartOptions } from '../temporal/start-event';
 
 /**
  * Starts the workflow of a committed body, as the receiver would have: same ID, input, policies,
@@ -19,6 +22,21 @@ export async function startPending(client: Client, taskQueue: string, pending: P
     if (error instanceof WorkflowExecutionAlreadyStartedError) return 'already started';
     throw error;
   }
+}
+
+/**
+ * Starts Temporal refused (not ones it could not answer, which the inbox retries for as long as
+ * Temporal is away) this many times are dead-lettered: a start that fails so for a minute and a half
+ * (the delays below) fails for a cause an operator must fix.
+ */
+export const MAX_START_ATTEMPTS = 10;
+
+/** Records a failed start: due again after its delay, or dead-lettered. Returns whether it was dead-lettered. */
+export async function recordFailedStart(db: Queryable, pending: PendingStart, error: unknown, maxAttempts = MAX_START_ATTEMPTS): Promise<boolean> {
+  const deadLetter = !isUnavailable(error) && pending.attempts + 1 >= maxAttempts;
+  // With its causes: "Failed to start Workflow" alone would not say what to fix.
+  await deferStart(db, pending, withoutAddresses(messageWithCauses(error)), retryDelayMs(pending.attempts), deadLetter);
+  return deadLetter;
 }
 
 /**

@@ -4,11 +4,11 @@ import type { Client } from '@temporalio/client';
 import type { EventVia } from '../../contracts';
 import type { Queryable } from '../db/database';
 import { storeBody } from '../db/event-bodies';
-import { deferStart, markStarted, wakeSweepers, type PendingStart } from '../db/inbox';
+import { markStarted, wakeSweepers, type PendingStart } from '../db/inbox';
 import { BodyStoreUnavailableError, EventIdConflictError } from '../errors';
 import type { Logger } from '../logger';
 import { DEFAULT_START_TIMEOUT_MS, START_LEASE_MS, startOptions, type EventStarter, type ReceivedEvent, type StartResult, type StartTarget } from '../temporal/start-event';
-import { retryDelayMs, startPending } from './relay';
+import { recordFailedStart, startPending } from './relay';
 
 /**
  * Fast-path starts made at once by one receiver. In a burst the answers come first: while more than
@@ -99,9 +99,8 @@ export class InboxEventStarter implements EventStarter {
       await startPending(this.client, this.options.taskQueue, pending);
       await markStarted(this.db, [pending]);
     } catch (error) {
-      const reason = errorLine(error);
-      this.options.logger.warn({ eventId: pending.eventId, workflowId: pending.workflowId, error: reason }, 'workflow not started yet; a sweeper will start it');
-      await deferStart(this.db, pending, reason, retryDelayMs(0))
+      this.options.logger.warn({ eventId: pending.eventId, workflowId: pending.workflowId, error: errorLine(error) }, 'workflow not started yet; a sweeper will start it');
+      await recordFailedStart(this.db, pending, error)
         .then(() => wakeSweepers(this.db))
         .catch(() => undefined);
     }

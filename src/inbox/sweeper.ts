@@ -1,9 +1,10 @@
-import { errorLine } from '../redact';
+import { messageWithCauses } from '../errors';
+import { errorLine, withoutAddresses } from '../redact';
 import type { Client } from '@temporalio/client';
 import type { Database } from '../db/database';
-import { claimDueStarts, deferStart, INBOX_CHANNEL, markStarted, type PendingStart } from '../db/inbox';
+import { claimDueStarts, INBOX_CHANNEL, markStarted, type PendingStart } from '../db/inbox';
 import type { Logger } from '../logger';
-import { retryDelayMs, startPending } from './relay';
+import { recordFailedStart, startPending } from './relay';
 
 export interface SweeperOptions {
   taskQueue: string;
@@ -14,6 +15,8 @@ export interface SweeperOptions {
   batch?: number;
   /** How long a claimed row is this sweeper's before another may take it. @default 30 s */
   leaseMs?: number;
+  /** Refused starts of one row before it is dead-lettered. @default MAX_START_ATTEMPTS */
+  maxAttempts?: number;
 }
 
 const CONCURRENCY = 16;
@@ -73,8 +76,9 @@ export class StartSweeper {
           await startPending(this.client, this.options.taskQueue, pending);
           started.push(pending);
         } catch (error) {
-          const reason = errorLine(error);
-          await deferStart(this.db, pending, reason, retryDelayMs(pending.attempts));
+          if (await recordFailedStart(this.db, pending, error, this.options.maxAttempts)) {
+            this.options.logger.error({ eventId: pending.eventId, workflowId: pending.workflowId, attempts: pending.attempts + 1, error: withoutAddresses(messageWithCauses(error)) }, 'start sweeper: Temporal keeps refusing this start; dead-lettered until durable-webhooks inbox retry');
+          }
         }
       }
     };

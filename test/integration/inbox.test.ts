@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
 import type { Queryable } from '../../src/db/database';
 import { claimDueStarts, startBacklog } from '../../src/db/inbox';
 import { createApp } from '../../src/http/app';
@@ -10,7 +11,9 @@ import { silentLogger } from '../../src/logger';
 import { SourceRegistry } from '../../src/providers/registry';
 import { startReceiver } from '../../src/receiver';
 import { loadReceiverConfig } from '../../src/config';
+import { prepareNamespace } from '../../src/temporal/namespace';
 import { eventually } from '../support/eventually';
+import { runCli } from '../support/processes';
 import { freePort } from '../support/ports';
 import { SECRETS, SECRETS_ENV, stripeEvent, stripeHeaders } from '../support/signing';
 import { post, resultOnceStarted, startStack, type WorkerStack } from '../support/stack';
@@ -256,4 +259,48 @@ it('listens again after its LISTEN connection is lost, so sweepers are woken aft
     await stop();
   }
   await eventually('stopping closes the connection', async () => (await listener()) === undefined);
+});
+
+it('dead-letters a start Temporal keeps refusing, shows it in status (exit 1) and metrics, and starts it on inbox retry once the cause is fixed', async () => {
+  // A namespace without our search attributes: Temporal refuses every start into it (INVALID_ARGUMENT).
+  const namespace = `dead-letters-${randomUUID().slice(0, 8)}`;
+  const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
+  await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
+  const client = new Client({ connection, namespace });
+  const config = databaseMode();
+  const starter = new InboxEventStarter(client, stack.db, { taskQueue: stack.taskQueue, logger: silentLogger });
+  const metrics = createMetrics(() => startBacklog(stack.db));
+  const app = createApp({ sources: new SourceRegistry(config.sources), starter, maxBodyBytes: config.maxBodyBytes, logger: silentLogger, metrics });
+  const server = app.listen(0);
+  await new Promise((resolve) => server.once('listening', resolve));
+  const sweeper = new StartSweeper(stack.db, client, { taskQueue: stack.taskQueue, logger: silentLogger, pollMs: 100, maxAttempts: 3 });
+  const cli = (args: string[]) => runCli(args, { DATABASE_URL: stack.workerEnv.DATABASE_URL, TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: namespace });
+  const deadLettered = async (eventId: string) =>
+    (await stack.db.query<{ dead: boolean }>('SELECT dead_lettered_at IS NOT NULL AS dead FROM event_bodies WHERE source = $1 AND event_id = $2', ['stripe', eventId])).rows[0]?.dead;
+  const delivery = signed();
+  try {
+    expect((await post(`http://127.0.0.1:${(server.address() as { port: number }).port}/webhooks/stripe`, delivery.headers, delivery.body)).status).toBe(202);
+    await sweeper.start();
+    await eventually('the start is dead-lettered', async () => (await deadLettered(delivery.id)) === true, { timeoutMs: 60_000 });
+    const { rows } = await stack.db.query<{ start_attempts: number; start_error: string }>('SELECT start_attempts, start_error FROM event_bodies WHERE event_id = $1', [delivery.id]);
+    expect(rows[0]).toMatchObject({ start_attempts: 3, start_error: expect.stringMatching(/search attribute/i) });
+
+    const status = await cli(['status', '--json']);
+    expect(status.code).toBe(1);
+    expect((JSON.parse(status.output) as { backlog: { deadLettered: number } }).backlog.deadLettered).toBeGreaterThanOrEqual(1);
+    const scraped = await metrics.registry.metrics();
+    expect(Number(/^webhook_start_dead_lettered (\d+)/m.exec(scraped)?.[1])).toBeGreaterThanOrEqual(1);
+
+    await prepareNamespace(connection, namespace);
+    const retry = await cli(['inbox', 'retry', delivery.id, '--json']);
+    expect({ code: retry.code, answer: JSON.parse(retry.output) }).toEqual({ code: 0, answer: { retried: [{ source: 'stripe', eventId: delivery.id }] } });
+    await eventually('the retried start is made', async () => (await started(delivery.id)) === true, { timeoutMs: 30_000 });
+    expect((await client.workflow.getHandle(delivery.id).describe()).type).toBe('fulfilCheckout');
+    expect(await cli(['inbox', 'retry', delivery.id])).toMatchObject({ code: 1, error: `No dead-lettered start for the event ${delivery.id}.` });
+  } finally {
+    await sweeper.stop();
+    await starter.drain();
+    await new Promise((resolve) => server.close(resolve));
+    await connection.close();
+  }
 });
