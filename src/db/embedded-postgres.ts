@@ -34,9 +34,12 @@ export async function startEmbeddedPostgres(dir: string): Promise<EmbeddedPostgr
   const owner = serverUser();
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (owner) {
-    // The folder above must let the server's user through to its own.
-    const parent = path.dirname(dir);
-    chmodSync(parent, statSync(parent).mode | 0o001);
+    // The folders above must let the server's user through to its own: each gets the others'
+    // search bit (traversal only, not listing) where it lacks it, as a 0700 temporary folder does.
+    for (let parent = path.dirname(dir); parent !== path.dirname(parent); parent = path.dirname(parent)) {
+      const { mode } = statSync(parent);
+      if ((mode & 0o001) === 0) chmodSync(parent, mode | 0o001);
+    }
     chownSync(dir, owner.uid, owner.gid);
   }
   const dataDir = path.join(dir, 'data');

