@@ -4,6 +4,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, openSync, closeSync, readF
 import { createServer } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
+import { isRunning } from '../pid';
 
 /** A PostgreSQL server this process started, and what stops it. */
 export interface EmbeddedPostgres {
@@ -69,7 +70,7 @@ export async function startEmbeddedPostgres(dir: string): Promise<EmbeddedPostgr
     // moment to go; meanwhile its shared memory is in use and a new server refuses the data
     // directory. A holder that stays is another server.
     const holder = lockHolder(dataDir);
-    holderSince = holder !== undefined && isAlive(holder) ? (holderSince ?? Date.now()) : undefined;
+    holderSince = holder !== undefined && isRunning(holder) ? (holderSince ?? Date.now()) : undefined;
     if (holderSince !== undefined && Date.now() - holderSince > LOCK_HOLDER_GRACE_MS) {
       throw new Error(`Another PostgreSQL (PID ${holder}) runs the embedded database in ${dataDir}: is another npm run dev using this DATA_DIR?`);
     }
@@ -150,15 +151,6 @@ function lockHolder(dataDir: string): number | undefined {
     return Number.isInteger(pid) && pid > 0 ? pid : undefined;
   } catch {
     return undefined;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

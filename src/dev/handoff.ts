@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { isRunning } from '../pid';
 
 /**
  * What a running `npm run dev` hands the `durable-webhooks` CLI, so that every documented command
@@ -31,13 +32,4 @@ export function takeHandoff(dataDir: string, env: NodeJS.ProcessEnv): Record<str
   const handoff = JSON.parse(readFileSync(file, 'utf8')) as Handoff;
   if (!isRunning(handoff.pid)) return {};
   return Object.fromEntries(Object.entries(handoff.env).filter(([name]) => !env[name]));
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

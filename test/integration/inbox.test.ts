@@ -44,6 +44,18 @@ const resultOf = (eventId: string) => resultOnceStarted(stack.client, eventId);
 /** A receiver in database mode whose Temporal never answers: it commits and answers, and starts nothing. */
 async function receiverWithoutTemporal() {
   const client = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${await freePort()}` }), namespace: 'default' });
+  const receiver = await databaseModeReceiver(client);
+  return {
+    ...receiver,
+    async close() {
+      await receiver.close();
+      await client.connection.close();
+    },
+  };
+}
+
+/** A receiver in database mode starting through `client`, with its metrics served. */
+async function databaseModeReceiver(client: Client) {
   const config = databaseMode();
   const starter = new InboxEventStarter(client, stack.db, { taskQueue: stack.taskQueue, logger: silentLogger });
   const metrics = createMetrics(() => startBacklog(stack.db));
@@ -58,7 +70,6 @@ async function receiverWithoutTemporal() {
       served.server.close();
       await new Promise((resolve) => server.close(resolve));
       await starter.drain();
-      await client.connection.close();
     },
   };
 }
@@ -267,19 +278,14 @@ it('dead-letters a start Temporal keeps refusing, shows it in status (exit 1) an
   const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
   await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
   const client = new Client({ connection, namespace });
-  const config = databaseMode();
-  const starter = new InboxEventStarter(client, stack.db, { taskQueue: stack.taskQueue, logger: silentLogger });
-  const metrics = createMetrics(() => startBacklog(stack.db));
-  const app = createApp({ sources: new SourceRegistry(config.sources), starter, maxBodyBytes: config.maxBodyBytes, logger: silentLogger, metrics });
-  const server = app.listen(0);
-  await new Promise((resolve) => server.once('listening', resolve));
+  const receiver = await databaseModeReceiver(client);
   const sweeper = new StartSweeper(stack.db, client, { taskQueue: stack.taskQueue, logger: silentLogger, pollMs: 100, maxAttempts: 3 });
   const cli = (args: string[]) => runCli(args, { DATABASE_URL: stack.workerEnv.DATABASE_URL, TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: namespace });
   const deadLettered = async (eventId: string) =>
     (await stack.db.query<{ dead: boolean }>('SELECT dead_lettered_at IS NOT NULL AS dead FROM event_bodies WHERE source = $1 AND event_id = $2', ['stripe', eventId])).rows[0]?.dead;
   const delivery = signed();
   try {
-    expect((await post(`http://127.0.0.1:${(server.address() as { port: number }).port}/webhooks/stripe`, delivery.headers, delivery.body)).status).toBe(202);
+    expect((await post(`${receiver.url}/webhooks/stripe`, delivery.headers, delivery.body)).status).toBe(202);
     await sweeper.start();
     await eventually('the start is dead-lettered', async () => (await deadLettered(delivery.id)) === true, { timeoutMs: 60_000 });
     const { rows } = await stack.db.query<{ start_attempts: number; start_error: string }>('SELECT start_attempts, start_error FROM event_bodies WHERE event_id = $1', [delivery.id]);
@@ -288,7 +294,7 @@ it('dead-letters a start Temporal keeps refusing, shows it in status (exit 1) an
     const status = await cli(['status', '--json']);
     expect(status.code).toBe(1);
     expect((JSON.parse(status.output) as { backlog: { deadLettered: number } }).backlog.deadLettered).toBeGreaterThanOrEqual(1);
-    const scraped = await metrics.registry.metrics();
+    const scraped = await (await fetch(receiver.metricsUrl)).text();
     expect(Number(/^webhook_start_dead_lettered (\d+)/m.exec(scraped)?.[1])).toBeGreaterThanOrEqual(1);
 
     await prepareNamespace(connection, namespace);
@@ -299,8 +305,7 @@ it('dead-letters a start Temporal keeps refusing, shows it in status (exit 1) an
     expect(await cli(['inbox', 'retry', delivery.id])).toMatchObject({ code: 1, error: `No dead-lettered start for the event ${delivery.id}.` });
   } finally {
     await sweeper.stop();
-    await starter.drain();
-    await new Promise((resolve) => server.close(resolve));
+    await receiver.close();
     await connection.close();
   }
 });
