@@ -66,13 +66,15 @@ describe('the Helm chart', () => {
     expect(check.stderr).toMatch(message);
   });
 
-  it('makes a receiver with Service, HPA on CPU, probes and PDB, workers, and the migrations as a pre-install/pre-upgrade hook', () => {
+  it('makes a receiver with Service, HPA on CPU, probes and PDB, workers, a NetworkPolicy, and the migrations as a pre-install/pre-upgrade hook', () => {
     const objects = objectsOf(template('minimal'));
     expect(objects.map((object) => `${object.kind}/${object.metadata.name}`).sort()).toEqual([
       'Deployment/webhooks-durable-webhooks-receiver',
       'Deployment/webhooks-durable-webhooks-worker',
       'HorizontalPodAutoscaler/webhooks-durable-webhooks-receiver',
       'Job/webhooks-durable-webhooks-migrate',
+      // On by default: the metrics ports open only to Prometheus's namespaces.
+      'NetworkPolicy/webhooks-durable-webhooks',
       'PodDisruptionBudget/webhooks-durable-webhooks-receiver',
       'Service/webhooks-durable-webhooks-receiver',
     ]);
