@@ -1,6 +1,7 @@
 /**
  * The `type` of every ApplicationFailure an activity or workflow throws on purpose. Workflows match
- * on them, operators read them in the UI and `events show`; none of them is retried.
+ * on them, operators read them in the UI and `events show`; none of them is retried, but for a body not
+ * stored yet, which a step looks for again for a while (activities/event-body.ts).
  */
 export const FailureType = {
   /** Stripe declined the card (StripeCardError). */
@@ -13,7 +14,7 @@ export const FailureType = {
   INVALID_ORDER: 'InvalidOrder',
   /** The order's charge was declined, in a workflow started before payment retries: it ends failed, after the customer was told. */
   PAYMENT_DECLINED: 'PaymentDeclined',
-  /** An event's stored body is gone (erased on request), so no step can read it. */
+  /** An event's stored body is gone (erased on request, or never stored again by a redelivery), so no step can read it. */
   EVENT_BODY_MISSING: 'EventBodyMissing',
   /** A `/v1` message's stored payload is gone, so no attempt can send it. */
   PAYLOAD_MISSING: 'PayloadMissing',
