@@ -35,7 +35,7 @@ export async function readEventBody(db: Queryable, step: BodyStep): Promise<unkn
   }
   throw ApplicationFailure.nonRetryable(
     `The body of event ${step.eventId} (${step.source}) is not stored, and no redelivery brought it in ${MISSING_BODY_WAIT_MS / 3_600_000} hours. ` +
-      `Redeliver the event from ${step.source}'s dashboard (or \`durable-webhooks backfill\`), then \`durable-webhooks events reset ${step.eventId}\`.`,
+      `Redeliver the event from ${step.source}'s dashboard (or \`durable-webhooks backfill\`), then \`durable-webhooks events reset ${step.eventId} --to last-failure --reason "body redelivered"\`.`,
     FailureType.EVENT_BODY_MISSING,
   );
 }
