@@ -74,7 +74,7 @@ describe('a step that reads a body the store does not have', () => {
     expect(error).toMatchObject({ type: FailureType.EVENT_BODY_MISSING, nonRetryable: true });
     expect(error.message).toBe(
       'The body of event evt_never_stored (github) is not stored, and no redelivery brought it in 6 hours. ' +
-        "Redeliver the event from github's dashboard (or `durable-webhooks backfill`), then `durable-webhooks events reset evt_never_stored --to last-failure --reason "body redelivered"`.",
+        "Redeliver the event from github's dashboard (or `durable-webhooks backfill`), then `durable-webhooks events reset evt_never_stored --to last-failure --reason \"body redelivered\"`.",
     );
   });
 });
