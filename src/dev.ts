@@ -8,6 +8,7 @@ import { startDevServer, type DevServer } from './dev/dev-server';
 import { isLoopback, isServing } from './temporal/server-process';
 import { createLogger } from './logger';
 import { startReceiver } from './receiver';
+import { RetentionPurger } from './inbox/retention';
 import { StartSweeper } from './inbox/sweeper';
 import { createWorkerServices } from './services';
 import { lazyClient, temporalSettings } from './temporal/connection';
@@ -52,6 +53,8 @@ async function main(): Promise<void> {
   const worker = await startWorker({ settings, taskQueue: config.taskQueue, activities: services.activities, workflows: 'bundle-now', tracing });
   const sweeper = new StartSweeper(services.db, client, { taskQueue: config.taskQueue, logger: createLogger('worker', logging) });
   await sweeper.start();
+  const purger = new RetentionPurger(services.db, workerConfig.retention, createLogger('worker', logging));
+  purger.start();
 
   const receiver = await startReceiver(config, client, createLogger('receiver', logging), services.db, settings.dataConverter?.payloadCodecs?.[0]);
   // The CLI, run while this runs, reaches what it does: its database, its Stripe and its secrets.
@@ -71,6 +74,7 @@ async function main(): Promise<void> {
   withdraw();
   await receiver.close();
   await sweeper.stop();
+  await purger.stop();
   await client.connection.close();
   await services.close();
   await stripeStandIn?.close();

@@ -2,6 +2,7 @@ import { loadWorkerConfig } from './config';
 import { listenForMetrics } from './http/metrics';
 import { messageWithCauses } from './errors';
 import { createLogger } from './logger';
+import { RetentionPurger } from './inbox/retention';
 import { StartSweeper } from './inbox/sweeper';
 import { createWorkerServices } from './services';
 import { lazyClient, temporalSettings } from './temporal/connection';
@@ -25,6 +26,8 @@ async function main(): Promise<void> {
   // Every worker starts what receivers committed and did not start (src/inbox/).
   const sweeper = new StartSweeper(services.db, client, { taskQueue: config.taskQueue, logger });
   await sweeper.start();
+  const purger = new RetentionPurger(services.db, config.retention, logger);
+  purger.start();
   logger.info(
     {
       temporal: settings.connectionOptions.address,
@@ -40,6 +43,7 @@ async function main(): Promise<void> {
     await worker.stopped;
   } finally {
     await sweeper.stop();
+    await purger.stop();
     await client.connection.close();
     await services.close();
     await tracing?.shutdown();

@@ -87,12 +87,13 @@ export function eventsCommand(): Command {
   events
     .command('verify')
     .argument('<eventId>')
-    .description("Check the stored body's signature again, with today's secrets (exit 1 when it does not verify).")
+    .description("Check the stored body's signature again, with today's secrets (exit 1 when it does not verify; 0 when its body was purged after BODY_RETENTION).")
     .addOption(json)
     .action(async (eventId: string, options: { json?: boolean }) => {
       const result = await (await ops()).verify(eventId);
-      print(options.json, result, () => `${result.verified ? 'Verified' : 'NOT verified'}: ${eventId} (${result.source}, ${result.bytes} bytes, sha256 ${result.sha256}, received ${result.receivedAt}): ${result.detail}.`);
-      if (!result.verified) process.exitCode = 1;
+      const verdict = result.verified ? 'Verified' : result.body === 'purged' ? 'Body purged' : 'NOT verified';
+      print(options.json, result, () => `${verdict}: ${eventId} (${result.source}, ${result.bytes} bytes, sha256 ${result.sha256}, received ${result.receivedAt}): ${result.detail}.`);
+      if (!result.verified && result.body !== 'purged') process.exitCode = 1;
     });
 
   events
@@ -183,6 +184,11 @@ function showText(view: EventView): string {
       const detail = charge.failure ? `: ${charge.failure.message}` : charge.paymentIntentId ? ` → ${charge.paymentIntentId}` : '';
       lines.push(`Charge ${String(charge.attempt).padEnd(4)}${charge.outcome}${detail}  (key ${charge.idempotencyKey}, ${charge.paymentMethod ?? 'payment method not recorded'}, ${charge.startedAt})`);
     }
+  }
+  if (view.body) {
+    const { state, bytes, sha256, receivedAt, purgedAt } = view.body;
+    const where = state === 'stored' ? 'stored' : state === 'purged' ? `purged at ${purgedAt}, past BODY_RETENTION` : 'erased';
+    lines.push(`Body       ${bytes} bytes, sha256 ${sha256}, received ${receivedAt}: ${where}`);
   }
   if (view.erasure) lines.push(`Erased     ${view.erasure.erasedAt} by ${view.erasure.erasedBy}${view.erasure.requestedBy ? ` for ${view.erasure.requestedBy}` : ''}: ${view.erasure.reason}`);
   if (view.result !== null) lines.push(`Result     ${JSON.stringify(view.result)}`);

@@ -39,6 +39,16 @@ export function positiveDurationMs(env: NodeJS.ProcessEnv, name: string, fallbac
   return ms;
 }
 
+/** A retention: a positive duration, or `forever` (null): nothing is removed. */
+export function retentionMs(env: NodeJS.ProcessEnv, name: string, fallback: string): number | null {
+  if ((env[name] ?? '').trim().toLowerCase() === 'forever') return null;
+  try {
+    return positiveDurationMs(env, name, fallback);
+  } catch {
+    throw new ConfigError(`${name} must be a positive duration such as 30d, or forever, not "${env[name]}".`);
+  }
+}
+
 /** 0 asks the system for a free port. */
 export function portNumber(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];

@@ -2,9 +2,10 @@ import type { Duration } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time';
 import { ProviderKind, type FlowSettings } from '../../contracts';
 import { ConfigError } from '../errors';
-import { durationMs, flag, oneOf, portNumber, positiveDurationMs, positiveInteger, splitList } from './env';
+import { durationMs, flag, oneOf, portNumber, positiveDurationMs, positiveInteger, retentionMs, splitList } from './env';
 import { dataDirOf } from './paths';
 import { loadSources, type DevelopmentSecret, type SourceConfig } from './sources';
+import type { Retention } from '../db/retention';
 
 /**
  * One typed configuration per process, from shared parts: what every process reads, then the
@@ -280,6 +281,8 @@ export interface WorkerConfig extends CommonConfig {
    * it takes only tasks routed to its build (docs/deploys.md); without, it is unversioned.
    */
   deployment: WorkerDeployment | undefined;
+  /** How long the body store keeps bodies (BODY_RETENTION) and the rows that find duplicates (DEDUPE_RETENTION). */
+  retention: Retention;
   /**
    * The Stripe sources of WEBHOOKS_CONFIG (with their API keys), read only when a backfill into one
    * of them runs: the worker does not read the sources file to start.
@@ -349,9 +352,15 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env, { develop
     throw new ConfigError(`REVIEW_TIMEOUT must be a duration such as 30m, 24h or 3d, not "${reviewTimeout}".`);
   }
 
+  const retention = { bodyMs: retentionMs(env, 'BODY_RETENTION', '30d'), dedupeMs: retentionMs(env, 'DEDUPE_RETENTION', '400d') };
+  if (retention.dedupeMs !== null && (retention.bodyMs === null || retention.dedupeMs < retention.bodyMs)) {
+    throw new ConfigError('DEDUPE_RETENTION must be at least BODY_RETENTION: a row that finds duplicates outlives the body it stores.');
+  }
+
   return {
     ...loadCommonConfig(env, { development }),
     email,
+    retention,
     metricsAddress: metricsAddressOf(env, 'WORKER_METRICS_ADDRESS', DEFAULT_WORKER_METRICS_ADDRESS),
     deployment: workerDeploymentOf(env),
     stripeSources: () => loadSources(env, { development, port: 0 }).sources.filter((source) => source.kind === ProviderKind.STRIPE),

@@ -10,7 +10,7 @@ export interface ReceivedBody {
   signatureHeaders: Record<string, string>;
 }
 
-/** One row of the body store. `body` is null once the event was erased. */
+/** One row of the body store. `body` is null once the event was erased, or purged after BODY_RETENTION. */
 export interface StoredBody {
   source: string;
   eventId: string;
@@ -24,6 +24,7 @@ export interface StoredBody {
   sha256: string;
   receivedAt: Date;
   erasedAt: Date | null;
+  purgedAt: Date | null;
 }
 
 /** What to start for a stored body: the flow its source routes it to, the workflow's input, and its summary. */
@@ -95,7 +96,7 @@ export async function loadBodyByWorkflowId(db: Queryable, workflowId: string): P
   return rows[0] && fromRow(rows[0]);
 }
 
-const COLUMNS = 'source, event_id, workflow_id, provider, via, content_type, signature_headers, body, size, sha256, received_at, erased_at';
+const COLUMNS = 'source, event_id, workflow_id, provider, via, content_type, signature_headers, body, size, sha256, received_at, erased_at, purged_at';
 
 interface BodyRow {
   source: string;
@@ -110,6 +111,7 @@ interface BodyRow {
   sha256: string;
   received_at: Date | string;
   erased_at: Date | string | null;
+  purged_at: Date | string | null;
 }
 
 function fromRow(row: BodyRow): StoredBody {
@@ -126,5 +128,6 @@ function fromRow(row: BodyRow): StoredBody {
     sha256: row.sha256,
     receivedAt: new Date(row.received_at),
     erasedAt: row.erased_at === null ? null : new Date(row.erased_at),
+    purgedAt: row.purged_at === null ? null : new Date(row.purged_at),
   };
 }

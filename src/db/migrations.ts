@@ -226,6 +226,12 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
     // kept, counted, and started again by `durable-webhooks inbox retry` once the cause is fixed.
     statements: [`ALTER TABLE event_bodies ADD COLUMN dead_lettered_at timestamptz`],
   },
+  {
+    id: '014-retention',
+    // A completed event's body is purged after BODY_RETENTION (the row, its hash, stays); the row
+    // goes after DEDUPE_RETENTION. Both find their rows by age.
+    statements: [`ALTER TABLE event_bodies ADD COLUMN purged_at timestamptz`, `CREATE INDEX event_bodies_received ON event_bodies (received_at)`],
+  },
 ];
 
 /**

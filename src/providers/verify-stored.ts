@@ -8,6 +8,8 @@ export interface Verification {
   eventId: string;
   source: string;
   verified: boolean;
+  /** Whether the body is there to check: a purged one (past BODY_RETENTION) is not a failed check. */
+  body: 'stored' | 'erased' | 'purged';
   /** Why not, or which check passed. */
   detail: string;
   bytes: number;
@@ -23,16 +25,18 @@ export interface Verification {
 export async function verifyStoredEvent(db: Queryable, sources: SourceRegistry, eventId: string): Promise<Verification> {
   const stored = await loadBodyByWorkflowId(db, eventId);
   if (!stored) throw new EventNotFoundError(eventId, 'the body store has no event with that ID');
-  const result = (verified: boolean, detail: string): Verification => ({
+  const result = (verified: boolean, detail: string, body: Verification['body'] = 'stored'): Verification => ({
     eventId,
     source: stored.source,
     verified,
+    body,
     detail,
     bytes: stored.size,
     sha256: stored.sha256,
     receivedAt: stored.receivedAt.toISOString(),
   });
-  if (!stored.body) return result(false, `the body was erased at ${stored.erasedAt?.toISOString()}`);
+  if (stored.purgedAt) return result(false, `the body was purged at ${stored.purgedAt.toISOString()}, past BODY_RETENTION; its size and sha256 are those received`, 'purged');
+  if (!stored.body) return result(false, `the body was erased at ${stored.erasedAt?.toISOString()}`, 'erased');
   if (stored.via !== 'delivery') return result(false, `it came from the provider's API (${stored.via}), not as a signed delivery`);
   const source = sources.get(stored.source);
   if (source.adapter.signatureHeaders.length > 0 && Object.keys(stored.signatureHeaders).length === 0) {

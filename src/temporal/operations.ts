@@ -8,6 +8,7 @@ import { SourceRegistry } from '../providers/registry';
 import { verifyStoredEvent, type Verification } from '../providers/verify-stored';
 import { statusQuery, type EventProgress } from '../../contracts';
 import { flowNamed } from '../flows';
+import { loadBodyByWorkflowId, type StoredBody } from '../db/event-bodies';
 import { ledgerRecord, recordStopped, type LedgerRecord } from '../db/ledger';
 import { EventNotFoundError, OperationRejectedError, SignalNotAwaitedError } from '../errors';
 import { resetPoint, type ResetTarget } from './reset-points';
@@ -21,10 +22,21 @@ export interface EventView extends EventSummary {
   ledger: LedgerRecord | null;
   /** Who erased the event's personal data, when and why; null when it was not erased (or without database access). */
   erasure: Erasure | null;
+  /** The stored body: its size and hash, and whether it is still there; null without database access or when none was stored. */
+  body: BodyView | null;
   result: unknown;
   /** The failure and its causes, outermost first, as `Type: message`. */
   failure: string[] | null;
   uiUrl: string;
+}
+
+export interface BodyView {
+  state: 'stored' | 'erased' | 'purged';
+  bytes: number;
+  sha256: string;
+  receivedAt: string;
+  /** When it was purged, past BODY_RETENTION. */
+  purgedAt: string | null;
 }
 
 /**
@@ -54,7 +66,8 @@ export class EventOperations implements ErasureTemporal {
     }
     const ledger = this.options.db ? await ledgerRecord(this.options.db, eventId) : null;
     const erasure = this.options.db ? await erasureOf(this.options.db, eventId) : null;
-    return { ...summary, summary: (await description.staticSummary()) ?? null, progress, ledger, erasure, result, failure, uiUrl: this.uiLink(eventId) };
+    const body = this.options.db ? bodyView(await loadBodyByWorkflowId(this.options.db, eventId)) : null;
+    return { ...summary, summary: (await description.staticSummary()) ?? null, progress, ledger, erasure, body, result, failure, uiUrl: this.uiLink(eventId) };
   }
 
   /**
@@ -226,3 +239,9 @@ function causeChain(error: unknown): string[] {
   return chain;
 }
 
+
+function bodyView(stored: StoredBody | undefined): BodyView | null {
+  if (!stored) return null;
+  const state = stored.body ? 'stored' : stored.purgedAt ? 'purged' : 'erased';
+  return { state, bytes: stored.size, sha256: stored.sha256, receivedAt: stored.receivedAt.toISOString(), purgedAt: stored.purgedAt?.toISOString() ?? null };
+}

@@ -131,6 +131,18 @@ describe('loadReceiverConfig', () => {
     expect(() => loadWorkerConfig({ PAYMENT_RETRY_WINDOW: 'a week' }, { development: true })).toThrow('PAYMENT_RETRY_WINDOW must be a positive duration such as 30s, not "a week".');
   });
 
+  it('keeps bodies BODY_RETENTION (30 days) and duplicate-finding rows DEDUPE_RETENTION (400 days), either forever on request, never rows shorter than bodies', () => {
+    const retention = (env: NodeJS.ProcessEnv) => loadWorkerConfig(env, { development: true }).retention;
+    const day = 24 * 3600 * 1000;
+    expect(retention({})).toEqual({ bodyMs: 30 * day, dedupeMs: 400 * day });
+    expect(retention({ BODY_RETENTION: '7d', DEDUPE_RETENTION: 'Forever' })).toEqual({ bodyMs: 7 * day, dedupeMs: null });
+    expect(retention({ BODY_RETENTION: 'forever', DEDUPE_RETENTION: 'forever' })).toEqual({ bodyMs: null, dedupeMs: null });
+    expect(() => retention({ BODY_RETENTION: 'a month' })).toThrow('BODY_RETENTION must be a positive duration such as 30d, or forever, not "a month".');
+    expect(() => retention({ BODY_RETENTION: '0s' })).toThrow('BODY_RETENTION must be a positive duration');
+    expect(() => retention({ BODY_RETENTION: '90d', DEDUPE_RETENTION: '60d' })).toThrow('DEDUPE_RETENTION must be at least BODY_RETENTION');
+    expect(() => retention({ BODY_RETENTION: 'forever' })).toThrow('DEDUPE_RETENTION must be at least BODY_RETENTION');
+  });
+
   it('versions the worker only with WORKER_BUILD_ID, as that build of WORKER_DEPLOYMENT_NAME (durable-webhooks unless set)', () => {
     const worker = (env: NodeJS.ProcessEnv) => loadWorkerConfig(env, { development: true }).deployment;
     expect(worker({})).toBeUndefined();

@@ -1,0 +1,53 @@
+import type { Queryable } from './database';
+
+/** How long the body store keeps what it stored; null keeps it forever. */
+export interface Retention {
+  /** A completed (or ignored) event's body and signature headers, from its receipt. @default 30 days */
+  bodyMs: number | null;
+  /** The row itself, `(source, event ID, hash)`, which makes a redelivery a duplicate. @default 400 days */
+  dedupeMs: number | null;
+}
+
+/** What one pass removed. */
+export interface Purged {
+  bodies: number;
+  rows: number;
+}
+
+/**
+ * Purges what is older than its retention, in batches, so no statement holds many rows: the bodies
+ * of events the ledger records as completed or ignored (a failed or running event keeps its body for
+ * a reset), then the rows of started events. A row not started yet, or dead-lettered, is never removed.
+ * Several workers may purge at once: each batch skips the rows another holds.
+ */
+export async function purgeExpired(db: Queryable, retention: Retention, batch = 1_000): Promise<Purged> {
+  const purged = { bodies: 0, rows: 0 };
+  if (retention.bodyMs !== null) {
+    for (let count = batch; count === batch; purged.bodies += count) {
+      count = (await db.query(PURGE_BODIES, [retention.bodyMs, batch])).rows.length;
+    }
+  }
+  if (retention.dedupeMs !== null) {
+    for (let count = batch; count === batch; purged.rows += count) {
+      count = (await db.query(DELETE_ROWS, [retention.dedupeMs, batch])).rows.length;
+    }
+  }
+  return purged;
+}
+
+const PURGE_BODIES = `
+  WITH due AS (
+    SELECT b.source, b.event_id FROM event_bodies b JOIN processed_events p USING (source, event_id)
+    WHERE b.body IS NOT NULL AND b.received_at < now() - $1 * interval '1 millisecond' AND p.status IN ('completed', 'ignored')
+    LIMIT $2 FOR UPDATE OF b SKIP LOCKED
+  )
+  UPDATE event_bodies b SET body = NULL, signature_headers = '{}', purged_at = now() FROM due
+  WHERE b.source = due.source AND b.event_id = due.event_id RETURNING b.event_id`;
+
+const DELETE_ROWS = `
+  WITH due AS (
+    SELECT source, event_id FROM event_bodies
+    WHERE received_at < now() - $1 * interval '1 millisecond' AND started_at IS NOT NULL
+    LIMIT $2 FOR UPDATE SKIP LOCKED
+  )
+  DELETE FROM event_bodies b USING due WHERE b.source = due.source AND b.event_id = due.event_id RETURNING b.event_id`;

@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto';
+import { storeBody } from '../../src/db/event-bodies';
+import { claimEvent, completeEvent } from '../../src/db/ledger';
+import { purgeExpired } from '../../src/db/retention';
+import { markStarted } from '../../src/db/inbox';
+import { openTestDatabase, type TestDatabase } from '../support/database';
+import { checkoutCompleted } from '../support/events';
+import { runCli } from '../support/processes';
+import { SECRETS_ENV } from '../support/signing';
+import { post, startStack, type WorkerStack } from '../support/stack';
+
+/**
+ * BODY_RETENTION and DEDUPE_RETENTION: bodies of finished events go, the rows that find duplicates
+ * stay for longer, and nothing that still needs its row (a failed event, an unstarted or
+ * dead-lettered start) loses it. Real PostgreSQL; then the whole path with the receiver, a worker and the CLI.
+ */
+const DAY = 24 * 60 * 60 * 1000;
+
+describe('a purge pass', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await openTestDatabase();
+  });
+  afterAll(() => db.drop());
+
+  /** A stored body received `ageDays` ago; `status` is its ledger record's, `started` whether its workflow started. */
+  const stored = async (id: string, ageDays: number, { status, started = true }: { status?: 'completed' | 'ignored' | 'failed' | 'processing'; started?: boolean }) => {
+    const start = { flow: 'recordEvent', input: { source: 'stripe', provider: 'stripe', id, type: 't', occurredAt: null, receivedAt: '' }, summary: id };
+    const receivedAt = new Date(Date.now() - ageDays * DAY).toISOString();
+    await storeBody(db, { source: 'stripe', eventId: id, workflowId: id, provider: 'stripe', via: 'delivery', receivedAt, start, leaseMs: 0 } as Parameters<typeof storeBody>[1], {
+      raw: Buffer.from(`{"id":"${id}"}`),
+      contentType: 'application/json',
+      signatureHeaders: { 'stripe-signature': 't=1,v1=00' },
+    });
+    if (started) await markStarted(db, [{ source: 'stripe', eventId: id }]);
+    if (status) {
+      await claimEvent(db, { source: 'stripe', eventId: id, type: 't', workflowId: id, firstExecutionRunId: `run-${id}` });
+      if (status !== 'processing') await completeEvent(db, { source: 'stripe', eventId: id, status, outcome: {} });
+    }
+  };
+  const rows = async () =>
+    (await db.query<{ event_id: string; body: boolean; headers: boolean; purged: boolean }>(
+      `SELECT event_id, body IS NOT NULL AS body, signature_headers <> '{}' AS headers, purged_at IS NOT NULL AS purged FROM event_bodies ORDER BY event_id`,
+    )).rows;
+
+  it('purges the bodies of completed and ignored events past BODY_RETENTION, deletes started rows past DEDUPE_RETENTION, and keeps the rest', async () => {
+    await stored('a-completed-old', 40, { status: 'completed' });
+    await stored('b-ignored-old', 40, { status: 'ignored' });
+    await stored('c-completed-new', 5, { status: 'completed' });
+    await stored('d-failed-old', 40, { status: 'failed' });
+    await stored('e-running-old', 40, { status: 'processing' });
+    await stored('f-completed-ancient', 500, { status: 'completed' });
+    await stored('g-unstarted-ancient', 500, { started: false });
+    await stored('h-completed-old', 40, { status: 'completed' });
+
+    // Batches of 2: the pass goes on until a batch comes back short.
+    expect(await purgeExpired(db, { bodyMs: 30 * DAY, dedupeMs: 400 * DAY }, 2)).toEqual({ bodies: 4, rows: 1 });
+    expect(await rows()).toEqual([
+      { event_id: 'a-completed-old', body: false, headers: false, purged: true },
+      { event_id: 'b-ignored-old', body: false, headers: false, purged: true },
+      { event_id: 'c-completed-new', body: true, headers: true, purged: false },
+      { event_id: 'd-failed-old', body: true, headers: true, purged: false },
+      { event_id: 'e-running-old', body: true, headers: true, purged: false },
+      { event_id: 'g-unstarted-ancient', body: true, headers: true, purged: false },
+      { event_id: 'h-completed-old', body: false, headers: false, purged: true },
+    ]);
+    expect(await purgeExpired(db, { bodyMs: 30 * DAY, dedupeMs: 400 * DAY })).toEqual({ bodies: 0, rows: 0 });
+    expect(await purgeExpired(db, { bodyMs: null, dedupeMs: null })).toEqual({ bodies: 0, rows: 0 });
+  });
+});
+
+describe('retention end to end', () => {
+  let stack: WorkerStack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(() => stack.close());
+  const cli = (...args: string[]) => runCli(['events', ...args], { ...stack.workerEnv, ...SECRETS_ENV });
+
+  it('a purged body leaves a redelivery a duplicate, and events show and verify say it was purged', async () => {
+    const delivery = checkoutCompleted({ orderId: `ord_${randomUUID()}` });
+    expect((await post(`${stack.url}/webhooks/${delivery.path}`, delivery.headers, delivery.body)).status).toBe(202);
+    expect(await stack.client.workflow.getHandle(delivery.id).result()).toMatchObject({ outcome: 'fulfilled' });
+
+    expect(await purgeExpired(stack.db, { bodyMs: 1, dedupeMs: DAY })).toMatchObject({ bodies: 1 });
+    expect(await post(`${stack.url}/webhooks/${delivery.path}`, delivery.headers, delivery.body)).toMatchObject({ status: 200, json: { status: 'duplicate', eventId: delivery.id } });
+    expect(stack.resend.emails.filter((email) => email.idempotencyKey?.startsWith(delivery.id))).toHaveLength(1);
+
+    const shown = await cli('show', delivery.id);
+    expect(shown.code).toBe(0);
+    expect(shown.output).toMatch(new RegExp(`^Body {7}${delivery.body.length} bytes, sha256 [0-9a-f]{64}, received \\S+: purged at \\S+, past BODY_RETENTION$`, 'm'));
+    const verified = await cli('verify', delivery.id);
+    expect(verified).toMatchObject({ code: 0 });
+    expect(verified.output).toMatch(new RegExp(`^Body purged: ${delivery.id} \\(stripe, ${delivery.body.length} bytes, .*\\): the body was purged at \\S+, past BODY_RETENTION; its size and sha256 are those received\\.$`, 'm'));
+  });
+});
