@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
@@ -7,7 +7,7 @@ import { openDatabase, type Database } from './db/database';
 import { migrate } from './db/migrations';
 import { ConfigError } from './errors';
 import { MessageService } from './outbound/messages';
-import { createApp } from './http/app';
+import { createApp, createOperatorApp } from './http/app';
 import { createMetrics, serveMetrics } from './http/metrics';
 import { createLogger, type Logger } from './logger';
 import { SourceRegistry } from './providers/registry';
@@ -24,6 +24,8 @@ import { startTracing } from './tracing';
 export interface RunningReceiver {
   server: Server;
   url: string;
+  /** Where `/admin`, `/codec` and `/v1` are served: ADMIN_PORT's server, or `url`. */
+  adminUrl: string;
   /** Where `/metrics` is served (RECEIVER_METRICS_ADDRESS, or the next free port); undefined when off. */
   metricsUrl: string | undefined;
   close(): Promise<void>;
@@ -43,13 +45,7 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
   const sweeper = inbox && new StartSweeper(db, client, { taskQueue: config.taskQueue, logger });
   await sweeper?.start();
   const metrics = createMetrics(() => startBacklog(db));
-  const app = createApp({
-    sources,
-    starter: inbox ?? new TemporalEventStarter(client, db, { taskQueue: config.taskQueue }),
-    metrics,
-    maxBodyBytes: config.maxBodyBytes,
-    largeBodies: { thresholdBytes: config.largeBodyBytes, maxInFlight: config.maxLargeBodiesInFlight, maxPerAddress: config.maxLargeBodiesPerAddress },
-    bodyPace: { minRate: config.minBodyRate, timeoutMs: config.requestTimeoutMs },
+  const operatorDeps = {
     trustProxy: config.trustProxy,
     logger,
     admin:
@@ -74,38 +70,52 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
             allowPrivateEndpoints: config.allowPrivateEndpoints,
           }
         : undefined,
+  };
+  const app = createApp({
+    ...operatorDeps,
+    sources,
+    starter: inbox ?? new TemporalEventStarter(client, db, { taskQueue: config.taskQueue }),
+    metrics,
+    maxBodyBytes: config.maxBodyBytes,
+    largeBodies: { thresholdBytes: config.largeBodyBytes, maxInFlight: config.maxLargeBodiesInFlight, maxPerAddress: config.maxLargeBodiesPerAddress },
+    bodyPace: { minRate: config.minBodyRate, timeoutMs: config.requestTimeoutMs },
+    operatorRoutes: config.adminPort === undefined ? 'with-webhooks' : 'apart',
   });
-  const server = createServer(
-    {
-      // Whole requests within the timeout, headers within a third of it, checked every second, so
-      // a client that trickles its headers or body holds a connection no longer than that.
-      requestTimeout: config.requestTimeoutMs,
-      headersTimeout: Math.ceil(config.requestTimeoutMs / 3),
-      connectionsCheckingInterval: 1000,
-    },
-    app,
-  );
-  server.maxConnections = config.maxConnections;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  const server = await listen(app, config, config.port);
+  const adminServer = config.adminPort === undefined ? undefined : await listen(createOperatorApp(operatorDeps), config, config.adminPort);
   const { port } = server.address() as AddressInfo;
   const metricsServer = config.metricsAddress ? await serveMetrics(metrics, config.metricsAddress, logger) : undefined;
   return {
     server,
     url: `http://localhost:${port}`,
+    adminUrl: adminServer ? `http://localhost:${(adminServer.address() as AddressInfo).port}` : `http://localhost:${port}`,
     metricsUrl: metricsServer?.address && `http://${metricsServer.address}/metrics`,
     async close() {
       if (metricsServer?.address) await new Promise<void>((resolve) => metricsServer.server.close(() => resolve()));
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (adminServer) await new Promise<void>((resolve) => adminServer.close(() => resolve()));
       await inbox?.drain();
       await sweeper?.stop();
     },
   };
+}
+
+/**
+ * An HTTP server for `app` on `port`: whole requests within REQUEST_TIMEOUT, headers within a third
+ * of it, checked every second, so a client that trickles its headers or body holds a connection no
+ * longer than that; at most MAX_CONNECTIONS at once.
+ */
+async function listen(app: RequestListener, config: ReceiverConfig, port: number): Promise<Server> {
+  const server = createServer({ requestTimeout: config.requestTimeoutMs, headersTimeout: Math.ceil(config.requestTimeoutMs / 3), connectionsCheckingInterval: 1000 }, app);
+  server.maxConnections = config.maxConnections;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return server;
 }
 
 async function main(): Promise<void> {
@@ -129,6 +139,7 @@ async function main(): Promise<void> {
   logger.info(
     {
       url: receiver.url,
+      ...(config.adminPort !== undefined && { admin: receiver.adminUrl }),
       metrics: receiver.metricsUrl ?? 'off',
       sources: config.sources.map((source) => source.name),
       disabledSources: config.disabledSources.map((source) => source.name),

@@ -47,6 +47,11 @@ export interface ReceiverConfig extends CommonConfig {
    * @default every interface; 127.0.0.1 in development
    */
   host: string | undefined;
+  /**
+   * ADMIN_PORT: `/admin`, `/codec` and `/v1` are served on this port (on `host` too) and no longer on
+   * `port`, which then serves only the webhooks and the health checks. @default undefined: all on `port`
+   */
+  adminPort: number | undefined;
   /** Largest accepted body; every body goes to the body store, none to Temporal. @default 25 MiB */
   maxBodyBytes: number;
   /** Bodies over this many bytes count against `maxLargeBodiesInFlight`. @default 128 KiB */
@@ -191,6 +196,7 @@ export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { devel
     ...loadCommonConfig(env, { development }),
     port,
     host: env.HOST || (development ? '127.0.0.1' : undefined),
+    adminPort: env.ADMIN_PORT ? portNumber(env, 'ADMIN_PORT', 0) : undefined,
     maxBodyBytes: positiveInteger(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES),
     largeBodyBytes: positiveInteger(env, 'LARGE_BODY_BYTES', DEFAULT_LARGE_BODY_BYTES),
     maxLargeBodiesInFlight,

@@ -62,6 +62,11 @@ export interface AppDeps {
   codec?: Omit<CodecDeps, 'logger'>;
   /** Our own `/v1` API; off (404) without it. */
   api?: Omit<ApiDeps, 'logger'>;
+  /**
+   * Where `/admin`, `/codec` and `/v1` are served: beside the webhooks (`with-webhooks`), or only by
+   * `createOperatorApp` on ADMIN_PORT (`apart`). @default 'with-webhooks'
+   */
+  operatorRoutes?: 'with-webhooks' | 'apart';
 }
 
 /**
@@ -306,15 +311,36 @@ export function createApp(deps: AppDeps): Express {
   webhooks.use(handleDeliveryError);
   app.use('/webhooks', webhooks);
 
+  if (deps.operatorRoutes !== 'apart') mountOperatorRoutes(app, deps, logger);
+  app.use(notFound);
+  return app;
+}
+
+/**
+ * The operators' and applications' port (ADMIN_PORT): `/admin`, `/codec` and `/v1`, with `/healthz`,
+ * and no webhooks. Kept inside the cluster, it leaves the internet-facing port only `/webhooks`.
+ */
+export function createOperatorApp(deps: Pick<AppDeps, 'admin' | 'codec' | 'api' | 'trustProxy' | 'logger'>): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  if (deps.trustProxy !== undefined) app.set('trust proxy', deps.trustProxy);
+  app.disable('etag');
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  mountOperatorRoutes(app, deps, deps.logger ?? createLogger('receiver'));
+  app.use(notFound);
+  return app;
+}
+
+function mountOperatorRoutes(app: Express, deps: Pick<AppDeps, 'admin' | 'codec' | 'api'>, logger: Logger): void {
   if (deps.admin) app.use('/admin', createAdminRouter(deps.admin.operations, deps.admin.tokens, logger, deps.admin.backfills));
   if (deps.api) app.use('/v1', createApiRouter({ ...deps.api, logger }));
   if (deps.codec) app.use('/codec', createCodecRouter({ ...deps.codec, logger }));
+}
 
-  app.use((req, res) => {
-    sendProblem(res, { type: problemType('not-found'), title: 'Not found', status: 404, detail: `No route for ${req.method} ${req.path}.` });
-  });
-
-  return app;
+function notFound(req: Request, res: Response): void {
+  sendProblem(res, { type: problemType('not-found'), title: 'Not found', status: 404, detail: `No route for ${req.method} ${req.path}.` });
 }
 
 /** Time a body has before its pace is checked, and how often it is checked. */

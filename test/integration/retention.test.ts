@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ProviderKind } from '../../contracts';
 import { storeBody } from '../../src/db/event-bodies';
 import { claimEvent, completeEvent } from '../../src/db/ledger';
 import { purgeExpired } from '../../src/db/retention';
@@ -25,9 +26,9 @@ describe('a purge pass', () => {
 
   /** A stored body received `ageDays` ago; `status` is its ledger record's, `started` whether its workflow started. */
   const stored = async (id: string, ageDays: number, { status, started = true }: { status?: 'completed' | 'ignored' | 'failed' | 'processing'; started?: boolean }) => {
-    const start = { flow: 'recordEvent', input: { source: 'stripe', provider: 'stripe', id, type: 't', occurredAt: null, receivedAt: '' }, summary: id };
     const receivedAt = new Date(Date.now() - ageDays * DAY).toISOString();
-    await storeBody(db, { source: 'stripe', eventId: id, workflowId: id, provider: 'stripe', via: 'delivery', receivedAt, start, leaseMs: 0 } as Parameters<typeof storeBody>[1], {
+    const start = { flow: 'recordEvent', input: { source: 'stripe', provider: ProviderKind.STRIPE, id, type: 't', occurredAt: receivedAt, receivedAt }, summary: id };
+    await storeBody(db, { source: 'stripe', eventId: id, workflowId: id, provider: ProviderKind.STRIPE, via: 'delivery', receivedAt, start, leaseMs: 0 }, {
       raw: Buffer.from(`{"id":"${id}"}`),
       contentType: 'application/json',
       signatureHeaders: { 'stripe-signature': 't=1,v1=00' },

@@ -77,6 +77,7 @@ describe('the Helm chart', () => {
       'NetworkPolicy/webhooks-durable-webhooks',
       'PodDisruptionBudget/webhooks-durable-webhooks-receiver',
       'Service/webhooks-durable-webhooks-receiver',
+      'Service/webhooks-durable-webhooks-receiver-admin',
     ]);
     const receiver = podOf(objects.find((object) => object.metadata.name.endsWith('-receiver') && object.kind === 'Deployment')!)!.containers[0]!;
     expect(receiver).toMatchObject({ readinessProbe: { httpGet: { path: '/readyz' } }, livenessProbe: { httpGet: { path: '/healthz' } } });
@@ -142,12 +143,46 @@ describe('the Helm chart', () => {
         expect(pod.securityContext).toMatchObject({ runAsNonRoot: true });
         for (const container of pod.containers) {
           expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
-          expect(container.envFrom).toEqual([{ secretRef: { name: 'durable-webhooks' } }]);
+          expect(container.envFrom).toBeUndefined();
+          for (const variable of container.env ?? []) if (variable.valueFrom !== undefined && variable.name !== 'TEMPORAL_API_KEY') expect(variable.valueFrom).toEqual({ secretKeyRef: { name: 'durable-webhooks', key: variable.name, optional: true } });
           // A value written in the manifest is never a secret: those come from the Secret.
           for (const variable of container.env ?? []) if (variable.value !== undefined) expect(variable.name).not.toMatch(/SECRET|TOKEN|KEY|PASSWORD|DATABASE_URL/);
         }
       }
     }
+  });
+
+  it('gives each process only the keys of the Secret it reads: the receiver no API key, the workers no signing secret or token, the hooks only theirs', () => {
+    const objects = objectsOf(template('keda-servicemonitor', '--set', 'worker.versioning.enabled=true', '--set', 'receiver.extraSecretKeys={CONNECT_WEBHOOK_SECRET}'));
+    const secretKeys = (match: (object: K8sObject) => boolean) =>
+      podOf(objects.find(match)!)!.containers[0]!.env!.filter((variable) => variable.valueFrom !== undefined && variable.name !== 'TEMPORAL_API_KEY').map((variable) => variable.name);
+    const receiver = secretKeys((object) => object.kind === 'Deployment' && object.metadata.name.endsWith('-receiver'));
+    const worker = secretKeys((object) => object.kind === 'Deployment' && object.metadata.name.includes('-worker'));
+    expect(receiver).toEqual(expect.arrayContaining(['DATABASE_URL', 'PAYLOAD_ENCRYPTION_KEYS', 'ADMIN_TOKEN', 'API_TOKENS', 'STRIPE_WEBHOOK_SECRET', 'ADYEN_HMAC_KEY', 'CONNECT_WEBHOOK_SECRET']));
+    for (const workerOnly of ['STRIPE_SECRET_KEY', 'RESEND_API_KEY', 'SMTP_URL', 'GITHUB_TOKEN', 'PADDLE_API_KEY', 'SQUARE_ACCESS_TOKEN']) {
+      expect(receiver).not.toContain(workerOnly);
+      expect(worker).toContain(workerOnly);
+    }
+    expect(worker.filter((name) => /WEBHOOK|SIGNING|HMAC|TOKENS?$|AUTH_TOKEN/.test(name) && name !== 'GITHUB_TOKEN' && name !== 'SQUARE_ACCESS_TOKEN')).toEqual([]);
+    expect(secretKeys((object) => object.kind === 'Job' && object.metadata.name.endsWith('-migrate'))).toEqual(['DATABASE_URL']);
+    expect(secretKeys((object) => object.kind === 'Job' && object.metadata.name.endsWith('-promote'))).toEqual([]);
+  });
+
+  it('serves /admin, /codec and /v1 on the admin port, reachable only inside the cluster; with adminPort 0, on the webhook port', () => {
+    const objects = objectsOf(template('minimal'));
+    const receiver = podOf(objects.find((object) => object.kind === 'Deployment' && object.metadata.name.endsWith('-receiver'))!)!.containers[0]!;
+    expect(receiver.env).toEqual(expect.arrayContaining([{ name: 'ADMIN_PORT', value: '3001' }]));
+    const admin = objects.find((object) => object.kind === 'Service' && object.metadata.name.endsWith('-receiver-admin'))!;
+    expect(admin.spec).toMatchObject({ type: 'ClusterIP', ports: [{ name: 'admin', targetPort: 'admin' }] });
+    const webhooks = objects.find((object) => object.kind === 'Service' && object.metadata.name.endsWith('-receiver'))!;
+    expect(webhooks.spec.ports).toEqual([expect.objectContaining({ name: 'http', targetPort: 'http' })]);
+    const policy = objects.find((object) => object.kind === 'NetworkPolicy')!;
+    expect(policy.spec.ingress).toEqual(expect.arrayContaining([{ from: [{ podSelector: {} }], ports: [{ port: 3001 }] }]));
+
+    const together = objectsOf(template('minimal', '--set', 'receiver.adminPort=0'));
+    expect(together.some((object) => object.metadata.name.endsWith('-receiver-admin'))).toBe(false);
+    const alone = podOf(together.find((object) => object.kind === 'Deployment' && object.metadata.name.endsWith('-receiver'))!)!.containers[0]!;
+    expect(alone.env!.map((variable) => variable.name)).not.toContain('ADMIN_PORT');
   });
 
   it('sets only environment variables the processes read, and the ones each needs to run here', () => {

@@ -122,6 +122,23 @@ it("listens where the configuration says: npm run dev's receiver on loopback onl
   expect((receiver.server.address() as { address: string }).address).toBe('::');
 });
 
+it('serves /admin and /v1 on ADMIN_PORT only, when it is set, and only the webhooks and health checks on PORT', async () => {
+  const adminToken = 'a'.repeat(32);
+  await start({ ADMIN_PORT: '0', ADMIN_TOKEN: adminToken, API_TOKENS: `shop:${'b'.repeat(32)}` });
+  const { url, adminUrl } = receiver!;
+  expect(adminUrl).not.toBe(url);
+  // /codec is mounted with them (it needs PAYLOAD_ENCRYPTION_KEYS, which this receiver has not).
+  for (const path of ['/admin/events', '/v1/messages']) {
+    const response = await fetch(`${url}${path}`, { method: 'POST' });
+    expect({ path, status: response.status, type: ((await response.json()) as { type: string }).type }).toEqual({ path, status: 404, type: 'urn:durable-webhooks:problem:not-found' });
+    expect({ path, status: (await fetch(`${adminUrl}${path}`, { method: 'POST' })).status }).toEqual({ path, status: 401 });
+  }
+  expect((await fetch(`${adminUrl}/webhooks/stripe`, { method: 'POST' })).status).toBe(404);
+  expect((await fetch(`${url}/healthz`)).status).toBe(200);
+  expect((await fetch(`${adminUrl}/healthz`)).status).toBe(200);
+  expect((await fetch(`${url}/webhooks/stripe`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(400);
+});
+
 it('refuses an ADMIN_TOKEN or CODEC_TOKEN shorter than 32 characters', () => {
   expect(() => loadReceiverConfig({ ADMIN_TOKEN: 'short' })).toThrow('ADMIN_TOKEN must be at least 32 characters (for example: openssl rand -hex 32).');
   expect(() => loadReceiverConfig({ CODEC_TOKEN: 'x'.repeat(31) })).toThrow(/CODEC_TOKEN must be at least 32 characters/);

@@ -45,6 +45,23 @@ app.kubernetes.io/component: {{ .component }}
 {{- required "existingSecret is required: a Secret with DATABASE_URL and your signing secrets and keys (never put them in values)" .Values.existingSecret }}
 {{- end }}
 
+{{/*
+The keys of existingSecret one process gets, each as its own variable: a key the Secret lacks is
+left unset (optional), so one Secret serves every process and each gets only what it reads.
+Called with (dict "root" . "keys" (list …)).
+*/}}
+{{- define "dw.secretEnv" -}}
+{{- $secret := include "dw.secret" .root }}
+{{- range $key := uniq .keys }}
+- name: {{ $key }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: {{ $key }}
+      optional: true
+{{- end }}
+{{- end }}
+
 {{/* What every process reads: the Temporal connection, the shared settings, and the Secret. */}}
 {{- define "dw.env" -}}
 - name: TEMPORAL_ADDRESS
