@@ -13,3 +13,4 @@ export * from './deliver-message';
 export * from './publish-message';
 export * from './reconcile';
 export * from './backfill';
+export * from './build-check';

@@ -1,6 +1,6 @@
 import { msToNumber } from '@temporalio/common/lib/time';
 import { Command } from 'commander';
-import { workerDeploymentOf } from '../config';
+import { loadCommonConfig, workerDeploymentOf } from '../config';
 import { OperationRejectedError } from '../errors';
 import { lazyClient, temporalSettings } from '../temporal/connection';
 import { promoteBuild } from '../temporal/deployments';
@@ -13,19 +13,21 @@ export function workersCommand(): Command {
   workers
     .command('promote')
     .description(
-      'Make a build the current one of its Worker Deployment once its workers poll: new events and every auto-upgrade execution run on it from their next task (docs/deploys.md).',
+      'Make a build the current one of its Worker Deployment once its workers poll and complete a check workflow pinned to it: new events and every auto-upgrade execution run on it from their next task (docs/deploys.md).',
     )
     .option('--build-id <id>', 'the build to make current (default: WORKER_BUILD_ID)')
     .option('--deployment <name>', 'the Worker Deployment (default: WORKER_DEPLOYMENT_NAME, or durable-webhooks)')
-    .option('--wait <duration>', "how long to wait for the build's workers to poll", durationMs('--wait'), msToNumber('10m'))
+    .option('--wait <duration>', "how long to wait for the build's workers to poll and pass the check", durationMs('--wait'), msToNumber('10m'))
+    .option('--task-queue <name>', 'the task queue its workers poll (default: TEMPORAL_TASK_QUEUE, or webhooks)')
     .option('--json', 'print the result as JSON')
-    .action(async (options: { buildId?: string; deployment?: string; wait: number; json?: boolean }) => {
+    .action(async (options: { buildId?: string; deployment?: string; wait: number; taskQueue?: string; json?: boolean }) => {
       const buildId = options.buildId ?? process.env.WORKER_BUILD_ID;
       if (!buildId) throw new OperationRejectedError('Which build? Give --build-id, or set WORKER_BUILD_ID as the workers have it.');
       const target = workerDeploymentOf({ WORKER_BUILD_ID: buildId, WORKER_DEPLOYMENT_NAME: options.deployment ?? process.env.WORKER_DEPLOYMENT_NAME })!;
       const client = lazyClient(temporalSettings());
       try {
-        const promotion = await promoteBuild(client, target, { waitMs: options.wait });
+        const taskQueue = options.taskQueue ?? loadCommonConfig().taskQueue;
+        const promotion = await promoteBuild(client, target, { waitMs: options.wait, taskQueue });
         print(options.json, promotion, () =>
           promotion.previous === promotion.buildId
             ? `Build ${promotion.buildId} was already current in the worker deployment ${promotion.deployment}.`

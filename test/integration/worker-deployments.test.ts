@@ -37,7 +37,7 @@ async function startWorkerProcess(env: NodeJS.ProcessEnv = {}): Promise<Spawned>
   await worker.waitFor('worker polling');
   return worker;
 }
-const promote = (...args: string[]) => runCli(['workers', 'promote', '--deployment', deployment, ...args], { TEMPORAL_ADDRESS: stack.workerEnv.TEMPORAL_ADDRESS });
+const promote = (...args: string[]) => runCli(['workers', 'promote', '--deployment', deployment, ...args], { TEMPORAL_ADDRESS: stack.workerEnv.TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE: stack.taskQueue });
 
 it('makes a build current once its workers poll; an order that waited on unversioned workers finishes on it', async () => {
   const unversioned = await startWorkerProcess();
@@ -69,6 +69,29 @@ it('gives up in one line when no worker of the build polls, and asks for a build
   expect(await promote()).toMatchObject({ code: 1, error: 'Which build? Give --build-id, or set WORKER_BUILD_ID as the workers have it.' });
 });
 
+it('never makes current a build whose workers poll but fail their workflow tasks, and says why', async () => {
+  const broken = await bundleWithChange('build-check.ts', 'await dbActivity.flowSettings();', "throw new Error('this build cannot load its flows');");
+  const other = await startStack({ worker: 'external' });
+  const services = await createWorkerServices(loadWorkerConfig(other.workerEnv, { development: true }), { temporal: other.client });
+  const build = { name: `${deployment}-broken`, buildId: 'broken-1' };
+  const worker = await startWorker({ settings: temporalSettings(other.workerEnv, { worker: true }), taskQueue: other.taskQueue, deployment: build, activities: services.activities, workflows: broken });
+  try {
+    const refused = await promoteBuild(other.client, build, { waitMs: 8_000, taskQueue: other.taskQueue }).catch((error: unknown) => error as Error);
+    expect(refused).toBeInstanceOf(Error);
+    expect((refused as Error).message).toBe(
+      `build broken-1 of the worker deployment ${build.name} polls but did not complete the check workflow durable-webhooks:build-check:${build.name}.broken-1 within 8 s: its workflow task failed: this build cannot load its flows. It is not made current.`,
+    );
+    const described = await other.client.workflowService.describeWorkerDeployment({ namespace: 'default', deploymentName: build.name });
+    expect(described.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId ?? null).toBeNull();
+    const check = await other.client.workflow.getHandle(`durable-webhooks:build-check:${build.name}.broken-1`).describe();
+    expect(check.status.name).toBe('TERMINATED');
+  } finally {
+    await worker.shutdown();
+    await services.close();
+    await other.close();
+  }
+}, 60_000);
+
 /** An event of a type no flow handles: recordEvent runs it. */
 async function unroutedEvent(stack: WorkerStack, client: Client) {
   const event = stripeEvent({ type: 'invoice.paid' });
@@ -92,7 +115,7 @@ it('runs a flow declared PINNED on unversioned workers (no behaviour reported), 
 
     const build = { name: `${deployment}-pinned`, buildId: 'pinned-1' };
     worker = await start(build);
-    await promoteBuild(other.client, build, { waitMs: 30_000 });
+    await promoteBuild(other.client, build, { waitMs: 30_000, taskQueue: other.taskQueue });
     expect(await unroutedEvent(other, other.client)).toMatchObject({ behavior: 1 /* PINNED */, deploymentVersion: { deploymentName: build.name, buildId: 'pinned-1' } });
   } finally {
     await worker?.shutdown();

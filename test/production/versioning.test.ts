@@ -8,6 +8,7 @@ import { Worker, type WorkflowBundle } from '@temporalio/worker';
 import { retryPaymentSignal, statusQuery } from '../../contracts';
 import { loadWorkerConfig } from '../../src/config';
 import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-stand-in';
+import { buildCheckFlow } from '../../src/flows';
 import { createWorkerServices, type WorkerServices } from '../../src/services';
 import { temporalSettings } from '../../src/temporal/connection';
 import { startWorker, workflowSinks, type RunningWorker } from '../../src/temporal/worker';
@@ -16,8 +17,8 @@ import { bundleWithChange } from '../support/bundles';
 import { eventually } from '../support/eventually';
 import { orderCreated } from '../support/events';
 import { codeBlocks } from '../support/markdown';
-import { ROOT } from '../support/processes';
-import { post } from '../support/stack';
+import { ROOT, runCli } from '../support/processes';
+import { post, workflowBundle } from '../support/stack';
 import { startTopology, type Topology } from '../support/topology';
 
 /**
@@ -138,3 +139,32 @@ it('moves an order waiting for retryPayment from build A to build B, which finis
   expect(new Set(await taskBuilds(topology.client, next.id))).toEqual(new Set(['build-b']));
   expect(emailsFor(next.id)).toEqual(['email:thank-you', 'email:receipt']);
 }, 300_000);
+
+it("rolls back as the chart's hook does after helm rollback: the previous build is made current again, once it passes its check", async () => {
+  const deploymentName = `rollback-${Date.now()}`;
+  const taskQueue = `rollback-${Date.now()}`;
+  const services = await createWorkerServices(loadWorkerConfig(topology.env), { temporal: topology.client });
+  const builds = await Promise.all(
+    ['v1', 'v2'].map(async (buildId) =>
+      startWorker({ settings: temporalSettings(topology.env, { worker: true }), taskQueue, deployment: { name: deploymentName, buildId }, activities: services.activities, workflows: await workflowBundle() }),
+    ),
+  );
+  // The hook's command (templates/promote.yaml), with the build the rendered release's image tag names.
+  const hook = (buildId: string) => runCli(['workers', 'promote', '--wait', '60s'], { ...topology.env, TEMPORAL_TASK_QUEUE: taskQueue, WORKER_DEPLOYMENT_NAME: deploymentName, WORKER_BUILD_ID: buildId });
+  const newEventRunsOn = async () => {
+    const handle = await topology.client.workflow.start(buildCheckFlow.workflow, { workflowId: `rollback-probe-${Date.now()}`, taskQueue });
+    await handle.result();
+    return new Set(await taskBuilds(topology.client, handle.workflowId));
+  };
+  try {
+    expect(await hook('v1')).toMatchObject({ code: 0, output: expect.stringContaining(`Build v1 is now current in the worker deployment ${deploymentName} (before: unversioned workers)`) });
+    expect(await hook('v2')).toMatchObject({ code: 0, output: expect.stringContaining('(before: v1)') });
+    expect(await newEventRunsOn()).toEqual(new Set(['v2']));
+    // helm rollback renders the release before it again: its hook promotes v1, whose Deployment Helm kept.
+    expect(await hook('v1')).toMatchObject({ code: 0, output: expect.stringContaining('Build v1 is now current') });
+    expect(await newEventRunsOn()).toEqual(new Set(['v1']));
+  } finally {
+    await Promise.all(builds.map((worker) => worker.shutdown()));
+    await services.close();
+  }
+}, 180_000);

@@ -15,7 +15,7 @@ import {
   subscriptionWorkflowId,
   backfillWorkflowId,
 } from '../../contracts';
-import { backfill, reconcile } from '../../workflows';
+import { backfill, buildCheck, reconcile } from '../../workflows';
 import { startLocalPostgres } from '../../src/cluster/postgres';
 import { DECLINED_PAYMENT_METHOD, type StripeEvent } from '../../src/dev/stripe-stand-in';
 import { startDevServer } from '../../src/dev/dev-server';
@@ -128,6 +128,10 @@ async function main(): Promise<void> {
   await backfilled.result();
   await stack.client.workflow.getHandle(requested.id).result();
   recorded.backfill = backfilled.workflowId;
+
+  const check = await stack.client.workflow.start(buildCheck, { workflowId: `${INTERNAL_WORKFLOW_ID_PREFIX}build-check:record`, taskQueue: stack.taskQueue });
+  await check.result();
+  recorded.buildCheck = check.workflowId;
 
   mkdirSync(HISTORIES_DIR, { recursive: true });
   // `npm run record-histories -- backfill` writes only the histories named, leaving the others as recorded before.

@@ -95,7 +95,7 @@ describe('the Helm chart', () => {
     expect(objects.map((object) => object.kind)).toEqual(expect.arrayContaining(['ServiceMonitor', 'NetworkPolicy']));
   });
 
-  it('versions workers by image tag: a Deployment per build that Helm keeps, scaled on its own backlog, made current by a post-install/post-upgrade hook', () => {
+  it('versions workers by image tag: a Deployment per build that Helm keeps, scaled on its own backlog, made current by a post-install/post-upgrade/post-rollback hook', () => {
     const build = (tag: string, ...extra: string[]) => objectsOf(template('keda-servicemonitor', '--set', `image.tag=${tag}`, ...extra));
     const [first, second] = [build('1.4.2'), build('1.5.0')];
     const workerOf = (objects: K8sObject[]) => objects.find((object) => object.kind === 'Deployment' && object.metadata.name.includes('-worker'))!;
@@ -115,7 +115,7 @@ describe('the Helm chart', () => {
     for (const kept of [workerOf(first), scaled]) expect(kept.metadata.labels).toMatchObject({ 'app.kubernetes.io/instance': 'webhooks', 'durable-webhooks/build': '1-4-2' });
     expect(scaled.spec).toMatchObject({ scaleTargetRef: { name: 'webhooks-durable-webhooks-worker-1-4-2' }, triggers: [{ metadata: { workerDeploymentName: 'webhooks-durable-webhooks', workerDeploymentBuildId: '1.4.2' } }] });
     const promote = first.find((object) => object.kind === 'Job' && object.metadata.name.endsWith('-promote'))!;
-    expect(promote.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'post-install,post-upgrade' });
+    expect(promote.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'post-install,post-upgrade,post-rollback' });
     expect(podOf(promote)!.containers[0]).toMatchObject({
       command: ['node', 'dist/src/cli/index.js', 'workers', 'promote', '--wait', '4m'],
       env: expect.arrayContaining([{ name: 'WORKER_BUILD_ID', value: '1.4.2' }]),
