@@ -15,10 +15,11 @@ export interface Spawned {
 
 /**
  * Runs a command in the project folder (or `cwd`), collecting stdout and stderr. `env` adds to this
- * process's environment; a variable set to undefined is left out.
+ * process's environment; a variable set to undefined is left out. `detached`: in a process group of
+ * its own, which `process.kill(-child.pid, …)` signals whole, as a terminal's Ctrl-\ or the OOM killer would.
  */
-export function spawnProcess(command: string, args: string[], env: NodeJS.ProcessEnv, cwd = ROOT): Spawned {
-  const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnProcess(command: string, args: string[], env: NodeJS.ProcessEnv, cwd = ROOT, { detached = false } = {}): Spawned {
+  const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached });
   let output = '';
   const listeners = new Set<() => void>();
   const collect = (chunk: Buffer) => {
@@ -51,8 +52,8 @@ export function spawnProcess(command: string, args: string[], env: NodeJS.Proces
  * Runs a TypeScript entry point of ours in one Node process (tsx as a loader, so signals reach the
  * program itself, not a wrapper).
  */
-export function spawnTs(entry: string, args: string[], env: NodeJS.ProcessEnv): Spawned {
-  return spawnProcess(process.execPath, ['--import', 'tsx', path.join(ROOT, entry), ...args], env);
+export function spawnTs(entry: string, args: string[], env: NodeJS.ProcessEnv, options: { detached?: boolean } = {}): Spawned {
+  return spawnProcess(process.execPath, ['--import', 'tsx', path.join(ROOT, entry), ...args], env, ROOT, options);
 }
 
 /**
