@@ -42,8 +42,13 @@ export function createAdyenAdapter(options: { source: string; secrets: readonly 
       if (!Array.isArray(body.notificationItems)) throw new MalformedEventError('The body has no "notificationItems" list.', source);
       const events: VerifiedEvent[] = [];
       const refused: RefusedItem[] = [];
+      const items = batchItems(body.notificationItems, source);
+      // A batch in which no item even carries a signature is refused whole, before any per-item work.
+      if (!items.some((entry) => typeof (entry as { NotificationRequestItem?: { additionalData?: { hmacSignature?: unknown } } } | null)?.NotificationRequestItem?.additionalData?.hmacSignature === 'string')) {
+        throw new SignatureVerificationError(`No item of the ${items.length} in the batch is signed with a configured HMAC key.`, source);
+      }
       let signed = 0;
-      batchItems(body.notificationItems, source).forEach((entry: unknown, index) => {
+      items.forEach((entry: unknown, index) => {
         const item = (entry as { NotificationRequestItem?: unknown } | null)?.NotificationRequestItem;
         const check = checkItem(item, secrets, validator);
         if (check.signed) signed++;

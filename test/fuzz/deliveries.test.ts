@@ -9,6 +9,7 @@ import { loadReceiverConfig } from '../../src/config';
 import { createApp } from '../../src/http/app';
 import { silentLogger } from '../../src/logger';
 import { SourceRegistry } from '../../src/providers/registry';
+import { HOSTILE, HOSTILE_RECEIVED_AT, hostileSources, MIB } from '../support/hostile';
 import { RecordingStarter } from '../support/recording-starter';
 import {
   adyenBody,
@@ -409,3 +410,33 @@ it(`answers ${RUNS} generated deliveries without a 5xx, accepting only what was 
   // The generator is not so hostile that nothing passes: a tenth or more of the deliveries are intact and valid.
   expect(accepted).toBeGreaterThan(RUNS / 10);
 }, 600_000);
+
+describe('the worst refused deliveries of every kind (test/support/hostile.ts), cut to a generated size', () => {
+  let hostileServer: Server;
+  let hostileUrl: string;
+  const hostileStarter = new RecordingStarter();
+  const sources = hostileSources();
+  beforeAll(async () => {
+    const app = createApp({ sources: new SourceRegistry(sources), starter: hostileStarter, maxBodyBytes: 4 * MIB, now: () => HOSTILE_RECEIVED_AT, logger: silentLogger });
+    hostileServer = await new Promise<Server>((resolve) => {
+      const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
+    });
+    hostileUrl = `http://127.0.0.1:${(hostileServer.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => hostileServer.close(() => resolve())));
+
+  const classes = sources.flatMap((source) => HOSTILE[source.kind]().map(({ what, delivery }) => ({ source: source.name, what, delivery })));
+
+  it('answers each with a 4xx of at most 8 KiB and starts nothing, whole or cut anywhere', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...classes), fc.double({ min: 0, max: 1, noNaN: true }), async ({ source, what, delivery }, keep) => {
+        const body = keep === 1 ? delivery.rawBody : delivery.rawBody.subarray(0, Math.floor(delivery.rawBody.length * keep));
+        const response = await fetch(`${hostileUrl}/webhooks/${source}`, { method: 'POST', headers: { 'content-type': 'application/json', ...delivery.headers }, body });
+        const answer = await response.arrayBuffer();
+        expect({ source, what, status: response.status, refused: response.status >= 400 && response.status < 500, answerBytes: answer.byteLength <= 8 * 1024 }).toMatchObject({ refused: true, answerBytes: true });
+      }),
+      { numRuns: 200 },
+    );
+    expect(hostileStarter.calls).toEqual([]);
+  }, 300_000);
+});
