@@ -10,7 +10,7 @@ import type { Retention } from '../db/retention';
 /**
  * One typed configuration per process, from shared parts: what every process reads, then the
  * receiver's edge and sources (./sources.ts), or the worker's downstream APIs. Variables are read
- * by ./env.ts; the worker never reads WEBHOOKS_CONFIG.
+ * by ./env.ts; the worker reads WEBHOOKS_CONFIG only for a backfill into one of its Stripe sources.
  */
 
 /** What every process reads: the receiver, the worker and the CLI. */
