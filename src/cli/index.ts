@@ -13,10 +13,12 @@ import { MIN_RETENTION_SECONDS, prepareNamespace } from '../temporal/namespace';
 import { backfillCommand } from './backfill';
 import { eventsCommand } from './events';
 import { flowsCommand } from './flows';
+import { providersCommand } from './providers';
 import { inboxCommand } from './inbox';
 import { reconcileCommand } from './reconcile';
 import { messagesCommand } from './messages';
 import { send } from './send';
+import { PROVIDERS } from '../providers/index';
 import { statusCommand } from './status';
 import { workersCommand } from './workers';
 
@@ -25,8 +27,11 @@ const program = new Command('durable-webhooks').description('Operate durable-web
 program
   .command('send')
   .description('Post a correctly signed sample event to a receiver, like `stripe trigger`; repeats are the same delivery.')
-  .argument('<source>', 'the source to send to: stripe, github, standard, or one from WEBHOOKS_CONFIG')
-  .argument('<fixture-or-type>', 'an event type (built-in samples: checkout.session.completed, issues.opened, order.created) or a JSON file {"type","payload"}')
+  .argument('<source>', `the source to send to: ${PROVIDERS.flatMap((provider) => (provider.builtIn ? [provider.builtIn.name] : [])).join(', ')}, or one from WEBHOOKS_CONFIG`)
+  .argument(
+    '<fixture-or-type>',
+    `an event type (built-in samples: ${PROVIDERS.flatMap((provider) => (provider.builtIn ? Object.keys(provider.samples).map((type) => `${provider.builtIn!.name} ${type}`) : [])).join(', ')}) or a JSON file {"type","payload"}`,
+  )
   .option('--repeat <n>', 'send the same delivery this many times', positiveInteger, 1)
   .option('--url <url>', 'the receiver base URL (default: http://localhost:$PORT, PORT defaulting to 3000)')
   .option('--id <eventId>', 'use this event ID instead of a new one')
@@ -86,6 +91,7 @@ program
 
 program.addCommand(eventsCommand());
 program.addCommand(flowsCommand());
+program.addCommand(providersCommand());
 program.addCommand(backfillCommand());
 program.addCommand(reconcileCommand());
 program.addCommand(messagesCommand());

@@ -1,35 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { ReceiverConfig } from '../config';
+import { providerOf } from '../providers/index';
 import { createAdapter } from '../providers/registry';
 import { ProviderKind } from '../../contracts';
-import githubIssuesOpened from './fixtures/github.issues.opened.json';
-import standardOrderCreated from './fixtures/standard.order.created.json';
-import stripeCheckoutCompleted from './fixtures/stripe.checkout.session.completed.json';
-import adyenAuthorisation from './fixtures/adyen.AUTHORISATION.json';
-import linearIssueCreate from './fixtures/linear.Issue.create.json';
-import paddleTransactionCompleted from './fixtures/paddle.transaction.completed.json';
-import sendgridDelivered from './fixtures/sendgrid.delivered.json';
-import shopifyOrdersPaid from './fixtures/shopify.orders-paid.json';
-import slackAppMention from './fixtures/slack.app_mention.json';
-import squarePaymentUpdated from './fixtures/square.payment.updated.json';
-import svixUserCreated from './fixtures/svix.user.created.json';
-import twilioMessageDelivered from './fixtures/twilio.message.delivered.json';
-
-/** Built-in sample payloads by provider kind and event type, shaped as each provider documents them. */
-const FIXTURES: Partial<Record<ProviderKind, Record<string, Record<string, unknown>>>> = {
-  [ProviderKind.STRIPE]: { 'checkout.session.completed': stripeCheckoutCompleted },
-  [ProviderKind.GITHUB]: { 'issues.opened': githubIssuesOpened },
-  [ProviderKind.STANDARD_WEBHOOKS]: { 'order.created': standardOrderCreated },
-  [ProviderKind.SVIX]: { 'user.created': svixUserCreated },
-  [ProviderKind.SHOPIFY]: { 'orders/paid': shopifyOrdersPaid },
-  [ProviderKind.PADDLE]: { 'transaction.completed': paddleTransactionCompleted },
-  [ProviderKind.SQUARE]: { 'payment.updated': squarePaymentUpdated },
-  [ProviderKind.SLACK]: { app_mention: slackAppMention },
-  [ProviderKind.LINEAR]: { 'Issue.create': linearIssueCreate },
-  [ProviderKind.TWILIO]: { 'message.delivered': twilioMessageDelivered },
-  [ProviderKind.SENDGRID]: { delivered: sendgridDelivered },
-  [ProviderKind.ADYEN]: { AUTHORISATION: adyenAuthorisation },
-};
 
 export interface SendOptions {
   source: string;
@@ -81,7 +54,7 @@ function samplePayload(kind: ProviderKind, fixtureOrType: string): { type: strin
     }
     return { type: fixture.type, payload: fixture.payload as Record<string, unknown>, builtIn: false };
   }
-  return { type: fixtureOrType, payload: FIXTURES[kind]?.[fixtureOrType] ?? { id: `${fixtureOrType.split(/[./]/)[0]}_sample` }, builtIn: true };
+  return { type: fixtureOrType, payload: providerOf(kind).samples[fixtureOrType] ?? { id: `${fixtureOrType.split(/[./]/)[0]}_sample` }, builtIn: true };
 }
 
 function parseOrText(text: string): unknown {

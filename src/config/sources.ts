@@ -3,7 +3,7 @@ import { isMap, isScalar, LineCounter, parseDocument, type YAMLParseError } from
 import { ConfigError } from '../errors';
 import { Router, type Routes } from '../flows';
 import { readHmacSpec, type HmacSpec } from '../providers/hmac';
-import { SENDGRID_DEVELOPMENT_KEYS } from '../providers/sendgrid';
+import { PROVIDERS } from '../providers/index';
 import { INTERNAL_WORKFLOW_ID_PREFIX, isInternalWorkflowId, ProviderKind } from '../../contracts';
 
 /** One webhook source: `POST /webhooks/<name>`, verified as its provider kind. */
@@ -32,52 +32,15 @@ export interface DevelopmentSecret {
   value: string;
 }
 
+/** Every provider kind but `hmac` has a built-in source, on when its variable is set (in development, always). */
+const BUILT_IN_SOURCES = PROVIDERS.flatMap((provider) => (provider.builtIn ? [{ ...provider.builtIn, kind: provider.kind }] : []));
+
 /**
  * Values used when a secret is unset in development only (`npm run dev`, `durable-webhooks send` and
- * the tests), so they work with no setup. They are printed in the banner and public in this
- * repository: the production processes never use them, whatever NODE_ENV says.
+ * the tests), so they work with no setup, from each kind's declaration. They are printed in the
+ * banner and public in this repository: the production processes never use them, whatever NODE_ENV says.
  */
-export const DEVELOPMENT_SECRETS = {
-  STRIPE_WEBHOOK_SECRET: 'whsec_durable_webhooks_development_only',
-  GITHUB_WEBHOOK_SECRET: 'durable-webhooks-development-only',
-  STANDARD_WEBHOOK_SECRET: 'whsec_ZHVyYWJsZS13ZWJob29rcyBkZXZlbG9wbWVudCBrZXk=',
-  SVIX_WEBHOOK_SECRET: 'whsec_ZHVyYWJsZS13ZWJob29rcyBzdml4IGRldmVsb3BtZW50',
-  SHOPIFY_WEBHOOK_SECRET: 'shopify-durable-webhooks-development-only',
-  PADDLE_WEBHOOK_SECRET: 'pdl_ntfset_durable_webhooks_development_only',
-  SQUARE_WEBHOOK_SIGNATURE_KEY: 'square-durable-webhooks-development-only',
-  SLACK_SIGNING_SECRET: 'slack-durable-webhooks-development-only',
-  LINEAR_WEBHOOK_SECRET: 'lin_wh_durable_webhooks_development_only',
-  TWILIO_AUTH_TOKEN: 'twilio-durable-webhooks-development-only',
-  SENDGRID_WEBHOOK_PUBLIC_KEY: SENDGRID_DEVELOPMENT_KEYS.publicKey,
-  ADYEN_HMAC_KEY: '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056',
-} as const;
-
-interface BuiltInSource {
-  name: string;
-  kind: ProviderKind;
-  /** The variable whose value turns the source on: its secret, or (`keyIsPublic`) its verification key. */
-  secretEnv: keyof typeof DEVELOPMENT_SECRETS;
-  keyIsPublic?: boolean;
-  publicKeyEnv?: string;
-  /** The variable with the public URL the provider signs. */
-  urlEnv?: string;
-}
-
-/** Every provider kind but `hmac` has a built-in source, on when its variable is set (in development, always). */
-const BUILT_IN_SOURCES: readonly BuiltInSource[] = [
-  { name: 'stripe', kind: ProviderKind.STRIPE, secretEnv: 'STRIPE_WEBHOOK_SECRET' },
-  { name: 'github', kind: ProviderKind.GITHUB, secretEnv: 'GITHUB_WEBHOOK_SECRET' },
-  { name: 'standard', kind: ProviderKind.STANDARD_WEBHOOKS, secretEnv: 'STANDARD_WEBHOOK_SECRET', publicKeyEnv: 'STANDARD_WEBHOOK_PUBLIC_KEY' },
-  { name: 'svix', kind: ProviderKind.SVIX, secretEnv: 'SVIX_WEBHOOK_SECRET' },
-  { name: 'shopify', kind: ProviderKind.SHOPIFY, secretEnv: 'SHOPIFY_WEBHOOK_SECRET' },
-  { name: 'paddle', kind: ProviderKind.PADDLE, secretEnv: 'PADDLE_WEBHOOK_SECRET' },
-  { name: 'square', kind: ProviderKind.SQUARE, secretEnv: 'SQUARE_WEBHOOK_SIGNATURE_KEY', urlEnv: 'SQUARE_WEBHOOK_URL' },
-  { name: 'slack', kind: ProviderKind.SLACK, secretEnv: 'SLACK_SIGNING_SECRET' },
-  { name: 'linear', kind: ProviderKind.LINEAR, secretEnv: 'LINEAR_WEBHOOK_SECRET' },
-  { name: 'twilio', kind: ProviderKind.TWILIO, secretEnv: 'TWILIO_AUTH_TOKEN', urlEnv: 'TWILIO_WEBHOOK_URL' },
-  { name: 'sendgrid', kind: ProviderKind.SENDGRID, secretEnv: 'SENDGRID_WEBHOOK_PUBLIC_KEY', keyIsPublic: true },
-  { name: 'adyen', kind: ProviderKind.ADYEN, secretEnv: 'ADYEN_HMAC_KEY' },
-];
+export const DEVELOPMENT_SECRETS: Readonly<Record<string, string>> = Object.fromEntries(BUILT_IN_SOURCES.map((source) => [source.secretEnv, source.developmentSecret]));
 
 const SOURCE_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 /** Keeps `prefix + event ID` and every idempotency key made from it inside Stripe's 255 characters. */
@@ -99,7 +62,7 @@ export function loadSources(env: NodeJS.ProcessEnv, { development, port }: { dev
         disabledSources.push({ name: builtIn.name, env: builtIn.secretEnv });
         continue;
       }
-      const value = DEVELOPMENT_SECRETS[builtIn.secretEnv];
+      const value = builtIn.developmentSecret;
       developmentSecrets.push({ env: builtIn.secretEnv, value });
       keys = [value];
     }

@@ -7,6 +7,8 @@ import { isoTime, parseJsonObject } from './json';
 import { firstSecret } from './secrets';
 import { ProviderKind } from '../../contracts';
 import type { Delivery, ProviderAdapter, RefusedItem, SampleEvent, VerifiedEvent } from './types';
+import adyenAuthorisation from './fixtures/adyen.AUTHORISATION.json';
+import { defineProvider } from './define';
 
 /**
  * Adyen's standard webhooks: a JSON body of `notificationItems`, each signed on its own
@@ -118,3 +120,11 @@ function checkItem(item: unknown, keys: readonly string[], validator: HmacValida
 
 /** An Adyen HMAC key: 32 bytes, hex. */
 const HMAC_KEY = /^[0-9a-fA-F]{64}$/;
+
+export const adyenProvider = defineProvider({
+  kind: ProviderKind.ADYEN,
+  description: "Adyen's standard webhooks: each item of the batch signed on its own (`hmacSignature`), verified by `@adyen/api-library`.",
+  builtIn: { name: 'adyen', secretEnv: 'ADYEN_HMAC_KEY', developmentSecret: '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056' },
+  create: ({ name, secrets }) => createAdyenAdapter({ source: name, secrets }),
+  samples: { AUTHORISATION: adyenAuthorisation },
+});

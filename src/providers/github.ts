@@ -4,6 +4,8 @@ import { objectId, parseJsonObject, requireString } from './json';
 import { firstSecret, hmacSha256Hex, safeEqual } from './secrets';
 import { ProviderKind } from '../../contracts';
 import type { Delivery, ProviderAdapter, SampleEvent, VerifiedEvent } from './types';
+import githubIssuesOpened from './fixtures/github.issues.opened.json';
+import { defineProvider } from './define';
 
 const JSON_TYPE = 'application/json';
 const FORM_TYPE = 'application/x-www-form-urlencoded';
@@ -97,3 +99,11 @@ function subjectOf(payload: Record<string, unknown>): string | undefined {
   if (repo && typeof item?.number === 'number') return `${repo}#${item.number}`;
   return repo ?? objectId(payload.hook);
 }
+
+export const githubProvider = defineProvider({
+  kind: ProviderKind.GITHUB,
+  description: 'GitHub: `X-Hub-Signature-256`, HMAC-SHA256 over the body; the delivery ID and event name are unsigned.',
+  builtIn: { name: 'github', secretEnv: 'GITHUB_WEBHOOK_SECRET', developmentSecret: 'durable-webhooks-development-only' },
+  create: ({ name, secrets }) => createGitHubAdapter({ source: name, secrets }),
+  samples: { 'issues.opened': githubIssuesOpened },
+});

@@ -5,6 +5,7 @@ import { isoTime, objectId, parseJsonObject, requireString } from './json';
 import { firstSecret, safeEqual } from './secrets';
 import { ProviderKind, readPointer } from '../../contracts';
 import type { Delivery, ProviderAdapter, SampleEvent } from './types';
+import { defineProvider } from './define';
 
 /** Where a value is read: a header (the signature covers it only if `signed` says so), or a JSON pointer into the signed body. */
 export type FieldSource = { header: string } | { pointer: string };
@@ -193,3 +194,13 @@ function fieldSource(value: unknown, key: string, where: string): FieldSource {
   if (keys.length === 1 && typeof field!.pointer === 'string' && /^(\/[^/]*)+$/.test(field!.pointer)) return { pointer: field!.pointer };
   throw new ConfigError(`${where}: "${key}" is { header: <name> } or { pointer: /json/pointer } into the body.`);
 }
+
+export const hmacProvider = defineProvider({
+  kind: ProviderKind.HMAC,
+  description: 'Any sender that signs an HMAC, declared in WEBHOOKS_CONFIG: the header, what is signed, and where the ID and type are.',
+  create: (config) => {
+    if (!config.hmac) throw new ConfigError(`Source "${config.name}": an hmac source declares its "signature", "id" and "type".`);
+    return createHmacAdapter({ source: config.name, secrets: config.secrets, spec: config.hmac });
+  },
+  samples: {},
+});

@@ -6,6 +6,8 @@ import { isoTime, objectId, parseJsonObject, requireString } from './json';
 import { firstSecret, hmacSha256Hex } from './secrets';
 import { ProviderKind } from '../../contracts';
 import type { Delivery, ProviderAdapter, SampleEvent } from './types';
+import linearIssueCreate from './fixtures/linear.Issue.create.json';
+import { defineProvider } from './define';
 
 /** Linear refuses a `webhookTimestamp` further than a minute from now. */
 export const LINEAR_TOLERANCE_SECONDS = 60;
@@ -83,3 +85,11 @@ function identifierOf(data: unknown): string | undefined {
   const identifier = (data as { identifier?: unknown } | null)?.identifier;
   return typeof identifier === 'string' ? identifier : objectId(data);
 }
+
+export const linearProvider = defineProvider({
+  kind: ProviderKind.LINEAR,
+  description: 'Linear: `Linear-Signature`, HMAC-SHA256 over the body, verified by `@linear/sdk`; the delivery ID is unsigned.',
+  builtIn: { name: 'linear', secretEnv: 'LINEAR_WEBHOOK_SECRET', developmentSecret: 'lin_wh_durable_webhooks_development_only' },
+  create: ({ name, secrets }) => createLinearAdapter({ source: name, secrets }),
+  samples: { 'Issue.create': linearIssueCreate },
+});

@@ -6,6 +6,8 @@ import { signatureEntries } from './limits';
 import { firstSecret, hmacSha256Hex, matchesAny } from './secrets';
 import { ProviderKind } from '../../contracts';
 import type { Delivery, ProviderAdapter, SampleEvent, VerifiedEvent } from './types';
+import paddleTransactionCompleted from './fixtures/paddle.transaction.completed.json';
+import { defineProvider } from './define';
 
 /** Paddle's SDKs refuse a signature older than this. */
 export const PADDLE_TOLERANCE_SECONDS = 5;
@@ -79,3 +81,11 @@ export function readPaddleEvent(payload: Record<string, unknown>, receivedAt: Da
     payload,
   };
 }
+
+export const paddleProvider = defineProvider({
+  kind: ProviderKind.PADDLE,
+  description: 'Paddle Billing: `Paddle-Signature`, HMAC-SHA256 over `<ts>:<body>`.',
+  builtIn: { name: 'paddle', secretEnv: 'PADDLE_WEBHOOK_SECRET', developmentSecret: 'pdl_ntfset_durable_webhooks_development_only' },
+  create: ({ name, secrets }) => createPaddleAdapter({ source: name, secrets }),
+  samples: { 'transaction.completed': paddleTransactionCompleted },
+});

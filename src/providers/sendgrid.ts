@@ -5,6 +5,8 @@ import { checkTolerance, requiredHeader } from './headers';
 import { batchItems } from './limits';
 import { ProviderKind } from '../../contracts';
 import { TIMESTAMP_TOLERANCE_SECONDS, type Delivery, type ProviderAdapter, type RefusedItem, type SampleEvent, type VerifiedEvent } from './types';
+import sendgridDelivered from './fixtures/sendgrid.delivered.json';
+import { defineProvider } from './define';
 
 const SIGNATURE_HEADER = 'x-twilio-email-event-webhook-signature';
 const TIMESTAMP_HEADER = 'x-twilio-email-event-webhook-timestamp';
@@ -132,3 +134,11 @@ function readItem(item: unknown, index: number, receivedAt: Date): VerifiedEvent
     body: { raw, contentType: 'application/json', signatureHeaders: {} },
   };
 }
+
+export const sendgridProvider = defineProvider({
+  kind: ProviderKind.SENDGRID,
+  description: "SendGrid's Event Webhook: ECDSA P-256 over `<timestamp><body>`, verified with the public key from the mail settings.",
+  builtIn: { name: 'sendgrid', secretEnv: 'SENDGRID_WEBHOOK_PUBLIC_KEY', developmentSecret: SENDGRID_DEVELOPMENT_KEYS.publicKey, keyIsPublic: true },
+  create: ({ name, publicKeys }) => createSendGridAdapter({ source: name, publicKeys }),
+  samples: { delivered: sendgridDelivered },
+});

@@ -7,6 +7,8 @@ import { isoTime, objectId, parseJsonObject, utf8Text } from './json';
 import { firstSecret, hmacSha256 } from './secrets';
 import { ProviderKind } from '../../contracts';
 import type { Delivery, ProviderAdapter, SampleEvent } from './types';
+import shopifyOrdersPaid from './fixtures/shopify.orders-paid.json';
+import { defineProvider } from './define';
 
 const SAMPLE_API_VERSION = ApiVersion.October25;
 
@@ -104,3 +106,11 @@ export function createShopifyAdapter(options: { source: string; secrets: readonl
     },
   };
 }
+
+export const shopifyProvider = defineProvider({
+  kind: ProviderKind.SHOPIFY,
+  description: 'Shopify: `X-Shopify-Hmac-Sha256`, HMAC-SHA256 over the body, verified by `@shopify/shopify-api`; the event ID and topic are unsigned.',
+  builtIn: { name: 'shopify', secretEnv: 'SHOPIFY_WEBHOOK_SECRET', developmentSecret: 'shopify-durable-webhooks-development-only' },
+  create: ({ name, secrets }) => createShopifyAdapter({ source: name, secrets }),
+  samples: { 'orders/paid': shopifyOrdersPaid },
+});

@@ -6,6 +6,8 @@ import { isoTime, parseJsonObject, requireString, utf8Text } from './json';
 import { firstSecret, hmacSha256Hex } from './secrets';
 import { ProviderKind } from '../../contracts';
 import type { Delivery, ProviderAdapter, SampleEvent } from './types';
+import slackAppMention from './fixtures/slack.app_mention.json';
+import { defineProvider } from './define';
 
 /** Slack refuses a request older than five minutes. */
 const SLACK_TOLERANCE_SECONDS = 300;
@@ -95,3 +97,11 @@ export function createSlackAdapter(options: { source: string; secrets: readonly 
     },
   };
 }
+
+export const slackProvider = defineProvider({
+  kind: ProviderKind.SLACK,
+  description: "Slack's Events API: `X-Slack-Signature`, HMAC-SHA256 over `v0:<timestamp>:<body>`.",
+  builtIn: { name: 'slack', secretEnv: 'SLACK_SIGNING_SECRET', developmentSecret: 'slack-durable-webhooks-development-only' },
+  create: ({ name, secrets }) => createSlackAdapter({ source: name, secrets }),
+  samples: { app_mention: slackAppMention },
+});

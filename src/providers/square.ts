@@ -5,6 +5,8 @@ import { isoTime, objectId, parseJsonObject, requireString } from './json';
 import { firstSecret, hmacSha256, safeEqual } from './secrets';
 import { ProviderKind } from '../../contracts';
 import type { Delivery, ProviderAdapter, SampleEvent, VerifiedEvent } from './types';
+import squarePaymentUpdated from './fixtures/square.payment.updated.json';
+import { defineProvider, signedUrl } from './define';
 
 /**
  * Square: `X-Square-HmacSha256-Signature`, the base64 HMAC-SHA256 of the notification URL followed
@@ -65,3 +67,11 @@ export function readSquareEvent(payload: Record<string, unknown>, receivedAt: Da
     payload,
   };
 }
+
+export const squareProvider = defineProvider({
+  kind: ProviderKind.SQUARE,
+  description: 'Square: `X-Square-HmacSha256-Signature`, HMAC-SHA256 over the notification URL and the body.',
+  builtIn: { name: 'square', secretEnv: 'SQUARE_WEBHOOK_SIGNATURE_KEY', developmentSecret: 'square-durable-webhooks-development-only', urlEnv: 'SQUARE_WEBHOOK_URL' },
+  create: (config) => createSquareAdapter({ source: config.name, secrets: config.secrets, url: signedUrl(config) }),
+  samples: { 'payment.updated': squarePaymentUpdated },
+});

@@ -7,6 +7,9 @@ import { signatureEntries } from './limits';
 import { firstSecret, matchesAny } from './secrets';
 import { ProviderKind } from '../../contracts';
 import { TIMESTAMP_TOLERANCE_SECONDS, type Delivery, type ProviderAdapter, type SampleEvent } from './types';
+import standardOrderCreated from './fixtures/standard.order.created.json';
+import svixUserCreated from './fixtures/svix.user.created.json';
+import { defineProvider } from './define';
 
 const PUBLIC_KEY_PREFIX = 'whpk_';
 
@@ -137,3 +140,19 @@ function subjectOf(data: unknown): string | undefined {
   const orderId = (data as Record<string, unknown>).orderId;
   return objectId(data) ?? (typeof orderId === 'string' ? orderId : undefined);
 }
+
+export const standardWebhooksProvider = defineProvider({
+  kind: ProviderKind.STANDARD_WEBHOOKS,
+  description: 'Standard Webhooks: `webhook-signature`, HMAC-SHA256 (`v1`) over `<id>.<timestamp>.<body>`, or ed25519 (`v1a`) with `whpk_` public keys.',
+  builtIn: { name: 'standard', secretEnv: 'STANDARD_WEBHOOK_SECRET', developmentSecret: 'whsec_ZHVyYWJsZS13ZWJob29rcyBkZXZlbG9wbWVudCBrZXk=', publicKeyEnv: 'STANDARD_WEBHOOK_PUBLIC_KEY' },
+  create: ({ name, secrets, publicKeys }) => createStandardWebhooksAdapter({ source: name, secrets, publicKeys }),
+  samples: { 'order.created': standardOrderCreated },
+});
+
+export const svixProvider = defineProvider({
+  kind: ProviderKind.SVIX,
+  description: 'Senders on Svix (Clerk, Resend, …): Standard Webhooks signed under `svix-` headers.',
+  builtIn: { name: 'svix', secretEnv: 'SVIX_WEBHOOK_SECRET', developmentSecret: 'whsec_ZHVyYWJsZS13ZWJob29rcyBzdml4IGRldmVsb3BtZW50' },
+  create: ({ name, secrets, publicKeys }) => createStandardWebhooksAdapter({ source: name, secrets, publicKeys, flavour: 'svix' }),
+  samples: { 'user.created': svixUserCreated },
+});

@@ -5,6 +5,8 @@ import { objectId, requireString } from './json';
 import { firstSecret } from './secrets';
 import { ProviderKind } from '../../contracts';
 import { TIMESTAMP_TOLERANCE_SECONDS, type Delivery, type ProviderAdapter, type SampleEvent, type VerifiedEvent } from './types';
+import stripeCheckoutCompleted from './fixtures/stripe.checkout.session.completed.json';
+import { defineProvider } from './define';
 
 /** The Stripe API version our sample events claim; verification accepts any version. */
 const SAMPLE_API_VERSION = '2025-09-30.clover';
@@ -106,3 +108,11 @@ function signedAt(header: string): number {
 function firstLine(message: string): string {
   return message.split('\n')[0]!.trim();
 }
+
+export const stripeProvider = defineProvider({
+  kind: ProviderKind.STRIPE,
+  description: 'Stripe: `Stripe-Signature`, HMAC-SHA256 over `<t>.<body>`, verified by the `stripe` package.',
+  builtIn: { name: 'stripe', secretEnv: 'STRIPE_WEBHOOK_SECRET', developmentSecret: 'whsec_durable_webhooks_development_only' },
+  create: ({ name, secrets }) => createStripeAdapter({ source: name, secrets }),
+  samples: { 'checkout.session.completed': stripeCheckoutCompleted },
+});

@@ -6,6 +6,8 @@ import { MAX_FORM_FIELDS } from './limits';
 import { firstSecret, safeEqual } from './secrets';
 import { ProviderKind } from '../../contracts';
 import type { Delivery, ProviderAdapter, SampleEvent } from './types';
+import twilioMessageDelivered from './fixtures/twilio.message.delivered.json';
+import { defineProvider, signedUrl } from './define';
 
 const FORM_TYPE = 'application/x-www-form-urlencoded';
 
@@ -105,3 +107,11 @@ function resourceOf(params: Record<string, string | string[]>): { sid?: string; 
   if (text('MessageSid') ?? text('SmsSid')) return { sid: text('MessageSid') ?? text('SmsSid'), status: text('MessageStatus') ?? text('SmsStatus'), resource: 'message' };
   return { sid: text('Sid'), status: text('Status'), resource: 'request' };
 }
+
+export const twilioProvider = defineProvider({
+  kind: ProviderKind.TWILIO,
+  description: "Twilio: `X-Twilio-Signature`, HMAC-SHA1 over the URL and the form's parameters, as the `twilio` package computes it.",
+  builtIn: { name: 'twilio', secretEnv: 'TWILIO_AUTH_TOKEN', developmentSecret: 'twilio-durable-webhooks-development-only', urlEnv: 'TWILIO_WEBHOOK_URL' },
+  create: (config) => createTwilioAdapter({ source: config.name, secrets: config.secrets, url: signedUrl(config) }),
+  samples: { 'message.delivered': twilioMessageDelivered },
+});

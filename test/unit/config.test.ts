@@ -89,7 +89,7 @@ describe('loadReceiverConfig', () => {
         { name: 'adyen', env: 'ADYEN_HMAC_KEY' },
       ]);
       expect(config.developmentSecrets).toEqual([]);
-      expect(JSON.stringify(config)).not.toContain(DEVELOPMENT_SECRETS.STRIPE_WEBHOOK_SECRET.slice(6));
+      expect(JSON.stringify(config)).not.toContain(DEVELOPMENT_SECRETS.STRIPE_WEBHOOK_SECRET!.slice(6));
     },
   );
 

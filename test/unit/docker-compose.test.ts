@@ -4,6 +4,7 @@ import { parse } from 'yaml';
 import { HISTORY_SHARDS, TEMPORAL_DATABASES, TEMPORAL_SERVER_VERSION } from '../../src/cluster/server';
 import { loadReceiverConfig } from '../../src/config';
 import { DEFAULT_TEMPORAL_ADDRESS } from '../../src/temporal/connection';
+import { variablesTheCodeReads } from '../support/environment';
 
 /** No Docker engine runs here, so the compose file is checked against the code instead of run. */
 const root = path.resolve(__dirname, '../..');
@@ -22,7 +23,7 @@ interface Service {
 const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, Service> };
 const { services } = compose;
 const packageJson = JSON.parse(read('package.json')) as { scripts: Record<string, string>; bin: Record<string, string> };
-const sourceText = ['src/config/index.ts', 'src/config/sources.ts', 'src/temporal/connection.ts', 'src/tracing.ts'].map(read).join('\n');
+const codeReads = variablesTheCodeReads();
 
 describe('docker-compose.yml', () => {
   it('runs PostgreSQL, schema setup, Temporal on it, the Temporal UI, namespace setup, Mailpit, the receiver, the worker, Prometheus, Jaeger and Grafana', () => {
@@ -86,7 +87,7 @@ describe('docker-compose.yml', () => {
     for (const name of names) {
       // A secret's `_PREVIOUS` companion is read wherever the secret is (src/config/sources.ts's withPrevious).
       const base = name.replace(/_PREVIOUS$/, '');
-      const readByCode = base.startsWith('TEMPORAL_') || sourceText.includes(`'${base}'`) || sourceText.includes(`env.${base}`);
+      const readByCode = base.startsWith('TEMPORAL_') || codeReads.has(base);
       expect({ name, readByCode }).toEqual({ name, readByCode: true });
       expect(read('docs/configuration.md')).toContain(`\`${base}\``);
       if (base !== name) expect(read('docs/configuration.md')).toContain('`<any secret or key>_PREVIOUS`');

@@ -1,7 +1,7 @@
 import { createShopifyAdapter } from '../../../src/providers/shopify';
 import { SignatureVerificationError } from '../../../src/errors';
 import { CATALOG_SECRETS, shopifyHeaders } from '../../support/signing';
-import ordersPaid from '../../../src/cli/fixtures/shopify.orders-paid.json';
+import ordersPaid from '../../../src/providers/fixtures/shopify.orders-paid.json';
 
 const adapter = createShopifyAdapter({ source: 'shopify', secrets: [CATALOG_SECRETS.shopify, CATALOG_SECRETS.shopifyRotated] });
 const body = JSON.stringify(ordersPaid);

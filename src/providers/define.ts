@@ -1,0 +1,47 @@
+import type { SourceConfig } from '../config/sources';
+import { ConfigError } from '../errors';
+import type { ProviderKind } from '../../contracts';
+import type { ProviderAdapter } from './types';
+
+/**
+ * The built-in source of a provider kind: `POST /webhooks/<name>`, on when `secretEnv` is set (in
+ * development, always, with `developmentSecret`, which is public in this repository).
+ */
+export interface BuiltInSource {
+  name: string;
+  /** The variable whose value turns the source on: its signing secret, or (`keyIsPublic`) its verification key. */
+  secretEnv: string;
+  developmentSecret: string;
+  keyIsPublic?: boolean;
+  /** A variable with more verification keys beside the secrets (Standard Webhooks' ed25519 `whpk_`). */
+  publicKeyEnv?: string;
+  /** The variable with the public URL the provider signs (Square, Twilio). */
+  urlEnv?: string;
+}
+
+/**
+ * Everything about one provider kind, in its own file (src/providers/<kind>.ts), as `defineFlow`
+ * declares a flow: the registry, the built-in sources, the development secrets, `send`'s samples and
+ * `durable-webhooks providers` derive from the list in ./index.ts.
+ */
+export interface ProviderDefinition {
+  kind: ProviderKind;
+  /** One line for `durable-webhooks providers` and the docs: who sends it and how it signs. */
+  description: string;
+  /** Its built-in source; a kind without one (`hmac`) is configured in WEBHOOKS_CONFIG only. */
+  builtIn?: BuiltInSource;
+  /** The adapter for a configured source of this kind: its secrets, keys and URL checked here. */
+  create(config: SourceConfig): ProviderAdapter;
+  /** `durable-webhooks send`'s built-in samples by event type: payloads shaped as the provider documents them. */
+  samples: Readonly<Record<string, Record<string, unknown>>>;
+}
+
+export function defineProvider(definition: ProviderDefinition): ProviderDefinition {
+  return definition;
+}
+
+/** The public URL a URL-signing provider signs, as configured. */
+export function signedUrl(config: SourceConfig): string {
+  if (!config.url) throw new ConfigError(`Source "${config.name}": ${config.kind} signs its notification URL; set the public URL it posts to.`);
+  return config.url;
+}
