@@ -7,6 +7,7 @@ import { SQUARE_EVENT_RETENTION_DAYS } from '../backfill/square';
 import { STRIPE_EVENT_RETENTION_DAYS } from '../backfill/stripe';
 import { loadCommonConfig, loadReceiverConfig } from '../config';
 import { lazyClient, temporalSettings } from '../temporal/connection';
+import { jsonOption } from './output';
 
 interface BackfillOptions {
   source?: string;
@@ -23,7 +24,7 @@ export function backfillCommand(): Command {
   const command = new Command('backfill').description("Start, from the provider's own API, the events the receiver never got; what Temporal or the ledger has is reported, not started.");
   const since = () => new Option('--since <when>', 'how far back: a duration (30m, 72h, 7d) or an ISO time').makeOptionMandatory();
   const dryRun = () => new Option('--dry-run', 'list what would start, start nothing');
-  const json = () => new Option('--json', 'print one JSON line per event, then the counts');
+  const json = () => jsonOption('print one JSON line per event, then the counts');
 
   // The providers whose events API lists a time window: the same options, Stripe's with --source.
   const eventsApi = (provider: 'stripe' | 'paddle' | 'square', description: string) =>

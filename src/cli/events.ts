@@ -8,14 +8,14 @@ import { lazyClient, temporalSettings } from '../temporal/connection';
 import { EventOperations, type EventView } from '../temporal/operations';
 import { parseResetTarget } from '../temporal/reset-points';
 import { EVENT_STATUSES, type EventFilter, type EventSummary } from '../temporal/visibility';
-import { print } from './output';
+import { jsonOption, print } from './output';
 
 /** `durable-webhooks events …`: operate on event workflows by event ID, with Temporal's own settings. */
 export function eventsCommand(): Command {
   const events = new Command('events').description('Inspect and operate on events by event ID (the workflow ID).');
   let operations: Promise<EventOperations> | undefined;
   const ops = () => (operations ??= createOperations());
-  const json = new Option('--json', 'print JSON instead of text');
+  const json = jsonOption();
 
   events
     .command('show')

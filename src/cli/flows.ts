@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { loadReceiverConfig } from '../config';
 import { FLOWS, Router } from '../flows';
 import { createAdapter } from '../providers/registry';
-import { print } from './output';
+import { jsonOption, print } from './output';
 
 /** One flow as `durable-webhooks flows` shows it. */
 export interface FlowListing {
@@ -44,7 +44,7 @@ export function listFlows(sources: readonly { name: string; router: Router; unsi
 export function flowsCommand(): Command {
   return new Command('flows')
     .description("List every flow: the event types each source routes to it (its routes in WEBHOOKS_CONFIG, then its kind's defaults), its signals, fields, queries and worker-build versioning.")
-    .option('--json', 'print the list as JSON')
+    .addOption(jsonOption('print the list as JSON'))
     .action((options: { json?: boolean }) => {
       // Every source the receiver knows, built-in ones whether or not their secret is set here.
       const { sources } = loadReceiverConfig(process.env, { development: true });

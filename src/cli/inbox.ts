@@ -3,7 +3,7 @@ import { loadCommonConfig } from '../config';
 import { openDatabase } from '../db/database';
 import { retryDeadLetters, wakeSweepers } from '../db/inbox';
 import { OperationRejectedError } from '../errors';
-import { print } from './output';
+import { jsonOption, print } from './output';
 
 /** `durable-webhooks inbox …`: the committed events whose workflow is not started yet. */
 export function inboxCommand(): Command {
@@ -14,7 +14,7 @@ export function inboxCommand(): Command {
     .argument('[eventId]', 'the event to start again')
     .option('--source <name>', 'with an event ID: its source, where two sources share the ID')
     .option('--all', 'every dead-lettered event')
-    .option('--json', 'print what was taken back as JSON')
+    .addOption(jsonOption('print what was taken back as JSON'))
     .action(async (eventId: string | undefined, options: { source?: string; all?: boolean; json?: boolean }) => {
       if ((eventId === undefined) === !options.all) throw new OperationRejectedError('Name one event ID, or --all for every dead-lettered event.');
       const config = loadCommonConfig();

@@ -1,110 +1,11 @@
 #!/usr/bin/env node
-import { Connection } from '@temporalio/client';
-import { Command, InvalidArgumentError } from 'commander';
-import { SEARCH_ATTRIBUTES } from '../../contracts';
-import { loadCommonConfig, loadReceiverConfig } from '../config';
-import { openDatabase } from '../db/database';
-import { migrate } from '../db/migrations';
+import { loadCommonConfig } from '../config';
 import { takeHandoff } from '../dev/handoff';
 import { messageWithCauses } from '../errors';
 import { createLogger } from '../logger';
-import { temporalSettings } from '../temporal/connection';
-import { MIN_RETENTION_SECONDS, prepareNamespace } from '../temporal/namespace';
-import { backfillCommand } from './backfill';
-import { eventsCommand } from './events';
-import { flowsCommand } from './flows';
-import { providersCommand } from './providers';
-import { inboxCommand } from './inbox';
-import { reconcileCommand } from './reconcile';
-import { messagesCommand } from './messages';
-import { send } from './send';
-import { PROVIDERS } from '../providers/index';
-import { statusCommand } from './status';
-import { workersCommand } from './workers';
+import { buildProgram } from './program';
 
-const program = new Command('durable-webhooks').description('Operate durable-webhooks: send signed sample events, inspect events by ID.');
-
-program
-  .command('send')
-  .description('Post a correctly signed sample event to a receiver, like `stripe trigger`; repeats are the same delivery.')
-  .argument('<source>', `the source to send to: ${PROVIDERS.flatMap((provider) => (provider.builtIn ? [provider.builtIn.name] : [])).join(', ')}, or one from WEBHOOKS_CONFIG`)
-  .argument(
-    '<fixture-or-type>',
-    `an event type (built-in samples: ${PROVIDERS.flatMap((provider) => (provider.builtIn ? Object.keys(provider.samples).map((type) => `${provider.builtIn!.name} ${type}`) : [])).join(', ')}) or a JSON file {"type","payload"}`,
-  )
-  .option('--repeat <n>', 'send the same delivery this many times', positiveInteger, 1)
-  .option('--url <url>', 'the receiver base URL (default: http://localhost:$PORT, PORT defaulting to 3000)')
-  .option('--id <eventId>', 'use this event ID instead of a new one')
-  .option('--json', 'print each response as one JSON line')
-  .action(async (source: string, fixtureOrType: string, options: { repeat: number; url?: string; id?: string; json?: boolean }) => {
-    // A client that signs samples: an unset secret means the development value `npm run dev` uses.
-    const config = loadReceiverConfig(process.env, { development: true });
-    const attempts = await send(
-      config,
-      { source, fixtureOrType, repeat: options.repeat, url: options.url ?? `http://localhost:${config.port}`, eventId: options.id },
-      (attempt, index) => {
-        if (options.json) {
-          console.log(JSON.stringify(attempt));
-          return;
-        }
-        const body = attempt.body as { status?: string; eventId?: string; workflowId?: string; title?: string; detail?: string };
-        const outcome = body.status ? `${body.status.padEnd(9)} ${body.eventId}` : `${body.title}: ${body.detail}`;
-        console.log(`${index + 1}/${options.repeat}  ${attempt.status}  ${outcome}`);
-      },
-    );
-    if (attempts.some((attempt) => attempt.status >= 300)) process.exitCode = 1;
-  });
-
-program
-  .command('setup')
-  .description(`Prepare the Temporal namespace: register ${SEARCH_ATTRIBUTES.map((key) => key.name).join(' and ')}, raise retention to at least 7 days.`)
-  .action(async () => {
-    const settings = temporalSettings();
-    const address = settings.connectionOptions.address;
-    const connection = await Connection.connect(settings.connectionOptions).catch((error: Error) => {
-      throw new Error(`cannot reach Temporal at ${address} (TEMPORAL_ADDRESS): ${error.message}`);
-    });
-    try {
-      await prepareNamespace(connection, settings.namespace);
-    } finally {
-      await connection.close();
-    }
-    console.log(
-      `Namespace "${settings.namespace}" at ${address}: search attributes ${SEARCH_ATTRIBUTES.map((key) => key.name).join(' and ')} registered, retention at least ${MIN_RETENTION_SECONDS / 86400} days.`,
-    );
-  });
-
-program
-  .command('migrate')
-  .description("Apply the database's pending migrations (DATABASE_URL), as receivers and workers do at start: a deploy runs it once, first.")
-  .action(async () => {
-    const { databaseUrl } = loadCommonConfig();
-    if (!databaseUrl) throw new Error('DATABASE_URL is required: the migrations are for the database receivers and workers share.');
-    const db = await openDatabase({ url: databaseUrl });
-    try {
-      const applied = await migrate(db);
-      console.log(applied.length > 0 ? `Applied ${applied.length} migration(s): ${applied.join(', ')}.` : 'The database is up to date.');
-    } finally {
-      await db.close();
-    }
-  });
-
-program.addCommand(eventsCommand());
-program.addCommand(flowsCommand());
-program.addCommand(providersCommand());
-program.addCommand(backfillCommand());
-program.addCommand(reconcileCommand());
-program.addCommand(messagesCommand());
-program.addCommand(statusCommand());
-program.addCommand(inboxCommand());
-program.addCommand(workersCommand());
-
-function positiveInteger(value: string): number {
-  const parsed = Number(value);
-  if (!Number.isSafeInteger(parsed) || parsed < 1) throw new InvalidArgumentError('must be a positive integer.');
-  return parsed;
-}
-
+const program = buildProgram();
 // While `npm run dev` runs, what this shell leaves unset comes from it (src/dev/handoff.ts).
 program.hook('preAction', () => void Object.assign(process.env, takeHandoff(loadCommonConfig().dataDir, process.env)));
 

@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { loadCommonConfig } from '../config';
 import { redeliverMessage } from '../outbound/messages';
 import { lazyClient, temporalSettings } from '../temporal/connection';
-import { print } from './output';
+import { jsonOption, print } from './output';
 
 /** `durable-webhooks messages …`: messages published through `POST /v1/messages`. */
 export function messagesCommand(): Command {
@@ -11,7 +11,7 @@ export function messagesCommand(): Command {
     .command('redeliver')
     .argument('<messageId>')
     .option('--endpoint <endpointId>', 'only to this endpoint (default: every endpoint of the message)')
-    .option('--json', 'print JSON instead of text')
+    .addOption(jsonOption())
     .description('Start a fresh delivery of a message, on the full retry schedule, with the same webhook-id.')
     .action(async (messageId: string, options: { endpoint?: string; json?: boolean }) => {
       const config = loadCommonConfig();

@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { loadReceiverConfig } from '../config';
 import { PROVIDERS } from '../providers/index';
 import { createAdapter } from '../providers/registry';
-import { print } from './output';
+import { jsonOption, print } from './output';
 
 /** One provider kind as `durable-webhooks providers` shows it. */
 export interface ProviderListing {
@@ -38,7 +38,7 @@ export function listProviders(): ProviderListing[] {
 export function providersCommand(): Command {
   return new Command('providers')
     .description('List every provider kind: its built-in source and variables, where its event ID and type come from (and whether they are signed), and its samples for send.')
-    .option('--json', 'print the list as JSON')
+    .addOption(jsonOption('print the list as JSON'))
     .action((options: { json?: boolean }) => {
       const listing = listProviders();
       print(options.json, listing, () => listing.map(describe).join('\n\n'));

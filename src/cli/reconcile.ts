@@ -1,18 +1,18 @@
 import { msToNumber } from '@temporalio/common/lib/time';
-import { Argument, Command, Option } from 'commander';
+import { Argument, Command } from 'commander';
 import type { ReconcileProvider } from '../../contracts';
 import { summaryLine } from '../backfill/backfill';
 import { loadCommonConfig } from '../config';
 import { lazyClient, temporalSettings } from '../temporal/connection';
 import { RECONCILE_PROVIDERS, ReconcileSchedules, type ReconcileStatus } from '../temporal/schedules';
 import { durationMs } from './options';
-import { print } from './output';
+import { jsonOption, print } from './output';
 
 /** `durable-webhooks reconcile …`: backfill on a Temporal Schedule, run by the worker. */
 export function reconcileCommand(): Command {
   const command = new Command('reconcile').description("Backfill on a schedule: a Temporal Schedule (reconcile-stripe, reconcile-github, reconcile-paddle, reconcile-square) whose runs list the provider's API and start what never arrived.");
   const provider = () => new Argument('<provider>', RECONCILE_PROVIDERS.join(', ')).choices([...RECONCILE_PROVIDERS]);
-  const json = () => new Option('--json', 'print JSON instead of text');
+  const json = () => jsonOption();
   const schedules = () => {
     const config = loadCommonConfig();
     return { schedules: new ReconcileSchedules(lazyClient(temporalSettings()), { taskQueue: config.taskQueue }), config };
@@ -34,9 +34,10 @@ export function reconcileCommand(): Command {
     .command('disable')
     .addArgument(provider())
     .description('Delete the schedule; runs already going finish.')
-    .action(async (name: ReconcileProvider) => {
+    .addOption(json())
+    .action(async (name: ReconcileProvider, options: { json?: boolean }) => {
       await schedules().schedules.disable(name);
-      console.log(`Reconciliation from ${name} disabled.`);
+      print(options.json, { provider: name, enabled: false }, () => `Reconciliation from ${name} disabled.`);
     });
 
   command

@@ -4,7 +4,7 @@ import { openDatabase } from '../db/database';
 import { startBacklog, type Backlog } from '../db/inbox';
 import { OperationRejectedError } from '../errors';
 import { lazyClient, temporalSettings } from '../temporal/connection';
-import { print } from './output';
+import { jsonOption, print } from './output';
 
 /** What `durable-webhooks status` reports. */
 export interface Status {
@@ -16,7 +16,7 @@ export interface Status {
 export function statusCommand(): Command {
   return new Command('status')
     .description('Say whether Temporal answers, how many committed events wait for their workflow to start (the inbox backlog) and for how long, and how many starts are dead-lettered; exits 1 when Temporal does not answer or a start is dead-lettered.')
-    .option('--json', 'print the status as JSON')
+    .addOption(jsonOption('print the status as JSON'))
     .action(async (options: { json?: boolean }) => {
       const config = loadCommonConfig();
       if (!config.databaseUrl) throw new OperationRejectedError('status reads the body store: set DATABASE_URL (while npm run dev runs, the CLI finds its database by itself).');

@@ -5,7 +5,7 @@ import { OperationRejectedError } from '../errors';
 import { lazyClient, temporalSettings } from '../temporal/connection';
 import { promoteBuild } from '../temporal/deployments';
 import { durationMs } from './options';
-import { print } from './output';
+import { jsonOption, print } from './output';
 
 /** `durable-webhooks workers …`: the Worker Deployment that versioned workers (WORKER_BUILD_ID) belong to. */
 export function workersCommand(): Command {
@@ -19,7 +19,7 @@ export function workersCommand(): Command {
     .option('--deployment <name>', 'the Worker Deployment (default: WORKER_DEPLOYMENT_NAME, or durable-webhooks)')
     .option('--wait <duration>', "how long to wait for the build's workers to poll and pass the check", durationMs('--wait'), msToNumber('10m'))
     .option('--task-queue <name>', 'the task queue its workers poll (default: TEMPORAL_TASK_QUEUE, or webhooks)')
-    .option('--json', 'print the result as JSON')
+    .addOption(jsonOption('print the result as JSON'))
     .action(async (options: { buildId?: string; deployment?: string; wait: number; taskQueue?: string; json?: boolean }) => {
       const buildId = options.buildId ?? process.env.WORKER_BUILD_ID;
       if (!buildId) throw new OperationRejectedError('Which build? Give --build-id, or set WORKER_BUILD_ID as the workers have it.');
