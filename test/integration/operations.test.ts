@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { eventually } from '../support/eventually';
 import { statusQuery, subscriptionStateQuery, subscriptionWorkflowId } from '../../contracts';
 import { chargeOrderFlow } from '../../workflows';
+import { EventOperations } from '../../src/temporal/operations';
 import { orderCreated, subscriptionEvent, type SignedDelivery } from '../support/events';
 import { runCli } from '../support/processes';
 import { githubHeaders, SECRETS } from '../support/signing';
@@ -153,6 +154,16 @@ describe('durable-webhooks events', () => {
     expect(done.map((result) => result.eventId).sort()).toEqual([...failed].sort());
     for (const result of done) expect(await stack.client.workflow.getHandle(result.eventId, result.runId).result()).toMatchObject({ outcome: 'notified' });
     expect(stack.resend.emails.filter((email) => failed.includes(email.idempotencyKey!))).toHaveLength(2);
+    // Their failed runs still match the query in visibility; their current runs do not. Found with
+    // visibility queries alone, not a describe per event.
+    const operations = new EventOperations(stack.client, { uiUrl: 'http://ui.test' });
+    const describes = jest.spyOn(stack.client.workflow, 'getHandle');
+    expect(await operations.list({ query })).toEqual([]);
+    expect(await operations.list({ query: `TaskQueue = '${stack.taskQueue}' AND WebhookEventType = 'ping' AND ExecutionStatus = 'Completed'` })).toEqual(
+      expect.arrayContaining(failed.map((eventId) => expect.objectContaining({ eventId, status: 'completed' }))),
+    );
+    expect(describes).not.toHaveBeenCalled();
+    describes.mockRestore();
 
     expect(await cli('reset', '--query', `WorkflowId = 'evt_nothing_${randomUUID()}'`, '--to', 'first', '--reason', 'x', '--yes')).toMatchObject({
       code: 1,
