@@ -167,6 +167,17 @@ async function main(): Promise<void> {
   // First, on a quiet machine: what refusing the worst unauthenticated deliveries costs.
   const hostile = await measureHostileCosts();
   const temporal = await startTemporal();
+  // Whatever ends the run, its Temporal server ends with it: a failure, or Ctrl-C / SIGTERM.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void temporal.stop().finally(() => process.exit(130)));
+  try {
+    await measure(hostile, temporal);
+  } finally {
+    await temporal.stop();
+  }
+}
+
+/** Everything measured on the Temporal server `temporal`, which the caller stops. */
+async function measure(hostile: Awaited<ReturnType<typeof measureHostileCosts>>, temporal: Awaited<ReturnType<typeof startTemporal>>): Promise<void> {
   const connection = await Connection.connect({ address: temporal.address });
   await prepareNamespace(connection, 'default');
   const client = new Client({ connection });
@@ -343,7 +354,6 @@ async function main(): Promise<void> {
     await resend.close();
     await connection.close();
     await database?.drop();
-    await temporal.stop();
   }
 }
 
