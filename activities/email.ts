@@ -2,7 +2,8 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { describeText, FailureType, type Activities } from '../contracts';
 import type { Database } from '../src/db/database';
 import { callOnce } from '../src/db/ledger';
-import { PermanentEmailError, type EmailSender } from '../src/email/sender';
+import type { EmailSender } from '../src/email/sender';
+import { PermanentEmailError } from '../src/errors';
 import { fieldText, readEventBody, readsBody, renderText } from './event-body';
 import { count } from './metrics';
 

@@ -1,8 +1,8 @@
 /**
- * The failure modes, one class each. They carry identifiers, never payloads, secrets or signature
- * headers, so a logger can print them safely. Each one that reaches HTTP extends `ProblemError` and
- * states its status once, on the class; `src/http/problem.ts` turns any of them into a problem
- * document.
+ * The failure modes, one class each, all here. They carry identifiers, never payloads, secrets or
+ * signature headers, so a logger can print them safely. Each one that reaches HTTP extends
+ * `problem(status, slug, title)` (or `ProblemError`, where its slug depends on the instance): one
+ * line states what it answers, and `src/http/problem.ts` turns any of them into a problem document.
  */
 
 /** An error an HTTP route answers with a problem document (RFC 9457): its status, type slug and title. */
@@ -11,18 +11,29 @@ export abstract class ProblemError extends Error {
   /** The last part of the problem `type` URI. */
   abstract readonly slug: string;
   abstract readonly title: string;
+  constructor(message?: string, options?: { cause?: unknown }) {
+    super(message, options);
+    // The class's own name, as the logs and the CLI print it: `SignatureVerificationError: …`.
+    this.name = new.target.name;
+  }
   /** Extra members of the problem document: identifiers only. */
   get extensions(): Record<string, unknown> {
     return {};
   }
 }
 
+/** The base of a problem with a fixed status, type slug and title: `class X extends problem(409, 'x', 'X') {}`. */
+export function problem(status: number, slug: string, title: string) {
+  abstract class Problem extends ProblemError {
+    readonly status = status;
+    readonly slug = slug;
+    readonly title = title;
+  }
+  return Problem;
+}
+
 /** The delivery's signature, timestamp or signing headers do not verify. */
-export class SignatureVerificationError extends ProblemError {
-  override readonly name = 'SignatureVerificationError';
-  readonly status = 400;
-  readonly slug = 'invalid-signature';
-  readonly title = 'Signature verification failed';
+export class SignatureVerificationError extends problem(400, 'invalid-signature', 'Signature verification failed') {
   constructor(
     message: string,
     readonly source: string,
@@ -35,11 +46,7 @@ export class SignatureVerificationError extends ProblemError {
 }
 
 /** The body verified but is not an event we can read (bad JSON, no event ID, no type). */
-export class MalformedEventError extends ProblemError {
-  override readonly name = 'MalformedEventError';
-  readonly status = 400;
-  readonly slug = 'malformed-event';
-  readonly title = 'Malformed event';
+export class MalformedEventError extends problem(400, 'malformed-event', 'Malformed event') {
   constructor(
     message: string,
     readonly source: string,
@@ -52,11 +59,7 @@ export class MalformedEventError extends ProblemError {
 }
 
 /** The request's Content-Type is not one the source's provider sends. */
-export class UnsupportedContentTypeError extends ProblemError {
-  override readonly name = 'UnsupportedContentTypeError';
-  readonly status = 415;
-  readonly slug = 'unsupported-media-type';
-  readonly title = 'Unsupported content type';
+export class UnsupportedContentTypeError extends problem(415, 'unsupported-media-type', 'Unsupported content type') {
   constructor(
     readonly source: string,
     readonly contentType: string | undefined,
@@ -74,11 +77,7 @@ export class UnsupportedContentTypeError extends ProblemError {
  * its webhooks, and inflating before the signature is checked would let a small body of zeros take
  * megabytes of memory: refused before the body is read.
  */
-export class UnsupportedContentEncodingError extends ProblemError {
-  override readonly name = 'UnsupportedContentEncodingError';
-  readonly status = 415;
-  readonly slug = 'unsupported-content-encoding';
-  readonly title = 'Unsupported content encoding';
+export class UnsupportedContentEncodingError extends problem(415, 'unsupported-content-encoding', 'Unsupported content encoding') {
   constructor(readonly contentEncoding: string) {
     super(`Content-Encoding ${contentEncoding} is not accepted; send the body uncompressed (identity).`);
   }
@@ -88,11 +87,7 @@ export class UnsupportedContentEncodingError extends ProblemError {
 }
 
 /** No source of that name is configured. */
-export class UnknownSourceError extends ProblemError {
-  override readonly name = 'UnknownSourceError';
-  readonly status = 404;
-  readonly slug = 'unknown-source';
-  readonly title = 'Unknown webhook source';
+export class UnknownSourceError extends problem(404, 'unknown-source', 'Unknown webhook source') {
   constructor(readonly source: string) {
     super(`No webhook source named "${source}" is configured.`);
   }
@@ -102,11 +97,7 @@ export class UnknownSourceError extends ProblemError {
 }
 
 /** The body is larger than the route's limit (MAX_BODY_BYTES for webhooks). */
-export class PayloadTooLargeError extends ProblemError {
-  override readonly name = 'PayloadTooLargeError';
-  readonly status = 413;
-  readonly slug = 'payload-too-large';
-  readonly title = 'Payload too large';
+export class PayloadTooLargeError extends problem(413, 'payload-too-large', 'Payload too large') {
   constructor(readonly maxBodyBytes: number) {
     super(`The body is larger than the limit of ${maxBodyBytes} bytes.`);
   }
@@ -135,7 +126,6 @@ export abstract class EventNotRecordedError extends ProblemError {
 
 /** Temporal did not confirm the start in time. */
 export class TemporalUnavailableError extends EventNotRecordedError {
-  override readonly name = 'TemporalUnavailableError';
   readonly slug = 'temporal-unavailable';
   readonly title = 'Temporal unavailable';
   constructor(eventId: string, options?: { cause?: unknown }) {
@@ -145,7 +135,6 @@ export class TemporalUnavailableError extends EventNotRecordedError {
 
 /** The body store (the database) did not take the body, so the event was not started. */
 export class BodyStoreUnavailableError extends EventNotRecordedError {
-  override readonly name = 'BodyStoreUnavailableError';
   readonly slug = 'body-store-unavailable';
   readonly title = 'Body store unavailable';
   constructor(eventId: string, options?: { cause?: unknown }) {
@@ -157,11 +146,7 @@ export class BodyStoreUnavailableError extends EventNotRecordedError {
  * The event's workflow ID is already another source's event (built-in sources share one ID space):
  * not a duplicate, so it is refused, never answered 200 and dropped; the provider retries it.
  */
-export class EventIdConflictError extends ProblemError {
-  override readonly name = 'EventIdConflictError';
-  readonly status = 409;
-  readonly slug = 'event-id-conflict';
-  readonly title = 'Event ID recorded for another source';
+export class EventIdConflictError extends problem(409, 'event-id-conflict', 'Event ID recorded for another source') {
   constructor(
     readonly source: string,
     readonly eventId: string,
@@ -182,11 +167,7 @@ export interface RecordedItem {
 }
 
 /** Items of a batch failed on their own (a signature, an ID); the others were recorded, and the answer names both. */
-export class BatchItemsRefusedError extends ProblemError {
-  override readonly name = 'BatchItemsRefusedError';
-  readonly status = 400;
-  readonly slug = 'invalid-items';
-  readonly title = 'Some items of the batch were refused';
+export class BatchItemsRefusedError extends problem(400, 'invalid-items', 'Some items of the batch were refused') {
   constructor(
     readonly source: string,
     readonly recorded: readonly RecordedItem[],
@@ -206,11 +187,7 @@ export class BatchItemsRefusedError extends ProblemError {
 export const MAX_LISTED_REFUSALS = 20;
 
 /** Some items of a batch could not be recorded (Temporal or the database did not confirm); a redelivery records only those. */
-export class BatchNotRecordedError extends ProblemError {
-  override readonly name = 'BatchNotRecordedError';
-  readonly status = 503;
-  readonly slug = 'batch-not-recorded';
-  readonly title = 'Some items of the batch were not recorded';
+export class BatchNotRecordedError extends problem(503, 'batch-not-recorded', 'Some items of the batch were not recorded') {
   constructor(
     readonly recorded: readonly RecordedItem[],
     readonly notRecorded: readonly string[],
@@ -224,11 +201,7 @@ export class BatchNotRecordedError extends ProblemError {
 }
 
 /** As many large bodies as memory allows are being received; this one is refused unread, for a retry. */
-export class TooManyLargeBodiesError extends ProblemError {
-  override readonly name = 'TooManyLargeBodiesError';
-  readonly status = 503;
-  readonly slug = 'too-many-large-bodies';
-  readonly title = 'Too many large bodies in flight';
+export class TooManyLargeBodiesError extends problem(503, 'too-many-large-bodies', 'Too many large bodies in flight') {
   constructor(readonly limit: number) {
     super(`${limit} large bodies are being received (MAX_LARGE_BODIES_IN_FLIGHT); the event was not recorded. Retry the delivery.`);
   }
@@ -238,11 +211,7 @@ export class TooManyLargeBodiesError extends ProblemError {
 }
 
 /** One client address already sends its share of the large bodies; this one is refused unread. */
-export class TooManyLargeBodiesFromAddressError extends ProblemError {
-  override readonly name = 'TooManyLargeBodiesFromAddressError';
-  readonly status = 429;
-  readonly slug = 'too-many-large-bodies-from-address';
-  readonly title = 'Too many large bodies from this address';
+export class TooManyLargeBodiesFromAddressError extends problem(429, 'too-many-large-bodies-from-address', 'Too many large bodies from this address') {
   constructor(readonly limit: number) {
     super(`This address is sending ${limit} large bodies already (MAX_LARGE_BODIES_PER_ADDRESS); the event was not recorded. Retry the delivery.`);
   }
@@ -252,11 +221,7 @@ export class TooManyLargeBodiesFromAddressError extends ProblemError {
 }
 
 /** The body arrived too slowly to finish in time; the connection is closed. */
-export class BodyTooSlowError extends ProblemError {
-  override readonly name = 'BodyTooSlowError';
-  readonly status = 408;
-  readonly slug = 'body-too-slow';
-  readonly title = 'Body too slow';
+export class BodyTooSlowError extends problem(408, 'body-too-slow', 'Body too slow') {
   constructor(readonly received: number, readonly seconds: number) {
     super(`${received} bytes of the body arrived in ${seconds} s, too slowly to finish within REQUEST_TIMEOUT (MIN_BODY_RATE); the event was not recorded.`);
   }
@@ -268,11 +233,7 @@ export class ConfigError extends Error {
 }
 
 /** No workflow has this event ID in the namespace. Exit 1 in the CLI. */
-export class EventNotFoundError extends ProblemError {
-  override readonly name = 'EventNotFoundError';
-  readonly status = 404;
-  readonly slug = 'event-not-found';
-  readonly title = 'Event not found';
+export class EventNotFoundError extends problem(404, 'event-not-found', 'Event not found') {
   constructor(
     readonly eventId: string,
     why = 'no workflow has that ID in this namespace',
@@ -285,97 +246,45 @@ export class EventNotFoundError extends ProblemError {
 }
 
 /** An operator request that cannot be carried out as asked; nothing was changed. Exit 1 in the CLI. */
-export class OperationRejectedError extends ProblemError {
-  override readonly name = 'OperationRejectedError';
-  readonly status = 400;
-  readonly slug = 'operation-rejected';
-  readonly title = 'Operation rejected';
-}
+export class OperationRejectedError extends problem(400, 'operation-rejected', 'Operation rejected') {}
 
 /** The operation needs the event's workflow to be closed; nothing was changed. */
-export class EventRunningError extends ProblemError {
-  override readonly name = 'EventRunningError';
-  readonly status = 409;
-  readonly slug = 'event-running';
-  readonly title = 'Event still running';
-}
+export class EventRunningError extends problem(409, 'event-running', 'Event still running') {}
 
 /** A backfill of this source is running; nothing was started. */
-export class BackfillRunningError extends ProblemError {
-  override readonly name = 'BackfillRunningError';
-  readonly status = 409;
-  readonly slug = 'backfill-running';
-  readonly title = 'Backfill running';
-}
+export class BackfillRunningError extends problem(409, 'backfill-running', 'Backfill running') {}
 
 /** The message's deliveries still run, and would need its payload; nothing was changed. */
-export class MessageDeliveringError extends ProblemError {
-  override readonly name = 'MessageDeliveringError';
-  readonly status = 409;
-  readonly slug = 'message-delivering';
-  readonly title = 'Message still delivering';
-}
+export class MessageDeliveringError extends problem(409, 'message-delivering', 'Message still delivering') {}
 
 /** A signal the workflow takes only while it waits for it, sent when it does not; nothing was sent. */
-export class SignalNotAwaitedError extends ProblemError {
-  override readonly name = 'SignalNotAwaitedError';
-  readonly status = 409;
-  readonly slug = 'signal-not-awaited';
-  readonly title = 'Signal not awaited';
-}
+export class SignalNotAwaitedError extends problem(409, 'signal-not-awaited', 'Signal not awaited') {}
 
 /** `/admin` without the right bearer token. */
-export class AdminAuthError extends ProblemError {
-  override readonly name = 'AdminAuthError';
-  readonly status = 401;
-  readonly slug = 'unauthorized';
-  readonly title = 'Unauthorized';
-}
+export class AdminAuthError extends problem(401, 'unauthorized', 'Unauthorized') {}
 
 /** Too many refused bearer tokens from one address; nothing was checked. */
-export class TooManyFailedAttemptsError extends ProblemError {
-  override readonly name = 'TooManyFailedAttemptsError';
-  readonly status = 429;
-  readonly slug = 'too-many-failed-attempts';
-  readonly title = 'Too many failed attempts';
+export class TooManyFailedAttemptsError extends problem(429, 'too-many-failed-attempts', 'Too many failed attempts') {
   constructor(readonly limit: number) {
     super(`More than ${limit} refused tokens from this address within a minute; wait, then send the right one.`);
   }
 }
 
 /** `/v1` without a valid API token. */
-export class ApiAuthError extends ProblemError {
-  override readonly name = 'ApiAuthError';
-  readonly status = 401;
-  readonly slug = 'unauthorized';
-  readonly title = 'Unauthorized';
-}
+export class ApiAuthError extends problem(401, 'unauthorized', 'Unauthorized') {}
 
 /** A request to our API that is not valid as sent (missing Idempotency-Key, bad fields). */
-export class InvalidRequestError extends ProblemError {
-  override readonly name: string = 'InvalidRequestError';
-  readonly status = 400;
-  readonly slug = 'invalid-request';
-  readonly title = 'Invalid request';
-}
+export class InvalidRequestError extends problem(400, 'invalid-request', 'Invalid request') {}
 
 /** The Idempotency-Key was first used with another request body. */
-export class IdempotencyKeyReusedError extends ProblemError {
-  override readonly name = 'IdempotencyKeyReusedError';
-  readonly status = 422;
-  readonly slug = 'idempotency-key-reused';
-  readonly title = 'Idempotency-Key reused';
+export class IdempotencyKeyReusedError extends problem(422, 'idempotency-key-reused', 'Idempotency-Key reused') {
   constructor(readonly idempotencyKey: string) {
     super(`The Idempotency-Key "${idempotencyKey}" was already used with a different request body; use a new key for a new message.`);
   }
 }
 
 /** The first request with this Idempotency-Key is still being recorded, or failed before it was: retry. */
-export class IdempotencyConflictError extends ProblemError {
-  override readonly name = 'IdempotencyConflictError';
-  readonly status = 409;
-  readonly slug = 'idempotency-key-in-use';
-  readonly title = 'Request in progress';
+export class IdempotencyConflictError extends problem(409, 'idempotency-key-in-use', 'Request in progress') {
   constructor(
     readonly idempotencyKey: string,
     firstFailed = false,
@@ -389,24 +298,13 @@ export class IdempotencyConflictError extends ProblemError {
 }
 
 /** A message that could not be delivered as asked, refused before anything is recorded. */
-export class UndeliverableMessageError extends ProblemError {
-  override readonly name = 'UndeliverableMessageError';
-  readonly status = 422;
-  readonly slug = 'undeliverable-message';
-  readonly title = 'Message cannot be delivered';
-}
+export class UndeliverableMessageError extends problem(422, 'undeliverable-message', 'Message cannot be delivered') {}
 
 /** A provider's API (Stripe's events, GitHub's deliveries) refused or failed a backfill's call. */
-export class ProviderApiError extends ProblemError {
-  override readonly name = 'ProviderApiError';
-  readonly status = 502;
-  readonly slug = 'provider-api-error';
-  readonly title = "The provider's API failed";
-}
+export class ProviderApiError extends problem(502, 'provider-api-error', "The provider's API failed") {}
 
 /** No such endpoint or message for this API token. */
 export class ResourceNotFoundError extends ProblemError {
-  override readonly name = 'ResourceNotFoundError';
   readonly status = 404;
   readonly title = 'Not found';
   constructor(
@@ -432,4 +330,24 @@ export function messageWithCauses(error: unknown): string {
     if (message && !messages.some((seen) => seen.includes(message))) messages.push(message);
   }
   return messages.join(': ');
+}
+
+/** An endpoint URL we refuse to call: not http(s), or resolving to a private or special address. */
+export class UnsafeDestinationError extends InvalidRequestError {}
+
+/** A failure the email provider says will not succeed on retry (a bad address, a rejected key). */
+export class PermanentEmailError extends Error {
+  override readonly name = 'PermanentEmailError';
+}
+
+/** PostgreSQL does not answer at the URL; the message says what to start. */
+export class PostgresUnreachableError extends ConfigError {
+  constructor(dbUrl: string, reason: string) {
+    const url = new URL(dbUrl);
+    const where = `${url.hostname}:${url.port || 5432}`;
+    super(
+      `PostgreSQL does not answer at ${where} (TEMPORAL_DB_URL): ${reason}. Start one whose user "${decodeURIComponent(url.username)}" may create databases, ` +
+        `for example \`docker run -d -p 127.0.0.1:5432:5432 -e POSTGRES_USER=temporal -e POSTGRES_PASSWORD=temporal postgres:16\`, or set TEMPORAL_DB_URL to yours.`,
+    );
+  }
 }

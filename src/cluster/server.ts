@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { stringify } from 'yaml';
-import { ConfigError } from '../errors';
+import { ConfigError, PostgresUnreachableError } from '../errors';
 import { isLoopback, splitAddress, stopChild, waitUntilServing } from '../temporal/server-process';
 import { temporalServerPath, temporalSqlToolPath } from '../tools';
 
@@ -291,14 +291,3 @@ async function sqlTool(args: string[]): Promise<void> {
   }
 }
 
-/** PostgreSQL does not answer at the URL; the message says what to start. */
-export class PostgresUnreachableError extends ConfigError {
-  constructor(dbUrl: string, reason: string) {
-    const url = new URL(dbUrl);
-    const where = `${url.hostname}:${url.port || 5432}`;
-    super(
-      `PostgreSQL does not answer at ${where} (TEMPORAL_DB_URL): ${reason}. Start one whose user "${decodeURIComponent(url.username)}" may create databases, ` +
-        `for example \`docker run -d -p 127.0.0.1:5432:5432 -e POSTGRES_USER=temporal -e POSTGRES_PASSWORD=temporal postgres:16\`, or set TEMPORAL_DB_URL to yours.`,
-    );
-  }
-}

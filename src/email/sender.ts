@@ -3,6 +3,7 @@ import path from 'node:path';
 import nodemailer from 'nodemailer';
 import { Resend } from 'resend';
 import { withoutAddresses } from '../redact';
+import { PermanentEmailError } from '../errors';
 
 export interface EmailMessage {
   to: string;
@@ -10,11 +11,6 @@ export interface EmailMessage {
   text: string;
   /** The same key on every attempt: the Idempotency-Key for APIs, the Message-ID for SMTP. */
   idempotencyKey: string;
-}
-
-/** A failure the provider says will not succeed on retry (a bad address, a rejected key). */
-export class PermanentEmailError extends Error {
-  override readonly name = 'PermanentEmailError';
 }
 
 export interface EmailSender {

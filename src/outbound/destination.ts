@@ -1,12 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import { Agent } from 'undici';
-import { InvalidRequestError } from '../errors';
-
-/** An endpoint URL we refuse to call: not http(s), or resolving to a private or special address. */
-export class UnsafeDestinationError extends InvalidRequestError {
-  override readonly name = 'UnsafeDestinationError';
-}
+import { UnsafeDestinationError } from '../errors';
 
 /**
  * Loopback, private, link-local (cloud metadata 169.254.169.254 included), carrier-grade NAT,
