@@ -18,6 +18,7 @@ import { PROVIDERS } from '../providers/index';
 import { statusCommand } from './status';
 import { workersCommand } from './workers';
 import { jsonOption, print } from './output';
+import { positiveIntegerOf } from '../config/env';
 
 /** The `durable-webhooks` command with every subcommand; src/cli/index.ts runs it. */
 export function buildProgram(): Command {
@@ -106,8 +107,8 @@ export function buildProgram(): Command {
 }
 
 function positiveInteger(value: string): number {
-  const parsed = Number(value);
-  if (!Number.isSafeInteger(parsed) || parsed < 1) throw new InvalidArgumentError('must be a positive integer.');
+  const parsed = positiveIntegerOf(value);
+  if (parsed === undefined) throw new InvalidArgumentError('must be a positive integer.');
   return parsed;
 }
 

@@ -1,4 +1,3 @@
-import { msToNumber } from '@temporalio/common/lib/time';
 import { Argument, Command } from 'commander';
 import type { ReconcileProvider } from '../../contracts';
 import { summaryLine } from '../backfill/backfill';
@@ -7,6 +6,7 @@ import { lazyClient, temporalSettings } from '../temporal/connection';
 import { RECONCILE_PROVIDERS, ReconcileSchedules, type ReconcileStatus } from '../temporal/schedules';
 import { durationMs } from './options';
 import { jsonOption, print } from './output';
+import { millisecondsOf } from '../duration';
 
 /** `durable-webhooks reconcile …`: backfill on a Temporal Schedule, run by the worker. */
 export function reconcileCommand(): Command {
@@ -22,8 +22,8 @@ export function reconcileCommand(): Command {
     .command('enable')
     .addArgument(provider())
     .description('Create or update the schedule. The worker runs it with its own settings (STRIPE_SECRET_KEY, or GITHUB_TOKEN and GITHUB_HOOKS).')
-    .option('--every <duration>', 'how often a run starts', durationMs('--every'), msToNumber('15m'))
-    .option('--lookback <duration>', 'how far back each run looks', durationMs('--lookback'), msToNumber('72h'))
+    .option('--every <duration>', 'how often a run starts', durationMs('--every'), millisecondsOf('15m'))
+    .option('--lookback <duration>', 'how far back each run looks', durationMs('--lookback'), millisecondsOf('72h'))
     .addOption(json())
     .action(async (name: ReconcileProvider, options: { every: number; lookback: number; json?: boolean }) => {
       const status = await schedules().schedules.enable(name, options.every, options.lookback);

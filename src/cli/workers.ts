@@ -1,4 +1,3 @@
-import { msToNumber } from '@temporalio/common/lib/time';
 import { Command } from 'commander';
 import { loadCommonConfig, workerDeploymentOf } from '../config';
 import { OperationRejectedError } from '../errors';
@@ -6,6 +5,7 @@ import { lazyClient, temporalSettings } from '../temporal/connection';
 import { promoteBuild } from '../temporal/deployments';
 import { durationMs } from './options';
 import { jsonOption, print } from './output';
+import { millisecondsOf } from '../duration';
 
 /** `durable-webhooks workers …`: the Worker Deployment that versioned workers (WORKER_BUILD_ID) belong to. */
 export function workersCommand(): Command {
@@ -17,7 +17,7 @@ export function workersCommand(): Command {
     )
     .option('--build-id <id>', 'the build to make current (default: WORKER_BUILD_ID)')
     .option('--deployment <name>', 'the Worker Deployment (default: WORKER_DEPLOYMENT_NAME, or durable-webhooks)')
-    .option('--wait <duration>', "how long to wait for the build's workers to poll and pass the check", durationMs('--wait'), msToNumber('10m'))
+    .option('--wait <duration>', "how long to wait for the build's workers to poll and pass the check", durationMs('--wait'), millisecondsOf('10m'))
     .option('--task-queue <name>', 'the task queue its workers poll (default: TEMPORAL_TASK_QUEUE, or webhooks)')
     .addOption(jsonOption('print the result as JSON'))
     .action(async (options: { buildId?: string; deployment?: string; wait: number; taskQueue?: string; json?: boolean }) => {

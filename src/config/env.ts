@@ -1,5 +1,4 @@
-import type { Duration } from '@temporalio/common';
-import { msToNumber } from '@temporalio/common/lib/time';
+import { millisecondsOf } from '../duration';
 import { ConfigError } from '../errors';
 
 /** Reading one environment variable as a typed value; each throws `ConfigError` naming the variable. */
@@ -17,24 +16,14 @@ export function flag(env: NodeJS.ProcessEnv, name: string): boolean {
 }
 
 export function durationMs(value: string, name: string): number {
-  let ms: number;
-  try {
-    ms = msToNumber(value as Duration);
-  } catch {
-    ms = Number.NaN;
-  }
+  const ms = millisecondsOf(value);
   if (!Number.isFinite(ms) || ms < 0) throw new ConfigError(`${name} must list durations such as 0s 5s 5m 2h, not "${value}".`);
   return ms;
 }
 
 export function positiveDurationMs(env: NodeJS.ProcessEnv, name: string, fallback: string): number {
   const raw = env[name] || fallback;
-  let ms: number;
-  try {
-    ms = msToNumber(raw as Duration);
-  } catch {
-    ms = Number.NaN;
-  }
+  const ms = millisecondsOf(raw);
   if (!(ms > 0)) throw new ConfigError(`${name} must be a positive duration such as 30s, not "${raw}".`);
   return ms;
 }
@@ -61,9 +50,15 @@ export function portNumber(env: NodeJS.ProcessEnv, name: string, fallback: numbe
 export function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value <= 0) throw new ConfigError(`${name} must be a positive integer, not "${raw}".`);
+  const value = positiveIntegerOf(raw);
+  if (value === undefined) throw new ConfigError(`${name} must be a positive integer, not "${raw}".`);
   return value;
+}
+
+/** The one positive-integer parser, for settings and command-line options: undefined for anything else. */
+export function positiveIntegerOf(text: string): number | undefined {
+  const value = Number(text);
+  return Number.isSafeInteger(value) && value > 0 ? value : undefined;
 }
 
 /** One of a few words; unset means `fallback`. */

@@ -1,5 +1,4 @@
 import type { Duration } from '@temporalio/common';
-import { msToNumber } from '@temporalio/common/lib/time';
 import { ProviderKind, type FlowSettings } from '../../contracts';
 import { ConfigError } from '../errors';
 import { durationMs, flag, oneOf, portNumber, positiveDurationMs, positiveInteger, retentionMs, splitList } from './env';
@@ -352,11 +351,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env, { develop
   }
 
   const reviewTimeout = env.REVIEW_TIMEOUT || '24h';
-  try {
-    if (msToNumber(reviewTimeout as Duration) <= 0) throw new Error('not positive');
-  } catch {
-    throw new ConfigError(`REVIEW_TIMEOUT must be a duration such as 30m, 24h or 3d, not "${reviewTimeout}".`);
-  }
+  positiveDurationMs(env, 'REVIEW_TIMEOUT', '24h');
 
   const retention = { bodyMs: retentionMs(env, 'BODY_RETENTION', '30d'), dedupeMs: retentionMs(env, 'DEDUPE_RETENTION', '400d') };
   if (retention.dedupeMs !== null && (retention.bodyMs === null || retention.dedupeMs < retention.bodyMs)) {

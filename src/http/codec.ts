@@ -1,6 +1,7 @@
 import cors from 'cors';
 import express, { type Router } from 'express';
 import type { Payload, PayloadCodec } from '@temporalio/common';
+// The SDK exports its proto3 JSON form of a payload (what the UI and the CLI send) only from here.
 import { JSONToPayload, payloadToJSON, type JSONPayload } from '@temporalio/common/lib/proto-utils';
 import { InvalidRequestError } from '../errors';
 import type { Logger } from '../logger';

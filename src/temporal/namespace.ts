@@ -1,8 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import type { Connection } from '@temporalio/client';
-import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
+import Long from 'long';
 import { SEARCH_ATTRIBUTES } from '../../contracts';
 
 /** Stripe retries a failed delivery for up to 3 days; keep closed runs (and so engine dedupe) longer. */
@@ -35,7 +35,7 @@ export async function prepareNamespace(connection: Connection, namespace: string
   if (retentionSeconds < MIN_RETENTION_SECONDS) {
     await connection.workflowService.updateNamespace({
       namespace,
-      config: { workflowExecutionRetentionTtl: msToTs(MIN_RETENTION_SECONDS * 1000) },
+      config: { workflowExecutionRetentionTtl: { seconds: Long.fromNumber(MIN_RETENTION_SECONDS) } },
     });
   }
 
@@ -61,7 +61,7 @@ async function registerIfMissing(connection: Connection, namespace: string): Pro
   } catch (error) {
     if ((error as { code?: number }).code !== grpcStatus.NOT_FOUND) throw error;
     try {
-      await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs(MIN_RETENTION_SECONDS * 1000) });
+      await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: { seconds: Long.fromNumber(MIN_RETENTION_SECONDS) } });
     } catch (registerError) {
       // Another process (a second worker, `durable-webhooks setup`) registered it first.
       if ((registerError as { code?: number }).code !== grpcStatus.ALREADY_EXISTS) throw registerError;

@@ -1,7 +1,7 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
 import { INTERNAL_WORKFLOW_ID_PREFIX, reconcileScheduleId, type BackfillCounts, type ReconcileInput, type ReconcileProvider } from '../../contracts';
 import { reconcileFlow } from '../flows';
-import { msToNumber } from '@temporalio/common/lib/time';
+import { millisecondsOf } from '../duration';
 import { OperationRejectedError } from '../errors';
 
 /** One provider's reconciliation, as `reconcile status` shows it. */
@@ -81,7 +81,7 @@ export class ReconcileSchedules {
       provider,
       scheduleId,
       enabled: !description.state.paused,
-      everyMs: interval === undefined ? null : msToNumber(interval),
+      everyMs: interval === undefined ? null : millisecondsOf(interval),
       lookbackMs: (action.args?.[0] as ReconcileInput | undefined)?.lookbackMs ?? null,
       nextRun: description.info.nextActionTimes[0]?.toISOString() ?? null,
       runs,

@@ -20,7 +20,8 @@ export const WORKFLOWS_PATH = require.resolve('../../workflows');
 /**
  * Workflow interceptors every bundle carries: OpenTelemetry's, which continue the trace of the
  * workflow's start into the workflow and its activities. Their spans leave through the `exporter`
- * sink (`workflowSinks`), a no-op when tracing is off.
+ * sink (`workflowSinks`), a no-op when tracing is off. The bundler takes a module path, and this is
+ * the one the package documents for it.
  */
 export const WORKFLOW_INTERCEPTOR_MODULES = [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')];
 
