@@ -22,7 +22,7 @@ export interface BuiltInSource {
 /**
  * Everything about one provider kind, in its own file (src/providers/<kind>.ts), as `defineFlow`
  * declares a flow: the registry, the built-in sources, the development secrets, `send`'s samples and
- * `durable-webhooks providers` derive from the list in ./index.ts.
+ * `durable-webhooks providers` derive from the list ./kinds.ts exports (docs/add-a-provider.md).
  */
 export interface ProviderDefinition {
   kind: ProviderKind;
@@ -36,8 +36,15 @@ export interface ProviderDefinition {
   samples: Readonly<Record<string, Record<string, unknown>>>;
 }
 
+const DECLARED = Symbol('provider');
+
 export function defineProvider(definition: ProviderDefinition): ProviderDefinition {
-  return definition;
+  return Object.assign(definition, { [DECLARED]: true });
+}
+
+/** True for a value `defineProvider` made. */
+export function isProvider(value: unknown): value is ProviderDefinition {
+  return typeof value === 'object' && value !== null && DECLARED in value;
 }
 
 /** The public URL a URL-signing provider signs, as configured. */

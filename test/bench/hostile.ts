@@ -10,7 +10,7 @@ import { ProviderKind } from '../../contracts';
 import { loadReceiverConfig } from '../../src/config';
 import { silentLogger } from '../../src/logger';
 import type { Delivery, ProviderAdapter } from '../../src/providers/types';
-import { HOSTILE, HOSTILE_RECEIVED_AT, hostileSources, MIB } from '../support/hostile';
+import { HOSTILE_RECEIVED_AT, hostileDeliveries, hostileSources, MIB } from '../support/hostile';
 import { ROOT } from '../support/processes';
 import { RecordingStarter } from '../support/recording-starter';
 import {
@@ -46,8 +46,8 @@ export interface KindCost {
   kind: ProviderKind;
   /** The costliest refused delivery of the kind (test/support/hostile.ts) and its ms per MiB. */
   worst: { what: string; msPerMiB: number };
-  /** A valid delivery of a MiB, signed with the kind's first secret. */
-  validMsPerMiB: number;
+  /** A valid delivery of a MiB, signed with the kind's first secret; null for a kind this bench cannot sign yet. */
+  validMsPerMiB: number | null;
 }
 
 /**
@@ -61,10 +61,11 @@ export async function measureHostileCosts(): Promise<{ kinds: KindCost[]; health
   const kinds: KindCost[] = [];
   for (const kind of Object.values(ProviderKind)) {
     const costs = [];
-    for (const { what, delivery } of HOSTILE[kind]()) costs.push({ what, msPerMiB: perMiB(delivery, await medianMs(hostile.get(kind)!, delivery, HOSTILE_RECEIVED_AT, 'refused')) });
+    for (const { what, delivery } of hostileDeliveries(kind, hostile.get(kind)!.signatureHeaders)) costs.push({ what, msPerMiB: perMiB(delivery, await medianMs(hostile.get(kind)!, delivery, HOSTILE_RECEIVED_AT, 'refused')) });
     const worst = costs.reduce((a, b) => (b.msPerMiB > a.msPerMiB ? b : a));
     const signed = await validDelivery(kind);
-    kinds.push({ kind, worst: { what: worst.what, msPerMiB: worst.msPerMiB }, validMsPerMiB: perMiB(signed, await medianMs(valid.get(kind)!, signed, NOW, 'accepted')) });
+    const validMsPerMiB = signed ? perMiB(signed, await medianMs(valid.get(kind)!, signed, NOW, 'accepted')) : null;
+    kinds.push({ kind, worst: { what: worst.what, msPerMiB: worst.msPerMiB }, validMsPerMiB });
   }
   const costliest = kinds.reduce((a, b) => (b.worst.msPerMiB > a.worst.msPerMiB ? b : a));
   return { kinds, healthz: await healthzUnderAttack(costliest) };
@@ -108,7 +109,7 @@ function validSources() {
 }
 
 /** A valid delivery of about a MiB for the kind, signed as the provider signs. */
-async function validDelivery(kind: ProviderKind): Promise<Omit<Delivery, 'receivedAt'>> {
+async function validDelivery(kind: ProviderKind): Promise<Omit<Delivery, 'receivedAt'> | undefined> {
   const padding = 'x'.repeat(MIB);
   const of = (body: string, headers: Record<string, string>) => ({ rawBody: Buffer.from(body), headers });
   const id = 'evt_bench_valid';
@@ -166,6 +167,8 @@ async function validDelivery(kind: ProviderKind): Promise<Omit<Delivery, 'receiv
       const signature = createHmac('sha256', 'bench-hmac-secret').update(`${NOW_SECONDS}.${body}`).digest('hex');
       return of(body, { 'x-signature': signature, 'x-timestamp': String(NOW_SECONDS) });
     }
+    default:
+      return undefined;
   }
 }
 
@@ -176,7 +179,7 @@ async function validDelivery(kind: ProviderKind): Promise<Omit<Delivery, 'receiv
 async function healthzUnderAttack(costliest: KindCost): Promise<{ idleP99Ms: number; underAttackP99Ms: number; attack: string }> {
   const sources = hostileSources();
   const source = sources.find((config) => config.kind === costliest.kind)!;
-  const delivery = HOSTILE[costliest.kind]().find((entry) => entry.what === costliest.worst.what)!.delivery;
+  const delivery = hostileDeliveries(costliest.kind, createAdapter(source).signatureHeaders).find((entry) => entry.what === costliest.worst.what)!.delivery;
   const app = createApp({ sources: new SourceRegistry(sources), starter: new RecordingStarter(), maxBodyBytes: 4 * MIB, logger: silentLogger, now: () => HOSTILE_RECEIVED_AT });
   const server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -164,8 +164,9 @@ describe('npm run dev', () => {
 
   it("runs every durable-webhooks command of the docs' console blocks, as written, with nothing configured", async () => {
     dev ??= await startDev();
-    // docs/add-a-flow.md's commands need the flow it adds: test/e2e/add-a-flow.test.ts runs them.
-    const pages = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((file) => file.endsWith('.md') && file !== 'add-a-flow.md').map((file) => `docs/${file}`)];
+    // The guides' commands need the flow or provider they add: test/e2e/add-a-flow.test.ts and add-a-provider.test.ts run them.
+    const guides = ['add-a-flow.md', 'add-a-provider.md'];
+    const pages = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((file) => file.endsWith('.md') && !guides.includes(file)).map((file) => `docs/${file}`)];
     const commands = pages.flatMap((page) =>
       codeBlocks(readFileSync(path.join(ROOT, page), 'utf8'))
         .filter((block) => block.lang === 'console')

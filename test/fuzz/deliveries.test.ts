@@ -8,8 +8,8 @@ import { FLOWS } from '../../src/flows';
 import { loadReceiverConfig } from '../../src/config';
 import { createApp } from '../../src/http/app';
 import { silentLogger } from '../../src/logger';
-import { SourceRegistry } from '../../src/providers/registry';
-import { HOSTILE, HOSTILE_RECEIVED_AT, hostileSources, MIB } from '../support/hostile';
+import { createAdapter, SourceRegistry } from '../../src/providers/registry';
+import { HOSTILE_RECEIVED_AT, hostileDeliveries, hostileSources, MIB } from '../support/hostile';
 import { RecordingStarter } from '../support/recording-starter';
 import {
   adyenBody,
@@ -425,7 +425,7 @@ describe('the worst refused deliveries of every kind (test/support/hostile.ts), 
   });
   afterAll(() => new Promise<void>((resolve) => hostileServer.close(() => resolve())));
 
-  const classes = sources.flatMap((source) => HOSTILE[source.kind]().map(({ what, delivery }) => ({ source: source.name, what, delivery })));
+  const classes = sources.flatMap((source) => hostileDeliveries(source.kind, createAdapter(source).signatureHeaders).map(({ what, delivery }) => ({ source: source.name, what, delivery })));
 
   it('answers each with a 4xx of at most 8 KiB and starts nothing, whole or cut anywhere', async () => {
     await fc.assert(

@@ -27,8 +27,8 @@ const json = (bytes: number) => Buffer.from(JSON.stringify({ id: 'evt_hostile', 
 const hex64 = '0'.repeat(64);
 const base64Of = (bytes: number) => Buffer.alloc(bytes, 7).toString('base64');
 
-/** The worst deliveries of each kind, by what they try to multiply. A kind without them fails the test below. */
-export const HOSTILE: Record<ProviderKind, () => Array<{ what: string; delivery: Omit<Delivery, 'receivedAt'> }>> = {
+/** The worst deliveries of each kind we ship, by what they try to multiply. */
+export const HOSTILE: Partial<Record<ProviderKind, () => Array<{ what: string; delivery: Omit<Delivery, 'receivedAt'> }>>> = {
   [ProviderKind.STRIPE]: () => [
     { what: 'a MiB body and a header full of v1 entries', delivery: { rawBody: json(MIB), headers: { 'stripe-signature': repeated(`t=${now}`, `,v1=${hex64}`, '') } } },
   ],
@@ -112,4 +112,12 @@ export function hostileSources(): SourceConfig[] {
   env.STANDARD_WEBHOOK_PUBLIC_KEY = ed25519KeyPair().whpk;
   env.STANDARD_WEBHOOK_PUBLIC_KEY_PREVIOUS = ed25519KeyPair().whpk;
   return loadReceiverConfig(env, { development: true }).sources;
+}
+
+/**
+ * A kind's hostile deliveries: its own, or, for a kind added since (docs/add-a-provider.md), a MiB
+ * body with a wrong value in each of its signature headers, so it is tested the moment it is declared.
+ */
+export function hostileDeliveries(kind: ProviderKind, signatureHeaders: readonly string[]): Array<{ what: string; delivery: Omit<Delivery, 'receivedAt'> }> {
+  return HOSTILE[kind]?.() ?? [{ what: 'a MiB body, a wrong signature', delivery: { rawBody: json(MIB), headers: Object.fromEntries(signatureHeaders.map((name) => [name, base64Of(32)])) } }];
 }

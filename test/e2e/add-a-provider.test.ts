@@ -1,0 +1,111 @@
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { codeBlocks, consoleCommands, shellWords } from '../support/markdown';
+import { freePort } from '../support/ports';
+import { ROOT, runCli, spawnProcess, type Spawned } from '../support/processes';
+
+/**
+ * docs/add-a-provider.md, followed literally on a copy of the project: its kind literal, its
+ * provider file, its sample and its line are written as the page shows them, the copy is built,
+ * `npm run dev` runs it, and the page's own commands send the sample and list the providers. The
+ * sample must start one workflow and be a duplicate the second time; a tampered body is refused.
+ */
+const GUIDE = readFileSync(path.join(ROOT, 'docs/add-a-provider.md'), 'utf8');
+const blocks = codeBlocks(GUIDE);
+const copy = mkdtempSync(path.join(tmpdir(), 'dw-provider-guide-'));
+let dev: Spawned | undefined;
+let env: NodeJS.ProcessEnv;
+let client: Client;
+
+/** A command as the page writes it, run in the copy: `npx durable-webhooks` is the copy's CLI. */
+const run = (command: string) => {
+  const words = shellWords(command);
+  expect(words.slice(0, 2)).toEqual(['npx', 'durable-webhooks']);
+  return runCli(words.slice(2), env, copy);
+};
+
+beforeAll(async () => {
+  const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
+  for (const file of files) {
+    mkdirSync(path.dirname(path.join(copy, file)), { recursive: true });
+    cpSync(path.join(ROOT, file), path.join(copy, file));
+  }
+  symlinkSync(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'));
+  symlinkSync(path.join(ROOT, '.tools'), path.join(copy, '.tools'));
+
+  // Steps 1 to 3: every file the page shows, its line, and the kind it inserts.
+  for (const block of blocks) {
+    const { file, append, into, before } = block.attributes;
+    if (file) writeFileSync(path.join(copy, file), block.text);
+    if (append) appendFileSync(path.join(copy, append), block.text);
+    if (into) {
+      const target = path.join(copy, into);
+      const lines = readFileSync(target, 'utf8').split('\n');
+      const at = lines.findIndex((line) => line.includes(before!));
+      expect({ into, before, found: at >= 0 }).toEqual({ into, before, found: true });
+      lines.splice(at, 0, block.text.trimEnd());
+      writeFileSync(target, lines.join('\n'));
+    }
+  }
+  // What a new kind touches: the kind literal, the provider's file, its sample and its line.
+  expect(blocks.filter(({ attributes }) => attributes.file || attributes.append || attributes.into).map(({ attributes }) => attributes.file ?? attributes.append ?? attributes.into)).toEqual([
+    'contracts/events.ts',
+    'src/providers/typeform.ts',
+    'src/providers/fixtures/typeform.form_response.json',
+    'src/providers/kinds.ts',
+  ]);
+
+  // Step 4: build (the type check included), then npm run dev on ports and a data directory of its own.
+  const build = spawnProcess('npm', ['run', 'build'], {}, copy);
+  expect({ code: await build.exited, output: build.output() }).toMatchObject({ code: 0 });
+  env = {
+    PORT: String(await freePort()),
+    TEMPORAL_ADDRESS: `127.0.0.1:${await freePort(1000)}`,
+    DATA_DIR: path.join(copy, '.data'),
+    DATABASE_URL: '',
+    TYPEFORM_WEBHOOK_SECRET: '',
+    WEBHOOKS_CONFIG: '',
+    WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
+  };
+  dev = spawnProcess(process.execPath, ['--import', 'tsx', 'src/dev.ts'], env, copy);
+  await dev.waitFor('Press Ctrl-C to stop.');
+  client = new Client({ connection: await Connection.connect({ address: env.TEMPORAL_ADDRESS }) });
+}, 240_000);
+
+afterAll(async () => {
+  await client?.connection.close();
+  if (dev) {
+    dev.child.kill('SIGINT');
+    await dev.exited;
+  }
+  rmSync(copy, { recursive: true, force: true });
+});
+
+it("sends the page's sample: one workflow, the repeat a duplicate; and lists the kind as the page shows it", async () => {
+  const [send, providers] = consoleCommands(blocks.find((block) => block.lang === 'console')!) as [{ command: string; prints: string[] }, { command: string; prints: string[] }];
+  const sent = await run(`${send.command} --json`);
+  expect(sent.code).toBe(0);
+  const attempts = sent.output.trim().split('\n').map((line) => JSON.parse(line) as { status: number; body: { status: string; eventId: string } });
+  expect(attempts.map((attempt) => [attempt.status, attempt.body.status])).toEqual([
+    [202, 'started'],
+    [200, 'duplicate'],
+  ]);
+  expect(await client.workflow.getHandle(attempts[0]!.body.eventId).result()).toMatchObject({ outcome: 'ignored', source: 'typeform', type: 'form_response' });
+
+  const listed = await run(providers.command);
+  expect(listed.code).toBe(0);
+  expect(listed.output).toContain(providers.prints.filter((line) => line !== '…').join('\n'));
+});
+
+it('refuses a signed sample whose body was changed after signing, and starts nothing', async () => {
+  // The page's provider signs the sample; the test changes one byte of what it signed.
+  const { createTypeformAdapter } = (await import(path.join(copy, 'dist/src/providers/typeform.js'))) as { createTypeformAdapter: (options: { source: string; secrets: string[] }) => { sign(event: object): { headers: Record<string, string>; body: string } } };
+  const signed = createTypeformAdapter({ source: 'typeform', secrets: ['typeform-durable-webhooks-development-only'] }).sign({ id: 'TAMPERED0000000000000000000', type: 'form_response', payload: { form_response: { form_id: 'lT4Z3j' } }, timestamp: new Date() });
+  const response = await fetch(`http://127.0.0.1:${env.PORT}/webhooks/typeform`, { method: 'POST', headers: signed.headers, body: signed.body.replace('lT4Z3j', 'lT4Z3k') });
+  expect(response.status).toBe(400);
+  expect(await response.json()).toMatchObject({ type: 'urn:durable-webhooks:problem:invalid-signature' });
+  await expect(client.workflow.getHandle('TAMPERED0000000000000000000').describe()).rejects.toThrow();
+});
