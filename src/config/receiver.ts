@@ -1,0 +1,129 @@
+import { ConfigError } from '../errors';
+import { oneOf, portNumber, positiveDurationMs, positiveInteger, splitList } from './env';
+import { loadCommonConfig, metricsAddressOf, type CommonConfig, type LoadOptions } from './common';
+import { loadSources, type DevelopmentSecret, type SourceConfig } from './sources';
+import { adminTokens, apiTokens, longToken, type ApiToken, type NamedToken } from './tokens';
+
+/** The receiver's configuration: its HTTP edge, its sources (./sources.ts) and its tokens (./tokens.ts). */
+
+/** The receiver's settings: the common ones, its HTTP edge and its sources. */
+export interface ReceiverConfig extends CommonConfig {
+  /** Receiver port; 0 picks a free one. @default 3000 */
+  port: number;
+  /**
+   * The address the receiver listens on: every interface (undefined), or `HOST`'s. `npm run dev`
+   * signs with public development secrets, so it listens on loopback unless `HOST` says otherwise.
+   * @default every interface; 127.0.0.1 in development
+   */
+  host: string | undefined;
+  /**
+   * ADMIN_PORT: `/admin`, `/codec` and `/v1` are served on this port (on `host` too) and no longer on
+   * `port`, which then serves only the webhooks and the health checks. @default undefined: all on `port`
+   */
+  adminPort: number | undefined;
+  /** Largest accepted body; every body goes to the body store, none to Temporal. @default 25 MiB */
+  maxBodyBytes: number;
+  /** Bodies over this many bytes count against `maxLargeBodiesInFlight`. @default 128 KiB */
+  largeBodyBytes: number;
+  /** Large bodies received at once; one more is answered 503 with Retry-After, unread. @default 8 */
+  maxLargeBodiesInFlight: number;
+  /** Large bodies one client address may send at once; one more is answered 429, unread. @default a quarter of `maxLargeBodiesInFlight`, rounded up */
+  maxLargeBodiesPerAddress: number;
+  /** After its first 5 seconds, a body must arrive at least this fast on average (bytes a second), or 408. @default 16 KiB */
+  minBodyRate: number;
+  /** Express's `trust proxy`: the proxies whose `X-Forwarded-For` names the client address. Off by default. */
+  trustProxy: number | string[] | undefined;
+  /** `host:port` of the receiver's `/metrics`, apart from the webhook port; undefined when set empty. @default 127.0.0.1:9470 */
+  metricsAddress: string | undefined;
+  /** A request's headers and body must arrive within this, or the connection is closed (slow clients). @default 30 s */
+  requestTimeoutMs: number;
+  /** Open connections beyond this are closed as they arrive. @default 1000 */
+  maxConnections: number;
+  /**
+   * What a 2xx waits for: `database`, the body and its start committed to PostgreSQL (the workflow
+   * starts right after, or a sweeper starts it); `temporal`, Temporal's confirmation of the start.
+   */
+  acknowledge: Acknowledge;
+  sources: SourceConfig[];
+  developmentSecrets: DevelopmentSecret[];
+  /** Built-in sources left off because their secret is unset (always, outside development). */
+  disabledSources: Array<{ name: string; env: string }>;
+  /**
+   * Bearer tokens for `/admin` (and `/codec`), each with a name that the erasure record keeps:
+   * ADMIN_TOKEN is named `admin`, ADMIN_TOKENS lists `<name>:<token>`. The admin API is off without any.
+   */
+  adminTokens: NamedToken[];
+  /** A bearer token for `/codec` only (the Temporal UI's proxy): it decodes payloads and can do nothing else. */
+  codecToken: string | undefined;
+  /** Bearer tokens for `/v1`, each with its named scope; the API is off without any. */
+  apiTokens: ApiToken[];
+}
+
+export type Acknowledge = 'database' | 'temporal';
+/**
+ * A receiver with PostgreSQL (`npm run receiver`) answers at commit: measured, 5–7× the
+ * acknowledgements of waiting for Temporal, as fast end to end, and open while Temporal is away
+ * (docs/benchmarks.md). `npm run dev` waits for Temporal, whose dev server lives and dies with it,
+ * so that a workflow exists once `send` is answered.
+ */
+export function defaultAcknowledge(development: boolean): Acknowledge {
+  return development ? 'temporal' : 'database';
+}
+
+/** Time for a whole request, headers and body; a client that trickles its body is cut off after it. */
+export const DEFAULT_REQUEST_TIMEOUT = '30s';
+export const DEFAULT_MAX_CONNECTIONS = 1000;
+
+/** GitHub's largest payload is 25 MB; every body goes to the body store, and Temporal gets only a few fields. */
+export const DEFAULT_MAX_BODY_BYTES = 25 * 1024 * 1024;
+export const DEFAULT_LARGE_BODY_BYTES = 128 * 1024;
+/** About 8 × 25 MiB of bodies being read, parsed and stored at once: see "Data and privacy" in the README for the measured peak. */
+export const DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT = 8;
+/** Bytes a second a body must average after its first seconds; with a declared length, also enough to finish in time. */
+export const DEFAULT_MIN_BODY_RATE = 16 * 1024;
+
+/** Reads and validates the receiver's configuration, sources included; throws `ConfigError` naming the bad setting. */
+export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { development = false }: LoadOptions = {}): ReceiverConfig {
+  const port = portNumber(env, 'PORT', 3000);
+  const { sources, developmentSecrets, disabledSources } = loadSources(env, { development, port });
+  const maxLargeBodiesInFlight = positiveInteger(env, 'MAX_LARGE_BODIES_IN_FLIGHT', DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT);
+  return {
+    ...loadCommonConfig(env, { development }),
+    port,
+    host: env.HOST || (development ? '127.0.0.1' : undefined),
+    adminPort: env.ADMIN_PORT ? portNumber(env, 'ADMIN_PORT', 0) : undefined,
+    maxBodyBytes: positiveInteger(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES),
+    largeBodyBytes: positiveInteger(env, 'LARGE_BODY_BYTES', DEFAULT_LARGE_BODY_BYTES),
+    maxLargeBodiesInFlight,
+    maxLargeBodiesPerAddress: positiveInteger(env, 'MAX_LARGE_BODIES_PER_ADDRESS', Math.ceil(maxLargeBodiesInFlight / 4)),
+    minBodyRate: positiveInteger(env, 'MIN_BODY_RATE', DEFAULT_MIN_BODY_RATE),
+    trustProxy: trustProxy(env.TRUST_PROXY),
+    requestTimeoutMs: positiveDurationMs(env, 'REQUEST_TIMEOUT', DEFAULT_REQUEST_TIMEOUT),
+    metricsAddress: metricsAddressOf(env, 'RECEIVER_METRICS_ADDRESS', DEFAULT_RECEIVER_METRICS_ADDRESS),
+    maxConnections: positiveInteger(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS),
+    acknowledge: oneOf(env, 'ACKNOWLEDGE', ['database', 'temporal'] as const, defaultAcknowledge(development)),
+    sources,
+    developmentSecrets,
+    disabledSources,
+    adminTokens: adminTokens(env),
+    codecToken: env.CODEC_TOKEN ? longToken('CODEC_TOKEN', env.CODEC_TOKEN) : undefined,
+    apiTokens: apiTokens(env.API_TOKENS),
+  };
+}
+
+/**
+ * `TRUST_PROXY`: a number of proxy hops, or addresses and subnets (`10.0.0.0/8`, `loopback`) separated
+ * by commas or spaces, as Express's `trust proxy` takes them. `true` (any sender may name any address) is refused.
+ */
+function trustProxy(value: string | undefined): number | string[] | undefined {
+  if (!value) return undefined;
+  if (/^\d+$/.test(value)) return Number(value);
+  const entries = splitList(value.replace(/,/g, ' '));
+  const named = new Set(['loopback', 'linklocal', 'uniquelocal']);
+  const bad = entries.find((entry) => !named.has(entry) && !/^[\d.:a-fA-F]+(?:\/\d{1,3})?$/.test(entry));
+  if (bad !== undefined) throw new ConfigError(`TRUST_PROXY lists "${bad.slice(0, 50)}"; give a number of hops, or addresses and subnets (10.0.0.0/8, loopback).`);
+  return entries;
+}
+
+/** The receiver's `/metrics` has its own address, on loopback unless set: never the public webhook port. */
+export const DEFAULT_RECEIVER_METRICS_ADDRESS = '127.0.0.1:9470';
