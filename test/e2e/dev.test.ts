@@ -184,19 +184,25 @@ describe('npm run dev', () => {
     const cli = (command: string) => runShell(command, env, cwd);
     // docs/flows.md's declined order, made by running its sh block; the docs' msg_… is that order.
     const declinedBlock = codeBlocks(readFileSync(path.join(ROOT, 'docs/flows.md'), 'utf8')).find((block) => block.lang === 'sh' && block.text.includes('declined.json'))!;
-    const declined = await cli(`${declinedBlock.text.trim()} --json`);
-    expect({ code: declined.code, error: declined.error }).toEqual({ code: 0, error: undefined });
-    const order = (JSON.parse(declined.output) as { body: { eventId: string } }).body.eventId;
-    await eventually('the declined order waits for retryPayment', async () => JSON.parse((await cli(`npx durable-webhooks events query ${order} status --json`)).output).awaiting !== null);
+    const declinedOrder = async () => {
+      const declined = await cli(`${declinedBlock.text.trim()} --json`);
+      expect({ code: declined.code, error: declined.error }).toEqual({ code: 0, error: undefined });
+      const id = (JSON.parse(declined.output) as { body: { eventId: string } }).body.eventId;
+      await eventually('the declined order waits for retryPayment', async () => JSON.parse((await cli(`npx durable-webhooks events query ${id} status --json`)).output).awaiting !== null);
+      return id;
+    };
+    let order = await declinedOrder();
 
     let checkout: string | undefined;
     for (const { page, command } of commands) {
+      // Each page that signals retryPayment gets an order of its own still waiting for it.
+      if (command.includes(' retryPayment ')) order = await declinedOrder();
       const literal = command.replace(/\bmsg_\S*/g, order).replace(/\bevt_\S*/g, () => checkout!);
       const result = await cli(literal);
       expect({ page, command: literal, code: result.code, error: result.error }).toEqual({ page, command: literal, code: 0, error: undefined });
       // The README's first send makes the Stripe event the docs' evt_… stand for; later commands address it once it has finished.
       checkout ??= /started +(evt_\S+)/.exec(result.output)?.[1];
-      if (checkout && command.includes(' send ')) {
+      if (checkout && (command.includes(' send ') || command.includes(' reset '))) {
         await eventually('the checkout finished', async () => (JSON.parse((await cli(`npx durable-webhooks events show ${checkout} --json`)).output) as { status: string }).status === 'completed');
       }
     }

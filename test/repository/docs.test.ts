@@ -74,6 +74,8 @@ describe('the documentation', () => {
         const [tool, first, second] = command;
         if (tool === 'npm' && first === 'run') expect({ command: command.join(' '), known: second! in scripts }).toEqual({ command: command.join(' '), known: true });
         else if (tool === 'npm') expect(['install', 'test', 'ci']).toContain(first);
+        // A sample's JSON file, written for the next command to send.
+        else if (tool === 'echo') expect(command.slice(-2)).toEqual(['>', expect.stringMatching(/^\w+\.json$/)]);
         else {
           expect([tool, first]).toEqual(['npx', 'durable-webhooks']);
           if (second === '--help') continue;
