@@ -2,7 +2,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
-import { loadReceiverConfig, type ReceiverConfig } from './config';
+import { bodyLimits, loadReceiverConfig, type ReceiverConfig } from './config';
 import { openDatabase, type Database } from './db/database';
 import { migrate } from './db/migrations';
 import { ConfigError } from './errors';
@@ -76,9 +76,7 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
     sources,
     starter: inbox ?? new TemporalEventStarter(client, db, { taskQueue: config.taskQueue }),
     metrics,
-    maxBodyBytes: config.maxBodyBytes,
-    largeBodies: { thresholdBytes: config.largeBodyBytes, maxInFlight: config.maxLargeBodiesInFlight, maxPerAddress: config.maxLargeBodiesPerAddress },
-    bodyPace: { minRate: config.minBodyRate, timeoutMs: config.requestTimeoutMs },
+    ...bodyLimits(config),
     operatorRoutes: config.adminPort === undefined ? 'with-webhooks' : 'apart',
   });
   const server = await listen(app, config, config.port);

@@ -127,3 +127,20 @@ function trustProxy(value: string | undefined): number | string[] | undefined {
 
 /** The receiver's `/metrics` has its own address, on loopback unless set: never the public webhook port. */
 export const DEFAULT_RECEIVER_METRICS_ADDRESS = '127.0.0.1:9470';
+
+/** What the receiver's body guards enforce (src/http/body-guards.ts), from its settings. */
+export interface BodyLimits {
+  maxBodyBytes: number;
+  /** Bodies over `thresholdBytes` are received at most `maxInFlight` at a time, `maxPerAddress` from one client address. */
+  largeBodies: { thresholdBytes: number; maxInFlight: number; maxPerAddress: number };
+  /** After 5 s, at least `minRate` bytes a second, and fast enough to end within `timeoutMs`. */
+  bodyPace: { minRate: number; timeoutMs: number };
+}
+
+export function bodyLimits(config: Pick<ReceiverConfig, 'maxBodyBytes' | 'largeBodyBytes' | 'maxLargeBodiesInFlight' | 'maxLargeBodiesPerAddress' | 'minBodyRate' | 'requestTimeoutMs'>): BodyLimits {
+  return {
+    maxBodyBytes: config.maxBodyBytes,
+    largeBodies: { thresholdBytes: config.largeBodyBytes, maxInFlight: config.maxLargeBodiesInFlight, maxPerAddress: config.maxLargeBodiesPerAddress },
+    bodyPace: { minRate: config.minBodyRate, timeoutMs: config.requestTimeoutMs },
+  };
+}
