@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import {
   approveSignal,
@@ -16,7 +17,10 @@ import {
   backfillWorkflowId,
 } from '../../contracts';
 import { backfill, buildCheck, reconcile } from '../../workflows';
+import { send } from '../../src/cli/send';
 import { startLocalPostgres } from '../../src/cluster/postgres';
+import { loadReceiverConfig } from '../../src/config';
+import { FLOWS } from '../../src/flows';
 import { DECLINED_PAYMENT_METHOD, type StripeEvent } from '../../src/dev/stripe-stand-in';
 import { startDevServer } from '../../src/dev/dev-server';
 import { prepareNamespace } from '../../src/temporal/namespace';
@@ -24,7 +28,7 @@ import { temporalCliPath } from '../../src/tools';
 import { startEndpointServer } from './endpoint-server';
 import { eventually } from './eventually';
 import { checkoutCompleted, orderCreated, shopifyOrderPaid, subscriptionEvent, type SignedDelivery } from './events';
-import { CATALOG_SECRETS_ENV, githubHeaders, SECRETS, stripeEvent, stripeHeaders } from './signing';
+import { CATALOG_SECRETS_ENV, githubHeaders, SECRETS, SECRETS_ENV, stripeEvent, stripeHeaders } from './signing';
 import { freePort } from './ports';
 import { post, startStack } from './stack';
 
@@ -33,9 +37,10 @@ export const HISTORIES_DIR = path.resolve(__dirname, '../production/histories');
 
 /**
  * `npm run record-histories`: runs every workflow type through its flows on a fresh dev server and
- * writes each history as Temporal's JSON (what `temporal workflow show -o json` prints). Record again
- * only for a new workflow or a new path through one; the committed files are what today's code must
- * still replay.
+ * writes each history as Temporal's JSON (what `temporal workflow show -o json` prints): the
+ * scenarios below, then every event flow of FLOWS none of them ran, from its declaration. Record
+ * again only for a new workflow or a new path through one; the committed files are what today's
+ * code must still replay.
  */
 async function main(): Promise<void> {
   const port = await freePort(1000);
@@ -132,6 +137,21 @@ async function main(): Promise<void> {
   const check = await stack.client.workflow.start(buildCheck, { workflowId: `${INTERNAL_WORKFLOW_ID_PREFIX}build-check:record`, taskQueue: stack.taskQueue });
   await check.result();
   recorded.buildCheck = check.workflowId;
+
+  // Every other event flow (one added since, as docs/add-a-flow.md adds one): its first declared
+  // event type, sent as `durable-webhooks send` sends it; a flow still waiting (for a signal, a
+  // timer) after 10 s is recorded as far as it got, which is as much a history to replay.
+  const covered = new Set(await Promise.all(Object.values(recorded).map(async (id) => (await stack.client.workflow.getHandle(id).describe()).type)));
+  const config = loadReceiverConfig({ ...SECRETS_ENV, ...CATALOG_SECRETS_ENV }, { development: true });
+  for (const flow of FLOWS.filter((flow) => !flow.internal && !covered.has(flow.name))) {
+    const [kind, types] = Object.entries(flow.handles)[0] ?? [];
+    const source = config.sources.find((candidate) => candidate.kind === kind && candidate.workflowIdPrefix === '');
+    if (!source || !types?.[0]) throw new Error(`${flow.name} declares no event type of a built-in source to record it with.`);
+    const [attempt] = await send(config, { source: source.name, fixtureOrType: types[0], repeat: 1, url: stack.url }, () => undefined);
+    const { workflowId } = attempt!.body as { workflowId: string };
+    await Promise.race([stack.client.workflow.getHandle(workflowId).result().catch(() => undefined), delay(10_000)]);
+    recorded[flow.name] = workflowId;
+  }
 
   mkdirSync(HISTORIES_DIR, { recursive: true });
   // `npm run record-histories -- backfill` writes only the histories named, leaving the others as recorded before.
