@@ -149,7 +149,10 @@ async function main(): Promise<void> {
     if (!source || !types?.[0]) throw new Error(`${flow.name} declares no event type of a built-in source to record it with.`);
     const [attempt] = await send(config, { source: source.name, fixtureOrType: types[0], repeat: 1, url: stack.url }, () => undefined);
     const { workflowId } = attempt!.body as { workflowId: string };
-    await Promise.race([stack.client.workflow.getHandle(workflowId).result().catch(() => undefined), delay(10_000)]);
+    // Polled, not awaited: a long poll still open when the stack closes ends the process with an error.
+    for (const giveUpAt = Date.now() + 10_000; Date.now() < giveUpAt; await delay(200)) {
+      if ((await stack.client.workflow.getHandle(workflowId).describe()).status.name !== 'RUNNING') break;
+    }
     recorded[flow.name] = workflowId;
   }
 
