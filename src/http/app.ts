@@ -61,16 +61,7 @@ export function createApp(deps: AppDeps): Express {
   const logger = deps.logger ?? createLogger('receiver');
   const metrics = deps.metrics ?? createMetrics();
 
-  const app = express();
-  app.disable('x-powered-by');
-  if (deps.trustProxy !== undefined) app.set('trust proxy', deps.trustProxy);
-  // Nothing here is cached: no ETag to hash for every answer.
-  app.disable('etag');
-
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-
+  const app = baseApp(deps.trustProxy);
   app.get('/readyz', async (_req, res) => {
     if (await starter.ready()) {
       res.json({ status: 'ready' });
@@ -99,15 +90,21 @@ export function createApp(deps: AppDeps): Express {
  * and no webhooks. Kept inside the cluster, it leaves the internet-facing port only `/webhooks`.
  */
 export function createOperatorApp(deps: Pick<AppDeps, 'admin' | 'codec' | 'api' | 'trustProxy' | 'logger'>): Express {
+  const app = baseApp(deps.trustProxy);
+  mountOperatorRoutes(app, deps, deps.logger ?? createLogger('receiver'));
+  app.use(notFound);
+  return app;
+}
+
+/** What both ports are: Express that names no framework, caches nothing (no ETag to hash for every answer), and answers `/healthz`. */
+function baseApp(trustProxy: AppDeps['trustProxy']): Express {
   const app = express();
   app.disable('x-powered-by');
-  if (deps.trustProxy !== undefined) app.set('trust proxy', deps.trustProxy);
+  if (trustProxy !== undefined) app.set('trust proxy', trustProxy);
   app.disable('etag');
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  mountOperatorRoutes(app, deps, deps.logger ?? createLogger('receiver'));
-  app.use(notFound);
   return app;
 }
 

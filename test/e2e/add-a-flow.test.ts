@@ -1,15 +1,14 @@
-import { execFileSync } from 'node:child_process';
-import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { statusQuery } from '../../contracts';
 import { eventually } from '../support/eventually';
 import { startMailpit } from '../support/mailpit';
-import { codeBlocks, consoleCommands, shellWords } from '../support/markdown';
+import { followGuide, runInCopy } from '../support/guides';
+import { consoleCommands, type CodeBlock } from '../support/markdown';
 import { freePort } from '../support/ports';
-import { ROOT, runCli, spawnProcess, type Spawned } from '../support/processes';
+import { ROOT, spawnProcess, type Spawned } from '../support/processes';
 
 /**
  * docs/add-a-flow.md, followed literally on a copy of the project: its files and its one line are
@@ -18,40 +17,21 @@ import { ROOT, runCli, spawnProcess, type Spawned } from '../support/processes';
  * refuse the input its check refuses, and show the summary the page promises.
  */
 const GUIDE = readFileSync(path.join(ROOT, 'docs/add-a-flow.md'), 'utf8');
-const blocks = codeBlocks(GUIDE);
-const copy = mkdtempSync(path.join(tmpdir(), 'dw-guide-'));
+let blocks: CodeBlock[];
+let copy: string;
 let mailpit: Awaited<ReturnType<typeof startMailpit>>;
 let dev: Spawned | undefined;
 let env: NodeJS.ProcessEnv;
 let client: Client;
 
-/** A command as the page writes it, run in the copy: `npx durable-webhooks` is the copy's CLI. */
-const run = (command: string) => {
-  const words = shellWords(command);
-  expect(words.slice(0, 2)).toEqual(['npx', 'durable-webhooks']);
-  return runCli(words.slice(2), env, copy);
-};
+/** A command as the page writes it, run in the copy. */
+const run = (command: string) => runInCopy(command, env, copy);
 
 beforeAll(async () => {
-  // The project as a clone has it (tracked files, and new ones not ignored), with its installed dependencies and tools.
-  const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
-  for (const file of files) {
-    mkdirSync(path.dirname(path.join(copy, file)), { recursive: true });
-    cpSync(path.join(ROOT, file), path.join(copy, file));
-  }
-  symlinkSync(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'));
-  symlinkSync(path.join(ROOT, '.tools'), path.join(copy, '.tools'));
-
-  // Steps 1, 2 and 4: every file the page shows, and the line it adds.
-  for (const block of blocks) {
-    if (block.attributes.file) writeFileSync(path.join(copy, block.attributes.file), block.text);
-    if (block.attributes.append) appendFileSync(path.join(copy, block.attributes.append), block.text);
-  }
-  expect(blocks.filter((block) => block.attributes.file || block.attributes.append).map((block) => block.attributes.file ?? block.attributes.append)).toEqual([
-    'workflows/dunning.ts',
-    'workflows/index.ts',
-    'invoice.json',
-  ]);
+  // Steps 1, 2 and 4: every file the page shows, and the line it adds, on a copy of the project.
+  let written: string[];
+  ({ copy, blocks, written } = followGuide('docs/add-a-flow.md'));
+  expect(written).toEqual(['workflows/dunning.ts', 'workflows/index.ts', 'invoice.json']);
 
   // Step 3: build (the type check included), then npm run dev on ports and a data directory of its own.
   const build = spawnProcess('npm', ['run', 'build'], {}, copy);

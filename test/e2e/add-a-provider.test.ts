@@ -1,11 +1,10 @@
-import { execFileSync } from 'node:child_process';
-import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { codeBlocks, consoleCommands, shellWords } from '../support/markdown';
+import { followGuide, runInCopy } from '../support/guides';
+import { consoleCommands, type CodeBlock } from '../support/markdown';
 import { freePort } from '../support/ports';
-import { ROOT, runCli, spawnProcess, type Spawned } from '../support/processes';
+import { spawnProcess, type Spawned } from '../support/processes';
 
 /**
  * docs/add-a-provider.md, followed literally on a copy of the project: its kind literal, its
@@ -13,50 +12,21 @@ import { ROOT, runCli, spawnProcess, type Spawned } from '../support/processes';
  * `npm run dev` runs it, and the page's own commands send the sample and list the providers. The
  * sample must start one workflow and be a duplicate the second time; a tampered body is refused.
  */
-const GUIDE = readFileSync(path.join(ROOT, 'docs/add-a-provider.md'), 'utf8');
-const blocks = codeBlocks(GUIDE);
-const copy = mkdtempSync(path.join(tmpdir(), 'dw-provider-guide-'));
+let blocks: CodeBlock[];
+let copy: string;
 let dev: Spawned | undefined;
 let env: NodeJS.ProcessEnv;
 let client: Client;
 
-/** A command as the page writes it, run in the copy: `npx durable-webhooks` is the copy's CLI. */
-const run = (command: string) => {
-  const words = shellWords(command);
-  expect(words.slice(0, 2)).toEqual(['npx', 'durable-webhooks']);
-  return runCli(words.slice(2), env, copy);
-};
+/** A command as the page writes it, run in the copy. */
+const run = (command: string) => runInCopy(command, env, copy);
 
 beforeAll(async () => {
-  const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
-  for (const file of files) {
-    mkdirSync(path.dirname(path.join(copy, file)), { recursive: true });
-    cpSync(path.join(ROOT, file), path.join(copy, file));
-  }
-  symlinkSync(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'));
-  symlinkSync(path.join(ROOT, '.tools'), path.join(copy, '.tools'));
-
-  // Steps 1 to 3: every file the page shows, its line, and the kind it inserts.
-  for (const block of blocks) {
-    const { file, append, into, before } = block.attributes;
-    if (file) writeFileSync(path.join(copy, file), block.text);
-    if (append) appendFileSync(path.join(copy, append), block.text);
-    if (into) {
-      const target = path.join(copy, into);
-      const lines = readFileSync(target, 'utf8').split('\n');
-      const at = lines.findIndex((line) => line.includes(before!));
-      expect({ into, before, found: at >= 0 }).toEqual({ into, before, found: true });
-      lines.splice(at, 0, block.text.trimEnd());
-      writeFileSync(target, lines.join('\n'));
-    }
-  }
-  // What a new kind touches: the kind literal, the provider's file, its sample and its line.
-  expect(blocks.filter(({ attributes }) => attributes.file || attributes.append || attributes.into).map(({ attributes }) => attributes.file ?? attributes.append ?? attributes.into)).toEqual([
-    'contracts/events.ts',
-    'src/providers/typeform.ts',
-    'src/providers/fixtures/typeform.form_response.json',
-    'src/providers/kinds.ts',
-  ]);
+  // Steps 1 to 3 on a copy of the project. What a new kind touches: the kind literal, the provider's
+  // file, its sample and its line.
+  let written: string[];
+  ({ copy, blocks, written } = followGuide('docs/add-a-provider.md'));
+  expect(written).toEqual(['contracts/events.ts', 'src/providers/typeform.ts', 'src/providers/fixtures/typeform.form_response.json', 'src/providers/kinds.ts']);
 
   // Step 4: build (the type check included), then npm run dev on ports and a data directory of its own.
   const build = spawnProcess('npm', ['run', 'build'], {}, copy);
