@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { EventProgress } from '../../contracts';
 import { endOfLifeWarning } from '../../src/dev/node-support';
+import { PROVIDERS } from '../../src/providers/index';
 import { isServing } from '../../src/temporal/server-process';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/ports';
@@ -145,17 +146,9 @@ describe('npm run dev', () => {
 
   it('sends a signed sample of every provider kind with send: each recorded once, the repeat a duplicate', async () => {
     dev ??= await startDev();
-    const samples = [
-      ['svix', 'user.created'],
-      ['shopify', 'orders/paid'],
-      ['paddle', 'transaction.completed'],
-      ['square', 'payment.updated'],
-      ['slack', 'app_mention'],
-      ['linear', 'Issue.create'],
-      ['twilio', 'message.delivered'],
-      ['sendgrid', 'delivered'],
-      ['adyen', 'AUTHORISATION'],
-    ];
+    // Every sample every declared kind has, as `send --help` lists them.
+    const samples = PROVIDERS.flatMap(({ builtIn, samples }) => (builtIn ? Object.keys(samples).map((type) => [builtIn.name, type]) : []));
+    expect(samples.length).toBeGreaterThanOrEqual(12);
     for (const [source, type] of samples) {
       const { code, attempts } = await sendJson([source!, type!, '--repeat', '2']);
       expect({ source, code, statuses: attempts.map((attempt) => attempt.status) }).toEqual({ source, code: 0, statuses: [202, 200] });
