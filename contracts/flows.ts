@@ -65,6 +65,12 @@ export interface FlowDeclaration<W extends Workflow, Personal extends string> {
    * input says only whether each is there, and activities read the value from the stored body.
    */
   fields?: { copy?: Readonly<Record<string, string>>; personal?: Readonly<Record<Personal, string>> };
+  /**
+   * Whose event it is, by JSON pointer into the body (a Stripe Connect account, a GitHub
+   * installation): a drain of held events takes turns by tenant, so one tenant's backlog never
+   * delays another's, and Temporal's fairness key is it.
+   */
+  tenant?: string;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a list of signals with different arguments
   signals?: ReadonlyArray<FlowSignal<any>>;
   /** Queries besides `status`, which every event flow answers. */
@@ -83,6 +89,8 @@ export interface Flow<W extends Workflow = Workflow, Personal extends string = s
   readonly handles: FlowEvents;
   readonly versioning: FlowVersioning;
   readonly fields: EventFieldSpec;
+  /** The JSON pointer of its tenant field, if it names one. */
+  readonly tenant: string | undefined;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see FlowDeclaration
   readonly signals: ReadonlyArray<FlowSignal<any>>;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see FlowDeclaration
@@ -91,6 +99,8 @@ export interface Flow<W extends Workflow = Workflow, Personal extends string = s
   summarize(fields: EventFields): string | undefined;
   /** The fields `fields` names, read from a parsed body: copied values, and `true`/`false` for each personal one. */
   readFields(payload: unknown): EventFields;
+  /** The tenant of a parsed body: its tenant field's value as text, if the flow names one and the body has it. */
+  readTenant(payload: unknown): string | undefined;
   /** A personal field, for an activity to read from the stored body. */
   bodyField(name: Personal): BodyField;
 }
@@ -119,10 +129,15 @@ export function defineFlow<W extends Workflow, Personal extends string = never>(
     handles,
     versioning,
     fields,
+    tenant: declaration.tenant,
     signals,
     queries: internal ? queries : [statusQuery, ...queries],
     summarize: (values) => summary?.(values),
     readFields: (payload) => copyFields(fields, payload),
+    readTenant(payload) {
+      const value = declaration.tenant === undefined ? undefined : readPointer(payload, declaration.tenant);
+      return (typeof value === 'string' && value !== '' && value.length <= MAX_FIELD_LENGTH) || typeof value === 'number' ? String(value) : undefined;
+    },
     bodyField(name) {
       const pointer = fields.personal?.[name];
       if (pointer === undefined) throw new TypeError(`The flow ${workflow.name} has no personal field "${name}".`);

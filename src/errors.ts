@@ -163,7 +163,7 @@ export class EventIdConflictError extends problem(409, 'event-id-conflict', 'Eve
 export interface RecordedItem {
   eventId: string;
   workflowId: string;
-  status: 'started' | 'accepted' | 'duplicate';
+  status: 'started' | 'accepted' | 'held' | 'duplicate';
 }
 
 /** Items of a batch failed on their own (a signature, an ID); the others were recorded, and the answer names both. */
@@ -231,6 +231,9 @@ export class BodyTooSlowError extends problem(408, 'body-too-slow', 'Body too sl
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
+
+/** No active hold matches what a release names. */
+export class HoldNotFoundError extends problem(404, 'hold-not-found', 'No such hold') {}
 
 /** No workflow has this event ID in the namespace. Exit 1 in the CLI. */
 export class EventNotFoundError extends problem(404, 'event-not-found', 'Event not found') {

@@ -17,6 +17,7 @@ import { Backfills } from './temporal/backfills';
 import { ProviderKind } from '../contracts';
 import { InboxEventStarter } from './inbox/starter';
 import { StartSweeper } from './inbox/sweeper';
+import { heldCounts, syncStandingRates } from './db/holds';
 import { startBacklog } from './db/inbox';
 import { TemporalEventStarter } from './temporal/start-event';
 import { startTracing } from './tracing';
@@ -44,7 +45,9 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
   const inbox = config.acknowledge === 'database' ? new InboxEventStarter(client, db, { taskQueue: config.taskQueue, logger }) : undefined;
   const sweeper = inbox && new StartSweeper(db, client, { taskQueue: config.taskQueue, logger });
   await sweeper?.start();
-  const metrics = createMetrics(() => startBacklog(db));
+  // The sources' standing rates (WEBHOOKS_CONFIG `rate:`) are budgets every sweeper of the cluster draws from.
+  await syncStandingRates(db, config.sources);
+  const metrics = createMetrics(() => startBacklog(db), () => heldCounts(db));
   const operatorDeps = {
     trustProxy: config.trustProxy,
     logger,
@@ -53,6 +56,7 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
       ? {
           operations: new EventOperations(client, { uiUrl: config.temporalUiUrl, db, sources }),
           tokens: config.adminTokens,
+          holds: { db, sources: config.sources.map((source) => source.name) },
           backfills: new Backfills(client, {
             taskQueue: config.taskQueue,
             stripeSources: config.sources.filter((source) => source.kind === ProviderKind.STRIPE && source.name !== 'stripe').map((source) => source.name),

@@ -18,6 +18,8 @@ export const fulfilCheckoutFlow = defineFlow({
     },
     personal: { email: '/data/object/customer_details/email' },
   },
+  // The connected account of a Stripe Connect platform's event (absent for the platform's own).
+  tenant: '/account',
   summary: ({ amount, currency }) => (typeof amount === 'number' && typeof currency === 'string' ? formatAmount(amount, currency) : undefined),
 });
 

@@ -18,6 +18,8 @@ export interface FlowListing {
   unsignedTypes: Record<string, string>;
   signals: { name: string; description: string; onlyWhileAwaited: boolean }[];
   fields: { copy: string[]; personal: string[] };
+  /** The JSON pointer of its tenant field (a drain takes turns by tenant), or null. */
+  tenant: string | null;
   queries: string[];
   /** Which worker build runs its executions once workers are versioned, and why. */
   versioning: { behavior: string; why: string };
@@ -35,6 +37,7 @@ export function listFlows(sources: readonly { name: string; router: Router; unsi
       unsignedTypes: Object.fromEntries(sources.filter((source) => source.unsignedType !== undefined && source.name in events).map((source) => [source.name, source.unsignedType!])),
       signals: flow.signals.map(({ name, description, onlyWhileAwaited }) => ({ name, description, onlyWhileAwaited })),
       fields: { copy: Object.keys(flow.fields.copy), personal: Object.keys(flow.fields.personal ?? {}) },
+      tenant: flow.tenant ?? null,
       queries: flow.queries.map((query) => query.name),
       versioning: { ...flow.versioning },
     };
@@ -69,6 +72,7 @@ function describe(flow: FlowListing): string {
   if (flow.fields.copy.length || flow.fields.personal.length) {
     lines.push(`  fields   ${[...flow.fields.copy, ...flow.fields.personal.map((name) => `${name} (personal: read from the body store)`)].join(', ')}`);
   }
+  if (flow.tenant) lines.push(`  tenant   ${flow.tenant} (a drain of held events takes turns by it)`);
   if (flow.queries.length) lines.push(`  queries  ${flow.queries.join(', ')}`);
   lines.push(`  builds   ${flow.versioning.behavior === 'PINNED' ? 'pinned to the one it started on' : 'moves to the current one'}: ${flow.versioning.why}`);
   return lines.join('\n');

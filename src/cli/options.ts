@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import { millisecondsOf } from '../duration';
+import { readRate } from '../config/sources';
 
 /** A command-line option's parser for a duration of at least a second (`15m`, `72h`), in milliseconds. */
 export function durationMs(flag: string) {
@@ -7,5 +8,16 @@ export function durationMs(flag: string) {
     const ms = millisecondsOf(value);
     if (!(ms >= 1000)) throw new InvalidArgumentError(`${flag} must be a duration of at least 1s, such as 15m or 72h.`);
     return ms;
+  };
+}
+
+/** A command-line option's parser for a rate of starts (`20/s`, `600/m`, `20`), per second. */
+export function rateOption(flag: string) {
+  return (value: string): number => {
+    try {
+      return readRate(value, flag);
+    } catch (error) {
+      throw new InvalidArgumentError((error as Error).message);
+    }
   };
 }

@@ -11,6 +11,7 @@ import { eventsCommand } from './events';
 import { flowsCommand } from './flows';
 import { providersCommand } from './providers';
 import { inboxCommand } from './inbox';
+import { holdCommands } from './holds';
 import { reconcileCommand } from './reconcile';
 import { messagesCommand } from './messages';
 import { send } from './send';
@@ -102,6 +103,7 @@ export function buildProgram(): Command {
   program.addCommand(messagesCommand());
   program.addCommand(statusCommand());
   program.addCommand(inboxCommand());
+  for (const command of holdCommands()) program.addCommand(command);
   program.addCommand(workersCommand());
   return program;
 }

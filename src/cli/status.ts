@@ -2,6 +2,8 @@ import { Command } from 'commander';
 import { loadCommonConfig } from '../config';
 import { openDatabase } from '../db/database';
 import { startBacklog, type Backlog } from '../db/inbox';
+import { listHolds, type Hold } from '../db/holds';
+import { describeHold } from './holds';
 import { OperationRejectedError } from '../errors';
 import { lazyClient, temporalSettings } from '../temporal/connection';
 import { jsonOption, print } from './output';
@@ -11,11 +13,13 @@ export interface Status {
   temporal: { address: string; namespace: string; answering: boolean };
   /** Committed bodies whose workflow Temporal has not confirmed yet (src/inbox/). */
   backlog: Backlog;
+  /** The active holds, and how many events each holds now. */
+  holds: Hold[];
 }
 
 export function statusCommand(): Command {
   return new Command('status')
-    .description('Say whether Temporal answers, how many committed events wait for their workflow to start (the inbox backlog) and for how long, and how many starts are dead-lettered; exits 1 when Temporal does not answer or a start is dead-lettered.')
+    .description('Say whether Temporal answers, how many committed events wait for their workflow to start (the inbox backlog) and for how long, and how many starts are dead-lettered, and the holds; exits 1 when Temporal does not answer or a start is dead-lettered.')
     .addOption(jsonOption('print the status as JSON'))
     .action(async (options: { json?: boolean }) => {
       const config = loadCommonConfig();
@@ -27,7 +31,7 @@ export function statusCommand(): Command {
         const answering = await client.connection
           .withDeadline(Date.now() + 5_000, () => client.workflowService.describeNamespace({ namespace: settings.namespace }))
           .then(() => true, () => false);
-        const status: Status = { temporal: { address: settings.connectionOptions.address!, namespace: settings.namespace, answering }, backlog: await startBacklog(db) };
+        const status: Status = { temporal: { address: settings.connectionOptions.address!, namespace: settings.namespace, answering }, backlog: await startBacklog(db), holds: await listHolds(db) };
         print(options.json, status, () => describe(status));
         if (!answering || status.backlog.deadLettered > 0) process.exitCode = 1;
       } finally {
@@ -37,10 +41,12 @@ export function statusCommand(): Command {
     });
 }
 
-function describe({ temporal, backlog }: Status): string {
+function describe({ temporal, backlog, holds }: Status): string {
   return [
     `Temporal   ${temporal.address} (namespace ${temporal.namespace}): ${temporal.answering ? 'answering' : 'NOT answering'}`,
     `Backlog    ${backlog.count === 0 ? 'none: every committed event has its workflow' : `${backlog.count} event(s) committed and not started yet, the oldest waiting ${Math.round(backlog.oldestSeconds ?? 0)} s`}`,
     `Dead       ${backlog.deadLettered === 0 ? 'none' : `${backlog.deadLettered} start(s) Temporal keeps refusing (see durable-webhooks events show); fix the cause, then durable-webhooks inbox retry --all`}`,
+    `Holds      ${holds.length === 0 ? 'none' : `${backlog.held} event(s) held by ${holds.length} hold(s); durable-webhooks release <source> starts them`}`,
+    ...holds.map((hold) => `           ${describeHold(hold)}`),
   ].join('\n');
 }

@@ -24,6 +24,8 @@ export interface SourceConfig {
   hmac?: HmacSpec;
   /** Its event types (or `prefix*`) to flows, over the kind's defaults. */
   routes?: Routes;
+  /** Its standing rate: workflow starts per second, across every receiver and worker (`rate: 50/s`). */
+  rate?: number;
 }
 
 /** A development secret in use because its variable is unset; `npm run dev` prints these. */
@@ -148,6 +150,7 @@ function checkUrl(url: string, what: string): void {
  *       urlEnv: ...                   # square, twilio and hmac signing {url}: the public URL, or `url:`
  *       signature: {...}, id: {...}, type: {...}   # hmac only (src/providers/hmac.ts)
  *       routes: { "invoice.paid": notifyFinance, "customer.*": recordEvent }   # optional, over the kind's defaults
+ *       rate: 50/s                    # optional: at most this many workflow starts per second (or /m), cluster-wide
  *
  * Each secret is one whole string: a list is a YAML list, never a string split on spaces.
  */
@@ -201,7 +204,8 @@ function readSourcesFile(file: string, env: NodeJS.ProcessEnv): SourceConfig[] {
     const routesNode = parsed.getIn(['sources', index, 'routes'], true) as { range?: [number, number, number] } | undefined;
     const routesLine = routesNode?.range ? ` line ${lineCounter.linePos(routesNode.range[0]).line}` : '';
     const routes = readRoutes(entry.routes, kind as ProviderKind, `WEBHOOKS_CONFIG (${file})${routesLine}: source "${name}" routes`);
-    return { name, kind: kind as ProviderKind, secrets, publicKeys, workflowIdPrefix: prefix, ...(apiKey && { apiKey }), ...(url && { url }), ...(hmac && { hmac }), ...(routes && { routes }) };
+    const rate = entry.rate === undefined ? undefined : readRate(entry.rate, `${where} (${name}): "rate"`);
+    return { name, kind: kind as ProviderKind, secrets, publicKeys, workflowIdPrefix: prefix, ...(apiKey && { apiKey }), ...(url && { url }), ...(hmac && { hmac }), ...(routes && { routes }), ...(rate !== undefined && { rate }) };
   });
 }
 
@@ -214,8 +218,19 @@ function readRoutes(value: unknown, kind: ProviderKind, where: string): Routes |
   return new Router(kind, value as Routes, where).routes;
 }
 
+/**
+ * A rate of workflow starts, per second: `50/s`, `600/m`, or a bare number (per second).
+ * @throws ConfigError naming `what`, for anything else or a rate that is not positive.
+ */
+export function readRate(value: unknown, what: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(?:\/\s*([sm]))?\s*$/.exec(String(value));
+  const rate = match ? Number(match[1]) / (match[2] === 'm' ? 60 : 1) : NaN;
+  if (!(rate > 0) || (typeof value !== 'string' && typeof value !== 'number')) throw new ConfigError(`${what} must be a positive rate of starts, such as 50/s or 600/m.`);
+  return rate;
+}
+
 /** Every setting a source may have; anything else is a misspelling or a feature this version lacks. */
-const SOURCE_KEYS = ['name', 'kind', 'secret', 'secretEnv', 'publicKey', 'publicKeyEnv', 'workflowIdPrefix', 'apiKeyEnv', 'url', 'urlEnv', 'signature', 'id', 'type', 'unsignedHeadersOk', 'routes'];
+const SOURCE_KEYS = ['name', 'kind', 'secret', 'secretEnv', 'publicKey', 'publicKeyEnv', 'workflowIdPrefix', 'apiKeyEnv', 'url', 'urlEnv', 'signature', 'id', 'type', 'unsignedHeadersOk', 'routes', 'rate'];
 
 /**
  * Stops on a key WEBHOOKS_CONFIG does not know, naming it and its line: a misspelt `secretEnv`

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { EventVia, ProviderKind, WebhookEvent } from '../../contracts';
 import type { Queryable } from './database';
+import { matchingHold, standingBudget } from './holds';
 
 /** An event's body as it arrived: the raw bytes and the headers its signature needs. */
 export interface ReceivedBody {
@@ -32,13 +33,20 @@ export interface StartSpec {
   flow: string;
   input: WebhookEvent;
   summary: string;
+  /** Whose event it is (the flow's tenant field): drains take turns by tenant, and Temporal's fairness key is it. */
+  tenant?: string;
 }
 
 /**
- * What storing found: the body is new (and its start is due after the lease), or stored before,
- * started or not, or stored before under another event ID (a replay, stored and started nothing).
+ * What storing found: the body is new (and its start is due after the lease, unless `heldBy` a hold
+ * or `pacedBy` a budget, when only a sweeper starts it), or stored before, started or not (`waiting`
+ * for a hold or a budget), or stored before under another event ID (a replay, stored and started nothing).
  */
-export type Stored = { stored: true } | { stored: false; startedAt: Date | null } | { stored: false; replayOf: string } | { stored: false; takenBy: string };
+export type Stored =
+  | { stored: true; heldBy: string | null; pacedBy: string | null }
+  | { stored: false; startedAt: Date | null; waiting: boolean }
+  | { stored: false; replayOf: string }
+  | { stored: false; takenBy: string };
 
 /**
  * Stores the body and what to start for it, once per source and event ID: a redelivery, or a retry
@@ -60,10 +68,13 @@ export async function storeBody(
     const earlier = await db.query<{ event_id: string }>('SELECT event_id FROM event_bodies WHERE source = $1 AND sha256 = $2 AND event_id <> $3 LIMIT 1', [event.source, event.bodySha256, event.eventId]);
     if (earlier.rows[0]) return { stored: false, replayOf: earlier.rows[0].event_id };
   }
-  const { rows } = await db.query(
-    `INSERT INTO event_bodies (source, event_id, workflow_id, provider, via, content_type, signature_headers, body, size, sha256, received_at, start, start_due_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now() + $13 * interval '1 millisecond')
-     ON CONFLICT (source, event_id) DO NOTHING RETURNING event_id`,
+  // A hold that matches, or the source's standing rate, is found by the insert itself: a hold
+  // committed before it holds this row, and one committed after finds it unstarted (createHold). A
+  // paced row is due at once: no fast path starts it, the sweepers do as its budget allows.
+  const { rows } = await db.query<{ held_by: string | null; paced_by: string | null }>(
+    `INSERT INTO event_bodies (source, event_id, workflow_id, provider, via, content_type, signature_headers, body, size, sha256, received_at, start, start_due_at, tenant, held_by, paced_by)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now() + CASE WHEN ${standingBudget} IS NULL THEN $13 ELSE 0 END * interval '1 millisecond', $14, ${matchingHold('$15::text')}, ${standingBudget})
+     ON CONFLICT (source, event_id) DO NOTHING RETURNING held_by, paced_by`,
     [
       event.source,
       event.eventId,
@@ -78,11 +89,16 @@ export async function storeBody(
       event.receivedAt,
       JSON.stringify(event.start),
       event.leaseMs,
+      event.start.tenant ?? null,
+      event.start.input.type,
     ],
   );
-  if (rows.length > 0) return { stored: true };
-  const existing = await db.query<{ started_at: Date | null }>('SELECT started_at FROM event_bodies WHERE source = $1 AND event_id = $2', [event.source, event.eventId]);
-  return { stored: false, startedAt: existing.rows[0]?.started_at ?? null };
+  if (rows[0]) return { stored: true, heldBy: rows[0].held_by, pacedBy: rows[0].paced_by };
+  const existing = await db.query<{ started_at: Date | null; waiting: boolean }>(
+    'SELECT started_at, (held_by IS NOT NULL OR paced_by IS NOT NULL) AS waiting FROM event_bodies WHERE source = $1 AND event_id = $2',
+    [event.source, event.eventId],
+  );
+  return { stored: false, startedAt: existing.rows[0]?.started_at ?? null, waiting: existing.rows[0]?.waiting ?? false };
 }
 
 export async function loadBody(db: Queryable, source: string, eventId: string): Promise<StoredBody | undefined> {

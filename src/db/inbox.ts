@@ -1,5 +1,5 @@
 import type { StartSpec } from './event-bodies';
-import type { Queryable } from './database';
+import type { Database, Queryable } from './database';
 
 /**
  * The body store as an inbox of starts: bodies committed whose workflow Temporal has not confirmed
@@ -20,18 +20,85 @@ export interface PendingStart {
 /** The channel sweepers listen on: a start that failed, or a backlog, wakes them before their next poll. */
 export const INBOX_CHANNEL = 'durable_webhooks_inbox';
 
-/** Takes up to `limit` due starts, oldest first, and holds them for `leaseMs` (no other sweeper takes them meanwhile). */
+type PendingRow = { source: string; event_id: string; workflow_id: string; via: string; start: StartSpec; start_attempts: number };
+const PENDING_COLUMNS = 'b.source, b.event_id, b.workflow_id, b.via, b.start, b.start_attempts';
+const toPending = (row: PendingRow): PendingStart => ({ source: row.source, eventId: row.event_id, workflowId: row.workflow_id, via: row.via, start: row.start, attempts: row.start_attempts });
+
+/**
+ * Takes up to `limit` due starts, oldest first, and holds them for `leaseMs` (no other sweeper takes
+ * them meanwhile). Held rows wait for their release, and rows paced by a budget for `claimPacedStarts`.
+ */
 export async function claimDueStarts(db: Queryable, limit: number, leaseMs: number): Promise<PendingStart[]> {
-  const { rows } = await db.query<{ source: string; event_id: string; workflow_id: string; via: string; start: StartSpec; start_attempts: number }>(
+  const { rows } = await db.query<PendingRow>(
     `UPDATE event_bodies b SET start_due_at = now() + $2 * interval '1 millisecond'
-     FROM (SELECT source, event_id FROM event_bodies
-           WHERE started_at IS NULL AND start IS NOT NULL AND dead_lettered_at IS NULL AND start_due_at <= now()
+     FROM (SELECT source, event_id FROM event_bodies e
+           WHERE started_at IS NULL AND start IS NOT NULL AND dead_lettered_at IS NULL AND start_due_at <= now() AND held_by IS NULL
+             AND (paced_by IS NULL OR NOT EXISTS (SELECT 1 FROM start_budgets s WHERE s.id = e.paced_by))
            ORDER BY start_due_at LIMIT $1 FOR UPDATE SKIP LOCKED) due
      WHERE b.source = due.source AND b.event_id = due.event_id
-     RETURNING b.source, b.event_id, b.workflow_id, b.via, b.start, b.start_attempts`,
+     RETURNING ${PENDING_COLUMNS}`,
     [limit, leaseMs],
   );
-  return rows.map((row) => ({ source: row.source, eventId: row.event_id, workflowId: row.workflow_id, via: row.via, start: row.start, attempts: row.start_attempts }));
+  return rows.map(toPending);
+}
+
+/** The budgets rows may be paced by: a release's, or a source's standing rate. */
+export async function startBudgets(db: Queryable): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>('SELECT id FROM start_budgets ORDER BY id');
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Takes up to `limit` due starts paced by `budget`, as many as its tokens allow, and holds them for
+ * `leaseMs`. Tenants take turns (each one's oldest first, then each one's second, …), so one
+ * tenant's thousands never delay another's few; one tenant's own start in arrival order. The budget's
+ * row is locked for the claim, so every sweeper of the cluster draws from one bucket; one locked by
+ * another sweeper is skipped. `waitMs`: when enough tokens for the next claim will be there; null
+ * when nothing is due. A release's budget whose rows have all started is removed.
+ */
+export async function claimPacedStarts(db: Database, budget: string, limit: number, leaseMs: number): Promise<{ claimed: PendingStart[]; waitMs: number | null }> {
+  return db.transaction(async (tx) => {
+    const { rows: buckets } = await tx.query<{ rate: number; burst: number; available: number; at: Date }>(
+      `SELECT rate, burst, least(burst, tokens + rate * greatest(0, EXTRACT(EPOCH FROM clock_timestamp() - refilled_at)))::float8 AS available, clock_timestamp() AS at
+       FROM start_budgets WHERE id = $1 FOR UPDATE SKIP LOCKED`,
+      [budget],
+    );
+    const bucket = buckets[0];
+    if (!bucket) return { claimed: [], waitMs: null };
+    // Claims of a burst's size (or a batch's): one claim per tenth of a second at most, however high the rate.
+    const wanted = Math.min(bucket.burst, limit);
+    if (bucket.available < wanted) {
+      const due = await tx.query('SELECT 1 FROM event_bodies WHERE paced_by = $1 AND started_at IS NULL AND held_by IS NULL LIMIT 1', [budget]);
+      return { claimed: [], waitMs: due.rows.length > 0 ? Math.ceil(((wanted - bucket.available) / bucket.rate) * 1000) : null };
+    }
+    const { rows } = await tx.query<PendingRow>(
+      `WITH ranked AS (
+         SELECT source, event_id, received_at, row_number() OVER (PARTITION BY tenant ORDER BY received_at, event_id) AS turn
+         FROM event_bodies
+         WHERE paced_by = $1 AND started_at IS NULL AND held_by IS NULL AND dead_lettered_at IS NULL AND start_due_at <= now()),
+       picked AS (
+         SELECT e.source, e.event_id, r.turn, r.received_at
+         FROM event_bodies e JOIN (SELECT * FROM ranked ORDER BY turn, received_at, event_id LIMIT $2) r ON e.source = r.source AND e.event_id = r.event_id
+         FOR UPDATE OF e SKIP LOCKED),
+       claimed AS (
+         UPDATE event_bodies b SET start_due_at = now() + $3 * interval '1 millisecond'
+         FROM picked WHERE b.source = picked.source AND b.event_id = picked.event_id
+         RETURNING ${PENDING_COLUMNS}, picked.turn, picked.received_at AS arrived)
+       SELECT * FROM claimed ORDER BY turn, arrived, event_id`,
+      [budget, Math.min(limit, Math.floor(bucket.available)), leaseMs],
+    );
+    if (rows.length > 0) {
+      await tx.query('UPDATE start_budgets SET tokens = $2, refilled_at = $3 WHERE id = $1', [budget, bucket.available - rows.length, bucket.at]);
+      return { claimed: rows.map(toPending), waitMs: 0 };
+    }
+    const waiting = await tx.query<{ due_in_ms: number | null }>(
+      `SELECT (EXTRACT(EPOCH FROM min(start_due_at) - now()) * 1000)::float8 AS due_in_ms FROM event_bodies WHERE paced_by = $1 AND started_at IS NULL AND held_by IS NULL AND dead_lettered_at IS NULL`,
+      [budget],
+    );
+    const dueInMs = waiting.rows[0]?.due_in_ms ?? null;
+    if (dueInMs === null && budget.startsWith('release:')) await tx.query('DELETE FROM start_budgets WHERE id = $1', [budget]);
+    return { claimed: [], waitMs: dueInMs === null ? null : Math.max(0, Math.ceil(dueInMs)) };
+  });
 }
 
 /** Temporal confirmed these starts (or answered that the workflow already exists). */
@@ -84,13 +151,15 @@ export interface Backlog {
   count: number;
   oldestSeconds: number | null;
   deadLettered: number;
+  /** Of `count`, those waiting for an operator's hold to be released. */
+  held: number;
 }
 
 export async function startBacklog(db: Queryable): Promise<Backlog> {
-  const { rows } = await db.query<{ count: number; oldest_seconds: number | null; dead_lettered: number }>(
+  const { rows } = await db.query<{ count: number; oldest_seconds: number | null; dead_lettered: number; held: number }>(
     `SELECT count(*)::int AS count, EXTRACT(EPOCH FROM now() - min(received_at))::float8 AS oldest_seconds,
-       count(*) FILTER (WHERE dead_lettered_at IS NOT NULL)::int AS dead_lettered
+       count(*) FILTER (WHERE dead_lettered_at IS NOT NULL)::int AS dead_lettered, count(*) FILTER (WHERE held_by IS NOT NULL)::int AS held
      FROM event_bodies WHERE started_at IS NULL AND start IS NOT NULL`,
   );
-  return { count: rows[0]!.count, oldestSeconds: rows[0]!.oldest_seconds, deadLettered: rows[0]!.dead_lettered };
+  return { count: rows[0]!.count, oldestSeconds: rows[0]!.oldest_seconds, deadLettered: rows[0]!.dead_lettered, held: rows[0]!.held };
 }

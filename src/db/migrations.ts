@@ -232,6 +232,39 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
     // goes after DEDUPE_RETENTION. Both find their rows by age.
     statements: [`ALTER TABLE event_bodies ADD COLUMN purged_at timestamptz`, `CREATE INDEX event_bodies_received ON event_bodies (received_at)`],
   },
+  {
+    id: '015-holds-and-budgets',
+    statements: [
+      // An operator's hold on a source (all its types, or a pattern): matching deliveries are stored
+      // and answered, and wait. The row stays after release: it is the hold's audit trail.
+      `CREATE TABLE holds (
+         id text PRIMARY KEY,
+         source text NOT NULL,
+         type_pattern text,
+         reason text,
+         created_by text NOT NULL,
+         created_at timestamptz NOT NULL DEFAULT now(),
+         released_at timestamptz,
+         released_by text,
+         release_rate double precision
+       )`,
+      `CREATE INDEX holds_active ON holds (source) WHERE released_at IS NULL`,
+      // Start budgets shared by every receiver and worker: a token bucket per release or per source's
+      // standing rate, refilled at `rate` per second up to `burst`.
+      `CREATE TABLE start_budgets (
+         id text PRIMARY KEY,
+         rate double precision NOT NULL,
+         burst double precision NOT NULL,
+         tokens double precision NOT NULL DEFAULT 0,
+         refilled_at timestamptz NOT NULL DEFAULT clock_timestamp()
+       )`,
+      // held_by: the hold a row waits for; paced_by: the budget its start draws from; tenant: whose
+      // event it is, for a fair drain (the flow's tenant field).
+      `ALTER TABLE event_bodies ADD COLUMN held_by text, ADD COLUMN paced_by text, ADD COLUMN tenant text`,
+      `CREATE INDEX event_bodies_held ON event_bodies (held_by) WHERE held_by IS NOT NULL AND started_at IS NULL`,
+      `CREATE INDEX event_bodies_paced ON event_bodies (paced_by, tenant, received_at) WHERE paced_by IS NOT NULL AND started_at IS NULL`,
+    ],
+  },
 ];
 
 /**

@@ -11,6 +11,16 @@ import { RECONCILE_PROVIDERS } from '../temporal/schedules';
 import { pointInTime, type EventFilter, type EventStatusName } from '../temporal/visibility';
 import type { BackfillInput } from '../../contracts';
 import type { Backfills } from '../temporal/backfills';
+import type { Database } from '../db/database';
+import { createHold, listHolds, releaseHolds } from '../db/holds';
+import { readRate } from '../config/sources';
+import { ConfigError } from '../errors';
+
+/** What `/admin/holds` needs: the body store, and the sources a hold may name. */
+export interface AdminHolds {
+  db: Database;
+  sources: readonly string[];
+}
 
 /** Starts backfills as workflows, and names the Stripe sources of WEBHOOKS_CONFIG one may go to. */
 export type AdminBackfills = Pick<Backfills, 'start' | 'status' | 'stripeSources'>;
@@ -19,7 +29,7 @@ export type AdminBackfills = Pick<Backfills, 'start' | 'status' | 'stripeSources
  * `/admin`: the operator CLI's operations over HTTP, by event ID, behind `Authorization: Bearer
  * <ADMIN_TOKEN or one of ADMIN_TOKENS>` (compared in constant time); the token's name is who acts.
  */
-export function createAdminRouter(operations: EventOperations, tokens: NamedToken[], logger: Logger, backfills?: AdminBackfills): Router {
+export function createAdminRouter(operations: EventOperations, tokens: NamedToken[], logger: Logger, backfills?: AdminBackfills, holds?: AdminHolds): Router {
   const router = express.Router();
 
   router.use(limitFailedAttempts(tokens.map(({ token }) => token)), requireToken(tokens, 'ADMIN_TOKEN'));
@@ -80,6 +90,44 @@ export function createAdminRouter(operations: EventOperations, tokens: NamedToke
     res.json(await backfills.status(req.params.source));
   });
 
+  // Holds: deliveries of a source (or of its types matching a pattern) are stored and answered, and wait.
+  const holdStore = (): AdminHolds => {
+    if (!holds) throw new OperationRejectedError('Holds are not available on this receiver.');
+    return holds;
+  };
+  const actor = (res: express.Response) => `admin token "${res.locals.tokenName as string}"`;
+
+  router.get('/holds', async (req, res) => {
+    res.json({ holds: await listHolds(holdStore().db, { all: req.query.all === 'true' }) });
+  });
+
+  router.post('/holds', async (req, res) => {
+    const { db, sources } = holdStore();
+    const { source, type, reason } = (req.body ?? {}) as { source?: unknown; type?: unknown; reason?: unknown };
+    if (typeof source !== 'string' || !sources.includes(source)) throw new OperationRejectedError(`"source" must name a source of this receiver: ${sources.join(', ')}.`);
+    if (type !== undefined && typeof type !== 'string') throw new OperationRejectedError('"type" must be an event type, or a prefix ending in "*".');
+    if (reason !== undefined && typeof reason !== 'string') throw new OperationRejectedError('"reason" must be text.');
+    const hold = await createHold(db, { source, typePattern: type, reason, by: actor(res) });
+    logger.warn({ hold: hold.id, source, type, reason, by: hold.createdBy }, 'hold created: matching deliveries are stored and answered, and start nothing until released');
+    res.status(201).json(hold);
+  });
+
+  router.delete('/holds/:id', async (req, res) => {
+    const rate = req.query.rate === undefined ? undefined : rateOf(req.query.rate);
+    const released = await releaseHolds(holdStore().db, { id: req.params.id }, { rate, by: actor(res) });
+    logger.warn({ holds: released.released.map((hold) => hold.id), rate, by: actor(res) }, 'hold released');
+    res.json(released);
+  });
+
+  router.post('/holds/release', async (req, res) => {
+    const { source, type, rate } = (req.body ?? {}) as { source?: unknown; type?: unknown; rate?: unknown };
+    if (typeof source !== 'string') throw new OperationRejectedError('"source" must name the source whose holds to release.');
+    if (type !== undefined && typeof type !== 'string') throw new OperationRejectedError('"type" must be the pattern of the hold to release.');
+    const released = await releaseHolds(holdStore().db, { source, typePattern: type }, { rate: rate === undefined ? undefined : rateOf(rate), by: actor(res) });
+    logger.warn({ holds: released.released.map((hold) => hold.id), rate, by: actor(res) }, 'hold released');
+    res.json(released);
+  });
+
   router.use(routeErrorHandler({ realm: 'durable-webhooks admin', internalDetail: 'The operation failed on our side; nothing is known to have changed. See the receiver log.', logger, what: 'admin request' }));
   return router;
 }
@@ -125,6 +173,16 @@ export function limitFailedAttempts(tokens: readonly string[]): RequestHandler {
 export function bearerToken(req: Request): string | undefined {
   const header = req.headers.authorization ?? '';
   return header.startsWith('Bearer ') ? header.slice('Bearer '.length) : undefined;
+}
+
+/** A rate from a request (`20/s`, `600/m`, `20`), refused as the caller's mistake. */
+function rateOf(value: unknown): number {
+  try {
+    return readRate(value, '"rate"');
+  } catch (error) {
+    if (error instanceof ConfigError) throw new OperationRejectedError(error.message);
+    throw error;
+  }
 }
 
 function filterOf(req: Request): EventFilter {

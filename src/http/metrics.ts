@@ -4,8 +4,8 @@ import type { Logger } from '../logger';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Backlog } from '../db/inbox';
 
-/** The receiver's Prometheus metrics, on a registry of its own (one per app); the inbox's backlog read at each scrape. */
-export function createMetrics(backlog?: () => Promise<Backlog>) {
+/** The receiver's Prometheus metrics, on a registry of its own (one per app); the inbox's backlog and held rows read at each scrape. */
+export function createMetrics(backlog?: () => Promise<Backlog>, held?: () => Promise<Array<{ source: string; type: string; count: number }>>) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   if (backlog) {
@@ -37,6 +37,20 @@ export function createMetrics(backlog?: () => Promise<Backlog>) {
       async collect() {
         const found = await read();
         if (found) this.set(found.oldestSeconds ?? 0);
+      },
+    });
+  }
+  if (held) {
+    new Gauge({
+      name: 'webhook_held_events',
+      help: 'Events stored and waiting for an operator to release their hold (durable-webhooks holds), by source and type (the 100 largest).',
+      labelNames: ['source', 'type'] as const,
+      registers: [registry],
+      async collect() {
+        const counts = await held().catch(() => undefined);
+        if (!counts) return;
+        this.reset();
+        for (const { source, type, count } of counts) this.set({ source, type }, count);
       },
     });
   }

@@ -60,7 +60,9 @@ export class InboxEventStarter implements EventStarter {
     if ('takenBy' in stored) throw new EventIdConflictError(event.source, event.id, stored.takenBy);
     if ('replayOf' in stored) return { status: 'duplicate', workflowId, replayOf: stored.replayOf };
     if (!stored.stored) return { status: 'duplicate', workflowId, started: stored.startedAt !== null };
-    this.enqueue(pending);
+    if (stored.heldBy) return { status: 'held', workflowId, hold: stored.heldBy };
+    // Paced by its source's standing rate: a sweeper starts it when the budget allows.
+    if (!stored.pacedBy) this.enqueue(pending);
     return { status: 'accepted', workflowId };
   }
 

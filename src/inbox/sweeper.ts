@@ -2,7 +2,7 @@ import { messageWithCauses } from '../errors';
 import { errorLine, withoutAddresses } from '../redact';
 import type { Client } from '@temporalio/client';
 import type { Database } from '../db/database';
-import { claimDueStarts, INBOX_CHANNEL, markStarted, type PendingStart } from '../db/inbox';
+import { claimDueStarts, claimPacedStarts, INBOX_CHANNEL, markStarted, startBudgets, type PendingStart } from '../db/inbox';
 import type { Logger } from '../logger';
 import { recordFailedStart, startPending } from './relay';
 
@@ -25,14 +25,17 @@ const CONCURRENCY = 16;
  * Starts the workflows of committed bodies nobody started: the receiver's fast path failed (Temporal
  * down), or its process died between the commit and the start. Any receiver or worker runs one; they
  * share the work through `FOR UPDATE SKIP LOCKED` and leases (src/db/inbox.ts), are woken by
- * LISTEN/NOTIFY, and poll as a fallback. A relay into Temporal, not a job system: the processing is
- * the workflow's.
+ * LISTEN/NOTIFY, and poll as a fallback. Rows paced by a budget (a release's rate, a source's
+ * standing rate) are claimed as its tokens allow, and the sweeper wakes when the next ones are due.
+ * A relay into Temporal, not a job system: the processing is the workflow's.
  */
 export class StartSweeper {
   private running = false;
   private wakeUp: (() => void) | undefined;
   private stopListening: (() => Promise<void>) | undefined;
   private loop: Promise<void> | undefined;
+  // When a paced budget next has tokens for a claim, after the last pass; undefined when none waits.
+  private pacedWaitMs: number | undefined;
 
   constructor(
     private readonly db: Database,
@@ -63,10 +66,16 @@ export class StartSweeper {
     await stopListening?.();
   }
 
-  /** One pass: claims due rows and starts them; the number claimed. */
+  /** One pass: claims due rows (unpaced, then each budget's as its tokens allow) and starts them; the number claimed. */
   async sweep(): Promise<number> {
     const { batch = 100, leaseMs = 30_000 } = this.options;
     const due = await claimDueStarts(this.db, batch, leaseMs);
+    this.pacedWaitMs = undefined;
+    for (const budget of await startBudgets(this.db)) {
+      const { claimed, waitMs } = await claimPacedStarts(this.db, budget, batch, leaseMs);
+      due.push(...claimed);
+      if (waitMs !== null) this.pacedWaitMs = Math.min(this.pacedWaitMs ?? waitMs, waitMs);
+    }
     const started: PendingStart[] = [];
     let next = 0;
     const lane = async () => {
@@ -97,10 +106,10 @@ export class StartSweeper {
       } catch (error) {
         this.options.logger.warn({ error: errorLine(error) }, 'start sweeper: the body store did not answer');
       }
-      // A full batch means more may be due: go on at once.
+      // A full batch means more may be due: go on at once; a paced budget's next tokens may come sooner than the poll.
       if (claimed < batch && this.running) {
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, pollMs);
+          const timer = setTimeout(resolve, Math.min(pollMs, this.pacedWaitMs ?? pollMs));
           this.wakeUp = () => {
             clearTimeout(timer);
             resolve();

@@ -21,8 +21,10 @@ export interface StartTarget {
 
 export type StartResult =
   | { status: 'started'; workflowId: string; runId: string }
-  /** Committed to the body store; its workflow starts after the answer (ACKNOWLEDGE=database). */
+  /** Committed to the body store; its workflow starts after the answer (ACKNOWLEDGE=database, or a source with a standing rate). */
   | { status: 'accepted'; workflowId: string }
+  /** Committed to the body store, and held (`durable-webhooks hold`): nothing starts until its release. */
+  | { status: 'held'; workflowId: string; hold: string }
   /**
    * `state` is how the first run stands (`running`, `completed`, `failed`, …), when Temporal says so
    * in time; `started`, whether its workflow has started yet, when the body store answered;
@@ -79,6 +81,10 @@ export class TemporalEventStarter implements EventStarter {
     }
     if ('takenBy' in stored) throw new EventIdConflictError(event.source, event.id, stored.takenBy);
     if ('replayOf' in stored) return { status: 'duplicate', workflowId, replayOf: stored.replayOf };
+    // Held, or paced by a budget: stored and answered as ACKNOWLEDGE=database does; a sweeper starts it.
+    if (stored.stored && stored.heldBy) return { status: 'held', workflowId, hold: stored.heldBy };
+    if (stored.stored && stored.pacedBy) return { status: 'accepted', workflowId };
+    if (!stored.stored && stored.waiting) return { status: 'duplicate', workflowId, started: false };
     try {
       const handle = await this.withDeadline(() => this.client.workflow.start(spec.flow, options));
       await this.started(key);
@@ -146,7 +152,8 @@ export async function workflowExists(client: Client, workflowId: string): Promis
 export function startOptions(event: Omit<ReceivedEvent, 'body'>, { workflowIdPrefix, router }: StartTarget, via: EventVia, taskQueue: string) {
   const flow = router.flowFor(event.type);
   const input = workflowInput(event, flow);
-  const spec: StartSpec = { flow: flow.name, input, summary: summaryOf(event, flow.summarize(input.fields!)) };
+  const tenant = flow.readTenant(event.payload);
+  const spec: StartSpec = { flow: flow.name, input, summary: summaryOf(event, flow.summarize(input.fields!)), ...(tenant !== undefined && { tenant }) };
   return { flow, spec, options: workflowStartOptions(eventWorkflowId(workflowIdPrefix, event.id), spec, via, taskQueue) };
 }
 
@@ -168,6 +175,8 @@ export function workflowStartOptions(workflowId: string, spec: StartSpec, via: E
       { key: WEBHOOK_VIA, value: via },
     ],
     staticSummary: spec.summary,
+    // Where the cluster enables task queue fairness (docs/operating.md#bulk-days), one tenant's backlog of tasks does not delay another's.
+    ...(spec.tenant !== undefined && { priority: { fairnessKey: spec.tenant } }),
   };
 }
 

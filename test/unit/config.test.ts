@@ -213,6 +213,15 @@ sources:
     expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: list })).toThrow(/line 5: source "billing" routes: must map event types to flow names/);
   });
 
+  it("reads a source's standing rate per second or per minute, and stops on one that is not a positive rate", () => {
+    const rates = ['50/s', '600/m', 12].map((rate) => loadReceiverConfig({ WEBHOOKS_CONFIG: writeConfig(`sources:\n  - name: billing\n    kind: stripe\n    secret: whsec_x\n    rate: ${rate}\n`) }).sources[0]!.rate);
+    expect(rates).toEqual([50, 10, 12]);
+    for (const bad of ['0/s', 'fast', '-3', '5/h']) {
+      const file = writeConfig(`sources:\n  - name: billing\n    kind: stripe\n    secret: whsec_x\n    rate: "${bad}"\n`);
+      expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: file })).toThrow('WEBHOOKS_CONFIG sources[0] (billing): "rate" must be a positive rate of starts, such as 50/s or 600/m.');
+    }
+  });
+
   it('reads a JSON WEBHOOKS_CONFIG too', () => {
     const file = writeConfig(JSON.stringify({ sources: [{ name: 'gh-enterprise', kind: 'github', secret: 's3cret' }] }), 'webhooks.json');
     expect(loadReceiverConfig({ WEBHOOKS_CONFIG: file }).sources[0]).toMatchObject({ name: 'gh-enterprise', kind: 'github', secrets: ['s3cret'] });
@@ -239,7 +248,7 @@ sources:
   it('stops on a key it does not know, naming the key and its line, in a source or at the top', () => {
     const misspelt = writeConfig('sources:\n  - name: shop\n    kind: github\n    secretEnvs: SHOP_SECRET\n');
     expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: misspelt })).toThrow(
-      `WEBHOOKS_CONFIG (${misspelt}) line 4: "secretEnvs" is not a setting of a source; use name, kind, secret, secretEnv, publicKey, publicKeyEnv, workflowIdPrefix, apiKeyEnv, url, urlEnv, signature, id, type, unsignedHeadersOk, routes.`,
+      `WEBHOOKS_CONFIG (${misspelt}) line 4: "secretEnvs" is not a setting of a source; use name, kind, secret, secretEnv, publicKey, publicKeyEnv, workflowIdPrefix, apiKeyEnv, url, urlEnv, signature, id, type, unsignedHeadersOk, routes, rate.`,
     );
     const routes = writeConfig('sources:\n  - name: shop\n    kind: stripe\n    secret: whsec_x\n    routs: { invoice.paid: recordEvent }\n');
     expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: routes })).toThrow(/line 5: "routs" is not a setting of a source/);

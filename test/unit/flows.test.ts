@@ -61,10 +61,11 @@ describe('durable-webhooks flows', () => {
         { name: 'retryPayment', description: expect.any(String), onlyWhileAwaited: true },
       ],
       fields: { copy: ['orderId', 'amount', 'currency', 'customer', 'paymentMethod'], personal: ['email'] },
+      tenant: null,
       queries: ['status'],
       versioning: { behavior: 'AUTO_UPGRADE', why: expect.stringContaining('retryPayment') },
     });
-    expect(listing.find((flow) => flow.name === 'fulfilCheckout')?.events).toEqual({ stripe: ['checkout.session.completed'], billing: ['checkout.session.completed'] });
+    expect(listing.find((flow) => flow.name === 'fulfilCheckout')).toMatchObject({ events: { stripe: ['checkout.session.completed'], billing: ['checkout.session.completed'] }, tenant: '/account' });
     expect(listing.find((flow) => flow.name === 'subscriptionEntity')).toMatchObject({ internal: true, events: {}, signals: [{ name: 'apply' }], queries: ['state'] });
   });
 

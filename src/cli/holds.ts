@@ -1,0 +1,81 @@
+import { userInfo } from 'node:os';
+import { Command } from 'commander';
+import { loadCommonConfig } from '../config';
+import { openDatabase, type Database } from '../db/database';
+import { createHold, listHolds, releaseHolds, type Hold } from '../db/holds';
+import { OperationRejectedError } from '../errors';
+import { rateOption } from './options';
+import { jsonOption, print } from './output';
+
+/** Who acts from this shell, for the holds' audit trail. */
+const operator = () => `cli user "${userInfo().username}"`;
+
+/** `durable-webhooks hold`, `release` and `holds`: stop a source's starts while its deliveries keep being accepted. */
+export function holdCommands(): Command[] {
+  const hold = new Command('hold')
+    .description("Hold a source's events (or its types matching --type): deliveries are still verified, stored and answered 2xx, and no workflow starts until `release`.")
+    .argument('<source>', 'the source to hold')
+    .option('--type <pattern>', 'only these event types: a type, or a prefix ending in * (checkout.*)')
+    .option('--reason <text>', 'why, kept with the hold (its audit trail)')
+    .addOption(jsonOption('print the hold as JSON'))
+    .action(async (source: string, options: { type?: string; reason?: string; json?: boolean }) =>
+      withDatabase('hold', async (db) => {
+        const created = await createHold(db, { source, typePattern: options.type, reason: options.reason, by: operator() });
+        print(options.json, created, () => `Held ${describeTarget(created)} as ${created.id}: deliveries are stored and answered, nothing starts; ${created.held} stored event(s) not started yet are held too. Release with: durable-webhooks release ${source}${created.typePattern ? ` --type '${created.typePattern}'` : ''} [--rate 20/s]`);
+      }),
+    );
+
+  const release = new Command('release')
+    .description("Release a source's holds (or only the one of --type): the held events start, oldest first with tenants taking turns, at --rate across every receiver and worker.")
+    .argument('<source-or-hold-id>', 'the source whose holds to release, or one hold ID (hold_…)')
+    .option('--type <pattern>', 'only the hold of exactly this pattern')
+    .option('--rate <n/s>', 'at most this many starts per second, cluster-wide (20/s, 600/m); else at once (or at the source\'s standing rate)', rateOption('--rate'))
+    .addOption(jsonOption('print the released holds as JSON'))
+    .action(async (target: string, options: { type?: string; rate?: number; json?: boolean }) =>
+      withDatabase('release', async (db) => {
+        const which = target.startsWith('hold_') ? { id: target } : { source: target, typePattern: options.type };
+        const result = await releaseHolds(db, which, { rate: options.rate, by: operator() });
+        print(options.json, result, () =>
+          [
+            ...result.released.map((each) => `Released ${each.id} (${describeTarget(each)}).`),
+            `${result.due} held event(s) due now${options.rate ? `, at most ${options.rate} a second across the cluster` : ''}; the sweepers (any receiver or worker) start them. durable-webhooks status shows what still waits.`,
+          ].join('\n'),
+        );
+      }),
+    );
+
+  const holds = new Command('holds')
+    .description('List the active holds, with how many events each holds now; --all adds the released ones (who held and released, when, why).')
+    .option('--all', 'the released holds too')
+    .addOption(jsonOption('print the holds as JSON'))
+    .action(async (options: { all?: boolean; json?: boolean }) =>
+      withDatabase('holds', async (db) => {
+        const found = await listHolds(db, { all: options.all });
+        print(options.json, { holds: found }, () => (found.length === 0 ? 'No holds.' : found.map(describeHold).join('\n')));
+      }),
+    );
+  return [hold, release, holds];
+}
+
+function describeTarget(hold: Pick<Hold, 'source' | 'typePattern'>): string {
+  return hold.typePattern ? `${hold.source} ${hold.typePattern}` : `every event of ${hold.source}`;
+}
+
+/** One line per hold: what, how many wait, who and why; a released one says when, by whom and at what rate. */
+export function describeHold(hold: Hold): string {
+  const state = hold.releasedAt
+    ? `released ${hold.releasedAt} by ${hold.releasedBy}${hold.releaseRate ? ` at ${hold.releaseRate}/s` : ''}`
+    : `holding ${hold.held} event(s)`;
+  return `${hold.id}  ${describeTarget(hold)}: ${state}; held ${hold.createdAt} by ${hold.createdBy}${hold.reason ? `: ${hold.reason}` : ''}`;
+}
+
+async function withDatabase(command: string, work: (db: Database) => Promise<void>): Promise<void> {
+  const config = loadCommonConfig();
+  if (!config.databaseUrl) throw new OperationRejectedError(`${command} reads and changes the body store: set DATABASE_URL (while npm run dev runs, the CLI finds its database by itself).`);
+  const db = await openDatabase({ url: config.databaseUrl, exitOnIdle: true });
+  try {
+    await work(db);
+  } finally {
+    await db.close();
+  }
+}
