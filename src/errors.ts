@@ -163,7 +163,7 @@ export class EventIdConflictError extends problem(409, 'event-id-conflict', 'Eve
 export interface RecordedItem {
   eventId: string;
   workflowId: string;
-  status: 'started' | 'accepted' | 'held' | 'duplicate';
+  status: 'started' | 'accepted' | 'held' | 'ignored' | 'duplicate';
 }
 
 /** Items of a batch failed on their own (a signature, an ID); the others were recorded, and the answer names both. */

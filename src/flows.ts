@@ -18,8 +18,14 @@ export function flowNamed(name: string): Flow | undefined {
   return byName.get(name);
 }
 
-/** A source's `routes`: an event type, or a prefix ending in `*` (`customer.*`, or `*` for all), to a flow's name. */
+/**
+ * A source's `routes`: an event type, or a prefix ending in `*` (`customer.*`, or `*` for all), to a
+ * flow's name, or to `ignore`: verified, deduplicated and stored, answered 2xx, and no workflow started.
+ */
 export type Routes = Readonly<Record<string, string>>;
+
+/** The route that starts nothing. */
+export const IGNORE = 'ignore';
 
 // Maps, not object literals: an event type is sender-chosen text, and "constructor" or "__proto__"
 // must find nothing rather than a property every object inherits.
@@ -46,9 +52,9 @@ export function defaultRoutes(flows: readonly Flow[]): ReadonlyMap<ProviderKind,
  * type, then the longest matching `prefix*`), then the kind's defaults, then `recordEvent`.
  */
 export class Router {
-  private readonly exact = new Map<string, EventFlow>();
+  private readonly exact = new Map<string, EventFlow | typeof IGNORE>();
   /** Prefixes, longest first. */
-  private readonly prefixes: [string, EventFlow][] = [];
+  private readonly prefixes: [string, EventFlow | typeof IGNORE][] = [];
 
   /** @throws ConfigError naming the route, when it names no event flow or its pattern has a `*` anywhere but at the end. */
   constructor(
@@ -57,23 +63,39 @@ export class Router {
     where = 'routes',
   ) {
     for (const [pattern, name] of Object.entries(routes)) {
-      const flow = flowNamed(name);
-      if (!flow || flow.internal) {
+      const flow = name === IGNORE ? IGNORE : flowNamed(name);
+      if (!flow || (flow !== IGNORE && flow.internal)) {
         const names = FLOWS.filter((each) => !each.internal).map((each) => each.name);
-        throw new ConfigError(`${where}: "${pattern}" names the flow "${name}", which does not exist; use one of ${names.join(', ')}.`);
+        throw new ConfigError(`${where}: "${pattern}" names the flow "${name}", which does not exist; use one of ${names.join(', ')}, or ${IGNORE}.`);
       }
       const star = pattern.indexOf('*');
       if (pattern === '' || (star !== -1 && star !== pattern.length - 1)) {
         throw new ConfigError(`${where}: "${pattern}" must be an event type, or a prefix ending in "*" such as "customer.*".`);
       }
-      if (star === -1) this.exact.set(pattern, flow as EventFlow);
-      else this.prefixes.push([pattern.slice(0, -1), flow as EventFlow]);
+      const route = flow === IGNORE ? IGNORE : (flow as EventFlow);
+      if (star === -1) this.exact.set(pattern, route);
+      else this.prefixes.push([pattern.slice(0, -1), route]);
     }
     this.prefixes.sort(([a], [b]) => b.length - a.length);
   }
 
-  /** The flow that handles this event type. */
+  /** The flow that handles this event type; `recordEvent` for one the routes ignore (nothing starts it: `ignores`). */
   flowFor(type: string): EventFlow {
+    const route = this.route(type);
+    return route === IGNORE ? DEFAULT_FLOW : route;
+  }
+
+  /** True when a route says `ignore` for this type: stored and answered, no workflow started. */
+  ignores(type: string): boolean {
+    return this.route(type) === IGNORE;
+  }
+
+  /** The patterns routed to `ignore`. */
+  ignored(): string[] {
+    return Object.entries(this.routes).filter(([, name]) => name === IGNORE).map(([pattern]) => pattern);
+  }
+
+  private route(type: string): EventFlow | typeof IGNORE {
     return this.exact.get(type) ?? this.prefixes.find(([prefix]) => type.startsWith(prefix))?.[1] ?? DEFAULTS.get(this.kind)?.get(type) ?? DEFAULT_FLOW;
   }
 
@@ -82,7 +104,7 @@ export class Router {
    * and the routes that name it; `*` when it is the fallback for everything else.
    */
   routedTo(flow: Flow): string[] {
-    const routed = [...(DEFAULTS.get(this.kind) ?? new Map<string, EventFlow>()).keys()].filter((type) => this.flowFor(type) === flow);
+    const routed = [...(DEFAULTS.get(this.kind) ?? new Map<string, EventFlow>()).keys()].filter((type) => this.route(type) === flow);
     routed.push(...Object.entries(this.routes).filter(([pattern, name]) => name === flow.name && !routed.includes(pattern)).map(([pattern]) => pattern));
     if (flow === DEFAULT_FLOW && !this.prefixes.some(([prefix]) => prefix === '')) routed.push('* (everything else)');
     return routed;

@@ -18,6 +18,8 @@ import { ProviderKind } from '../contracts';
 import { InboxEventStarter } from './inbox/starter';
 import { StartSweeper } from './inbox/sweeper';
 import { heldCounts, syncStandingRates } from './db/holds';
+import { UNROUTED_WINDOW_MS, unroutedTypes } from './db/event-bodies';
+import { DEFAULT_FLOW } from './flows';
 import { startBacklog } from './db/inbox';
 import { TemporalEventStarter } from './temporal/start-event';
 import { startTracing } from './tracing';
@@ -47,7 +49,11 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
   await sweeper?.start();
   // The sources' standing rates (WEBHOOKS_CONFIG `rate:`) are budgets every sweeper of the cluster draws from.
   await syncStandingRates(db, config.sources);
-  const metrics = createMetrics(() => startBacklog(db), () => heldCounts(db));
+  const metrics = createMetrics(
+    () => startBacklog(db),
+    () => heldCounts(db),
+    () => unroutedTypes(db, DEFAULT_FLOW.name, UNROUTED_WINDOW_MS),
+  );
   const operatorDeps = {
     trustProxy: config.trustProxy,
     logger,

@@ -3,6 +3,8 @@ import { loadCommonConfig } from '../config';
 import { openDatabase } from '../db/database';
 import { startBacklog, type Backlog } from '../db/inbox';
 import { listHolds, type Hold } from '../db/holds';
+import { UNROUTED_WINDOW_MS, unroutedTypes, type UnroutedType } from '../db/event-bodies';
+import { DEFAULT_FLOW } from '../flows';
 import { describeHold } from './holds';
 import { OperationRejectedError } from '../errors';
 import { lazyClient, temporalSettings } from '../temporal/connection';
@@ -15,6 +17,8 @@ export interface Status {
   backlog: Backlog;
   /** The active holds, and how many events each holds now. */
   holds: Hold[];
+  /** Event types no route maps, received over the last 7 days: a provider's new type, noticed. */
+  unrouted: UnroutedType[];
 }
 
 export function statusCommand(): Command {
@@ -31,7 +35,7 @@ export function statusCommand(): Command {
         const answering = await client.connection
           .withDeadline(Date.now() + 5_000, () => client.workflowService.describeNamespace({ namespace: settings.namespace }))
           .then(() => true, () => false);
-        const status: Status = { temporal: { address: settings.connectionOptions.address!, namespace: settings.namespace, answering }, backlog: await startBacklog(db), holds: await listHolds(db) };
+        const status: Status = { temporal: { address: settings.connectionOptions.address!, namespace: settings.namespace, answering }, backlog: await startBacklog(db), holds: await listHolds(db), unrouted: await unroutedTypes(db, DEFAULT_FLOW.name, UNROUTED_WINDOW_MS, 20) };
         print(options.json, status, () => describe(status));
         if (!answering || status.backlog.deadLettered > 0) process.exitCode = 1;
       } finally {
@@ -41,12 +45,14 @@ export function statusCommand(): Command {
     });
 }
 
-function describe({ temporal, backlog, holds }: Status): string {
+function describe({ temporal, backlog, holds, unrouted }: Status): string {
   return [
     `Temporal   ${temporal.address} (namespace ${temporal.namespace}): ${temporal.answering ? 'answering' : 'NOT answering'}`,
     `Backlog    ${backlog.count === 0 ? 'none: every committed event has its workflow' : `${backlog.count} event(s) committed and not started yet, the oldest waiting ${Math.round(backlog.oldestSeconds ?? 0)} s`}`,
     `Dead       ${backlog.deadLettered === 0 ? 'none' : `${backlog.deadLettered} start(s) Temporal keeps refusing (see durable-webhooks events show); fix the cause, then durable-webhooks inbox retry --all`}`,
     `Holds      ${holds.length === 0 ? 'none' : `${backlog.held} event(s) held by ${holds.length} hold(s); durable-webhooks release <source> starts them`}`,
     ...holds.map((hold) => `           ${describeHold(hold)}`),
+    `Unrouted   ${unrouted.length === 0 ? 'none in the last 7 days' : 'event types no route maps (recorded and ignored), last 7 days; route them, or say ignore for them (docs/flows.md):'}`,
+    ...unrouted.map((each) => `           ${each.source} ${each.type}: ${each.count}, last ${each.lastReceivedAt}`),
   ].join('\n');
 }

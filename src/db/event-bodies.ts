@@ -39,7 +39,7 @@ export interface StartSpec {
 
 /**
  * What storing found: the body is new (and its start is due after the lease, unless `heldBy` a hold
- * or `pacedBy` a budget, when only a sweeper starts it), or stored before, started or not (`waiting`
+ * or `pacedBy` a budget, when only a sweeper starts it, or `ignored`, when nothing starts it), or stored before, started or not (`waiting`
  * for a hold or a budget), or stored before under another event ID (a replay, stored and started nothing).
  */
 export type Stored =
@@ -59,7 +59,7 @@ export type Stored =
  */
 export async function storeBody(
   db: Queryable,
-  event: { source: string; eventId: string; workflowId: string; provider: ProviderKind; via: EventVia; receivedAt: string; bodySha256?: string; start: StartSpec; leaseMs: number },
+  event: { source: string; eventId: string; workflowId: string; provider: ProviderKind; via: EventVia; receivedAt: string; bodySha256?: string; start: StartSpec; leaseMs: number; ignored?: boolean },
   body: ReceivedBody,
 ): Promise<Stored> {
   const taken = await db.query<{ source: string }>('SELECT source FROM event_bodies WHERE workflow_id = $1 AND source <> $2 LIMIT 1', [event.workflowId, event.source]);
@@ -72,8 +72,9 @@ export async function storeBody(
   // committed before it holds this row, and one committed after finds it unstarted (createHold). A
   // paced row is due at once: no fast path starts it, the sweepers do as its budget allows.
   const { rows } = await db.query<{ held_by: string | null; paced_by: string | null }>(
-    `INSERT INTO event_bodies (source, event_id, workflow_id, provider, via, content_type, signature_headers, body, size, sha256, received_at, start, start_due_at, tenant, held_by, paced_by)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now() + CASE WHEN ${standingBudget} IS NULL THEN $13 ELSE 0 END * interval '1 millisecond', $14, ${matchingHold('$15::text')}, ${standingBudget})
+    `INSERT INTO event_bodies (source, event_id, workflow_id, provider, via, content_type, signature_headers, body, size, sha256, received_at, start, start_due_at, tenant, held_by, paced_by, ignored_at, started_at)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now() + CASE WHEN ${standingBudget} IS NULL THEN $13 ELSE 0 END * interval '1 millisecond', $14,
+       CASE WHEN NOT $16 THEN ${matchingHold('$15::text')} END, CASE WHEN NOT $16 THEN ${standingBudget} END, CASE WHEN $16 THEN now() END, CASE WHEN $16 THEN now() END
      ON CONFLICT (source, event_id) DO NOTHING RETURNING held_by, paced_by`,
     [
       event.source,
@@ -91,6 +92,7 @@ export async function storeBody(
       event.leaseMs,
       event.start.tenant ?? null,
       event.start.input.type,
+      event.ignored === true,
     ],
   );
   if (rows[0]) return { stored: true, heldBy: rows[0].held_by, pacedBy: rows[0].paced_by };
@@ -146,4 +148,31 @@ function fromRow(row: BodyRow): StoredBody {
     erasedAt: row.erased_at === null ? null : new Date(row.erased_at),
     purgedAt: row.purged_at === null ? null : new Date(row.purged_at),
   };
+}
+
+/** How far back `status` and the `webhook_unrouted_events` gauge count event types nothing routes. */
+export const UNROUTED_WINDOW_MS = 7 * 86_400_000;
+
+/** Event types nothing routes, by source and type, over the last `sinceMs`: how many, and the last one's time. */
+export interface UnroutedType {
+  source: string;
+  type: string;
+  count: number;
+  lastReceivedAt: string;
+}
+
+/**
+ * The types the default flow (`defaultFlow`, which records and ignores) received over the last
+ * `sinceMs`, the most frequent first (at most `limit`): a provider's new event type shows here before
+ * anyone routes it. Served by the partial index of migration 015 for `recordEvent`.
+ */
+export async function unroutedTypes(db: Queryable, defaultFlow: string, sinceMs: number, limit = 100): Promise<UnroutedType[]> {
+  if (!/^\w+$/.test(defaultFlow)) throw new TypeError(`Not a flow name: ${defaultFlow}`);
+  const { rows } = await db.query<{ source: string; type: string; count: number; last: Date }>(
+    `SELECT source, start->'input'->>'type' AS type, count(*)::int AS count, max(received_at) AS last FROM event_bodies
+     WHERE start->>'flow' = '${defaultFlow}' AND ignored_at IS NULL AND received_at > now() - $1 * interval '1 millisecond'
+     GROUP BY 1, 2 ORDER BY count DESC, source, type LIMIT $2`,
+    [sinceMs, limit],
+  );
+  return rows.map((row) => ({ source: row.source, type: row.type, count: row.count, lastReceivedAt: new Date(row.last).toISOString() }));
 }

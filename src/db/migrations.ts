@@ -259,10 +259,13 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
          refilled_at timestamptz NOT NULL DEFAULT clock_timestamp()
        )`,
       // held_by: the hold a row waits for; paced_by: the budget its start draws from; tenant: whose
-      // event it is, for a fair drain (the flow's tenant field).
-      `ALTER TABLE event_bodies ADD COLUMN held_by text, ADD COLUMN paced_by text, ADD COLUMN tenant text`,
+      // event it is, for a fair drain (the flow's tenant field); ignored_at: a route said `ignore`,
+      // so it is stored and nothing starts.
+      `ALTER TABLE event_bodies ADD COLUMN held_by text, ADD COLUMN paced_by text, ADD COLUMN tenant text, ADD COLUMN ignored_at timestamptz`,
       `CREATE INDEX event_bodies_held ON event_bodies (held_by) WHERE held_by IS NOT NULL AND started_at IS NULL`,
       `CREATE INDEX event_bodies_paced ON event_bodies (paced_by, tenant, received_at) WHERE paced_by IS NOT NULL AND started_at IS NULL`,
+      // Event types nothing routes (the default flow's), counted by source and type.
+      `CREATE INDEX event_bodies_unrouted ON event_bodies (source, (start->'input'->>'type'), received_at) WHERE start->>'flow' = 'recordEvent'`,
     ],
   },
 ];

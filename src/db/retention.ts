@@ -16,8 +16,8 @@ export interface Purged {
 
 /**
  * Purges what is older than its retention, in batches, so no statement holds many rows: the bodies
- * of events the ledger records as completed or ignored (a failed or running event keeps its body for
- * a reset), then the rows of started events. A row not started yet, or dead-lettered, is never removed.
+ * of events the ledger records as completed or ignored, or that a route ignored (a failed or running
+ * event keeps its body for a reset), then the rows of started (or ignored) events. A row not started yet, or dead-lettered, is never removed.
  * Several workers may purge at once: each batch skips the rows another holds.
  */
 export async function purgeExpired(db: Queryable, retention: Retention, batch = 1_000): Promise<Purged> {
@@ -37,8 +37,8 @@ export async function purgeExpired(db: Queryable, retention: Retention, batch = 
 
 const PURGE_BODIES = `
   WITH due AS (
-    SELECT b.source, b.event_id FROM event_bodies b JOIN processed_events p USING (source, event_id)
-    WHERE b.body IS NOT NULL AND b.received_at < now() - $1 * interval '1 millisecond' AND p.status IN ('completed', 'ignored')
+    SELECT b.source, b.event_id FROM event_bodies b LEFT JOIN processed_events p USING (source, event_id)
+    WHERE b.body IS NOT NULL AND b.received_at < now() - $1 * interval '1 millisecond' AND (p.status IN ('completed', 'ignored') OR b.ignored_at IS NOT NULL)
     LIMIT $2 FOR UPDATE OF b SKIP LOCKED
   )
   UPDATE event_bodies b SET body = NULL, signature_headers = '{}', purged_at = now() FROM due

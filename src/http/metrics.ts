@@ -5,7 +5,11 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Backlog } from '../db/inbox';
 
 /** The receiver's Prometheus metrics, on a registry of its own (one per app); the inbox's backlog and held rows read at each scrape. */
-export function createMetrics(backlog?: () => Promise<Backlog>, held?: () => Promise<Array<{ source: string; type: string; count: number }>>) {
+export function createMetrics(
+  backlog?: () => Promise<Backlog>,
+  held?: () => Promise<Array<{ source: string; type: string; count: number }>>,
+  unrouted?: () => Promise<Array<{ source: string; type: string; count: number }>>,
+) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   if (backlog) {
@@ -48,6 +52,20 @@ export function createMetrics(backlog?: () => Promise<Backlog>, held?: () => Pro
       registers: [registry],
       async collect() {
         const counts = await held().catch(() => undefined);
+        if (!counts) return;
+        this.reset();
+        for (const { source, type, count } of counts) this.set({ source, type }, count);
+      },
+    });
+  }
+  if (unrouted) {
+    new Gauge({
+      name: 'webhook_unrouted_events',
+      help: 'Events of a type no route maps (recorded and ignored) over the last 7 days, by source and type (the 100 most frequent): a provider\'s new event type.',
+      labelNames: ['source', 'type'] as const,
+      registers: [registry],
+      async collect() {
+        const counts = await unrouted().catch(() => undefined);
         if (!counts) return;
         this.reset();
         for (const { source, type, count } of counts) this.set({ source, type }, count);

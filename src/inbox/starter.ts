@@ -44,13 +44,13 @@ export class InboxEventStarter implements EventStarter {
   ) {}
 
   async start(event: ReceivedEvent, target: StartTarget, via: EventVia = 'delivery'): Promise<StartResult> {
-    const { spec, options } = startOptions(event, target, via, this.options.taskQueue);
+    const { spec, options, ignored } = startOptions(event, target, via, this.options.taskQueue);
     const { workflowId } = options;
     const pending = { source: event.source, eventId: event.id, workflowId, via, start: spec, attempts: 0 };
     let stored;
     this.storing++;
     try {
-      stored = await storeBody(this.db, { ...pending, provider: event.provider, receivedAt: event.receivedAt, bodySha256: event.bodySha256, leaseMs: START_LEASE_MS }, event.body);
+      stored = await storeBody(this.db, { ...pending, provider: event.provider, receivedAt: event.receivedAt, bodySha256: event.bodySha256, leaseMs: START_LEASE_MS, ignored }, event.body);
     } catch (error) {
       throw new BodyStoreUnavailableError(event.id, { cause: error });
     } finally {
@@ -59,7 +59,8 @@ export class InboxEventStarter implements EventStarter {
     }
     if ('takenBy' in stored) throw new EventIdConflictError(event.source, event.id, stored.takenBy);
     if ('replayOf' in stored) return { status: 'duplicate', workflowId, replayOf: stored.replayOf };
-    if (!stored.stored) return { status: 'duplicate', workflowId, started: stored.startedAt !== null };
+    if (!stored.stored) return { status: 'duplicate', workflowId, started: !ignored && stored.startedAt !== null };
+    if (ignored) return { status: 'ignored', workflowId };
     if (stored.heldBy) return { status: 'held', workflowId, hold: stored.heldBy };
     // Paced by its source's standing rate: a sweeper starts it when the budget allows.
     if (!stored.pacedBy) this.enqueue(pending);

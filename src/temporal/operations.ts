@@ -14,7 +14,11 @@ import { EventNotFoundError, OperationRejectedError, SignalNotAwaitedError } fro
 import { resetPoint, type ResetTarget } from './reset-points';
 import { toSummary, visibilityQuery, type EventFilter, type EventSummary } from './visibility';
 
-export interface EventView extends EventSummary {
+/** Where an event stands that has no workflow: stored and held, ignored by a route, or not started yet (dead-lettered, when Temporal kept refusing it). */
+export type InboxStatusName = 'held' | 'ignored' | 'not started' | 'dead-lettered';
+
+export interface EventView extends Omit<EventSummary, 'status'> {
+  status: EventSummary['status'] | InboxStatusName;
   summary: string | null;
   /** The `status` query's answer; null when no worker answered it. */
   progress: EventProgress | null;
@@ -54,7 +58,15 @@ export class EventOperations implements ErasureTemporal {
 
   async show(eventId: string): Promise<EventView> {
     const handle = this.client.workflow.getHandle(eventId);
-    const description = await this.describe(eventId);
+    let description: WorkflowExecutionDescription;
+    try {
+      description = await this.describe(eventId);
+    } catch (error) {
+      // No workflow: the body store may still have the event (held, ignored, not started yet).
+      const inInbox = error instanceof EventNotFoundError ? await this.inInbox(eventId) : undefined;
+      if (inInbox) return inInbox;
+      throw error;
+    }
     const summary = toSummary(description);
     const progress = await handle.query(statusQuery).catch(() => null);
     let result: unknown = null;
@@ -244,6 +256,39 @@ export class EventOperations implements ErasureTemporal {
       if (error instanceof WorkflowNotFoundError) throw new EventNotFoundError(eventId);
       throw error;
     }
+  }
+
+  /** The view of an event the body store holds and Temporal has no workflow for. */
+  private async inInbox(eventId: string): Promise<EventView | undefined> {
+    const db = this.options.db;
+    if (!db) return undefined;
+    const { rows } = await db.query<{ flow: string | null; summary: string | null; type: string | null; held_by: string | null; ignored_at: Date | null; dead_lettered_at: Date | null; start_error: string | null }>(
+      `SELECT start->>'flow' AS flow, start->>'summary' AS summary, start->'input'->>'type' AS type, held_by, ignored_at, dead_lettered_at, start_error
+       FROM event_bodies WHERE workflow_id = $1`,
+      [eventId],
+    );
+    const row = rows[0];
+    const stored = row && (await loadBodyByWorkflowId(db, eventId));
+    if (!row || !stored) return undefined;
+    const status: InboxStatusName = row.ignored_at ? 'ignored' : row.held_by ? 'held' : row.dead_lettered_at ? 'dead-lettered' : 'not started';
+    return {
+      eventId,
+      runId: '',
+      workflowType: row.ignored_at ? '(none: its route says ignore)' : (row.flow ?? '-'),
+      status,
+      source: stored.source,
+      eventType: row.type,
+      startTime: stored.receivedAt.toISOString(),
+      closeTime: null,
+      summary: row.summary,
+      progress: null,
+      ledger: null,
+      erasure: await erasureOf(db, eventId),
+      body: bodyView(stored),
+      result: null,
+      failure: row.start_error && !row.ignored_at ? [row.start_error] : null,
+      uiUrl: this.uiLink(eventId),
+    };
   }
 
   private requireDatabase(operation: string): Database {

@@ -25,6 +25,8 @@ export type StartResult =
   | { status: 'accepted'; workflowId: string }
   /** Committed to the body store, and held (`durable-webhooks hold`): nothing starts until its release. */
   | { status: 'held'; workflowId: string; hold: string }
+  /** Committed to the body store; its source's routes say `ignore` for its type, so nothing starts. */
+  | { status: 'ignored'; workflowId: string }
   /**
    * `state` is how the first run stands (`running`, `completed`, `failed`, …), when Temporal says so
    * in time; `started`, whether its workflow has started yet, when the body store answered;
@@ -70,17 +72,18 @@ export class TemporalEventStarter implements EventStarter {
   ) {}
 
   async start(event: ReceivedEvent, target: StartTarget, via: EventVia = 'delivery'): Promise<StartResult> {
-    const { spec, options } = startOptions(event, target, via, this.options.taskQueue);
+    const { spec, options, ignored } = startOptions(event, target, via, this.options.taskQueue);
     const { workflowId } = options;
     const key = { source: event.source, eventId: event.id };
     let stored;
     try {
-      stored = await storeBody(this.db, { ...key, workflowId, provider: event.provider, via, receivedAt: event.receivedAt, bodySha256: event.bodySha256, start: spec, leaseMs: START_LEASE_MS }, event.body);
+      stored = await storeBody(this.db, { ...key, workflowId, provider: event.provider, via, receivedAt: event.receivedAt, bodySha256: event.bodySha256, start: spec, leaseMs: START_LEASE_MS, ignored }, event.body);
     } catch (error) {
       throw new BodyStoreUnavailableError(event.id, { cause: error });
     }
     if ('takenBy' in stored) throw new EventIdConflictError(event.source, event.id, stored.takenBy);
     if ('replayOf' in stored) return { status: 'duplicate', workflowId, replayOf: stored.replayOf };
+    if (ignored) return stored.stored ? { status: 'ignored', workflowId } : { status: 'duplicate', workflowId, started: false };
     // Held, or paced by a budget: stored and answered as ACKNOWLEDGE=database does; a sweeper starts it.
     if (stored.stored && stored.heldBy) return { status: 'held', workflowId, hold: stored.heldBy };
     if (stored.stored && stored.pacedBy) return { status: 'accepted', workflowId };
@@ -147,14 +150,15 @@ export async function workflowExists(client: Client, workflowId: string): Promis
 
 /**
  * How an event's workflow is started: its flow, what the inbox keeps to start it (`spec`), and the
- * options `client.workflow.start` gets. `npm run bench` starts the same raw.
+ * options `client.workflow.start` gets; `ignored` when its source's routes say `ignore` for its type
+ * (stored, nothing started). `npm run bench` starts the same raw.
  */
 export function startOptions(event: Omit<ReceivedEvent, 'body'>, { workflowIdPrefix, router }: StartTarget, via: EventVia, taskQueue: string) {
   const flow = router.flowFor(event.type);
   const input = workflowInput(event, flow);
   const tenant = flow.readTenant(event.payload);
   const spec: StartSpec = { flow: flow.name, input, summary: summaryOf(event, flow.summarize(input.fields!)), ...(tenant !== undefined && { tenant }) };
-  return { flow, spec, options: workflowStartOptions(eventWorkflowId(workflowIdPrefix, event.id), spec, via, taskQueue) };
+  return { flow, spec, ignored: router.ignores(event.type), options: workflowStartOptions(eventWorkflowId(workflowIdPrefix, event.id), spec, via, taskQueue) };
 }
 
 /**

@@ -124,7 +124,7 @@ describe('observability in docker-compose.yml', () => {
     }
   });
 
-  it('provisions Grafana with Prometheus and one dashboard: deliveries by outcome, start latency, workflow backlog, activity failures', () => {
+  it('provisions Grafana with Prometheus and one dashboard: deliveries by outcome, start latency, workflow backlog, activity failures, held and unrouted events', () => {
     const datasources = parse(read('observability/grafana/provisioning/datasources/prometheus.yml')) as { datasources: Array<{ uid: string; url: string }> };
     expect(datasources.datasources).toEqual([expect.objectContaining({ uid: 'prometheus', url: 'http://prometheus:9090' })]);
     const providers = parse(read('observability/grafana/provisioning/dashboards/durable-webhooks.yml')) as { providers: Array<{ options: { path: string } }> };
@@ -136,6 +136,7 @@ describe('observability in docker-compose.yml', () => {
     for (const title of [/Deliveries by outcome/, /start latency/, /backlog/, /Activity failures/, /Inbox: events committed and not started/]) expect(titles).toMatch(title);
     const exprs = dashboard.panels.flatMap((panel) => panel.targets.map((target) => target.expr)).join(' ');
     for (const gauge of ['webhook_start_backlog', 'webhook_start_backlog_oldest_seconds']) expect(exprs).toContain(`max(${gauge})`);
+    for (const gauge of ['webhook_held_events', 'webhook_unrouted_events']) expect(exprs).toContain(`max by (source, type) (${gauge})`);
     for (const target of dashboard.panels.flatMap((panel) => panel.targets)) expect(target.datasource.uid).toBe('prometheus');
   });
 

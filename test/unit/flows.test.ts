@@ -32,8 +32,15 @@ describe('a source\'s routes', () => {
     expect(router.routedTo(chargeOrderFlow)).toEqual([]);
   });
 
+  it('may ignore a type or a prefix: nothing starts for it, and no flow is said to get it', () => {
+    const router = new Router(ProviderKind.STRIPE, { 'invoice.*': 'ignore', 'checkout.session.completed': 'ignore', 'invoice.paid': 'notifyGitHub' });
+    expect(['invoice.finalized', 'checkout.session.completed', 'invoice.paid', 'charge.refunded'].map((type) => router.ignores(type))).toEqual([true, true, false, false]);
+    expect(router.routedTo(fulfilCheckoutFlow)).toEqual([]);
+    expect(router.ignored()).toEqual(['invoice.*', 'checkout.session.completed']);
+  });
+
   it.each([
-    ['an unknown flow', { 'invoice.paid': 'notifyFinance' }, 'routes: "invoice.paid" names the flow "notifyFinance", which does not exist; use one of chargeOrder, fulfilCheckout, fulfilShopifyOrder, notifyGitHub, recordEvent, applySubscriptionEvent.'],
+    ['an unknown flow', { 'invoice.paid': 'notifyFinance' }, 'routes: "invoice.paid" names the flow "notifyFinance", which does not exist; use one of chargeOrder, fulfilCheckout, fulfilShopifyOrder, notifyGitHub, recordEvent, applySubscriptionEvent, or ignore.'],
     ['an internal workflow', { 'invoice.paid': 'subscriptionEntity' }, /"invoice.paid" names the flow "subscriptionEntity", which does not exist/],
     ['a star inside the type', { 'customer.*.created': 'recordEvent' }, 'routes: "customer.*.created" must be an event type, or a prefix ending in "*" such as "customer.*".'],
     ['an empty type', { '': 'recordEvent' }, /"" must be an event type/],

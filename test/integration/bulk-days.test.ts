@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { burstOf } from '../../src/db/holds';
 import { startBacklog } from '../../src/db/inbox';
@@ -8,22 +11,27 @@ import { loadReceiverConfig } from '../../src/config';
 import { checkoutCompleted, type SignedDelivery } from '../support/events';
 import { eventually } from '../support/eventually';
 import { runCli } from '../support/processes';
-import { SECRETS_ENV } from '../support/signing';
+import { SECRETS, SECRETS_ENV, stripeEvent, stripeHeaders } from '../support/signing';
+import { workflowExists } from '../../src/temporal/start-event';
 import { post, resultOnceStarted, startStack, type WorkerStack } from '../support/stack';
 
 /**
- * Hold and release on the real dev server and PostgreSQL: a held source's deliveries are answered
- * and stored and start nothing, in both acknowledge modes; a release at a rate starts each once, the
- * rate shared by every sweeper of the cluster.
+ * A bulk day on the real dev server and PostgreSQL: a held source's deliveries are answered and
+ * stored and start nothing, in both acknowledge modes; a release at a rate starts each once, the rate
+ * shared by every sweeper of the cluster. A type routed to `ignore` starts nothing; one no route maps
+ * is counted.
  */
 const ADMIN_TOKEN = 'holds-test-admin-token-0123456789abcdef';
+// A second Stripe source whose invoices are ignored (and its own secret, to sign them).
+const config = path.join(mkdtempSync(path.join(tmpdir(), 'dw-bulk-')), 'webhooks.yaml');
+writeFileSync(config, 'sources:\n  - name: billing\n    kind: stripe\n    secret: whsec_billing\n    routes:\n      "invoice.*": ignore\n');
 let stack: WorkerStack;
 beforeAll(async () => {
-  stack = await startStack({ env: { ADMIN_TOKEN } });
+  stack = await startStack({ env: { ADMIN_TOKEN, WEBHOOKS_CONFIG: config } });
 });
 afterAll(() => stack?.close());
 
-const cli = (...args: string[]) => runCli([...args, '--json'], { DATABASE_URL: stack.workerEnv.DATABASE_URL });
+const cli = (...args: string[]) => runCli([...args, '--json'], { DATABASE_URL: stack.workerEnv.DATABASE_URL, WEBHOOKS_CONFIG: config });
 const admin = (method: string, path: string, body?: unknown) =>
   fetch(`${stack.url}/admin${path}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
 
@@ -136,4 +144,28 @@ it('refuses a release of no hold (404) and a hold of an unknown source (400), na
   expect(pattern.status).toBe(400);
   const rate = await admin('POST', '/holds/release', { source: 'stripe', rate: 'fast' });
   expect(rate.status).toBe(400);
+});
+
+it('stores and answers a type its routes ignore, starts nothing for it (a copy is a duplicate), and shows it; a type no route maps is counted', async () => {
+  const event = stripeEvent({ type: 'invoice.paid' });
+  const body = JSON.stringify(event);
+  const headers = stripeHeaders(body, 'whsec_billing');
+  const first = await post(`${stack.url}/webhooks/billing`, headers, body);
+  expect([first.status, first.json]).toEqual([202, { status: 'ignored', eventId: event.id, workflowId: event.id }]);
+  const again = await post(`${stack.url}/webhooks/billing`, headers, body);
+  expect([again.status, again.json]).toEqual([200, { status: 'duplicate', eventId: event.id, workflowId: event.id, started: false }]);
+  expect(await workflowExists(stack.client, event.id as string)).toBe(false);
+  const shown = await cli('events', 'show', event.id as string);
+  expect(JSON.parse(shown.output)).toMatchObject({ eventId: event.id, status: 'ignored', source: 'billing', eventType: 'invoice.paid', body: { state: 'stored' } });
+
+  // A type nothing routes at the stripe source: recorded (the default flow) and counted.
+  const unrouted = stripeEvent({ type: 'customer.tax_id.created' });
+  const unroutedBody = JSON.stringify(unrouted);
+  expect((await post(`${stack.url}/webhooks/stripe`, stripeHeaders(unroutedBody, SECRETS.stripe), unroutedBody)).status).toBe(202);
+  expect(await resultOnceStarted(stack.client, unrouted.id as string)).toMatchObject({ outcome: 'ignored' });
+  const status = JSON.parse((await cli('status')).output) as { unrouted: Array<{ source: string; type: string; count: number }> };
+  expect(status.unrouted).toContainEqual(expect.objectContaining({ source: 'stripe', type: 'customer.tax_id.created', count: 1 }));
+  expect(status.unrouted.some((each) => each.type === 'invoice.paid')).toBe(false);
+  const metrics = await (await fetch(stack.metricsUrl)).text();
+  expect(metrics).toContain('webhook_unrouted_events{source="stripe",type="customer.tax_id.created"} 1');
 });
