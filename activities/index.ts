@@ -10,6 +10,7 @@ import { createOrderActivities } from './orders';
 import { createStripeActivities } from './stripe';
 import { createSubscriptionActivities } from './subscriptions';
 import { createReconcileActivities } from './reconcile';
+import { createBulkActivities } from './bulk';
 import type { CommonConfig } from '../src/config';
 import type { SourceConfig } from '../src/config/sources';
 
@@ -41,6 +42,7 @@ export function createActivities(deps: ActivityDeps): Activities {
     ...createSubscriptionActivities(deps),
     ...createDeliveryActivities({ db: deps.db, allowPrivateEndpoints: deps.allowPrivateEndpoints }),
     ...createReconcileActivities({ db: deps.db, temporal: deps.temporal, config: deps.config, sources: deps.stripeSources }),
+    ...createBulkActivities({ db: deps.db, temporal: deps.temporal }),
     flowSettings: async () => deps.settings,
   };
 }

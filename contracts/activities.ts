@@ -4,6 +4,7 @@ import type { ClaimResult, EventClaim, EventCompletion } from './events';
 import type { DeliveryAttempt, DeliveryOutcome } from './messages';
 import type { Charge, ChargeInput, MarkFulfilledInput, SavedOrder, SaveOrderInput } from './orders';
 import type { BackfillCounts, BackfillInput, ReconcileProvider } from './reconcile';
+import type { BulkFilter, BulkInput, BulkItemResult } from './bulk';
 import type { SubscriptionUpdate } from './subscriptions';
 
 /** The business settings workflows read through an activity, so their values are in history. */
@@ -54,4 +55,11 @@ export interface Activities {
   storeSubscription(update: SubscriptionUpdate): Promise<boolean>;
   /** One signed POST to an endpoint, recorded. */
   attemptDelivery(input: DeliveryAttempt): Promise<DeliveryOutcome>;
+  /** The event IDs a bulk job's filter matches now (their current runs), at most `limit`. */
+  bulkMatches(input: { filter: BulkFilter; limit: number }): Promise<string[]>;
+  /**
+   * A bulk job's action on each of these events, skipping those it must not touch (a retry of a
+   * completed event); heartbeats after each, so a retry resumes after the last one done.
+   */
+  bulkApply(input: Omit<BulkInput, 'filter' | 'rate'> & { jobId: string; eventIds: string[] }): Promise<BulkItemResult[]>;
 }

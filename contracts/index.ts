@@ -3,6 +3,7 @@
  * the workflow sandbox, so it imports only @temporalio/workflow, @temporalio/common and itself.
  */
 export * from './activities';
+export * from './bulk';
 export * from './email';
 export * from './event-fields';
 export * from './events';

@@ -311,7 +311,7 @@ export class ResourceNotFoundError extends ProblemError {
   readonly status = 404;
   readonly title = 'Not found';
   constructor(
-    readonly kind: 'endpoint' | 'message' | 'backfill',
+    readonly kind: 'endpoint' | 'message' | 'backfill' | 'job',
     readonly id: string,
   ) {
     super(`No ${kind} ${id}.`);

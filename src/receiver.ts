@@ -18,6 +18,7 @@ import { ProviderKind } from '../contracts';
 import { InboxEventStarter } from './inbox/starter';
 import { StartSweeper } from './inbox/sweeper';
 import { heldCounts, syncStandingRates } from './db/holds';
+import { BulkJobs } from './temporal/bulk-jobs';
 import { UNROUTED_WINDOW_MS, unroutedTypes } from './db/event-bodies';
 import { DEFAULT_FLOW } from './flows';
 import { startBacklog } from './db/inbox';
@@ -54,13 +55,15 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
     () => heldCounts(db),
     () => unroutedTypes(db, DEFAULT_FLOW.name, UNROUTED_WINDOW_MS),
   );
+  const operations = new EventOperations(client, { uiUrl: config.temporalUiUrl, db, sources });
   const operatorDeps = {
     trustProxy: config.trustProxy,
     logger,
     admin:
       config.adminTokens.length > 0
       ? {
-          operations: new EventOperations(client, { uiUrl: config.temporalUiUrl, db, sources }),
+          operations,
+          jobs: new BulkJobs(client, operations, { taskQueue: config.taskQueue }),
           tokens: config.adminTokens,
           holds: { db, sources: config.sources.map((source) => source.name) },
           backfills: new Backfills(client, {

@@ -14,3 +14,4 @@ export * from './publish-message';
 export * from './reconcile';
 export * from './backfill';
 export * from './build-check';
+export * from './bulk-action';

@@ -1,4 +1,5 @@
 import { Command, Option } from 'commander';
+import { randomUUID } from 'node:crypto';
 import { hostname, userInfo } from 'node:os';
 import { loadReceiverConfig } from '../config';
 import { openDatabase } from '../db/database';
@@ -7,13 +8,16 @@ import { OperationRejectedError } from '../errors';
 import { lazyClient, temporalSettings } from '../temporal/connection';
 import { EventOperations, type EventView } from '../temporal/operations';
 import { parseResetTarget } from '../temporal/reset-points';
-import { EVENT_STATUSES, type EventFilter, type EventSummary } from '../temporal/visibility';
+import { EVENT_STATUSES, type EventFilter, type EventStatusName, type EventSummary } from '../temporal/visibility';
+import { BulkJobs, CONFIRM_OVER, type BulkJobView } from '../temporal/bulk-jobs';
+import type { BulkInput } from '../../contracts';
+import { rateOption } from './options';
 import { jsonOption, print } from './output';
 
 /** `durable-webhooks events …`: operate on event workflows by event ID, with Temporal's own settings. */
 export function eventsCommand(): Command {
   const events = new Command('events').description('Inspect and operate on events by event ID (the workflow ID).');
-  let operations: Promise<EventOperations> | undefined;
+  let operations: Promise<Operations> | undefined;
   const ops = () => (operations ??= createOperations());
   const json = jsonOption();
 
@@ -23,7 +27,7 @@ export function eventsCommand(): Command {
     .description('Status, type, source, times, steps done, result or failure, and the Web UI link.')
     .addOption(json)
     .action(async (eventId: string, options: { json?: boolean }) => {
-      const view = await (await ops()).show(eventId);
+      const view = await (await ops()).operations.show(eventId);
       print(options.json, view, () => showText(view));
     });
 
@@ -39,19 +43,25 @@ export function eventsCommand(): Command {
     .option('--limit <n>', 'at most this many', (value) => Number(value), 100)
     .addOption(json)
     .action(async (options: EventFilter & { limit: number; json?: boolean }) => {
-      const found = await (await ops()).list(options, options.limit);
+      const found = await (await ops()).operations.list(options, options.limit);
       print(options.json, found, () => table(found));
     });
 
   events
     .command('signal')
-    .argument('<eventId>')
-    .argument('<name>', 'the signal, e.g. approve or reject for a held order')
+    .argument('<eventId-or-name>', 'the event, then the signal; with a filter (--source, --status, …), the signal alone')
+    .argument('[name]', 'the signal, e.g. approve or reject for a held order')
     .option('--data <json>', 'the signal argument, as JSON')
     .addOption(json)
-    .action(async (eventId: string, name: string, options: { data?: string; json?: boolean }) => {
-      await (await ops()).signal(eventId, name, options.data === undefined ? undefined : parseJson(options.data));
-      print(options.json, { eventId, signal: name, status: 'sent' }, () => `Sent ${name} to ${eventId}.`);
+    .action(async (first: string, second: string | undefined, options: { data?: string; json?: boolean } & BulkOptions) => {
+      const data = options.data === undefined ? undefined : parseJson(options.data);
+      if (bulkFilter(options)) {
+        if (second !== undefined) throw new OperationRejectedError('With a filter, name only the signal: durable-webhooks events signal approve --source … --status running.');
+        return runBulk(await ops(), { action: 'signal', signal: { name: first, data }, reason: options.reason ?? `signal ${first}` }, options);
+      }
+      if (second === undefined) throw new OperationRejectedError('Name the event and the signal (events signal <eventId> <name>), or the signal and a filter (--source, --type, --status, --since).');
+      await (await ops()).operations.signal(first, second, data);
+      print(options.json, { eventId: first, signal: second, status: 'sent' }, () => `Sent ${second} to ${first}.`);
     });
 
   events
@@ -60,28 +70,43 @@ export function eventsCommand(): Command {
     .argument('<name>', 'the query, e.g. status')
     .addOption(json)
     .action(async (eventId: string, name: string, options: { json?: boolean }) => {
-      const answer = await (await ops()).query(eventId, name);
+      const answer = await (await ops()).operations.query(eventId, name);
       print(options.json, answer, () => JSON.stringify(answer, null, 2));
     });
 
   events
     .command('cancel')
-    .argument('<eventId>')
-    .description('Ask a running event workflow to cancel.')
+    .argument('[eventId]', 'the event; or a filter (--source, --status, …) for many')
+    .description('Ask a running event workflow to cancel; with a filter, every running match, as a job.')
     .addOption(json)
-    .action(async (eventId: string, options: { json?: boolean }) => {
-      await (await ops()).cancel(eventId);
+    .action(async (eventId: string | undefined, options: { json?: boolean } & BulkOptions) => {
+      if (!eventId) return runBulk(await ops(), { action: 'cancel', reason: options.reason ?? 'cancelled in bulk' }, options);
+      await (await ops()).operations.cancel(eventId);
       print(options.json, { eventId, status: 'cancel requested' }, () => `Cancellation requested for ${eventId}.`);
     });
 
   events
     .command('terminate')
-    .argument('<eventId>')
+    .argument('[eventId]', 'the event; or a filter (--source, --status, …) for many')
     .requiredOption('--reason <reason>', 'why; kept in the history')
     .addOption(json)
-    .action(async (eventId: string, options: { reason: string; json?: boolean }) => {
-      await (await ops()).terminate(eventId, options.reason);
+    .action(async (eventId: string | undefined, options: { reason: string; json?: boolean } & BulkOptions) => {
+      if (!eventId) return runBulk(await ops(), { action: 'terminate', reason: options.reason }, options);
+      await (await ops()).operations.terminate(eventId, options.reason);
       print(options.json, { eventId, status: 'terminated' }, () => `Terminated ${eventId}.`);
+    });
+
+  events
+    .command('retry')
+    .argument('[eventId]', 'the event; or a filter (--source, --status failed, …) for many')
+    .description('Run a failed (or timed-out, cancelled, terminated) event again from just before its failure, once its cause is fixed; a completed event is left alone (skipped: completed), so nothing is done twice.')
+    .option('--reason <reason>', 'why; kept in the history', 'retried once the cause was fixed')
+    .addOption(json)
+    .action(async (eventId: string | undefined, options: { reason: string; json?: boolean } & BulkOptions) => {
+      if (!eventId) return runBulk(await ops(), { action: 'retry', reason: options.reason }, options);
+      const result = await (await ops()).operations.apply('retry', eventId, { reason: options.reason, requestId: randomUUID() });
+      print(options.json, result, () => `${result.outcome === 'done' ? 'Retried' : result.outcome === 'skipped' ? 'Skipped' : 'Not retried'} ${eventId}: ${result.detail}.`);
+      if (result.outcome === 'failed') process.exitCode = 1;
     });
 
   events
@@ -90,7 +115,7 @@ export function eventsCommand(): Command {
     .description("Check the stored body's signature again, with today's secrets (exit 1 when it does not verify; 0 when its body was purged after BODY_RETENTION).")
     .addOption(json)
     .action(async (eventId: string, options: { json?: boolean }) => {
-      const result = await (await ops()).verify(eventId);
+      const result = await (await ops()).operations.verify(eventId);
       const verdict = result.verified ? 'Verified' : result.body === 'purged' ? 'Body purged' : 'NOT verified';
       print(options.json, result, () => `${verdict}: ${eventId} (${result.source}, ${result.bytes} bytes, sha256 ${result.sha256}, received ${result.receivedAt}): ${result.detail}.`);
       if (!result.verified && result.body !== 'purged') process.exitCode = 1;
@@ -104,7 +129,7 @@ export function eventsCommand(): Command {
     .option('--by <who>', 'who asks; kept in the ledger', defaultOperator())
     .addOption(json)
     .action(async (eventId: string, options: { reason: string; by: string; json?: boolean }) => {
-      const report = await (await ops()).erase(eventId, { by: options.by, reason: options.reason });
+      const report = await (await ops()).operations.erase(eventId, { by: options.by, reason: options.reason });
       print(options.json, report, () =>
         [
           `${report.erasedNow ? 'Erased' : 'Already erased'} ${eventId} at ${report.erasedAt} by ${report.erasedBy} (${report.reason}).`,
@@ -115,41 +140,127 @@ export function eventsCommand(): Command {
 
   events
     .command('reset')
-    .argument('[eventId]', 'the event to reset; or use --query for many')
+    .argument('[eventId]', 'the event to reset; or a filter (--source, --status, --query, …) for many')
     .requiredOption('--to <point>', 'first | last-task | last-failure | <historyEventId>')
     .requiredOption('--reason <reason>', 'why; kept in the history')
-    .option('--query <query>', 'reset every event this visibility query matches')
-    .option('--yes', 'with --query: do it (without, only list what would be reset)')
     .addOption(json)
-    .action(async (eventId: string | undefined, options: { to: string; reason: string; query?: string; yes?: boolean; json?: boolean }) => {
+    .action(async (eventId: string | undefined, options: { to: string; reason: string; json?: boolean } & BulkOptions) => {
       const to = parseResetTarget(options.to);
-      if (eventId && options.query) throw new OperationRejectedError('Give an event ID or --query, not both.');
-      if (eventId) {
-        const reset = await (await ops()).reset(eventId, to, options.reason);
-        print(options.json, reset, () => `Reset ${eventId} to history event ${reset.resetToEventId}; new run ${reset.runId}`);
-      } else if (options.query) {
-        const results = await (await ops()).resetMatching({ query: options.query }, to, options.reason, { dryRun: !options.yes });
-        print(options.json, results, () =>
-          options.yes
-            ? results.map((result) => `Reset ${result.eventId}; new run ${result.runId}`).join('\n')
-            : [`Would reset ${results.length} event(s); run again with --yes to do it:`, ...results.map((result) => `  ${result.eventId}`)].join('\n'),
-        );
-      } else {
-        throw new OperationRejectedError('Give an event ID, or --query for a batch.');
-      }
+      if (!eventId) return runBulk(await ops(), { action: 'reset', to: options.to, reason: options.reason }, options);
+      const reset = await (await ops()).operations.reset(eventId, to, options.reason);
+      print(options.json, reset, () => `Reset ${eventId} to history event ${reset.resetToEventId}; new run ${reset.runId}`);
     });
 
+  for (const command of events.commands.filter((each) => BULK_COMMANDS.includes(each.name()))) addBulkOptions(command);
   return events;
+}
+
+interface Operations {
+  operations: EventOperations;
+  jobs: BulkJobs;
 }
 
 /**
  * With DATABASE_URL, `show` adds the event's ledger record (claim and steps) to what Temporal says,
- * and `verify` and `erase` reach the body store; `verify` checks with the receiver's secrets.
+ * and `verify` and `erase` reach the body store; `verify` checks with the receiver's secrets. Bulk
+ * jobs run on the worker's task queue (TEMPORAL_TASK_QUEUE).
  */
-async function createOperations(): Promise<EventOperations> {
+export async function createOperations(): Promise<Operations> {
   const config = loadReceiverConfig();
   const db = config.databaseUrl ? await openDatabase({ url: config.databaseUrl, exitOnIdle: true }) : undefined;
-  return new EventOperations(lazyClient(temporalSettings()), { uiUrl: config.temporalUiUrl, db, sources: new SourceRegistry(config.sources) });
+  const client = lazyClient(temporalSettings());
+  const operations = new EventOperations(client, { uiUrl: config.temporalUiUrl, db, sources: new SourceRegistry(config.sources) });
+  return { operations, jobs: new BulkJobs(client, operations, { taskQueue: config.taskQueue }) };
+}
+
+/** The commands that act on many events by a filter when given no event ID. */
+const BULK_COMMANDS = ['signal', 'cancel', 'terminate', 'retry', 'reset'];
+
+/** A bulk command's filter and how it runs. */
+interface BulkOptions {
+  source?: string;
+  type?: string;
+  status?: EventStatusName;
+  since?: string;
+  until?: string;
+  via?: string;
+  query?: string;
+  rate?: number;
+  dryRun?: boolean;
+  yes?: boolean;
+  reason?: string;
+}
+
+function addBulkOptions(command: Command): void {
+  command
+    .option('--source <source>', 'bulk: events of this source')
+    .option('--type <pattern>', 'bulk: events of this type, or a prefix ending in * (checkout.*)')
+    .addOption(new Option('--status <status>', 'bulk: events whose current run has this status').choices([...EVENT_STATUSES]))
+    .option('--since <when>', 'bulk: started since a duration ago (30m, 2h, 3d) or an ISO time')
+    .option('--until <when>', 'bulk: started before a duration ago or an ISO time')
+    .addOption(new Option('--via <via>', 'bulk: events that came this way').choices(['delivery', 'backfill']))
+    .option('--query <query>', 'bulk: a raw visibility query, ANDed with the rest')
+    .option('--rate <n/s>', 'bulk: at most this many events a second (20/s, 600/m)', rateOption('--rate'))
+    .option('--dry-run', 'bulk: only count the matches and show five')
+    .option('--yes', `bulk: act on more than ${CONFIRM_OVER} matches (without, it is a dry run)`);
+  if (!command.options.some((option) => option.long === '--reason')) command.option('--reason <reason>', 'bulk: why, kept in the job and in each event\'s history');
+}
+
+function bulkFilter(options: BulkOptions): EventFilter | undefined {
+  const filter = { source: options.source, type: options.type, status: options.status, since: options.since, until: options.until, via: options.via, query: options.query };
+  const given = Object.fromEntries(Object.entries(filter).filter(([, value]) => value !== undefined));
+  return Object.keys(given).length > 0 ? given : undefined;
+}
+
+/**
+ * A bulk action from the CLI: the dry run's count and examples, or the job started and watched to
+ * its end (a progress bar on a terminal), then one line per failure; exit 1 when any failed.
+ */
+async function runBulk({ jobs }: Operations, action: Pick<BulkInput, 'action' | 'to' | 'reason' | 'signal'>, options: BulkOptions & { json?: boolean }): Promise<void> {
+  const filter = bulkFilter(options);
+  if (!filter) throw new OperationRejectedError(`Give an event ID, or a filter (--source, --type, --status, --since, --until, --query) for many.`);
+  const answer = await jobs.request({ ...action, filter, rate: options.rate, by: `cli user "${userInfo().username}"` }, { dryRun: options.dryRun, yes: options.yes });
+  if (answer.dryRun) {
+    print(options.json, answer, () =>
+      [`Would ${action.action} ${answer.count} event(s) (${answer.reason}); for example:`, ...answer.examples.map((event) => `  ${event.eventId}  ${event.source ?? '-'}  ${event.eventType ?? '-'}  ${event.status}`), options.dryRun ? '' : 'Run again with --yes to do it.'].filter(Boolean).join('\n'),
+    );
+    return;
+  }
+  if (!options.json) console.error(`Started ${answer.jobId} for ${answer.count} event(s). Stop it with: durable-webhooks jobs stop '${answer.jobId}'`);
+  const final = await watchJob(jobs, answer.jobId, !options.json && process.stderr.isTTY);
+  print(options.json, final, () => describeJob(final));
+  if (final.failed > 0 || final.status !== 'completed') process.exitCode = 1;
+}
+
+/** Polls the job until it ends, drawing its progress on stderr when `bar`. */
+export async function watchJob(jobs: BulkJobs, jobId: string, bar: boolean): Promise<BulkJobView> {
+  for (;;) {
+    const view = await jobs.show(jobId);
+    if (bar) process.stderr.write(`\r${progressBar(view)}`);
+    if (view.status !== 'running') {
+      if (bar) process.stderr.write('\n');
+      return view;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+function progressBar(view: BulkJobView): string {
+  const skipped = Object.values(view.skipped).reduce((sum, each) => sum + each, 0);
+  const handled = view.done + skipped + view.failed;
+  const width = 30;
+  const filled = view.total === 0 ? 0 : Math.round((handled / view.total) * width);
+  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${handled}/${view.total}  ${view.done} done, ${skipped} skipped, ${view.failed} failed`;
+}
+
+/** The job's end: its counts, the skipped ones by reason, and one line per failure. */
+export function describeJob(view: BulkJobView): string {
+  const skipped = Object.entries(view.skipped).map(([reason, count]) => `${count} skipped: ${reason}`);
+  return [
+    `${view.jobId}: ${view.state === 'stopped' ? 'stopped' : view.status} · ${view.total} matched · ${view.done} done${skipped.length ? ` · ${skipped.join(' · ')}` : ''} · ${view.failed} failed`,
+    ...view.failures.map((failure) => `failed  ${failure.eventId}: ${failure.error}`),
+    ...(view.failed > view.failures.length ? [`… and ${view.failed - view.failures.length} more failures`] : []),
+  ].join('\n');
 }
 
 /** `user@host`, for the erasure record when --by is not given. */

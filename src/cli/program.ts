@@ -12,6 +12,7 @@ import { flowsCommand } from './flows';
 import { providersCommand } from './providers';
 import { inboxCommand } from './inbox';
 import { holdCommands } from './holds';
+import { jobsCommand } from './jobs';
 import { reconcileCommand } from './reconcile';
 import { messagesCommand } from './messages';
 import { send } from './send';
@@ -104,6 +105,7 @@ export function buildProgram(): Command {
   program.addCommand(statusCommand());
   program.addCommand(inboxCommand());
   for (const command of holdCommands()) program.addCommand(command);
+  program.addCommand(jobsCommand());
   program.addCommand(workersCommand());
   return program;
 }

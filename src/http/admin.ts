@@ -11,6 +11,8 @@ import { RECONCILE_PROVIDERS } from '../temporal/schedules';
 import { pointInTime, type EventFilter, type EventStatusName } from '../temporal/visibility';
 import type { BackfillInput } from '../../contracts';
 import type { Backfills } from '../temporal/backfills';
+import type { BulkJobs } from '../temporal/bulk-jobs';
+import { BULK_ACTIONS, type BulkActionName } from '../../contracts';
 import type { Database } from '../db/database';
 import { createHold, listHolds, releaseHolds } from '../db/holds';
 import { readRate } from '../config/sources';
@@ -29,7 +31,7 @@ export type AdminBackfills = Pick<Backfills, 'start' | 'status' | 'stripeSources
  * `/admin`: the operator CLI's operations over HTTP, by event ID, behind `Authorization: Bearer
  * <ADMIN_TOKEN or one of ADMIN_TOKENS>` (compared in constant time); the token's name is who acts.
  */
-export function createAdminRouter(operations: EventOperations, tokens: NamedToken[], logger: Logger, backfills?: AdminBackfills, holds?: AdminHolds): Router {
+export function createAdminRouter(operations: EventOperations, tokens: NamedToken[], logger: Logger, backfills?: AdminBackfills, holds?: AdminHolds, jobs?: BulkJobs): Router {
   const router = express.Router();
 
   router.use(limitFailedAttempts(tokens.map(({ token }) => token)), requireToken(tokens, 'ADMIN_TOKEN'));
@@ -90,12 +92,13 @@ export function createAdminRouter(operations: EventOperations, tokens: NamedToke
     res.json(await backfills.status(req.params.source));
   });
 
+  const actor = (res: express.Response) => `admin token "${res.locals.tokenName as string}"`;
+
   // Holds: deliveries of a source (or of its types matching a pattern) are stored and answered, and wait.
   const holdStore = (): AdminHolds => {
     if (!holds) throw new OperationRejectedError('Holds are not available on this receiver.');
     return holds;
   };
-  const actor = (res: express.Response) => `admin token "${res.locals.tokenName as string}"`;
 
   router.get('/holds', async (req, res) => {
     res.json({ holds: await listHolds(holdStore().db, { all: req.query.all === 'true' }) });
@@ -126,6 +129,54 @@ export function createAdminRouter(operations: EventOperations, tokens: NamedToke
     const released = await releaseHolds(holdStore().db, { source, typePattern: type }, { rate: rate === undefined ? undefined : rateOf(rate), by: actor(res) });
     logger.warn({ holds: released.released.map((hold) => hold.id), rate, by: actor(res) }, 'hold released');
     res.json(released);
+  });
+
+  // Bulk actions by filter, as durable jobs (src/temporal/bulk-jobs.ts).
+  const bulkJobs = (): BulkJobs => {
+    if (!jobs) throw new OperationRejectedError('Bulk jobs are not available on this receiver.');
+    return jobs;
+  };
+
+  router.post('/bulk', async (req, res) => {
+    const body = (req.body ?? {}) as { action?: unknown; filter?: unknown; to?: unknown; reason?: unknown; signal?: unknown; rate?: unknown; dryRun?: unknown; yes?: unknown };
+    if (!(BULK_ACTIONS as readonly unknown[]).includes(body.action)) throw new OperationRejectedError(`"action" must be one of ${BULK_ACTIONS.join(', ')}.`);
+    const action = body.action as BulkActionName;
+    const filter = (body.filter ?? {}) as Record<string, unknown>;
+    if (typeof filter !== 'object' || Array.isArray(filter) || Object.keys(filter).length === 0) throw new OperationRejectedError('"filter" must name what to act on: source, type, status, since, until, via or query.');
+    const unknown = Object.keys(filter).filter((key) => !FILTER_KEYS.includes(key));
+    if (unknown.length > 0 || Object.values(filter).some((value) => typeof value !== 'string')) throw new OperationRejectedError(`"filter" takes text values of ${FILTER_KEYS.join(', ')}${unknown.length ? `, not ${unknown.join(', ')}` : ''}.`);
+    if (typeof body.reason !== 'string' || body.reason.trim() === '') throw new OperationRejectedError('Give a "reason"; it is kept in the job and in each event\'s history.');
+    if (action === 'reset') parseResetTarget(body.to ?? 'last-failure');
+    const signal = body.signal as { name?: unknown; data?: unknown } | undefined;
+    if (action === 'signal' && (typeof signal !== 'object' || signal === null || typeof signal.name !== 'string')) throw new OperationRejectedError('A bulk signal needs "signal": {"name": …, "data": …}.');
+    const answer = await bulkJobs().request(
+      {
+        action,
+        filter: filter as EventFilter,
+        ...(typeof body.to === 'string' && { to: body.to }),
+        reason: body.reason,
+        ...(action === 'signal' && { signal: { name: signal!.name as string, data: signal!.data } }),
+        ...(body.rate !== undefined && { rate: rateOf(body.rate) }),
+        by: actor(res),
+      },
+      { dryRun: body.dryRun === true, yes: body.yes === true },
+    );
+    if (!answer.dryRun) logger.warn({ jobId: answer.jobId, action, count: answer.count, by: actor(res) }, 'bulk job started');
+    res.status(answer.dryRun ? 200 : 202).json(answer);
+  });
+
+  router.get('/bulk', async (_req, res) => {
+    res.json({ jobs: await bulkJobs().list() });
+  });
+
+  router.get('/bulk/:jobId', async (req, res) => {
+    res.json(await bulkJobs().show(req.params.jobId));
+  });
+
+  router.delete('/bulk/:jobId', async (req, res) => {
+    await bulkJobs().stop(req.params.jobId);
+    logger.warn({ jobId: req.params.jobId, by: actor(res) }, 'bulk job stop requested');
+    res.status(202).json({ jobId: req.params.jobId, status: 'stop requested' });
   });
 
   router.use(routeErrorHandler({ realm: 'durable-webhooks admin', internalDetail: 'The operation failed on our side; nothing is known to have changed. See the receiver log.', logger, what: 'admin request' }));
@@ -184,6 +235,9 @@ function rateOf(value: unknown): number {
     throw error;
   }
 }
+
+/** What a bulk filter may say: the fields of `GET /admin/events`'s query. */
+const FILTER_KEYS = ['source', 'type', 'status', 'since', 'until', 'via', 'query'];
 
 function filterOf(req: Request): EventFilter {
   const value = (name: string) => (typeof req.query[name] === 'string' ? (req.query[name] as string) : undefined);

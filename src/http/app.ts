@@ -5,6 +5,7 @@ import type { SourceRegistry } from '../providers/registry';
 import type { EventOperations } from '../temporal/operations';
 import type { EventStarter } from '../temporal/start-event';
 import { createAdminRouter, type AdminBackfills, type AdminHolds } from './admin';
+import type { BulkJobs } from '../temporal/bulk-jobs';
 import { createApiRouter, type ApiDeps } from './api';
 import { createCodecRouter, type CodecDeps } from './codec';
 import { createMetrics, type Metrics } from './metrics';
@@ -37,7 +38,7 @@ export interface AppDeps {
   now?: () => Date;
   logger?: Logger;
   /** The `/admin` API; off (404) without it. */
-  admin?: { operations: EventOperations; tokens: NamedToken[]; backfills?: AdminBackfills; holds?: AdminHolds };
+  admin?: { operations: EventOperations; tokens: NamedToken[]; backfills?: AdminBackfills; holds?: AdminHolds; jobs?: BulkJobs };
   /** The remote codec endpoint (`/codec`); off (404) without it. */
   codec?: Omit<CodecDeps, 'logger'>;
   /** Our own `/v1` API; off (404) without it. */
@@ -109,7 +110,7 @@ function baseApp(trustProxy: AppDeps['trustProxy']): Express {
 }
 
 function mountOperatorRoutes(app: Express, deps: Pick<AppDeps, 'admin' | 'codec' | 'api'>, logger: Logger): void {
-  if (deps.admin) app.use('/admin', createAdminRouter(deps.admin.operations, deps.admin.tokens, logger, deps.admin.backfills, deps.admin.holds));
+  if (deps.admin) app.use('/admin', createAdminRouter(deps.admin.operations, deps.admin.tokens, logger, deps.admin.backfills, deps.admin.holds, deps.admin.jobs));
   if (deps.api) app.use('/v1', createApiRouter({ ...deps.api, logger }));
   if (deps.codec) app.use('/codec', createCodecRouter({ ...deps.codec, logger }));
 }

@@ -6,12 +6,12 @@ import type { Database } from '../db/database';
 import { erase, erasureOf, type Erasure, type ErasureReport, type ErasureRequest, type ErasureTemporal } from '../db/erasure';
 import { SourceRegistry } from '../providers/registry';
 import { verifyStoredEvent, type Verification } from '../providers/verify-stored';
-import { statusQuery, type EventProgress } from '../../contracts';
+import { statusQuery, type BulkActionName, type BulkItemResult, type EventProgress } from '../../contracts';
 import { flowNamed } from '../flows';
 import { loadBodyByWorkflowId, type StoredBody } from '../db/event-bodies';
 import { ledgerRecord, recordStopped, type LedgerRecord } from '../db/ledger';
-import { EventNotFoundError, OperationRejectedError, SignalNotAwaitedError } from '../errors';
-import { resetPoint, type ResetTarget } from './reset-points';
+import { EventNotFoundError, EventRunningError, OperationRejectedError, SignalNotAwaitedError } from '../errors';
+import { parseResetTarget, resetPoint, type ResetTarget } from './reset-points';
 import { toSummary, visibilityQuery, type EventFilter, type EventSummary } from './visibility';
 
 /** Where an event stands that has no workflow: stored and held, ignored by a route, or not started yet (dead-lettered, when Temporal kept refusing it). */
@@ -181,7 +181,7 @@ export class EventOperations implements ErasureTemporal {
    * run keeps the run chain, so its ledger claim holds and finished steps are not repeated.
    * The TypeScript client has no reset method, so this calls the service directly.
    */
-  async reset(eventId: string, to: ResetTarget, reason: string): Promise<{ eventId: string; runId: string; resetToEventId: number }> {
+  async reset(eventId: string, to: ResetTarget, reason: string, requestId: string = randomUUID()): Promise<{ eventId: string; runId: string; resetToEventId: number }> {
     const { runId } = await this.describe(eventId);
     const { events } = await this.client.workflow.getHandle(eventId, runId).fetchHistory();
     const resetToEventId = resetPoint(events ?? [], to);
@@ -190,19 +190,49 @@ export class EventOperations implements ErasureTemporal {
       workflowExecution: { workflowId: eventId, runId },
       reason,
       workflowTaskFinishEventId: Long.fromNumber(resetToEventId),
-      requestId: randomUUID(),
+      requestId,
     });
     return { eventId, runId: response.runId!, resetToEventId };
   }
 
-  /** The batch form: every event the query matches, or (with `dryRun`) only the list of them. */
-  async resetMatching(filter: EventFilter, to: ResetTarget, reason: string, { dryRun }: { dryRun: boolean }) {
-    const matches = await this.list(filter, 1000);
-    if (matches.length === 0) throw new OperationRejectedError(`No event matches ${visibilityQuery(filter, this.options.now?.())}; nothing was reset.`);
-    if (dryRun) return matches.map((event) => ({ eventId: event.eventId, runId: null as string | null }));
-    const done = [];
-    for (const event of matches) done.push(await this.reset(event.eventId, to, reason));
-    return done.map(({ eventId, runId }) => ({ eventId, runId: runId as string | null }));
+  /**
+   * One bulk job's action on one event, or why it was skipped: a retry or reset leaves a completed
+   * event alone (exactly once: nothing runs again) and a running one too; cancel, terminate and
+   * signal act on running events only. `requestId` makes a repeated reset (the job's activity
+   * retried) the same reset.
+   */
+  async apply(action: BulkActionName, eventId: string, options: { to?: string; reason: string; signal?: { name: string; data?: unknown }; requestId: string }): Promise<BulkItemResult> {
+    let status: string;
+    try {
+      status = (await this.describe(eventId)).status.name;
+    } catch (error) {
+      if (error instanceof EventNotFoundError) return { eventId, outcome: 'skipped', detail: 'not found' };
+      throw error;
+    }
+    try {
+      switch (action) {
+        case 'retry':
+        case 'reset': {
+          if (status === 'COMPLETED') return { eventId, outcome: 'skipped', detail: 'completed' };
+          if (status === 'RUNNING') return { eventId, outcome: 'skipped', detail: 'running' };
+          const reset = await this.reset(eventId, parseResetTarget(action === 'retry' ? 'last-failure' : (options.to ?? 'last-failure')), options.reason, options.requestId);
+          return { eventId, outcome: 'done', detail: `reset to history event ${reset.resetToEventId}; run ${reset.runId}` };
+        }
+        case 'cancel':
+        case 'terminate':
+        case 'signal': {
+          if (status !== 'RUNNING') return { eventId, outcome: 'skipped', detail: 'closed' };
+          if (action === 'cancel') await this.cancel(eventId);
+          else if (action === 'terminate') await this.terminate(eventId, options.reason);
+          else await this.signal(eventId, options.signal!.name, options.signal!.data);
+          return { eventId, outcome: 'done', detail: action === 'signal' ? `sent ${options.signal!.name}` : action === 'cancel' ? 'cancel requested' : 'terminated' };
+        }
+      }
+    } catch (error) {
+      // What the operator must read (not awaited, no reset point): this event's failure, not the job's.
+      if (error instanceof OperationRejectedError || error instanceof SignalNotAwaitedError || error instanceof EventRunningError) return { eventId, outcome: 'failed', detail: error.message };
+      throw error;
+    }
   }
 
   /** The stored body's signature, checked again with today's secrets (`verifyStoredEvent`). */

@@ -29,6 +29,8 @@ export interface EventFilter {
   status?: EventStatusName;
   /** A duration back from now (`2h`, `3d`) or an ISO 8601 time. */
   since?: string;
+  /** Started before this: a duration back from now or an ISO 8601 time. */
+  until?: string;
   /** How events came: `delivery` or `backfill`. */
   via?: string;
   /** A raw visibility query, ANDed with the other filters. */
@@ -39,7 +41,11 @@ export interface EventFilter {
 export function visibilityQuery(filter: EventFilter, now: Date = new Date()): string {
   const clauses = [`${WEBHOOK_SOURCE.name} IS NOT NULL`];
   if (filter.source) clauses.push(`${WEBHOOK_SOURCE.name} = '${literal(filter.source, 'source')}'`);
-  if (filter.type) clauses.push(`${WEBHOOK_EVENT_TYPE.name} = '${literal(filter.type, 'type')}'`);
+  if (filter.type?.endsWith('*')) {
+    const prefix = filter.type.slice(0, -1);
+    // `*` alone is every type; `checkout.*` every type that starts so (the routes' and holds' patterns).
+    if (prefix !== '') clauses.push(`${WEBHOOK_EVENT_TYPE.name} STARTS_WITH '${literal(prefix, 'type')}'`);
+  } else if (filter.type) clauses.push(`${WEBHOOK_EVENT_TYPE.name} = '${literal(filter.type, 'type')}'`);
   if (filter.via) {
     if (!VIAS.includes(filter.via)) throw new OperationRejectedError(`"via" must be one of ${VIAS.join(', ')}.`);
     clauses.push(`${WEBHOOK_VIA.name} = '${filter.via}'`);
@@ -49,6 +55,7 @@ export function visibilityQuery(filter: EventFilter, now: Date = new Date()): st
     clauses.push(`ExecutionStatus = '${STATUS_NAMES[filter.status]}'`);
   }
   if (filter.since) clauses.push(`StartTime >= '${pointInTime(filter.since, 'since', now).toISOString()}'`);
+  if (filter.until) clauses.push(`StartTime < '${pointInTime(filter.until, 'until', now).toISOString()}'`);
   if (filter.query) clauses.push(`(${contained(filter.query)})`);
   return clauses.join(' AND ');
 }

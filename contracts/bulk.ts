@@ -1,0 +1,65 @@
+import { defineQuery } from '@temporalio/workflow';
+import { INTERNAL_WORKFLOW_ID_PREFIX } from './events';
+
+/** What a bulk job does to each event it matches. */
+export const BULK_ACTIONS = ['retry', 'reset', 'cancel', 'terminate', 'signal'] as const;
+export type BulkActionName = (typeof BULK_ACTIONS)[number];
+
+/** Which events a bulk job acts on: the filter of `durable-webhooks events list`, by source, type, status and time. */
+export interface BulkFilter {
+  source?: string;
+  /** An event type, or a prefix ending in `*`. */
+  type?: string;
+  status?: string;
+  since?: string;
+  until?: string;
+  via?: string;
+  /** A raw visibility query, ANDed with the rest. */
+  query?: string;
+}
+
+export interface BulkInput {
+  action: BulkActionName;
+  filter: BulkFilter;
+  /** reset: the point to reset to (`first`, `last-task`, `last-failure`, a history event ID); retry is reset to `last-failure`. */
+  to?: string;
+  /** Why; kept in each event's history (resets, terminations) and in the job's own. */
+  reason: string;
+  /** signal: its name and argument, checked as `durable-webhooks events signal` checks it. */
+  signal?: { name: string; data?: unknown };
+  /** Events acted on per second, at most; as fast as Temporal answers without one. */
+  rate?: number;
+  /** Who started the job: an admin token's name, or the operator's user name. */
+  by: string;
+}
+
+/** What happened to one event: acted on, skipped (and why: `completed`, `running`, `closed`, `not found`), or failed (and why). */
+export interface BulkItemResult {
+  eventId: string;
+  outcome: 'done' | 'skipped' | 'failed';
+  detail: string;
+}
+
+/** A bulk job's progress, as its query answers it and its result ends it. */
+export interface BulkProgress {
+  state: 'listing' | 'running' | 'completed' | 'stopped';
+  /** Events the filter matched when the job listed them. */
+  total: number;
+  done: number;
+  /** Skipped events by reason, e.g. `{ completed: 50 }`. */
+  skipped: Record<string, number>;
+  failed: number;
+  /** The first failures, one line each (at most MAX_LISTED_FAILURES; `failed` counts them all). */
+  failures: Array<{ eventId: string; error: string }>;
+}
+
+/** The most events one bulk job acts on: narrow the filter (`--since`, `--until`) for more. */
+export const MAX_BULK_EVENTS = 10_000;
+/** Failures a job lists; the rest are counted. */
+export const MAX_LISTED_FAILURES = 100;
+
+export const bulkProgressQuery = defineQuery<BulkProgress>('bulkProgress');
+
+/** A bulk job's workflow ID: the operator watches and stops it by this ID. */
+export const bulkJobWorkflowId = (action: BulkActionName, id: string) => `${INTERNAL_WORKFLOW_ID_PREFIX}bulk:${action}:${id}`;
+export const isBulkJobId = (workflowId: string) => workflowId.startsWith(`${INTERNAL_WORKFLOW_ID_PREFIX}bulk:`);

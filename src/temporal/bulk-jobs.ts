@@ -1,0 +1,101 @@
+import { randomUUID } from 'node:crypto';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { bulkJobWorkflowId, bulkProgressQuery, isBulkJobId, MAX_BULK_EVENTS, type BulkInput, type BulkProgress } from '../../contracts';
+import { OperationRejectedError, ResourceNotFoundError } from '../errors';
+import { bulkActionFlow } from '../flows';
+import type { EventOperations } from './operations';
+import { pointInTime, visibilityQuery, type EventFilter, type EventSummary } from './visibility';
+
+/** Over this many matches, a bulk action is a dry run unless confirmed (`--yes`, `"yes": true`). */
+export const CONFIRM_OVER = 100;
+
+/** What a bulk request answers: the dry run's count and examples, or the job it started. */
+export type BulkAnswer =
+  | { dryRun: true; count: number; examples: EventSummary[]; reason: string }
+  | { dryRun: false; count: number; jobId: string; runId: string };
+
+/** A bulk job as `jobs show` reports it: its progress, and how its workflow stands. */
+export interface BulkJobView extends BulkProgress {
+  jobId: string;
+  /** The job workflow's status: running, completed, failed, terminated… */
+  status: string;
+}
+
+/**
+ * Bulk actions as durable jobs: a workflow of ours (`bulkAction`) per request, which lists the
+ * matching events once and acts on each at the request's rate. Temporal's batch operations act on a
+ * visibility query too, but cannot skip a completed event on a retry (exactly once), reset to the
+ * last failure, check a signal's argument, or report per event; the workflow does all four.
+ */
+export class BulkJobs {
+  constructor(
+    private readonly client: Client,
+    private readonly operations: EventOperations,
+    private readonly options: { taskQueue: string; now?: () => Date },
+  ) {}
+
+  /**
+   * Counts the matches and, unless it is a dry run (asked for, or over CONFIRM_OVER unconfirmed),
+   * starts the job. Relative times are fixed now, so the job acts on what was counted.
+   */
+  async request(input: Omit<BulkInput, 'filter'> & { filter: EventFilter }, { dryRun = false, yes = false }: { dryRun?: boolean; yes?: boolean } = {}): Promise<BulkAnswer> {
+    const now = this.options.now?.() ?? new Date();
+    const filter: EventFilter = {
+      ...input.filter,
+      ...(input.filter.since && { since: pointInTime(input.filter.since, 'since', now).toISOString() }),
+      ...(input.filter.until && { until: pointInTime(input.filter.until, 'until', now).toISOString() }),
+    };
+    if (input.action === 'signal' && !input.signal?.name) throw new OperationRejectedError('A bulk signal needs the signal\'s name.');
+    if (input.rate !== undefined && !(input.rate > 0)) throw new OperationRejectedError('"rate" must be a positive number of events per second.');
+    const matches = await this.operations.list(filter, MAX_BULK_EVENTS + 1);
+    if (matches.length === 0) throw new OperationRejectedError(`No event matches ${visibilityQuery(filter, now)}; nothing to do.`);
+    if (matches.length > MAX_BULK_EVENTS) throw new OperationRejectedError(`More than ${MAX_BULK_EVENTS} events match; narrow the filter (--since, --until, --type) and run one job per part.`);
+    if (dryRun || (matches.length > CONFIRM_OVER && !yes)) {
+      const reason = dryRun ? 'a dry run, as asked' : `over ${CONFIRM_OVER} events match: confirm with --yes ("yes": true)`;
+      return { dryRun: true, count: matches.length, examples: matches.slice(0, 5), reason };
+    }
+    const jobId = bulkJobWorkflowId(input.action, randomUUID());
+    const handle = await this.client.workflow.start(bulkActionFlow.workflow, {
+      workflowId: jobId,
+      taskQueue: this.options.taskQueue,
+      args: [{ ...input, filter: { ...filter, status: filter.status } }],
+      staticSummary: `bulk ${input.action} of ${matches.length} event(s) matching ${visibilityQuery(filter, now)}, by ${input.by}: ${input.reason}`.slice(0, 200),
+    });
+    return { dryRun: false, count: matches.length, jobId, runId: handle.firstExecutionRunId };
+  }
+
+  /** The job's progress: from its query while it runs, its result once it ended. */
+  async show(jobId: string): Promise<BulkJobView> {
+    const handle = this.handle(jobId);
+    let status: string;
+    try {
+      status = (await handle.describe()).status.name.toLowerCase();
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) throw new ResourceNotFoundError('job', jobId);
+      throw error;
+    }
+    const progress = status === 'completed' ? await handle.result() : await handle.query(bulkProgressQuery);
+    return { jobId, status, ...progress };
+  }
+
+  /** Asks the job to stop: it finishes the batch under way and ends `stopped`. */
+  async stop(jobId: string): Promise<void> {
+    await this.show(jobId);
+    await this.handle(jobId).cancel();
+  }
+
+  /** Recent jobs, newest first. */
+  async list(limit = 20): Promise<Array<{ jobId: string; status: string; startTime: string }>> {
+    const jobs = [];
+    for await (const execution of this.client.workflow.list({ query: `WorkflowType = '${bulkActionFlow.name}'` })) {
+      jobs.push({ jobId: execution.workflowId, status: execution.status.name.toLowerCase(), startTime: execution.startTime.toISOString() });
+      if (jobs.length >= limit) break;
+    }
+    return jobs;
+  }
+
+  private handle(jobId: string) {
+    if (!isBulkJobId(jobId)) throw new OperationRejectedError(`"${jobId}" is not a bulk job ID (they start with durable-webhooks:bulk:).`);
+    return this.client.workflow.getHandle<typeof bulkActionFlow.workflow>(jobId);
+  }
+}
