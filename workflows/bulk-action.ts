@@ -8,10 +8,10 @@ export const bulkActionFlow = defineFlow({
   versioning: { behavior: 'AUTO_UPGRADE', why: 'Acts on up to 10,000 events at an operator-chosen rate, for minutes to hours; a deploy during it must not strand it.' },
 });
 
-/** Listing and acting heartbeat: a worker that dies is noticed within 30 s, and a retry resumes after the last event done. */
+/** Listing and acting heartbeat: a worker that dies is noticed within 10 s, and a retry resumes after the last event done. */
 const activities = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '30 seconds',
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 

@@ -1,0 +1,84 @@
+import { checkoutCompleted, type SignedDelivery } from '../support/events';
+import { eventually } from '../support/eventually';
+import { runCli, spawnNpmScript, type Spawned } from '../support/processes';
+import { post, startStack, type WorkerStack } from '../support/stack';
+
+/**
+ * A bulk retry as a durable job, on the real dev server, PostgreSQL and worker processes: 150 of
+ * 200 orders failed (the email API refused them), the cause is fixed, and one job retries the 200
+ * by filter, while its worker is killed under it. The 150 complete, the 50 completed ones are
+ * skipped, and the stand-ins see one PaymentIntent update and one email per order.
+ */
+const ADMIN_TOKEN = 'bulk-jobs-test-admin-token-0123456789abcdef';
+let stack: WorkerStack;
+const workers: Spawned[] = [];
+beforeAll(async () => {
+  stack = await startStack({ worker: 'external', env: { ADMIN_TOKEN } });
+});
+afterAll(async () => {
+  for (const worker of workers) worker.child.kill('SIGKILL');
+  await stack?.close();
+});
+
+async function startWorker(): Promise<Spawned> {
+  const worker = spawnNpmScript('worker', stack.workerEnv);
+  workers.push(worker);
+  await worker.waitFor('worker polling');
+  return worker;
+}
+
+const admin = (method: string, path: string, body?: unknown) =>
+  fetch(`${stack.url}/admin${path}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+
+async function deliverAll(deliveries: SignedDelivery[]): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < deliveries.length) {
+      const delivery = deliveries[next++]!;
+      expect((await post(`${stack.url}/webhooks/${delivery.path}`, delivery.headers, delivery.body)).status).toBe(202);
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, lane));
+}
+
+const outcomes = (deliveries: SignedDelivery[]) =>
+  Promise.all(deliveries.map((delivery) => stack.client.workflow.getHandle(delivery.id).result().then((result) => (result as { outcome: string }).outcome, () => 'failed')));
+
+it('retries 200 orders by filter as one job, through a worker killed under it: the 150 failed ones complete once, the 50 completed ones are skipped', async () => {
+  const worker = await startWorker();
+  stack.resend.acceptApiKey('re_not_the_one_in_use');
+  const failing = Array.from({ length: 150 }, () => checkoutCompleted());
+  await deliverAll(failing);
+  expect(new Set(await outcomes(failing))).toEqual(new Set(['failed']));
+  stack.resend.acceptApiKey(undefined);
+  const fine = Array.from({ length: 50 }, () => checkoutCompleted());
+  await deliverAll(fine);
+  expect(new Set(await outcomes(fine))).toEqual(new Set(['fulfilled']));
+
+  const filter = { query: `TaskQueue = '${stack.taskQueue}'`, type: 'checkout.*' };
+  // Over 100 matches, unconfirmed: a dry run, from the CLI and from /admin alike.
+  const dryRun = await runCli(['events', 'retry', '--query', filter.query, '--type', filter.type, '--json'], { DATABASE_URL: stack.workerEnv.DATABASE_URL, TEMPORAL_TASK_QUEUE: stack.taskQueue });
+  expect(JSON.parse(dryRun.output)).toMatchObject({ dryRun: true, count: 200, examples: expect.any(Array), reason: expect.stringContaining('confirm with --yes') });
+  const unconfirmed = await admin('POST', '/bulk', { action: 'retry', filter, reason: 'email API key fixed' });
+  expect([unconfirmed.status, ((await unconfirmed.json()) as { dryRun: boolean }).dryRun]).toEqual([200, true]);
+
+  const started = await admin('POST', '/bulk', { action: 'retry', filter, reason: 'email API key fixed', rate: '50/s', yes: true });
+  expect(started.status).toBe(202);
+  const { jobId, count } = (await started.json()) as { jobId: string; count: number };
+  expect(count).toBe(200);
+  const progress = async () => (await (await admin('GET', `/bulk/${encodeURIComponent(jobId)}`)).json()) as { status: string; state: string; done: number; skipped: Record<string, number>; failed: number; total: number };
+  await eventually('the job is under way', async () => (await progress()).done >= 30);
+  worker.child.kill('SIGKILL');
+  await startWorker();
+  await eventually('the job ends', async () => (await progress()).status !== 'running', { timeoutMs: 60_000 });
+  expect(await progress()).toMatchObject({ status: 'completed', state: 'completed', total: 200, done: 150, skipped: { completed: 50 }, failed: 0 });
+
+  expect(new Set(await outcomes([...failing, ...fine]))).toEqual(new Set(['fulfilled']));
+  const ids = new Set([...failing, ...fine].map((delivery) => delivery.id));
+  const updates = stack.stripe.requests.filter((request) => request.method === 'POST' && ids.has(request.idempotencyKey?.split(':')[0] ?? '') && !request.replayed);
+  expect(updates).toHaveLength(200);
+  expect(new Set(updates.map((request) => request.idempotencyKey)).size).toBe(200);
+  expect(stack.resend.emails.filter((email) => ids.has(email.idempotencyKey?.split(':')[0] ?? ''))).toHaveLength(200);
+  const listed = (await (await admin('GET', '/bulk')).json()) as { jobs: Array<{ jobId: string }> };
+  expect(listed.jobs.map((job) => job.jobId)).toContain(jobId);
+});
