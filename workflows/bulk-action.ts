@@ -1,5 +1,5 @@
 import { CancellationScope, isCancellation, proxyActivities, setCurrentDetails, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
-import { bulkProgressQuery, defineFlow, MAX_BULK_EVENTS, MAX_LISTED_FAILURES, type Activities, type BulkInput, type BulkItemResult, type BulkProgress } from '../contracts';
+import { bulkBatchSize, bulkProgressQuery, defineFlow, MAX_BULK_EVENTS, MAX_LISTED_FAILURES, type Activities, type BulkInput, type BulkItemResult, type BulkProgress } from '../contracts';
 
 export const bulkActionFlow = defineFlow({
   workflow: bulkAction,
@@ -14,11 +14,6 @@ const activities = proxyActivities<Activities>({
   heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
-
-/** Events acted on per activity: a fifth of a second's worth at the job's rate, at most 20. */
-export function bulkBatchSize(rate: number | undefined): number {
-  return rate === undefined ? 20 : Math.max(1, Math.min(20, Math.ceil(rate / 5)));
-}
 
 /**
  * Lists the events the filter matches (their current runs, once, at the start), then acts on them

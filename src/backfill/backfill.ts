@@ -78,7 +78,8 @@ async function settle(listed: ListedEvent, { source, starter, exists, db, mode =
   // The provider's API gives the event, not the signed delivery: its body is stored without signature headers.
   const body = { raw: Buffer.from(JSON.stringify(verified.payload)), contentType: 'application/json', signatureHeaders: {} };
   const result = await starter.start({ source: source.name, provider: source.adapter.kind, ...verified, receivedAt: now().toISOString(), body }, source, 'backfill');
-  return result.status === 'started' ? 'started' : 'already recorded';
+  // Stored now and started, or stored to start later (paced by the source's rate, held), or ignored by a route: new to us.
+  return result.status === 'duplicate' ? 'already recorded' : 'started';
 }
 
 /** `found 50 · already recorded 3 · started 47 · failed 0` */

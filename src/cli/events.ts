@@ -220,6 +220,10 @@ async function runBulk({ jobs }: Operations, action: Pick<BulkInput, 'action' | 
   const filter = bulkFilter(options);
   if (!filter) throw new OperationRejectedError(`Give an event ID, or a filter (--source, --type, --status, --since, --until, --query) for many.`);
   const answer = await jobs.request({ ...action, filter, rate: options.rate, by: `cli user "${userInfo().username}"` }, { dryRun: options.dryRun, yes: options.yes });
+  if (answer.dryRun && answer.count === 0) {
+    print(options.json, answer, () => `Nothing to ${action.action}: ${answer.reason}.`);
+    return;
+  }
   if (answer.dryRun) {
     print(options.json, answer, () =>
       [`Would ${action.action} ${answer.count} event(s) (${answer.reason}); for example:`, ...answer.examples.map((event) => `  ${event.eventId}  ${event.source ?? '-'}  ${event.eventType ?? '-'}  ${event.status}`), options.dryRun ? '' : 'Run again with --yes to do it.'].filter(Boolean).join('\n'),

@@ -9,7 +9,7 @@ import { pointInTime, visibilityQuery, type EventFilter, type EventSummary } fro
 /** Over this many matches, a bulk action is a dry run unless confirmed (`--yes`, `"yes": true`). */
 export const CONFIRM_OVER = 100;
 
-/** What a bulk request answers: the dry run's count and examples, or the job it started. */
+/** What a bulk request answers: the dry run's count and examples (none matched: count 0), or the job it started. */
 export type BulkAnswer =
   | { dryRun: true; count: number; examples: EventSummary[]; reason: string }
   | { dryRun: false; count: number; jobId: string; runId: string };
@@ -48,10 +48,10 @@ export class BulkJobs {
     if (input.action === 'signal' && !input.signal?.name) throw new OperationRejectedError('A bulk signal needs the signal\'s name.');
     if (input.rate !== undefined && !(input.rate > 0)) throw new OperationRejectedError('"rate" must be a positive number of events per second.');
     const matches = await this.operations.list(filter, MAX_BULK_EVENTS + 1);
-    if (matches.length === 0) throw new OperationRejectedError(`No event matches ${visibilityQuery(filter, now)}; nothing to do.`);
     if (matches.length > MAX_BULK_EVENTS) throw new OperationRejectedError(`More than ${MAX_BULK_EVENTS} events match; narrow the filter (--since, --until, --type) and run one job per part.`);
-    if (dryRun || (matches.length > CONFIRM_OVER && !yes)) {
-      const reason = dryRun ? 'a dry run, as asked' : `over ${CONFIRM_OVER} events match: confirm with --yes ("yes": true)`;
+    // Nothing to act on is an answer, not an error: a runbook's retry after a quiet hour finds nothing.
+    if (dryRun || matches.length === 0 || (matches.length > CONFIRM_OVER && !yes)) {
+      const reason = matches.length === 0 ? `no event matches ${visibilityQuery(filter, now)}; nothing to do` : dryRun ? 'a dry run, as asked' : `over ${CONFIRM_OVER} events match: confirm with --yes ("yes": true)`;
       return { dryRun: true, count: matches.length, examples: matches.slice(0, 5), reason };
     }
     const jobId = bulkJobWorkflowId(input.action, randomUUID());

@@ -9,7 +9,6 @@ import { silentLogger } from '../../src/logger';
 import { startReceiver } from '../../src/receiver';
 import { loadReceiverConfig } from '../../src/config';
 import { checkoutCompleted, type SignedDelivery } from '../support/events';
-import { eventually } from '../support/eventually';
 import { runCli } from '../support/processes';
 import { SECRETS, SECRETS_ENV, stripeEvent, stripeHeaders } from '../support/signing';
 import { workflowExists } from '../../src/temporal/start-event';

@@ -15,8 +15,9 @@ import {
   subscriptionStateQuery,
   subscriptionWorkflowId,
   backfillWorkflowId,
+  bulkJobWorkflowId,
 } from '../../contracts';
-import { backfill, buildCheck, reconcile } from '../../workflows';
+import { backfill, bulkAction, buildCheck, reconcile } from '../../workflows';
 import { send } from '../../src/cli/send';
 import { startLocalPostgres } from '../../src/cluster/postgres';
 import { loadReceiverConfig } from '../../src/config';
@@ -133,6 +134,15 @@ async function main(): Promise<void> {
   await backfilled.result();
   await stack.client.workflow.getHandle(requested.id).result();
   recorded.backfill = backfilled.workflowId;
+
+  // A bulk retry of the checkouts above, all completed: listed, each skipped, a timer between batches.
+  const bulk = await stack.client.workflow.start(bulkAction, {
+    workflowId: bulkJobWorkflowId('retry', 'record'),
+    taskQueue: stack.taskQueue,
+    args: [{ action: 'retry', filter: { query: `TaskQueue = '${stack.taskQueue}'`, type: 'checkout.session.completed' }, reason: 'record', rate: 5, by: 'record-histories' }],
+  });
+  await bulk.result();
+  recorded.bulkAction = bulk.workflowId;
 
   const check = await stack.client.workflow.start(buildCheck, { workflowId: `${INTERNAL_WORKFLOW_ID_PREFIX}build-check:record`, taskQueue: stack.taskQueue });
   await check.result();
