@@ -40,6 +40,7 @@ import { createStripeAdapter } from '../../src/providers/stripe';
 import { startReceiver } from '../../src/receiver';
 import type { Database } from '../../src/db/database';
 import { startBacklog } from '../../src/db/inbox';
+import { createHold, releaseHolds } from '../../src/db/holds';
 import { StartSweeper } from '../../src/inbox/sweeper';
 import { createWorkerServices } from '../../src/services';
 import { prepareNamespace } from '../../src/temporal/namespace';
@@ -66,7 +67,9 @@ const RATE = Number(process.env.BENCH_RATE ?? 10);
 const CAPACITY_EVENTS = Number(process.env.BENCH_CAPACITY_EVENTS ?? 300);
 const SERVER = process.env.BENCH_TEMPORAL === 'cluster' ? 'cluster' : 'dev';
 const SECRET = 'whsec_bench';
-const TARGETS = { G1: { atLeast: 0.9 }, G4: { atMost: 1.3 }, G5: { atLeast: 1.0 }, G6: { atLeast: 0.95 }, G10: { atLeast: 0.5 } } as const;
+const TARGETS = { G1: { atLeast: 0.9 }, G4: { atMost: 1.3 }, G5: { atLeast: 1.0 }, G6: { atLeast: 0.95 }, G10: { atLeast: 0.5 }, G12: { atMost: 1.05 }, G13: { atMost: 0.3 } } as const;
+/** The rate a hold is released at in the drain measurement (G12, G13), starts per second. */
+const RELEASE_RATE = Number(process.env.BENCH_RELEASE_RATE ?? 50);
 
 const webhooks = new Stripe('sk_test_bench').webhooks;
 const adapter = createStripeAdapter({ source: 'stripe', secrets: [SECRET] });
@@ -77,12 +80,13 @@ interface Delivery {
   headers: Record<string, string>;
 }
 
-/** A signed `checkout.session.completed`, as Stripe would send it. */
-function delivery(): Delivery {
+/** A signed `checkout.session.completed`, as Stripe would send it; for a connected `account` (a tenant) when given. */
+function delivery(account?: string): Delivery {
   const id = `evt_bench_${randomUUID().replace(/-/g, '')}`;
   const body = JSON.stringify({
     id,
     object: 'event',
+    ...(account && { account }),
     type: 'checkout.session.completed',
     created: Math.floor(Date.now() / 1000),
     data: { object: { id: `cs_${id}`, object: 'checkout.session', amount_total: 4200, currency: 'eur', payment_intent: `pi_${id}`, customer_details: { email: 'ada@example.com' }, metadata: { order_id: `ord_${id}` } } },
@@ -262,6 +266,7 @@ async function measure(hostile: Awaited<ReturnType<typeof measureHostileCosts>>,
     // one sweeper, with no other (the database-mode receivers run one each) running meanwhile.
     await startsAtCommit.close();
     const drain = await drainBacklog(client, services.db, temporal.address, startsQueue, raw.perSecond);
+    const release = await releaseHeld(client, services.db, startsQueue);
     workAtCommit = await startReceiver(receiverConfig(workQueue, 'database'), client, silentLogger, services.db);
 
     // G6 and end to end: sustained runs with the worker processing every event, in each mode.
@@ -288,6 +293,8 @@ async function measure(hostile: Awaited<ReturnType<typeof measureHostileCosts>>,
       { id: 'G10', what: 'receiver with ACKNOWLEDGE=database ÷ seed handler, events/s', value: g10, target: TARGETS.G10 },
       { id: 'G10 p99', what: 'ACKNOWLEDGE=database p99 ÷ seed handler p99', value: seed ? atCommit.percentile(0.99) / seedSide.percentile(0.99) : undefined, target: undefined },
       { id: 'G11', what: 'backlog drained by a sweeper ÷ raw start, starts/s', value: drain.perSecond / raw.perSecond, target: undefined },
+      { id: 'G12', what: `held events released at ${RELEASE_RATE}/s by two sweepers: measured ÷ configured rate`, value: release.perSecond / RELEASE_RATE, target: TARGETS.G12 },
+      { id: 'G13', what: "fairness: the small tenant's last start ÷ the whole drain's time (taking turns: about 2 × its share)", value: release.smallTenantDoneSeconds / release.seconds, target: TARGETS.G13 },
     ].map((ratio) => ({ ...ratio, value: ratio.value === undefined ? null : round(ratio.value), met: ratio.value === undefined || !ratio.target ? null : 'atLeast' in ratio.target ? ratio.value >= ratio.target.atLeast : ratio.value <= ratio.target.atMost }));
 
     const sides = [raw, receiver, duplicates, atCommit, ...(seed ? [seedSide] : [])].map((side) => side.summary());
@@ -301,6 +308,7 @@ async function measure(hostile: Awaited<ReturnType<typeof measureHostileCosts>>,
       sides,
       endToEnd: { temporal: sustained.endToEnd, database: sustainedAtCommit.endToEnd },
       backlogDrain: drain,
+      release,
       historyEventsPerFlow: sustained.historyEvents,
       receiverPerCpuSecond: round(atCommit.summary().requests / Math.max(atCommitCpuSeconds, 1e-9)),
       workerCapacity: capacity,
@@ -330,6 +338,8 @@ async function measure(hostile: Awaited<ReturnType<typeof measureHostileCosts>>,
     console.log(`| end to end, POST → completed (sustained) | ${RATE} offered | ${sustained.endToEnd.p50} | ${sustained.endToEnd.p90} | ${sustained.endToEnd.p99} |`);
     console.log(`| end to end, ACKNOWLEDGE=database (sustained) | ${RATE} offered | ${sustainedAtCommit.endToEnd.p50} | ${sustainedAtCommit.endToEnd.p90} | ${sustainedAtCommit.endToEnd.p99} |`);
     console.log(`| backlog of ${drain.events} drained by one sweeper | ${drain.perSecond} | | | |`);
+    console.log(`| ${release.events} held events released at ${RELEASE_RATE}/s, two sweepers | ${release.perSecond} | | | |`);
+    console.log(`\nfairness: ${release.smallTenantEvents} events of a small tenant behind ${release.bigTenantEvents} of a big one all started ${release.smallTenantDoneSeconds} s into a ${release.seconds} s drain`);
     console.log(`\nhistory events per flow (fulfilCheckout): ${sustained.historyEvents}`);
     console.log(`receiver with ACKNOWLEDGE=database and its load generator, one process: ${result.receiverPerCpuSecond} events per CPU-second`);
     for (const run of capacity) {
@@ -420,6 +430,42 @@ async function drainBacklog(client: Client, db: Database, address: string, taskQ
   const seconds = (performance.now() - begin) / 1000;
   await sweeper.stop();
   return { events: events.length, perSecond: round(events.length / seconds), rawPerSecond: round(rawPerSecond) };
+}
+
+/**
+ * Holds the source, commits a big tenant's events then a small tenant's (20) through a receiver with
+ * ACKNOWLEDGE=database, releases the hold at RELEASE_RATE and lets two sweepers drain it: the
+ * measured starts per second (from the first start to the last) and when the small tenant's last
+ * one started, from the drain's first start.
+ */
+async function releaseHeld(client: Client, db: Database, taskQueue: string) {
+  const config = loadReceiverConfig({ PORT: '0', STRIPE_WEBHOOK_SECRET: SECRET, TEMPORAL_TASK_QUEUE: taskQueue, ACKNOWLEDGE: 'database' });
+  const receiver = await startReceiver(config, client, silentLogger, db);
+  const hold = await createHold(db, { source: 'stripe', reason: 'bench', by: 'bench' });
+  const big = Array.from({ length: Math.max(EVENTS - 20, 20) }, () => delivery('acct_big'));
+  const small = Array.from({ length: 20 }, () => delivery('acct_small'));
+  await drive(big, (event) => postExpecting(`${receiver.url}/webhooks/stripe`, event, 202));
+  await drive(small, (event) => postExpecting(`${receiver.url}/webhooks/stripe`, event, 202));
+  await receiver.close();
+  const sweepers = [0, 1].map(() => new StartSweeper(db, client, { taskQueue, logger: silentLogger }));
+  await releaseHolds(db, { id: hold.id }, { rate: RELEASE_RATE, by: 'bench' });
+  await Promise.all(sweepers.map((sweeper) => sweeper.start()));
+  while ((await startBacklog(db)).count > 0) await delay(50);
+  await Promise.all(sweepers.map((sweeper) => sweeper.stop()));
+  const ids = [...big, ...small].map((event) => event.id);
+  const times = async (of: string[]) =>
+    (await db.query<{ at: Date }>('SELECT started_at AS at FROM event_bodies WHERE event_id = ANY($1) ORDER BY started_at', [of])).rows.map((row) => new Date(row.at).getTime());
+  const all = await times(ids);
+  const smallTimes = await times(small.map((event) => event.id));
+  const seconds = (all.at(-1)! - all[0]!) / 1000;
+  return {
+    events: ids.length,
+    bigTenantEvents: big.length,
+    smallTenantEvents: small.length,
+    seconds: round(seconds),
+    perSecond: round((all.length - 1) / seconds),
+    smallTenantDoneSeconds: round((smallTimes.at(-1)! - all[0]!) / 1000),
+  };
 }
 
 main().catch((error: Error) => {
