@@ -1,7 +1,8 @@
 /**
  * `npm run test:production`: the production topology (test/production) on the pinned Temporal
  * server with PostgreSQL. It starts its own cluster, processes and PostgreSQL, so it needs no global
- * Temporal dev server; one file at a time, as each runs a whole topology on a 2-core machine.
+ * Temporal dev server. Two files at a time, each with its topology: the longest (inbox.test.ts)
+ * spends a minute waiting out a Temporal outage, while the others run beside it.
  */
 const base = require('./jest.config');
 
@@ -13,5 +14,5 @@ module.exports = {
   globalSetup: undefined,
   globalTeardown: undefined,
   testTimeout: 180_000,
-  maxWorkers: 1,
+  maxWorkers: 2,
 };
