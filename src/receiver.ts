@@ -18,6 +18,7 @@ import { ProviderKind } from '../contracts';
 import { InboxEventStarter } from './inbox/starter';
 import { StartSweeper } from './inbox/sweeper';
 import { heldCounts, syncStandingRates } from './db/holds';
+import { errorLine } from './redact';
 import { BulkJobs } from './temporal/bulk-jobs';
 import { UNROUTED_WINDOW_MS, unroutedTypes } from './db/event-bodies';
 import { DEFAULT_FLOW } from './flows';
@@ -49,7 +50,8 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
   const sweeper = inbox && new StartSweeper(db, client, { taskQueue: config.taskQueue, logger });
   await sweeper?.start();
   // The sources' standing rates (WEBHOOKS_CONFIG `rate:`) are budgets every sweeper of the cluster draws from.
-  await syncStandingRates(db, config.sources);
+  // A receiver starts whether PostgreSQL answers or not (/readyz says which); the next start syncs them.
+  await syncStandingRates(db, config.sources).catch((error: unknown) => logger.warn({ error: errorLine(error) }, 'standing rates not synced: the body store did not answer'));
   const metrics = createMetrics(
     () => startBacklog(db),
     () => heldCounts(db),
