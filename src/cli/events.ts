@@ -8,7 +8,7 @@ import { OperationRejectedError } from '../errors';
 import { lazyClient, temporalSettings } from '../temporal/connection';
 import { EventOperations, type EventView } from '../temporal/operations';
 import { parseResetTarget } from '../temporal/reset-points';
-import { EVENT_STATUSES, type EventFilter, type EventStatusName, type EventSummary } from '../temporal/visibility';
+import { EVENT_STATUSES, type EventFilter, type EventSummary } from '../temporal/visibility';
 import { BulkJobs, CONFIRM_OVER, type BulkJobView } from '../temporal/bulk-jobs';
 import type { BulkInput } from '../../contracts';
 import { rateOption } from './options';
@@ -177,14 +177,7 @@ export async function createOperations(): Promise<Operations> {
 const BULK_COMMANDS = ['signal', 'cancel', 'terminate', 'retry', 'reset'];
 
 /** A bulk command's filter and how it runs. */
-interface BulkOptions {
-  source?: string;
-  type?: string;
-  status?: EventStatusName;
-  since?: string;
-  until?: string;
-  via?: string;
-  query?: string;
+interface BulkOptions extends EventFilter {
   rate?: number;
   dryRun?: boolean;
   yes?: boolean;

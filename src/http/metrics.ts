@@ -44,34 +44,8 @@ export function createMetrics(
       },
     });
   }
-  if (held) {
-    new Gauge({
-      name: 'webhook_held_events',
-      help: 'Events stored and waiting for an operator to release their hold (durable-webhooks holds), by source and type (the 100 largest).',
-      labelNames: ['source', 'type'] as const,
-      registers: [registry],
-      async collect() {
-        const counts = await held().catch(() => undefined);
-        if (!counts) return;
-        this.reset();
-        for (const { source, type, count } of counts) this.set({ source, type }, count);
-      },
-    });
-  }
-  if (unrouted) {
-    new Gauge({
-      name: 'webhook_unrouted_events',
-      help: 'Events of a type no route maps (recorded and ignored) over the last 7 days, by source and type (the 100 most frequent): a provider\'s new event type.',
-      labelNames: ['source', 'type'] as const,
-      registers: [registry],
-      async collect() {
-        const counts = await unrouted().catch(() => undefined);
-        if (!counts) return;
-        this.reset();
-        for (const { source, type, count } of counts) this.set({ source, type }, count);
-      },
-    });
-  }
+  if (held) countsBySourceAndType(registry, 'webhook_held_events', 'Events stored and waiting for an operator to release their hold (durable-webhooks holds), by source and type (the 100 largest).', held);
+  if (unrouted) countsBySourceAndType(registry, 'webhook_unrouted_events', "Events of a type no route maps (recorded and ignored) over the last 7 days, by source and type (the 100 most frequent): a provider's new event type.", unrouted);
   return {
     registry,
     deliveries: new Counter({
@@ -91,6 +65,22 @@ export function createMetrics(
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/** A gauge by source and type, read from the body store at each scrape; while it does not answer, the last values stay. */
+function countsBySourceAndType(registry: Registry, name: string, help: string, read: () => Promise<Array<{ source: string; type: string; count: number }>>): void {
+  new Gauge({
+    name,
+    help,
+    labelNames: ['source', 'type'] as const,
+    registers: [registry],
+    async collect() {
+      const counts = await read().catch(() => undefined);
+      if (!counts) return;
+      this.reset();
+      for (const { source, type, count } of counts) this.set({ source, type }, count);
+    },
+  });
+}
 
 /** How many ports past a busy one a metrics server tries before it runs without metrics. */
 export const METRICS_PORT_TRIES = 10;
