@@ -144,3 +144,35 @@ it('holds by type pattern, holds what waits in the inbox too, and keeps a row he
   expect(starts).toHaveLength(1);
   await expect(createHold(db, { source: 'stripe', typePattern: '*.completed', by: 'test' })).rejects.toThrow('prefix ending in "*"');
 });
+
+it('loses nothing when a sweeper dies during a release: what it had claimed is started by another once its lease ends', async () => {
+  const hold = await createHold(db, { source: 'stripe', by: 'test' });
+  const { client, starts } = recordingClient();
+  const starter = new InboxEventStarter(client, db, { taskQueue: 'drain', logger: silentLogger });
+  const events = Array.from({ length: 30 }, (_, index) => received('checkout.session.completed', `acct_${index % 2}`));
+  await store(starter, events);
+  await releaseHolds(db, { id: hold.id }, { rate: 20, by: 'test' });
+
+  // A sweeper whose process is gone after it claimed: its starts never return, so it never marks them.
+  const claimedByTheDead: string[] = [];
+  const dead = {
+    connection: { withDeadline: <T>(_deadline: number, fn: () => Promise<T>) => fn() },
+    workflow: { start: (_flow: string, options: { workflowId: string }) => (claimedByTheDead.push(options.workflowId), new Promise(() => undefined)) },
+  } as unknown as Client;
+  const dying = new StartSweeper(db, dead, { taskQueue: 'drain', logger: silentLogger, leaseMs: 1_000 });
+  // The budget full, as after an idle moment: the dying sweeper's one pass claims a burst, and hangs.
+  await db.query('UPDATE start_budgets SET tokens = burst');
+  void dying.sweep();
+  await eventually('the dying sweeper has claimed', () => claimedByTheDead.length > 0);
+
+  const survivor = new StartSweeper(db, client, { taskQueue: 'drain', logger: silentLogger, leaseMs: 1_000 });
+  await survivor.start();
+  try {
+    await eventually('every released event starts', async () => (await startBacklog(db)).count === 0, { timeoutMs: 15_000 });
+    expect(starts.map((start) => start.workflowId).sort()).toEqual(events.map((event) => event.id).sort());
+    for (const id of claimedByTheDead) expect(starts.some((start) => start.workflowId === id)).toBe(true);
+  } finally {
+    await survivor.stop();
+    await starter.drain();
+  }
+});
