@@ -9,9 +9,8 @@ import { lazyClient, temporalSettings } from '../temporal/connection';
 import { EventOperations, type EventView } from '../temporal/operations';
 import { parseResetTarget } from '../temporal/reset-points';
 import { EVENT_STATUSES, type EventFilter, type EventSummary } from '../temporal/visibility';
-import { BulkJobs, CONFIRM_OVER, type BulkJobView } from '../temporal/bulk-jobs';
-import type { BulkInput } from '../../contracts';
-import { rateOption } from './options';
+import { BulkJobs } from '../temporal/bulk-jobs';
+import { addBulkOptions, BULK_COMMANDS, bulkFilter, runBulk, type BulkOptions } from './bulk';
 import { jsonOption, print } from './output';
 
 /** `durable-webhooks events …`: operate on event workflows by event ID, with Temporal's own settings. */
@@ -155,7 +154,7 @@ export function eventsCommand(): Command {
   return events;
 }
 
-interface Operations {
+export interface Operations {
   operations: EventOperations;
   jobs: BulkJobs;
 }
@@ -171,93 +170,6 @@ export async function createOperations(): Promise<Operations> {
   const client = lazyClient(temporalSettings());
   const operations = new EventOperations(client, { uiUrl: config.temporalUiUrl, db, sources: new SourceRegistry(config.sources) });
   return { operations, jobs: new BulkJobs(client, operations, { taskQueue: config.taskQueue }) };
-}
-
-/** The commands that act on many events by a filter when given no event ID. */
-const BULK_COMMANDS = ['signal', 'cancel', 'terminate', 'retry', 'reset'];
-
-/** A bulk command's filter and how it runs. */
-interface BulkOptions extends EventFilter {
-  rate?: number;
-  dryRun?: boolean;
-  yes?: boolean;
-  reason?: string;
-}
-
-function addBulkOptions(command: Command): void {
-  command
-    .option('--source <source>', 'bulk: events of this source')
-    .option('--type <pattern>', 'bulk: events of this type, or a prefix ending in * (checkout.*)')
-    .addOption(new Option('--status <status>', 'bulk: events whose current run has this status').choices([...EVENT_STATUSES]))
-    .option('--since <when>', 'bulk: started since a duration ago (30m, 2h, 3d) or an ISO time')
-    .option('--until <when>', 'bulk: started before a duration ago or an ISO time')
-    .addOption(new Option('--via <via>', 'bulk: events that came this way').choices(['delivery', 'backfill']))
-    .option('--query <query>', 'bulk: a raw visibility query, ANDed with the rest')
-    .option('--rate <n/s>', 'bulk: at most this many events a second (20/s, 600/m)', rateOption('--rate'))
-    .option('--dry-run', 'bulk: only count the matches and show five')
-    .option('--yes', `bulk: act on more than ${CONFIRM_OVER} matches (without, it is a dry run)`);
-  if (!command.options.some((option) => option.long === '--reason')) command.option('--reason <reason>', 'bulk: why, kept in the job and in each event\'s history');
-}
-
-function bulkFilter(options: BulkOptions): EventFilter | undefined {
-  const filter = { source: options.source, type: options.type, status: options.status, since: options.since, until: options.until, via: options.via, query: options.query };
-  const given = Object.fromEntries(Object.entries(filter).filter(([, value]) => value !== undefined));
-  return Object.keys(given).length > 0 ? given : undefined;
-}
-
-/**
- * A bulk action from the CLI: the dry run's count and examples, or the job started and watched to
- * its end (a progress bar on a terminal), then one line per failure; exit 1 when any failed.
- */
-async function runBulk({ jobs }: Operations, action: Pick<BulkInput, 'action' | 'to' | 'reason' | 'signal'>, options: BulkOptions & { json?: boolean }): Promise<void> {
-  const filter = bulkFilter(options);
-  if (!filter) throw new OperationRejectedError(`Give an event ID, or a filter (--source, --type, --status, --since, --until, --query) for many.`);
-  const answer = await jobs.request({ ...action, filter, rate: options.rate, by: `cli user "${userInfo().username}"` }, { dryRun: options.dryRun, yes: options.yes });
-  if (answer.dryRun && answer.count === 0) {
-    print(options.json, answer, () => `Nothing to ${action.action}: ${answer.reason}.`);
-    return;
-  }
-  if (answer.dryRun) {
-    print(options.json, answer, () =>
-      [`Would ${action.action} ${answer.count} event(s) (${answer.reason}); for example:`, ...answer.examples.map((event) => `  ${event.eventId}  ${event.source ?? '-'}  ${event.eventType ?? '-'}  ${event.status}`), options.dryRun ? '' : 'Run again with --yes to do it.'].filter(Boolean).join('\n'),
-    );
-    return;
-  }
-  if (!options.json) console.error(`Started ${answer.jobId} for ${answer.count} event(s). Stop it with: durable-webhooks jobs stop '${answer.jobId}'`);
-  const final = await watchJob(jobs, answer.jobId, !options.json && process.stderr.isTTY);
-  print(options.json, final, () => describeJob(final));
-  if (final.failed > 0 || final.status !== 'completed') process.exitCode = 1;
-}
-
-/** Polls the job until it ends, drawing its progress on stderr when `bar`. */
-export async function watchJob(jobs: BulkJobs, jobId: string, bar: boolean): Promise<BulkJobView> {
-  for (;;) {
-    const view = await jobs.show(jobId);
-    if (bar) process.stderr.write(`\r${progressBar(view)}`);
-    if (view.status !== 'running') {
-      if (bar) process.stderr.write('\n');
-      return view;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-}
-
-function progressBar(view: BulkJobView): string {
-  const skipped = Object.values(view.skipped).reduce((sum, each) => sum + each, 0);
-  const handled = view.done + skipped + view.failed;
-  const width = 30;
-  const filled = view.total === 0 ? 0 : Math.round((handled / view.total) * width);
-  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${handled}/${view.total}  ${view.done} done, ${skipped} skipped, ${view.failed} failed`;
-}
-
-/** The job's end: its counts, the skipped ones by reason, and one line per failure. */
-export function describeJob(view: BulkJobView): string {
-  const skipped = Object.entries(view.skipped).map(([reason, count]) => `${count} skipped: ${reason}`);
-  return [
-    `${view.jobId}: ${view.state === 'stopped' ? 'stopped' : view.status} · ${view.total} matched · ${view.done} done${skipped.length ? ` · ${skipped.join(' · ')}` : ''} · ${view.failed} failed`,
-    ...view.failures.map((failure) => `failed  ${failure.eventId}: ${failure.error}`),
-    ...(view.failed > view.failures.length ? [`… and ${view.failed - view.failures.length} more failures`] : []),
-  ].join('\n');
 }
 
 /** `user@host`, for the erasure record when --by is not given. */

@@ -8,7 +8,8 @@ import { SourceRegistry } from '../providers/registry';
 import { verifyStoredEvent, type Verification } from '../providers/verify-stored';
 import { statusQuery, type BulkActionName, type BulkItemResult, type EventProgress } from '../../contracts';
 import { flowNamed } from '../flows';
-import { loadBodyByWorkflowId, type StoredBody } from '../db/event-bodies';
+import { loadBodyByWorkflowId } from '../db/event-bodies';
+import { bodyView, inboxView } from './inbox-view';
 import { ledgerRecord, recordStopped, type LedgerRecord } from '../db/ledger';
 import { EventNotFoundError, EventRunningError, OperationRejectedError, SignalNotAwaitedError } from '../errors';
 import { parseResetTarget, resetPoint, type ResetTarget } from './reset-points';
@@ -63,7 +64,7 @@ export class EventOperations implements ErasureTemporal {
       description = await this.describe(eventId);
     } catch (error) {
       // No workflow: the body store may still have the event (held, ignored, not started yet).
-      const inInbox = error instanceof EventNotFoundError ? await this.inInbox(eventId) : undefined;
+      const inInbox = error instanceof EventNotFoundError && this.options.db ? await inboxView(this.options.db, eventId, this.uiLink(eventId)) : undefined;
       if (inInbox) return inInbox;
       throw error;
     }
@@ -288,39 +289,6 @@ export class EventOperations implements ErasureTemporal {
     }
   }
 
-  /** The view of an event the body store holds and Temporal has no workflow for. */
-  private async inInbox(eventId: string): Promise<EventView | undefined> {
-    const db = this.options.db;
-    if (!db) return undefined;
-    const { rows } = await db.query<{ flow: string | null; summary: string | null; type: string | null; held_by: string | null; ignored_at: Date | null; dead_lettered_at: Date | null; start_error: string | null }>(
-      `SELECT start->>'flow' AS flow, start->>'summary' AS summary, start->'input'->>'type' AS type, held_by, ignored_at, dead_lettered_at, start_error
-       FROM event_bodies WHERE workflow_id = $1`,
-      [eventId],
-    );
-    const row = rows[0];
-    const stored = row && (await loadBodyByWorkflowId(db, eventId));
-    if (!row || !stored) return undefined;
-    const status: InboxStatusName = row.ignored_at ? 'ignored' : row.held_by ? 'held' : row.dead_lettered_at ? 'dead-lettered' : 'not started';
-    return {
-      eventId,
-      runId: '',
-      workflowType: row.ignored_at ? '(none: its route says ignore)' : (row.flow ?? '-'),
-      status,
-      source: stored.source,
-      eventType: row.type,
-      startTime: stored.receivedAt.toISOString(),
-      closeTime: null,
-      summary: row.summary,
-      progress: null,
-      ledger: null,
-      erasure: await erasureOf(db, eventId),
-      body: bodyView(stored),
-      result: null,
-      failure: row.start_error && !row.ignored_at ? [row.start_error] : null,
-      uiUrl: this.uiLink(eventId),
-    };
-  }
-
   private requireDatabase(operation: string): Database {
     if (!this.options.db) throw new OperationRejectedError(`${operation} reads the body store: set DATABASE_URL.`);
     return this.options.db;
@@ -340,11 +308,4 @@ function causeChain(error: unknown): string[] {
     chain.push(`${current.type ?? current.name}: ${current.message}`);
   }
   return chain;
-}
-
-
-function bodyView(stored: StoredBody | undefined): BodyView | null {
-  if (!stored) return null;
-  const state = stored.body ? 'stored' : stored.purgedAt ? 'purged' : 'erased';
-  return { state, bytes: stored.size, sha256: stored.sha256, receivedAt: stored.receivedAt.toISOString(), purgedAt: stored.purgedAt?.toISOString() ?? null };
 }
