@@ -169,6 +169,7 @@ describe('npm run dev', () => {
         .map(({ command }) => ({ page, command })),
     );
     expect(commands.length).toBeGreaterThanOrEqual(8);
+    // Over thirty commands, a node process each, on a machine the rest of the suite keeps busy: more than the default minute.
 
     // Each command runs literally through a shell, in a folder of the project as a user's shell would
     // be: npx runs the build's bin, so a bin that lost its execute bit fails here as it fails for users.
@@ -200,7 +201,7 @@ describe('npm run dev', () => {
       }
     }
     expect(checkout).toBeDefined();
-  });
+  }, 180_000);
 
   it('stops the dev server, worker and receiver on Ctrl-C', async () => {
     expect(await stopDev()).toBe(0);
