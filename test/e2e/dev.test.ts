@@ -169,7 +169,7 @@ describe('npm run dev', () => {
         .map(({ command }) => ({ page, command })),
     );
     expect(commands.length).toBeGreaterThanOrEqual(8);
-    // Over thirty commands, a node process each, on a machine the rest of the suite keeps busy: more than the default minute.
+    // About twenty commands and the polls between them, a node process each, on a machine the rest of the suite keeps busy: more than the default minute.
 
     // Each command runs literally through a shell, in a folder of the project as a user's shell would
     // be: npx runs the build's bin, so a bin that lost its execute bit fails here as it fails for users.
