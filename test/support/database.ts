@@ -11,7 +11,7 @@ export async function createTestDatabase(options: { icuLocale?: string } = {}): 
   const adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
     throw new Error(
-      'These tests need PostgreSQL: set DATABASE_URL to a server where the user may create databases, e.g. postgres://webhooks:webhooks@127.0.0.1:5432/webhooks (.ci/run installs and starts one).',
+      'These tests need PostgreSQL: set DATABASE_URL to a server where the user may create databases and holds pg_signal_backend (to drop them while autovacuum is in one), e.g. postgres://webhooks:webhooks@127.0.0.1:5432/webhooks (.ci/run installs and starts one).',
     );
   }
   const name = `dw_test_${randomBytes(6).toString('hex')}`;
