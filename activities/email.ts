@@ -14,7 +14,7 @@ export function createEmailActivities({ db, email }: { db: Database; email: Emai
      * address and text are completed from the event's body here, so they never enter Temporal.
      */
     sendEmail: (input) =>
-      callOnce(db, { source: input.source, eventId: input.eventId, step: input.step }, async () => {
+      callOnce(db, { source: input.source, eventId: input.eventId, step: input.step, idempotencyKey: input.idempotencyKey }, async () => {
         const body = readsBody(input.to, input.subject, input.text) ? await readEventBody(db, input) : undefined;
         const to = typeof input.to === 'string' ? input.to : fieldText(body, input.to);
         if (to === '') throw ApplicationFailure.nonRetryable(`Event ${input.eventId} has no address at ${describeText(input.to)}.`, FailureType.EMAIL_REJECTED);

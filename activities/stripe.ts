@@ -68,7 +68,7 @@ export function createStripeActivities({ db, stripe }: { db: Database; stripe: S
 
     /** Marks the checkout's PaymentIntent fulfilled in Stripe (metadata), once. */
     async markPaymentIntentFulfilled(input) {
-      await callOnce(db, { source: input.source, eventId: input.eventId, step: 'mark-fulfilled' }, async () => {
+      await callOnce(db, { source: input.source, eventId: input.eventId, step: 'mark-fulfilled', idempotencyKey: input.idempotencyKey }, async () => {
         const intent = await callStripe(() =>
           stripe.paymentIntents.update(input.paymentIntentId, { metadata: { fulfilled: 'true', order_id: input.orderId } }, { idempotencyKey: input.idempotencyKey }),
         );

@@ -1,4 +1,4 @@
-import { ApplicationFailure, CancellationScope, isCancellation, TemporalFailure, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, TemporalFailure, TimeoutFailure, workflowInfo } from '@temporalio/workflow';
 import type { BodyStep, ClaimResult, EventFields, EventOutcome, EventStatus, Flow, WebhookEvent } from '../contracts';
 import { dbActivity } from './activities';
 import { Progress } from './progress';
@@ -32,11 +32,27 @@ export async function handleEvent(event: WebhookEvent, flow: (progress: Progress
     return await flow(progress);
   } catch (error) {
     if (!(error instanceof TemporalFailure)) throw error;
-    const outcome = isCancellation(error) ? { cancelled: true } : { failure: error.message, type: error instanceof ApplicationFailure ? error.type : error.name };
+    const outcome = isCancellation(error) ? { cancelled: true, errorClass: 'Cancelled' } : { failure: error.message, type: error instanceof ApplicationFailure ? error.type : error.name, errorClass: errorClass(error) };
     await CancellationScope.nonCancellable(() => dbActivity.completeEvent({ source: event.source, eventId: event.id, status: 'failed', outcome: { ...outcome, ...failureDetail(error) } }));
     if (progress.outcome === null) progress.end(isCancellation(error) ? 'cancelled' : 'failed');
     throw error;
   }
+}
+
+/**
+ * The failure's stable kind, never its text: the activity that failed and the type of the deepest
+ * cause (`chargeOrder › CardDeclined`, `sendEmail › Timeout`), or the type the flow threw itself
+ * (`PaymentDeclined`). Events that failed the same way share it, and the console groups them by it.
+ */
+function errorClass(error: TemporalFailure): string {
+  const steps: string[] = [];
+  let root: TemporalFailure = error;
+  for (let current: unknown = error; current instanceof TemporalFailure; current = current.cause) {
+    if (current instanceof ActivityFailure && current.activityType) steps.push(current.activityType);
+    root = current;
+  }
+  const kind = root instanceof ApplicationFailure ? (root.type ?? 'Error') : root instanceof TimeoutFailure ? 'Timeout' : root.name;
+  return [...steps, kind].join(' › ');
 }
 
 /** What a flow put on its own failure for the ledger (`ApplicationFailure` details), if anything. */

@@ -75,18 +75,18 @@ async function findStep<Result>(db: Queryable, key: StepKey): Promise<(StepRecor
  * again with the same idempotency key, which the provider answers with the first call's result
  * (Stripe and Resend keep keys 24 hours, and the activities that call stop retrying within 23).
  */
-export async function callOnce<Result>(db: Queryable, key: StepKey, call: () => Promise<StepRecord<Result>>): Promise<Result> {
+export async function callOnce<Result>(db: Queryable, key: StepKey & { idempotencyKey?: string }, call: () => Promise<StepRecord<Result>>): Promise<Result> {
   const begun = await beginStep<Result>(db, key);
   if (begun.state === 'done') return begun.record;
   return complete(db, key, await call());
 }
 
-/** Begins a step that calls outside the database: writes it pending, or says what an earlier attempt left. */
-async function beginStep<Result>(db: Queryable, key: StepKey): Promise<Begun<Result>> {
+/** Begins a step that calls outside the database: writes it pending, with the Idempotency-Key it calls with, or says what an earlier attempt left. */
+async function beginStep<Result>(db: Queryable, key: StepKey & { idempotencyKey?: string }): Promise<Begun<Result>> {
   const { rows } = await db.query(
-    `INSERT INTO event_steps (source, event_id, step, pending) VALUES ($1, $2, $3, true)
+    `INSERT INTO event_steps (source, event_id, step, pending, idempotency_key) VALUES ($1, $2, $3, true, $4)
      ON CONFLICT (source, event_id, step) DO NOTHING RETURNING step`,
-    [key.source, key.eventId, key.step],
+    [key.source, key.eventId, key.step, key.idempotencyKey ?? null],
   );
   if (rows.length > 0) return { state: 'begun' };
   const step = (await findStep<Result>(db, key))!;
@@ -138,7 +138,7 @@ export interface LedgerRecord {
   claimedAt: string;
   completedAt: string | null;
   /** `pending`: the call was started and its completion not (yet) written. */
-  steps: Array<{ step: string; externalId: string | null; recordedAt: string; pending: boolean }>;
+  steps: Array<{ step: string; externalId: string | null; recordedAt: string; pending: boolean; idempotencyKey: string | null }>;
   /** An order event's charge attempts, first first; at most one succeeded. */
   charges: ChargeAttempt[];
 }
@@ -150,8 +150,8 @@ export async function ledgerRecord(db: Queryable, workflowId: string): Promise<L
   );
   const claim = rows[0];
   if (!claim) return null;
-  const steps = await db.query<{ step: string; external_id: string | null; recorded_at: Date; pending: boolean }>(
-    'SELECT step, external_id, recorded_at, pending FROM event_steps WHERE source = $1 AND event_id = $2 ORDER BY recorded_at, step',
+  const steps = await db.query<{ step: string; external_id: string | null; recorded_at: Date; pending: boolean; idempotency_key: string | null }>(
+    'SELECT step, external_id, recorded_at, pending, idempotency_key FROM event_steps WHERE source = $1 AND event_id = $2 ORDER BY recorded_at, step',
     [claim.source, claim.event_id],
   );
   return {
@@ -159,7 +159,7 @@ export async function ledgerRecord(db: Queryable, workflowId: string): Promise<L
     outcome: claim.outcome,
     claimedAt: new Date(claim.claimed_at).toISOString(),
     completedAt: claim.completed_at && new Date(claim.completed_at).toISOString(),
-    steps: steps.rows.map((row) => ({ step: row.step, externalId: row.external_id, recordedAt: new Date(row.recorded_at).toISOString(), pending: row.pending })),
+    steps: steps.rows.map((row) => ({ step: row.step, externalId: row.external_id, recordedAt: new Date(row.recorded_at).toISOString(), pending: row.pending, idempotencyKey: row.idempotency_key })),
     charges: await chargeAttempts(db, { source: claim.source, eventId: claim.event_id }),
   };
 }

@@ -149,7 +149,7 @@ describe('Standard Webhooks order.created → chargeOrder', () => {
     expect((await post(`${stack.url}/webhooks/standard`, standardHeaders(body, SECRETS.standard, { id }), body)).status).toBe(202);
     await expect(resultOf(id)).rejects.toThrow(WorkflowFailedError);
     expect(await rows('SELECT status, outcome FROM processed_events WHERE event_id = $1', [id])).toEqual([
-      { status: 'failed', outcome: { type: 'InvalidOrder', failure: 'order.created is missing or has invalid: currency, customer, paymentMethod, email' } },
+      { status: 'failed', outcome: { type: 'InvalidOrder', errorClass: 'InvalidOrder', failure: 'order.created is missing or has invalid: currency, customer, paymentMethod, email' } },
     ]);
   });
 

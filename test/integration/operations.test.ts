@@ -116,7 +116,7 @@ describe('durable-webhooks events', () => {
     // The ledger says what happened to both, not "processing".
     const ledger = await stack.db.query('SELECT event_id, status, outcome FROM processed_events WHERE event_id = ANY($1) ORDER BY event_id = $2', [[toCancel, toTerminate], toTerminate]);
     expect(ledger.rows).toEqual([
-      { event_id: toCancel, status: 'failed', outcome: { cancelled: true } },
+      { event_id: toCancel, status: 'failed', outcome: { cancelled: true, errorClass: 'Cancelled' } },
       { event_id: toTerminate, status: 'failed', outcome: { terminated: 'duplicate order placed by mistake' } },
     ]);
   });
