@@ -41,7 +41,11 @@ const stageDir = (name: string) => path.join(scratch, name);
 
 /** The environment of a container: no npm lifecycle variables from the test run, the image's ENV lines. */
 function containerEnv(stage: Stage): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, npm_config_prefer_offline: 'true', npm_config_fund: 'false', npm_config_audit: 'false' };
+  // The machine's way to the registry (a proxy, the certificates it is trusted by) is the build host's, as it is for `docker build`.
+  const network = Object.fromEntries(
+    ['NODE_EXTRA_CA_CERTS', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'https_proxy', 'http_proxy', 'no_proxy'].filter((name) => process.env[name] !== undefined).map((name) => [name, process.env[name]]),
+  );
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, ...network, npm_config_prefer_offline: 'true', npm_config_fund: 'false', npm_config_audit: 'false' };
   for (const { keyword, args } of stage.instructions) {
     if (keyword !== 'ENV') continue;
     const [name = '', value = ''] = args.split(/[=\s]/, 2);
