@@ -44,6 +44,7 @@ async function deliverAll(deliveries: SignedDelivery[]): Promise<void> {
 const outcomes = (deliveries: SignedDelivery[]) =>
   Promise.all(deliveries.map((delivery) => stack.client.workflow.getHandle(delivery.id).result().then((result) => (result as { outcome: string }).outcome, () => 'failed')));
 
+// Two minutes: 200 workflows, each with a failed run and a reset, on two cores shared with another test file.
 it('retries 200 orders by filter as one job, through a worker killed under it: the 150 failed ones complete once, the 50 completed ones are skipped', async () => {
   const worker = await startWorker();
   stack.resend.acceptApiKey('re_not_the_one_in_use');
@@ -81,4 +82,4 @@ it('retries 200 orders by filter as one job, through a worker killed under it: t
   expect(stack.resend.emails.filter((email) => ids.has(email.idempotencyKey?.split(':')[0] ?? ''))).toHaveLength(200);
   const listed = (await (await admin('GET', '/bulk')).json()) as { jobs: Array<{ jobId: string }> };
   expect(listed.jobs.map((job) => job.jobId)).toContain(jobId);
-});
+}, 120_000);
