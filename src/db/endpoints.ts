@@ -20,7 +20,11 @@ export interface EndpointSecrets {
   secrets: string[];
   disabled: boolean;
   deleted: boolean;
+  /** What is posted: `standard-webhooks` (`{type, timestamp, data}`), or `payload` as it is (a Slack incoming webhook's `{text}`). */
+  bodyFormat: BodyFormat;
 }
+
+export type BodyFormat = 'standard-webhooks' | 'payload';
 
 /** After a rotation, the old secret keeps signing alongside the new one this long. */
 export const PREVIOUS_SECRET_GRACE_HOURS = 24;
@@ -128,17 +132,46 @@ export async function subscribedEndpoints(db: Queryable, scope: string, eventTyp
 
 /** What a delivery attempt needs: where to send and which secrets sign it. */
 export async function endpointSecrets(db: Queryable, id: string): Promise<EndpointSecrets | undefined> {
-  const { rows } = await db.query<{ url: string; secret: string; previous_secret: string | null; previous_secret_expires_at: Date | null; disabled_at: Date | null; deleted_at: Date | null }>(
-    'SELECT url, secret, previous_secret, previous_secret_expires_at, disabled_at, deleted_at FROM endpoints WHERE id = $1',
+  const { rows } = await db.query<{ url: string; secret: string; previous_secret: string | null; previous_secret_expires_at: Date | null; disabled_at: Date | null; deleted_at: Date | null; body_format: BodyFormat }>(
+    'SELECT url, secret, previous_secret, previous_secret_expires_at, disabled_at, deleted_at, body_format FROM endpoints WHERE id = $1',
     [id],
   );
   const row = rows[0];
   if (!row) return undefined;
   const previousValid = row.previous_secret && row.previous_secret_expires_at && new Date(row.previous_secret_expires_at) > new Date();
-  return { url: row.url, secrets: previousValid ? [row.secret, row.previous_secret!] : [row.secret], disabled: row.disabled_at !== null, deleted: row.deleted_at !== null };
+  return {
+    url: row.url,
+    secrets: previousValid ? [row.secret, row.previous_secret!] : [row.secret],
+    disabled: row.disabled_at !== null,
+    deleted: row.deleted_at !== null,
+    bodyFormat: row.body_format,
+  };
 }
 
 /** An endpoint that answered 410 Gone is disabled; deliveries to it stop. */
 export async function disableEndpoint(db: Queryable, id: string, reason: string): Promise<void> {
   await db.query('UPDATE endpoints SET disabled_at = COALESCE(disabled_at, now()), disabled_reason = $2, updated_at = now() WHERE id = $1', [id, reason]);
+}
+
+/**
+ * Makes the one endpoint of an internal scope (alerts) match the configuration: created, pointed at
+ * `url` with `secret` (its own generated one when none is given) and `bodyFormat`, and enabled
+ * again, or deleted when `url` is unset. Internal scopes contain a
+ * colon, which no API token's scope can, so no `/v1` caller sees or changes them.
+ */
+export async function syncInternalEndpoint(db: Queryable, scope: string, target: { url: string; secret?: string; bodyFormat: BodyFormat } | undefined): Promise<void> {
+  const existing = await listEndpoints(db, scope);
+  if (!target) {
+    for (const endpoint of existing) await deleteEndpoint(db, scope, endpoint.id);
+    return;
+  }
+  const [kept, ...extra] = existing;
+  for (const endpoint of extra) await deleteEndpoint(db, scope, endpoint.id);
+  const id = kept?.id ?? (await createEndpoint(db, scope, { url: target.url, description: 'alerts (configured by the receivers)', eventTypes: null })).id;
+  await db.query('UPDATE endpoints SET url = $2, secret = COALESCE($3, secret), body_format = $4, disabled_at = NULL, disabled_reason = NULL, updated_at = now() WHERE id = $1', [
+    id,
+    target.url,
+    target.secret ?? null,
+    target.bodyFormat,
+  ]);
 }
