@@ -21,12 +21,17 @@ module.exports = tseslint.config(
     },
   },
   {
+    // The console's one browser script, served as it is.
+    files: ['src/console/assets/*.js'],
+    languageOptions: { sourceType: 'script', globals: { document: 'readonly', window: 'readonly', fetch: 'readonly', setTimeout: 'readonly' } },
+  },
+  {
     files: ['*.js', '*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly', __dirname: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
-    files: ['src/**/*.ts'],
+    files: ['src/**/*.ts', 'src/**/*.tsx'],
     ignores: ['src/services.ts', 'src/flows.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [noTestImports, noWorkflowImports, noActivityImports] }] },
   },

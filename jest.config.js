@@ -7,7 +7,8 @@ module.exports = {
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/production/'],
   // Octokit and the packages it uses ship only ES modules; compile them to CommonJS with the tests.
   // So do @linear/sdk and svix (whose library signs the tests' Svix deliveries).
-  transform: { '^.+\\.(ts|js|mjs)$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }] },
+  // The console's pages are TSX, rendered by React on the server.
+  transform: { '^.+\\.(tsx?|js|mjs)$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript', tsx: true }, transform: { react: { runtime: 'automatic' } } }, module: { type: 'commonjs' } }] },
   transformIgnorePatterns: ['/node_modules/(?!(@octokit|universal-user-agent|before-after-hook|json-with-bigint|fast-content-type-parse|content-type|@linear|svix|standardwebhooks)/)'],
   // Their package exports offer only an `import` condition, which Jest's CommonJS resolver skips.
   moduleNameMapper: {

@@ -16,6 +16,8 @@ export interface BulkFilter {
   via?: string;
   /** A raw visibility query, ANDed with the rest. */
   query?: string;
+  /** A failure group's fingerprint (the console's failure groups): its failed events. */
+  group?: string;
 }
 
 export interface BulkInput {

@@ -20,15 +20,20 @@ export interface FlowSignal<Arg = unknown> {
   /** Accepted only while the workflow says it waits for it (`EventProgress.awaiting`); the rest may come early. */
   readonly onlyWhileAwaited: boolean;
   readonly description: string;
+  /** The argument's text fields, when it is an object of them (the console builds its form from them); null when it is other JSON. */
+  readonly fields: readonly string[] | null;
 }
+
+/** A signal's check, which may name the text fields of the object it accepts. */
+export type SignalReader<Arg> = FlowSignal<Arg>['read'] & { fields?: readonly string[] };
 
 /** A signal of a flow: its definition, the check of operators' input, and when it is accepted. */
 export function flowSignal<Arg>(
   definition: SignalDefinition<[Arg]> | SignalDefinition<[Arg?]>,
-  read: FlowSignal<Arg>['read'],
+  read: SignalReader<Arg>,
   { description, onlyWhileAwaited = false }: { description: string; onlyWhileAwaited?: boolean },
 ): FlowSignal<Arg> {
-  return { name: definition.name, definition, read, onlyWhileAwaited, description };
+  return { name: definition.name, definition, read, onlyWhileAwaited, description, fields: read.fields ?? null };
 }
 
 /** Provider kinds and the event types of each that a flow handles unless a source routes them elsewhere. */
@@ -168,8 +173,8 @@ export function isFlow(value: unknown): value is Flow {
  * Checks a signal argument that is a JSON object of optional string fields (`{"by":"ops"}`): absent
  * or null is no argument; anything else named.
  */
-export function readOptionalStrings<Keys extends string>(signal: string, keys: readonly Keys[]): (input: unknown) => Checked<Partial<Record<Keys, string>> | undefined> {
-  return (input) => {
+export function readOptionalStrings<Keys extends string>(signal: string, keys: readonly Keys[]): ((input: unknown) => Checked<Partial<Record<Keys, string>> | undefined>) & { fields: readonly Keys[] } {
+  const read = (input: unknown): Checked<Partial<Record<Keys, string>> | undefined> => {
     if (input === undefined || input === null) return { ok: true, value: undefined };
     if (typeof input !== 'object' || Array.isArray(input)) return { ok: false, error: `the ${signal} argument must be a JSON object such as {"${keys[0]}":"…"}` };
     const unknown = Object.keys(input).filter((key) => !(keys as readonly string[]).includes(key));
@@ -179,4 +184,5 @@ export function readOptionalStrings<Keys extends string>(signal: string, keys: r
     }
     return { ok: true, value: input as Partial<Record<Keys, string>> };
   };
+  return Object.assign(read, { fields: keys });
 }

@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   const logger = createLogger('dev', logging);
   const endOfLife = endOfLifeWarning();
   if (endOfLife) logger.warn(endOfLife);
-  const config = loadReceiverConfig(process.env, { development: true });
+  const config = loadReceiverConfig(process.env, { development: true, developmentAdminToken: true });
   const workerConfig = loadWorkerConfig(process.env, { development: true });
   installRuntime(createLogger('worker', logging), { metricsAddress: workerConfig.metricsAddress });
   const tracing = startTracing('durable-webhooks');

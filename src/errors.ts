@@ -266,6 +266,9 @@ export class SignalNotAwaitedError extends problem(409, 'signal-not-awaited', 'S
 /** `/admin` without the right bearer token. */
 export class AdminAuthError extends problem(401, 'unauthorized', 'Unauthorized') {}
 
+/** A console request its session may not make: a viewer acting, a form without its CSRF token, a request from another site. */
+export class ConsoleForbiddenError extends problem(403, 'forbidden', 'Forbidden') {}
+
 /** Too many refused bearer tokens from one address; nothing was checked. */
 export class TooManyFailedAttemptsError extends problem(429, 'too-many-failed-attempts', 'Too many failed attempts') {
   constructor(readonly limit: number) {
@@ -311,13 +314,13 @@ export class ResourceNotFoundError extends ProblemError {
   readonly status = 404;
   readonly title = 'Not found';
   constructor(
-    readonly kind: 'endpoint' | 'message' | 'backfill' | 'job',
+    readonly kind: 'endpoint' | 'message' | 'backfill' | 'job' | 'failure group' | 'console action',
     readonly id: string,
   ) {
     super(`No ${kind} ${id}.`);
   }
   get slug() {
-    return `${this.kind}-not-found`;
+    return `${this.kind.replace(/ /g, '-')}-not-found`;
   }
 }
 

@@ -25,11 +25,13 @@ import { DEFAULT_FLOW } from './flows';
 import { startBacklog } from './db/inbox';
 import { TemporalEventStarter } from './temporal/start-event';
 import { startTracing } from './tracing';
+import { DEFAULT_REFUSAL_LIMITS, RefusalLog } from './db/refusals';
+import { AlertChecker } from './outbound/alerts';
 
 export interface RunningReceiver {
   server: Server;
   url: string;
-  /** Where `/admin`, `/codec` and `/v1` are served: ADMIN_PORT's server, or `url`. */
+  /** Where `/admin`, `/console`, `/codec` and `/v1` are served: ADMIN_PORT's server, or `url`. */
   adminUrl: string;
   /** Where `/metrics` is served (RECEIVER_METRICS_ADDRESS, or the next free port); undefined when off. */
   metricsUrl: string | undefined;
@@ -58,14 +60,29 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
     () => unroutedTypes(db, DEFAULT_FLOW.name, UNROUTED_WINDOW_MS),
   );
   const operations = new EventOperations(client, { uiUrl: config.temporalUiUrl, db, sources });
+  const jobs = new BulkJobs(client, operations, { taskQueue: config.taskQueue });
+  const refusals = new RefusalLog(db, logger);
   const operatorDeps = {
     trustProxy: config.trustProxy,
     logger,
+    console: config.console.enabled
+      ? {
+          db,
+          operations,
+          jobs,
+          sources: config.sources.map((source) => source.name),
+          admins: config.adminTokens,
+          viewers: config.viewerTokens,
+          sessionTtlMs: config.console.sessionTtlMs,
+          refusalLimits: DEFAULT_REFUSAL_LIMITS,
+          logger,
+        }
+      : undefined,
     admin:
       config.adminTokens.length > 0
       ? {
           operations,
-          jobs: new BulkJobs(client, operations, { taskQueue: config.taskQueue }),
+          jobs,
           tokens: config.adminTokens,
           holds: { db, sources: config.sources.map((source) => source.name) },
           backfills: new Backfills(client, {
@@ -91,9 +108,13 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
     sources,
     starter: inbox ?? new TemporalEventStarter(client, db, { taskQueue: config.taskQueue }),
     metrics,
+    refusals,
     ...bodyLimits(config),
     operatorRoutes: config.adminPort === undefined ? 'with-webhooks' : 'apart',
   });
+  // Alerts go out as messages of our own delivery, from every receiver; each is claimed once in PostgreSQL.
+  const alerts = config.alerts && new AlertChecker(db, new MessageService(client, db, { taskQueue: config.taskQueue, scheduleMs: config.deliveryScheduleMs }), config.alerts, logger);
+  await alerts?.start();
   const server = await listen(app, config, config.port);
   const adminServer = config.adminPort === undefined ? undefined : await listen(createOperatorApp(operatorDeps), config, config.adminPort);
   const { port } = server.address() as AddressInfo;
@@ -109,6 +130,8 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
       if (adminServer) await new Promise<void>((resolve) => adminServer.close(() => resolve()));
       await inbox?.drain();
       await sweeper?.stop();
+      await refusals.stop();
+      await alerts?.stop();
     },
   };
 }

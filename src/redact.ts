@@ -27,3 +27,20 @@ export function errorLine(error: unknown): string {
  * message: removed from the line, not masked.
  */
 export const REDACTED_LOG_FIELDS = ['to', 'email', 'customerEmail', ...['error', 'err'].flatMap((key) => ['response', 'rejected', 'rejectedErrors', 'envelope', 'stack'].map((field) => `${key}.${field}`))];
+
+/** Keys whose values name or reach a person: masked in the console until an audited reveal. */
+const PERSONAL_KEY = /e-?mail|name|phone|address|line[12]|postal|zip|city|birth|ip_?address|^ip$|tax_?id|ssn|card_?holder|login/i;
+
+/** The mask shown in place of a personal value. */
+export const MASK = '••••';
+
+/**
+ * A parsed body with personal values masked: every value under a key that names a person
+ * (email, name, phone, address…), and every email address anywhere else. Shape and other values stay.
+ */
+export function maskPersonal(value: unknown, key = ''): unknown {
+  if (Array.isArray(value)) return value.map((item) => maskPersonal(item, key));
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, maskPersonal(item, name)]));
+  if (PERSONAL_KEY.test(key) && value !== null && typeof value !== 'boolean') return MASK;
+  return typeof value === 'string' ? value.replace(ADDRESS, MASK) : value;
+}

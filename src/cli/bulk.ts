@@ -33,6 +33,7 @@ export function addBulkOptions(command: Command): void {
     .option('--until <when>', 'bulk: started before a duration ago or an ISO time')
     .addOption(new Option('--via <via>', 'bulk: events that came this way').choices(['delivery', 'backfill']))
     .option('--query <query>', 'bulk: a raw visibility query, ANDed with the rest')
+    .option('--group <fingerprint>', "bulk: the failed events of one failure group (the console's Failures page shows its fingerprint)")
     .option('--rate <n/s>', 'bulk: at most this many events a second (20/s, 600/m)', rateOption('--rate'))
     .option('--dry-run', 'bulk: only count the matches and show five')
     .option('--yes', `bulk: act on more than ${CONFIRM_OVER} matches (without, it is a dry run)`);
@@ -40,7 +41,7 @@ export function addBulkOptions(command: Command): void {
 }
 
 export function bulkFilter(options: BulkOptions): EventFilter | undefined {
-  const filter = { source: options.source, type: options.type, status: options.status, since: options.since, until: options.until, via: options.via, query: options.query };
+  const filter = { source: options.source, type: options.type, status: options.status, since: options.since, until: options.until, via: options.via, query: options.query, group: options.group };
   const given = Object.fromEntries(Object.entries(filter).filter(([, value]) => value !== undefined));
   return Object.keys(given).length > 0 ? given : undefined;
 }
@@ -51,7 +52,7 @@ export function bulkFilter(options: BulkOptions): EventFilter | undefined {
  */
 export async function runBulk({ jobs }: Operations, action: Pick<BulkInput, 'action' | 'to' | 'reason' | 'signal'>, options: BulkOptions & { json?: boolean }): Promise<void> {
   const filter = bulkFilter(options);
-  if (!filter) throw new OperationRejectedError(`Give an event ID, or a filter (--source, --type, --status, --since, --until, --query) for many.`);
+  if (!filter) throw new OperationRejectedError(`Give an event ID, or a filter (--source, --type, --status, --since, --until, --query, --group) for many.`);
   const answer = await jobs.request({ ...action, filter, rate: options.rate, by: `cli user "${userInfo().username}"` }, { dryRun: options.dryRun, yes: options.yes });
   if (answer.dryRun && answer.count === 0) {
     print(options.json, answer, () => `Nothing to ${action.action}: ${answer.reason}.`);

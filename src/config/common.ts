@@ -38,6 +38,11 @@ export interface LoadOptions {
    * @default false
    */
   development?: boolean;
+  /**
+   * With `development`: no ADMIN_TOKEN set gives the public DEVELOPMENT_ADMIN_TOKEN, so `/admin` and
+   * the console work out of the box. Only `npm run dev` passes it. @default false
+   */
+  developmentAdminToken?: boolean;
 }
 
 /** Reads and validates what every process needs; throws `ConfigError` naming the bad setting. */

@@ -2,7 +2,7 @@ import { ConfigError } from '../errors';
 import { oneOf, portNumber, positiveDurationMs, positiveInteger, splitList } from './env';
 import { loadCommonConfig, metricsAddressOf, type CommonConfig, type LoadOptions } from './common';
 import { loadSources, type DevelopmentSecret, type SourceConfig } from './sources';
-import { adminTokens, apiTokens, longToken, type ApiToken, type NamedToken } from './tokens';
+import { adminTokens, apiTokens, DEVELOPMENT_ADMIN_TOKEN, longToken, viewerTokens, type ApiToken, type NamedToken } from './tokens';
 
 /** The receiver's configuration: its HTTP edge, its sources (./sources.ts) and its tokens (./tokens.ts). */
 
@@ -50,13 +50,34 @@ export interface ReceiverConfig extends CommonConfig {
   disabledSources: Array<{ name: string; env: string }>;
   /**
    * Bearer tokens for `/admin` (and `/codec`), each with a name that the erasure record keeps:
-   * ADMIN_TOKEN is named `admin`, ADMIN_TOKENS lists `<name>:<token>`. The admin API is off without any.
+   * ADMIN_TOKEN is named `admin`, ADMIN_TOKENS lists `<name>:<token>`. The admin API is off without any,
+   * but under `npm run dev`, where DEVELOPMENT_ADMIN_TOKEN stands in.
    */
   adminTokens: NamedToken[];
+  /** VIEWER_TOKENS: console sign-ins that see everything and act on nothing. */
+  viewerTokens: NamedToken[];
+  /** The event console at `/console` (on ADMIN_PORT when set): on with any admin or viewer token unless CONSOLE=off. */
+  console: { enabled: boolean; sessionTtlMs: number };
+  /** Alerts on failure groups and dead letters (ALERT_*); off unless an alert URL is set. */
+  alerts: AlertConfig | undefined;
   /** A bearer token for `/codec` only (the Temporal UI's proxy): it decodes payloads and can do nothing else. */
   codecToken: string | undefined;
   /** Bearer tokens for `/v1`, each with its named scope; the API is off without any. */
   apiTokens: ApiToken[];
+}
+
+/** Where alerts go and when they are sent. */
+export interface AlertConfig {
+  /** ALERT_WEBHOOK_URL and ALERT_WEBHOOK_SECRET: a signed Standard Webhooks message, with our outbound delivery's retries and attempts. */
+  webhook?: { url: string; secret: string };
+  /** ALERT_SLACK_WEBHOOK_URL: a Slack incoming webhook, sent through the same delivery. */
+  slackUrl?: string;
+  /** ALERT_INTERVAL: how often a receiver looks for what to alert. @default 30 s */
+  intervalMs: number;
+  /** ALERT_GROUP_THRESHOLD: a group alerted as new is alerted once more when it reaches this many events. @default 100 */
+  groupThreshold: number;
+  /** CONSOLE_URL: the console's public URL, for links in alerts. */
+  consoleUrl?: string;
 }
 
 export type Acknowledge = 'database' | 'temporal';
@@ -83,10 +104,13 @@ export const DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT = 8;
 export const DEFAULT_MIN_BODY_RATE = 16 * 1024;
 
 /** Reads and validates the receiver's configuration, sources included; throws `ConfigError` naming the bad setting. */
-export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { development = false }: LoadOptions = {}): ReceiverConfig {
+export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { development = false, developmentAdminToken = false }: LoadOptions = {}): ReceiverConfig {
   const port = portNumber(env, 'PORT', 3000);
   const { sources, developmentSecrets, disabledSources } = loadSources(env, { development, port });
   const maxLargeBodiesInFlight = positiveInteger(env, 'MAX_LARGE_BODIES_IN_FLIGHT', DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT);
+  const configured = adminTokens(env);
+  const admins = development && developmentAdminToken && configured.length === 0 ? [{ name: 'admin', token: DEVELOPMENT_ADMIN_TOKEN }] : configured;
+  const viewers = viewerTokens(env, admins);
   return {
     ...loadCommonConfig(env, { development }),
     port,
@@ -105,10 +129,38 @@ export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { devel
     sources,
     developmentSecrets,
     disabledSources,
-    adminTokens: adminTokens(env),
+    adminTokens: admins,
+    viewerTokens: viewers,
+    console: {
+      enabled: oneOf(env, 'CONSOLE', ['on', 'off'] as const, 'on') === 'on' && admins.length + viewers.length > 0,
+      sessionTtlMs: positiveDurationMs(env, 'CONSOLE_SESSION_TTL', '12h'),
+    },
+    alerts: alertConfig(env),
     codecToken: env.CODEC_TOKEN ? longToken('CODEC_TOKEN', env.CODEC_TOKEN) : undefined,
     apiTokens: apiTokens(env.API_TOKENS),
   };
+}
+
+function alertConfig(env: NodeJS.ProcessEnv): AlertConfig | undefined {
+  const webhookUrl = httpUrl(env, 'ALERT_WEBHOOK_URL');
+  const slackUrl = httpUrl(env, 'ALERT_SLACK_WEBHOOK_URL');
+  if (!webhookUrl && !slackUrl) return undefined;
+  const secret = env.ALERT_WEBHOOK_SECRET;
+  if (webhookUrl && !secret?.startsWith('whsec_')) throw new ConfigError('ALERT_WEBHOOK_URL is set, so ALERT_WEBHOOK_SECRET must be too: a Standard Webhooks secret (whsec_ and base64) the endpoint verifies alerts with.');
+  return {
+    ...(webhookUrl && { webhook: { url: webhookUrl, secret: secret! } }),
+    ...(slackUrl && { slackUrl }),
+    intervalMs: positiveDurationMs(env, 'ALERT_INTERVAL', '30s'),
+    groupThreshold: positiveInteger(env, 'ALERT_GROUP_THRESHOLD', 100),
+    consoleUrl: httpUrl(env, 'CONSOLE_URL'),
+  };
+}
+
+function httpUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name];
+  if (!value) return undefined;
+  if (!/^https?:\/\/[^\s]+$/.test(value) || !URL.canParse(value)) throw new ConfigError(`${name} must be an absolute http(s) URL.`);
+  return value;
 }
 
 /**

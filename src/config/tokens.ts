@@ -37,6 +37,22 @@ export function adminTokens(env: NodeJS.ProcessEnv): NamedToken[] {
   return tokens;
 }
 
+/**
+ * `VIEWER_TOKENS="oncall:… support:…"`: console sign-ins that see everything and can act on nothing
+ * and reveal nothing; at least 32 characters each, none also an admin token.
+ */
+export function viewerTokens(env: NodeJS.ProcessEnv, admins: readonly NamedToken[]): NamedToken[] {
+  const tokens = namedTokens('VIEWER_TOKENS', env.VIEWER_TOKENS, 'name').map(({ name, token }) => ({ name, token: longToken(`VIEWER_TOKENS' token "${name}"`, token) }));
+  if (tokens.some(({ token }) => admins.some((admin) => admin.token === token))) throw new ConfigError('VIEWER_TOKENS lists a token that is also an admin token.');
+  return tokens;
+}
+
+/**
+ * `npm run dev`'s admin token when none is set: public, like its development signing secrets, so
+ * the console and `/admin` work out of the box on a receiver that listens on loopback only.
+ */
+export const DEVELOPMENT_ADMIN_TOKEN = 'dev-admin-token-public-not-a-secret-0123456789';
+
 /** `<name>:<token>` entries separated by spaces or commas. */
 function namedTokens(variable: string, value: string | undefined, what: 'scope' | 'name'): NamedToken[] {
   const tokens = splitList(value).map((entry) => {

@@ -268,6 +268,82 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
       `CREATE INDEX event_bodies_unrouted ON event_bodies (source, (start->'input'->>'type'), received_at) WHERE start->>'flow' = 'recordEvent'`,
     ],
   },
+  {
+    id: '016-console',
+    statements: [
+      // Deliveries refused before they were recorded, without their bodies: what the console's
+      // refused page shows. Bounded by a row cap and a retention (src/db/refusals.ts).
+      `CREATE TABLE refused_deliveries (
+         id bigserial PRIMARY KEY,
+         refused_at timestamptz NOT NULL DEFAULT now(),
+         source text NOT NULL,
+         path text NOT NULL,
+         status integer NOT NULL,
+         reason text NOT NULL,
+         detail text,
+         client text,
+         header_names text[] NOT NULL
+       )`,
+      `CREATE INDEX refused_deliveries_at ON refused_deliveries (refused_at)`,
+      // Console sign-ins: an admin or viewer token exchanged for a session cookie, stored by its hash.
+      `CREATE TABLE console_sessions (
+         id_sha256 text PRIMARY KEY,
+         token_name text NOT NULL,
+         role text NOT NULL CHECK (role IN ('admin', 'viewer')),
+         csrf text NOT NULL,
+         created_at timestamptz NOT NULL DEFAULT now(),
+         expires_at timestamptz NOT NULL
+       )`,
+      // What operators did in the console, and every reveal of personal data.
+      `CREATE TABLE console_audit (
+         id bigserial PRIMARY KEY,
+         at timestamptz NOT NULL DEFAULT now(),
+         actor text NOT NULL,
+         action text NOT NULL,
+         target text,
+         detail jsonb
+       )`,
+      // The ledger's status and failure class, copied onto the event's row by a trigger, so one
+      // table answers the console's lists with indexes. The class is the failure's stable kind
+      // (the flow records it), never its text.
+      `ALTER TABLE event_bodies ADD COLUMN ledger_status text, ADD COLUMN error_class text`,
+      `CREATE FUNCTION copy_ledger_status() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN
+         UPDATE event_bodies SET ledger_status = NEW.status,
+           error_class = CASE WHEN NEW.status = 'failed' THEN COALESCE(NEW.outcome->>'errorClass', NEW.outcome->>'type', CASE WHEN NEW.outcome ? 'terminated' THEN 'Terminated' END, 'unknown') END
+         WHERE source = NEW.source AND event_id = NEW.event_id;
+         RETURN NULL;
+       END $$`,
+      `CREATE TRIGGER processed_events_copy_status AFTER INSERT OR UPDATE OF status, outcome ON processed_events FOR EACH ROW EXECUTE FUNCTION copy_ledger_status()`,
+      `UPDATE event_bodies b SET ledger_status = p.status,
+         error_class = CASE WHEN p.status = 'failed' THEN COALESCE(p.outcome->>'errorClass', p.outcome->>'type', CASE WHEN p.outcome ? 'terminated' THEN 'Terminated' END, 'unknown') END
+       FROM processed_events p WHERE p.source = b.source AND p.event_id = b.event_id`,
+      `CREATE INDEX event_bodies_source_received ON event_bodies (source, received_at)`,
+      `CREATE INDEX event_bodies_type_received ON event_bodies ((start->'input'->>'type'), received_at)`,
+      `CREATE INDEX event_bodies_tenant_received ON event_bodies (tenant, received_at) WHERE tenant IS NOT NULL`,
+      `CREATE INDEX event_bodies_status_received ON event_bodies (ledger_status, received_at)`,
+      `CREATE INDEX event_bodies_unstarted_received ON event_bodies (received_at) WHERE started_at IS NULL`,
+      `CREATE INDEX event_bodies_failure_groups ON event_bodies (source, (start->'input'->>'type'), error_class, received_at) WHERE ledger_status = 'failed'`,
+      // The failure groups an alert was sent for, at what size, and the size last seen: one alert per
+      // new group, one more when it grows past the threshold. A group that empties is forgotten.
+      // An endpoint that takes a message's payload as its body, unwrapped: a Slack incoming webhook for alerts.
+      `ALTER TABLE endpoints ADD COLUMN body_format text NOT NULL DEFAULT 'standard-webhooks' CHECK (body_format IN ('standard-webhooks', 'payload'))`,
+      // The Idempotency-Key each call outside the database was made with: the console shows them.
+      `ALTER TABLE event_steps ADD COLUMN idempotency_key text`,
+      `CREATE TABLE alerted_groups (
+         fingerprint text PRIMARY KEY,
+         alerted_count integer NOT NULL,
+         seen_count integer NOT NULL,
+         alerted_at timestamptz NOT NULL DEFAULT now()
+       )`,
+      `CREATE TABLE alerted_dead_letters (
+         source text NOT NULL,
+         event_id text NOT NULL,
+         alerted_at timestamptz NOT NULL DEFAULT now(),
+         PRIMARY KEY (source, event_id)
+       )`,
+    ],
+  },
 ];
 
 /**

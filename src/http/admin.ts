@@ -142,7 +142,7 @@ export function createAdminRouter(operations: EventOperations, tokens: NamedToke
     if (!(BULK_ACTIONS as readonly unknown[]).includes(body.action)) throw new OperationRejectedError(`"action" must be one of ${BULK_ACTIONS.join(', ')}.`);
     const action = body.action as BulkActionName;
     const filter = (body.filter ?? {}) as Record<string, unknown>;
-    if (typeof filter !== 'object' || Array.isArray(filter) || Object.keys(filter).length === 0) throw new OperationRejectedError('"filter" must name what to act on: source, type, status, since, until, via or query.');
+    if (typeof filter !== 'object' || Array.isArray(filter) || Object.keys(filter).length === 0) throw new OperationRejectedError('"filter" must name what to act on: source, type, status, since, until, via, query or group.');
     const unknown = Object.keys(filter).filter((key) => !FILTER_KEYS.includes(key));
     if (unknown.length > 0 || Object.values(filter).some((value) => typeof value !== 'string')) throw new OperationRejectedError(`"filter" takes text values of ${FILTER_KEYS.join(', ')}${unknown.length ? `, not ${unknown.join(', ')}` : ''}.`);
     if (typeof body.reason !== 'string' || body.reason.trim() === '') throw new OperationRejectedError('Give a "reason"; it is kept in the job and in each event\'s history.');
@@ -237,7 +237,7 @@ function rateOf(value: unknown): number {
 }
 
 /** What a bulk filter may say: the fields of `GET /admin/events`'s query. */
-const FILTER_KEYS = ['source', 'type', 'status', 'since', 'until', 'via', 'query'];
+const FILTER_KEYS = ['source', 'type', 'status', 'since', 'until', 'via', 'query', 'group'];
 
 function filterOf(req: Request): EventFilter {
   const value = (name: string) => (typeof req.query[name] === 'string' ? (req.query[name] as string) : undefined);

@@ -11,6 +11,8 @@ import { createCodecRouter, type CodecDeps } from './codec';
 import { createMetrics, type Metrics } from './metrics';
 import { problemType, sendProblem } from './problem';
 import { createWebhookRouter } from './webhooks';
+import { createConsoleRouter, type ConsoleDeps } from '../console/router';
+import type { RefusalLog } from '../db/refusals';
 
 export interface AppDeps {
   sources: SourceRegistry;
@@ -39,12 +41,16 @@ export interface AppDeps {
   logger?: Logger;
   /** The `/admin` API; off (404) without it. */
   admin?: { operations: EventOperations; tokens: NamedToken[]; backfills?: AdminBackfills; holds?: AdminHolds; jobs?: BulkJobs };
+  /** The event console (`/console`); off (404) without it. */
+  console?: ConsoleDeps;
+  /** Where refused deliveries are kept for the console; not kept without it. */
+  refusals?: RefusalLog;
   /** The remote codec endpoint (`/codec`); off (404) without it. */
   codec?: Omit<CodecDeps, 'logger'>;
   /** Our own `/v1` API; off (404) without it. */
   api?: Omit<ApiDeps, 'logger'>;
   /**
-   * Where `/admin`, `/codec` and `/v1` are served: beside the webhooks (`with-webhooks`), or only by
+   * Where `/admin`, `/console`, `/codec` and `/v1` are served: beside the webhooks (`with-webhooks`), or only by
    * `createOperatorApp` on ADMIN_PORT (`apart`). @default 'with-webhooks'
    */
   operatorRoutes?: 'with-webhooks' | 'apart';
@@ -79,7 +85,7 @@ export function createApp(deps: AppDeps): Express {
   // Limits not given are the configuration's defaults, as an unconfigured receiver has them.
   const defaults = deps.largeBodies && deps.bodyPace ? undefined : bodyLimits(loadReceiverConfig({}));
   const limits = { maxBodyBytes, largeBodies: deps.largeBodies ?? defaults!.largeBodies, bodyPace: deps.bodyPace ?? defaults!.bodyPace };
-  app.use('/webhooks', createWebhookRouter({ sources, starter, limits, metrics, logger, now }));
+  app.use('/webhooks', createWebhookRouter({ sources, starter, limits, metrics, logger, now, refusals: deps.refusals }));
 
   if (deps.operatorRoutes !== 'apart') mountOperatorRoutes(app, deps, logger);
   app.use(notFound);
@@ -87,10 +93,10 @@ export function createApp(deps: AppDeps): Express {
 }
 
 /**
- * The operators' and applications' port (ADMIN_PORT): `/admin`, `/codec` and `/v1`, with `/healthz`,
+ * The operators' and applications' port (ADMIN_PORT): `/admin`, `/console`, `/codec` and `/v1`, with `/healthz`,
  * and no webhooks. Kept inside the cluster, it leaves the internet-facing port only `/webhooks`.
  */
-export function createOperatorApp(deps: Pick<AppDeps, 'admin' | 'codec' | 'api' | 'trustProxy' | 'logger'>): Express {
+export function createOperatorApp(deps: Pick<AppDeps, 'admin' | 'console' | 'codec' | 'api' | 'trustProxy' | 'logger'>): Express {
   const app = baseApp(deps.trustProxy);
   mountOperatorRoutes(app, deps, deps.logger ?? createLogger('receiver'));
   app.use(notFound);
@@ -109,8 +115,9 @@ function baseApp(trustProxy: AppDeps['trustProxy']): Express {
   return app;
 }
 
-function mountOperatorRoutes(app: Express, deps: Pick<AppDeps, 'admin' | 'codec' | 'api'>, logger: Logger): void {
+function mountOperatorRoutes(app: Express, deps: Pick<AppDeps, 'admin' | 'console' | 'codec' | 'api'>, logger: Logger): void {
   if (deps.admin) app.use('/admin', createAdminRouter(deps.admin.operations, deps.admin.tokens, logger, deps.admin.backfills, deps.admin.holds, deps.admin.jobs));
+  if (deps.console) app.use('/console', createConsoleRouter(deps.console));
   if (deps.api) app.use('/v1', createApiRouter({ ...deps.api, logger }));
   if (deps.codec) app.use('/codec', createCodecRouter({ ...deps.codec, logger }));
 }

@@ -12,6 +12,7 @@ import type { VerifiedEvent } from '../providers/types';
 import type { EventStarter, ReceivedEvent, StartResult } from '../temporal/start-event';
 import { bodyGuards } from './body-guards';
 import type { Metrics } from './metrics';
+import type { RefusalLog } from '../db/refusals';
 import { problemType, sendProblem, toProblem } from './problem';
 
 /**
@@ -19,8 +20,8 @@ import { problemType, sendProblem, toProblem } from './problem';
  * raw bytes, and each event is started (`starter`); answered 202, 200 for a duplicate, or a problem
  * counted by source and outcome and worded for the provider that will retry it.
  */
-export function createWebhookRouter(deps: { sources: SourceRegistry; starter: EventStarter; limits: BodyLimits; metrics: Metrics; logger: Logger; now: () => Date }): express.Router {
-  const { sources, starter, metrics, logger, now } = deps;
+export function createWebhookRouter(deps: { sources: SourceRegistry; starter: EventStarter; limits: BodyLimits; metrics: Metrics; logger: Logger; now: () => Date; refusals?: RefusalLog }): express.Router {
+  const { sources, starter, metrics, logger, now, refusals } = deps;
 
   const selectSource: RequestHandler<{ source: string }> = (req, res, next) => {
     const source = sources.get(req.params.source);
@@ -149,6 +150,17 @@ export function createWebhookRouter(deps: { sources: SourceRegistry; starter: Ev
     } else {
       // The detail names identifiers only (a header, a limit, another source), never the payload.
       logger.warn({ source, path: req.path, status: problem.status, problem: problem.type, detail: problem.detail }, 'delivery rejected');
+      // What the console's refused page shows: never the body, and of the headers only their names.
+      refusals?.record({
+        refusedAt: now(),
+        source,
+        path: req.originalUrl.split('?')[0]!,
+        status: problem.status,
+        reason: problem.type.split(':').pop()!,
+        detail: problem.detail,
+        client: req.ip,
+        headerNames: Object.keys(req.headers),
+      });
     }
     sendProblem(res, problem);
   };

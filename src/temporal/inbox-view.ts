@@ -30,6 +30,7 @@ export async function inboxView(db: Queryable, eventId: string, uiUrl: string): 
     body: bodyView(stored),
     result: null,
     failure: row.start_error && !row.ignored_at ? [row.start_error] : null,
+    pendingActivities: [],
     uiUrl,
   };
 }

@@ -9,6 +9,7 @@ import { verifyStoredEvent, type Verification } from '../providers/verify-stored
 import { statusQuery, type BulkActionName, type BulkItemResult, type EventProgress } from '../../contracts';
 import { flowNamed } from '../flows';
 import { loadBodyByWorkflowId } from '../db/event-bodies';
+import { failureGroupMembers } from '../db/event-list';
 import { bodyView, inboxView } from './inbox-view';
 import { ledgerRecord, recordStopped, type LedgerRecord } from '../db/ledger';
 import { EventNotFoundError, EventRunningError, OperationRejectedError, SignalNotAwaitedError } from '../errors';
@@ -32,7 +33,15 @@ export interface EventView extends Omit<EventSummary, 'status'> {
   result: unknown;
   /** The failure and its causes, outermost first, as `Type: message`. */
   failure: string[] | null;
+  /** Activities scheduled or running now: their attempt and, when retrying, the last attempt's failure. */
+  pendingActivities: PendingActivity[];
   uiUrl: string;
+}
+
+export interface PendingActivity {
+  activityType: string;
+  attempt: number;
+  lastFailure: string | null;
 }
 
 /** Matches checked for their current run at once. */
@@ -83,7 +92,12 @@ export class EventOperations implements ErasureTemporal {
     const ledger = this.options.db ? await ledgerRecord(this.options.db, eventId) : null;
     const erasure = this.options.db ? await erasureOf(this.options.db, eventId) : null;
     const body = this.options.db ? bodyView(await loadBodyByWorkflowId(this.options.db, eventId)) : null;
-    return { ...summary, summary: (await description.staticSummary()) ?? null, progress, ledger, erasure, body, result, failure, uiUrl: this.uiLink(eventId) };
+    const pendingActivities = (description.raw.pendingActivities ?? []).map((activity) => ({
+      activityType: activity.activityType?.name ?? 'unknown',
+      attempt: activity.attempt ?? 1,
+      lastFailure: activity.lastFailure?.message ?? null,
+    }));
+    return { ...summary, summary: (await description.staticSummary()) ?? null, progress, ledger, erasure, body, result, failure, pendingActivities, uiUrl: this.uiLink(eventId) };
   }
 
   /**
@@ -93,6 +107,7 @@ export class EventOperations implements ErasureTemporal {
    * per page, not a describe per event.
    */
   async list(filter: EventFilter, limit = 100): Promise<EventSummary[]> {
+    if (filter.group) return this.listGroup(filter, limit);
     const events: EventSummary[] = [];
     const seen = new Set<string>();
     let page: WorkflowExecution[] = [];
@@ -109,6 +124,20 @@ export class EventOperations implements ErasureTemporal {
       if (events.length >= limit) return events;
     }
     if (page.length > 0) await settle();
+    return events;
+  }
+
+  /**
+   * A failure group's events (the body store knows the group: failure class is not a search
+   * attribute), listed from visibility by ID, a page at a time, with the rest of the filter.
+   */
+  private async listGroup({ group, ...filter }: EventFilter, limit: number): Promise<EventSummary[]> {
+    const ids = (await failureGroupMembers(this.requireDatabase('A failure group'), group!, limit)).filter((id) => !/['\\]/.test(id));
+    const events: EventSummary[] = [];
+    for (let next = 0; next < ids.length && events.length < limit; next += LIST_PAGE) {
+      const byId = `WorkflowId IN (${ids.slice(next, next + LIST_PAGE).map((id) => `'${id}'`).join(', ')})`;
+      events.push(...(await this.list({ ...filter, query: filter.query ? `(${filter.query}) AND ${byId}` : byId }, limit - events.length)));
+    }
     return events;
   }
 

@@ -35,6 +35,8 @@ export interface EventFilter {
   via?: string;
   /** A raw visibility query, ANDed with the other filters. */
   query?: string;
+  /** A failure group's fingerprint: its failed events, found in the body store (`EventOperations.list`). */
+  group?: string;
 }
 
 /** Event workflows only (they carry WebhookSource), with the filters ANDed. `now` anchors a relative `since`. */

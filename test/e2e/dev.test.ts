@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { DEVELOPMENT_ADMIN_TOKEN } from '../../src/config';
 import { Client, Connection } from '@temporalio/client';
 import type { EventProgress } from '../../contracts';
 import { endOfLifeWarning } from '../../src/dev/node-support';
@@ -83,6 +84,7 @@ describe('npm run dev', () => {
     expect(banner).toContain("square: set SQUARE_ACCESS_TOKEN to catch up from Square's Events API");
     expect(banner).toContain(`Email        captured as .eml files in ${path.join(dataDir, 'mail')}`);
     expect(banner).toContain('Payloads     plaintext in Temporal (set PAYLOAD_ENCRYPTION_KEYS to encrypt them)');
+    expect(banner).toContain(`Console      http://localhost:${env.PORT}/console (sign in with ${DEVELOPMENT_ADMIN_TOKEN})`);
     // One line when this Node.js is past its end of life (the machine's Node 20), none on a supported one (CI's Node 24).
     const warning = endOfLifeWarning();
     expect(banner.split('\n').filter((line) => line.includes('reached end of life'))).toEqual(warning ? [expect.stringContaining(warning)] : []);
@@ -103,6 +105,12 @@ describe('npm run dev', () => {
       const handle = client.workflow.getHandle('evt_dev_e2e_1');
       expect(await handle.result()).toMatchObject({ outcome: 'fulfilled', source: 'stripe', type: 'checkout.session.completed' });
       expect(await (await handle.describe()).staticSummary()).toBe('stripe · checkout.session.completed · cs_test_a1b2c3d4e5f6g7h8i9j0 · 42.00 EUR');
+
+      // The console is on, on the embedded database, with the development token the banner printed.
+      const signIn = await fetch(`http://localhost:${env.PORT}/console/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${DEVELOPMENT_ADMIN_TOKEN}` });
+      expect(signIn.status).toBe(303);
+      const events = await fetch(`http://localhost:${env.PORT}/console/events?source=stripe`, { headers: { cookie: signIn.headers.get('set-cookie')!.split(';')[0]! } });
+      expect(await events.text()).toMatch(/evt_dev_e2e_1<\/a>.*completed/s);
 
       const confirmation = readFileSync(path.join(dataDir, 'mail', 'evt_dev_e2e_1.eml'), 'utf8');
       expect(confirmation).toContain('To: ada@example.com');

@@ -122,7 +122,7 @@ it("listens where the configuration says: npm run dev's receiver on loopback onl
   expect((receiver.server.address() as { address: string }).address).toBe('::');
 });
 
-it('serves /admin and /v1 on ADMIN_PORT only, when it is set, and only the webhooks and health checks on PORT', async () => {
+it('serves /admin, /console and /v1 on ADMIN_PORT only, when it is set, and only the webhooks and health checks on PORT', async () => {
   const adminToken = 'a'.repeat(32);
   await start({ ADMIN_PORT: '0', ADMIN_TOKEN: adminToken, API_TOKENS: `shop:${'b'.repeat(32)}` });
   const { url, adminUrl } = receiver!;
@@ -133,6 +133,9 @@ it('serves /admin and /v1 on ADMIN_PORT only, when it is set, and only the webho
     expect({ path, status: response.status, type: ((await response.json()) as { type: string }).type }).toEqual({ path, status: 404, type: 'urn:durable-webhooks:problem:not-found' });
     expect({ path, status: (await fetch(`${adminUrl}${path}`, { method: 'POST' })).status }).toEqual({ path, status: 401 });
   }
+  // The console goes with them.
+  expect((await fetch(`${url}/console/login`)).status).toBe(404);
+  expect((await fetch(`${adminUrl}/console/login`)).status).toBe(200);
   expect((await fetch(`${adminUrl}/webhooks/stripe`, { method: 'POST' })).status).toBe(404);
   expect((await fetch(`${url}/healthz`)).status).toBe(200);
   expect((await fetch(`${adminUrl}/healthz`)).status).toBe(200);

@@ -1,0 +1,438 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import cookieParser from 'cookie-parser';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { rateLimit } from 'express-rate-limit';
+import helmet from 'helmet';
+import type { ReactElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import type { NamedToken } from '../config';
+import { audit, auditOf, createSession, deleteSession, findSession, type ConsoleRole, type ConsoleSession } from '../db/console-sessions';
+import type { Database } from '../db/database';
+import { loadBodyByWorkflowId } from '../db/event-bodies';
+import { failureGroups, LISTED_STATUSES, listedEvent, listEvents, receivedPerMinute, type ListedStatus, type ListFilter } from '../db/event-list';
+import { UNROUTED_WINDOW_MS, unroutedTypes } from '../db/event-bodies';
+import { startBacklog } from '../db/inbox';
+import { listRefusals, refusalCounts, type RefusalLimits } from '../db/refusals';
+import { AdminAuthError, ConsoleForbiddenError, EventNotFoundError, OperationRejectedError, ResourceNotFoundError, TooManyFailedAttemptsError } from '../errors';
+import { DEFAULT_FLOW, flowNamed } from '../flows';
+import type { Logger } from '../logger';
+import { safeEqual } from '../providers/secrets';
+import { errorLine } from '../redact';
+import type { BulkJobs } from '../temporal/bulk-jobs';
+import type { EventOperations, EventView } from '../temporal/operations';
+import { parseResetTarget } from '../temporal/reset-points';
+import { pointInTime } from '../temporal/visibility';
+import { toProblem } from '../http/problem';
+import { decodeDelivery } from './delivery';
+import { ConfirmPage, EventPage, type EventPageData } from './pages/event';
+import { EventsPage, type EventsQuery } from './pages/events';
+import { FailureGroupPage, FailuresPage, JobPage } from './pages/failures';
+import { BASE, eventPath } from './pages/layout';
+import { OverviewPage } from './pages/overview';
+import { RefusedPage } from './pages/refused';
+import { ProblemPage, SignInPage } from './pages/sign-in';
+
+export interface ConsoleDeps {
+  db: Database;
+  operations: EventOperations;
+  jobs: BulkJobs;
+  /** The receiver's source names, for the event filter. */
+  sources: readonly string[];
+  admins: readonly NamedToken[];
+  viewers: readonly NamedToken[];
+  sessionTtlMs: number;
+  refusalLimits: RefusalLimits;
+  logger: Logger;
+}
+
+/** The session cookie: HttpOnly, SameSite=Strict, on the console's path only; Secure when the request came over HTTPS. */
+const COOKIE = 'dw_console';
+/** Rows a list page shows. */
+const PAGE = 50;
+/** Failed sign-ins one client address may make a minute. */
+const MAX_FAILED_SIGN_INS_PER_MINUTE = 10;
+
+/** The actions of the event page, and what each confirmation says will happen. */
+const ACTIONS = ['signal', 'retry', 'reset', 'cancel', 'erase'] as const;
+type EventAction = (typeof ACTIONS)[number];
+
+/**
+ * The event console: server-rendered pages (React, escaped by construction), one script and one
+ * stylesheet of its own and Chart.js, under a Content-Security-Policy that allows nothing else.
+ * Sign-in exchanges an admin or viewer token for a session cookie; every POST carries the session's
+ * CSRF token; viewers see everything and may not act or reveal.
+ */
+export function createConsoleRouter(deps: ConsoleDeps): express.Router {
+  const { db, operations, jobs, logger } = deps;
+  const router = express.Router();
+
+  router.use(
+    helmet({
+      contentSecurityPolicy: {
+        useDefaults: false,
+        directives: {
+          defaultSrc: ["'self'"],
+          scriptSrc: ["'self'"],
+          styleSrc: ["'self'"],
+          imgSrc: ["'self'", 'data:'],
+          connectSrc: ["'self'"],
+          formAction: ["'self'"],
+          frameAncestors: ["'none'"],
+          baseUri: ["'none'"],
+          objectSrc: ["'none'"],
+        },
+      },
+      referrerPolicy: { policy: 'same-origin' },
+    }),
+  );
+  router.use((_req, res, next) => {
+    res.set('Cache-Control', 'no-store');
+    next();
+  });
+
+  const assets = path.join(__dirname, 'assets');
+  router.get('/assets/console.js', (_req, res) => res.sendFile(path.join(assets, 'console.js')));
+  router.get('/assets/console.css', (_req, res) => res.sendFile(path.join(assets, 'console.css')));
+  router.get('/assets/chart.umd.min.js', (_req, res) => res.sendFile(path.join(path.dirname(require.resolve('chart.js')), 'chart.umd.min.js')));
+
+  router.use(cookieParser(), express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50 }));
+
+  router.get('/login', (_req, res) => page(res, <SignInPage />));
+
+  router.post(
+    '/login',
+    rateLimit({
+      windowMs: 60_000,
+      limit: MAX_FAILED_SIGN_INS_PER_MINUTE,
+      skipSuccessfulRequests: true,
+      standardHeaders: 'draft-8',
+      legacyHeaders: false,
+      handler: (_req, res) => page(res.status(429), <SignInPage error={new TooManyFailedAttemptsError(MAX_FAILED_SIGN_INS_PER_MINUTE).message} />),
+    }),
+    sameSite,
+    async (req, res) => {
+      const token = typeof req.body?.token === 'string' ? (req.body.token as string) : '';
+      const signIn = signInOf(token, deps.admins, deps.viewers);
+      if (!signIn) {
+        logger.warn({ client: req.ip }, 'console sign-in refused');
+        page(res.status(401), <SignInPage error="That is not an admin or viewer token of this receiver." />);
+        return;
+      }
+      const session = await createSession(db, { ...signIn, ttlMs: deps.sessionTtlMs });
+      await audit(db, { actor: actorOf(session), action: 'sign-in' });
+      res.cookie(COOKIE, session.id, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: BASE, maxAge: deps.sessionTtlMs });
+      res.redirect(303, BASE);
+    },
+  );
+
+  // Everything below needs a session; a POST needs its CSRF token too.
+  router.use(async (req, res, next) => {
+    const id = typeof req.cookies?.[COOKIE] === 'string' ? (req.cookies[COOKIE] as string) : undefined;
+    const session = id ? await findSession(db, id) : undefined;
+    if (!session) {
+      if (req.method === 'GET') return res.redirect(303, `${BASE}/login`);
+      throw new AdminAuthError('Sign in to the console first.');
+    }
+    res.locals.session = session;
+    res.locals.sessionId = id;
+    if (req.method === 'POST') {
+      sameSite(req, res, () => undefined);
+      const csrf = typeof req.body?._csrf === 'string' ? (req.body._csrf as string) : '';
+      if (!safeEqual(csrf, session.csrf)) throw new ConsoleForbiddenError('The form is missing its CSRF token, or it is from another session; reload the page and try again.');
+    }
+    next();
+  });
+
+  router.post('/logout', async (_req, res) => {
+    await deleteSession(db, res.locals.sessionId as string);
+    res.clearCookie(COOKIE, { path: BASE });
+    res.redirect(303, `${BASE}/login`);
+  });
+
+  router.get('/', async (_req, res) => {
+    const [backlog, refusals, groups, unrouted] = await Promise.all([
+      startBacklog(db),
+      refusalCounts(db, 3600_000),
+      failureGroups(db, { limit: 5 }),
+      unroutedTypes(db, DEFAULT_FLOW.name, UNROUTED_WINDOW_MS, 20),
+    ]);
+    page(res, <OverviewPage session={sessionOf(res)} data={{ backlog, refusals, groups, unrouted }} />);
+  });
+
+  router.get('/api/received.json', async (_req, res) => {
+    res.json(receivedChart(await receivedPerMinute(db, 60), 60));
+  });
+
+  router.get('/refused', async (req, res) => {
+    const filter = { source: text(req, 'source'), reason: text(req, 'reason') };
+    const before = text(req, 'before');
+    if (before !== undefined && !/^\d{1,19}$/.test(before)) throw new OperationRejectedError('"before" must be a refusal ID from the previous page.');
+    const refusals = await listRefusals(db, { ...filter, before, limit: PAGE + 1 });
+    const next = refusals.length > PAGE ? refusals[PAGE - 1]!.id : null;
+    const limits = { maxRows: deps.refusalLimits.maxRows, retentionDays: Math.round(deps.refusalLimits.retentionMs / 86_400_000) };
+    page(res, <RefusedPage session={sessionOf(res)} refusals={refusals.slice(0, PAGE)} filter={filter} next={next} limits={limits} />);
+  });
+
+  router.get('/events', async (req, res) => {
+    const query: EventsQuery = Object.fromEntries(['source', 'type', 'status', 'tenant', 'error', 'group', 'since', 'until', 'via'].map((name) => [name, text(req, name)]).filter(([, value]) => value !== undefined));
+    const session = sessionOf(res);
+    let filter: ListFilter;
+    try {
+      filter = listFilter(query);
+    } catch (error) {
+      if (!(error instanceof OperationRejectedError)) throw error;
+      page(res.status(400), <EventsPage session={session} sources={deps.sources} query={query} events={[]} next={null} error={error.message} />);
+      return;
+    }
+    const { events, next } = await listEvents(db, filter, { after: text(req, 'after'), limit: PAGE });
+    page(res, <EventsPage session={session} sources={deps.sources} query={query} events={events} next={next} />);
+  });
+
+  router.get('/events/:eventId', async (req, res) => {
+    const done = text(req, 'done');
+    const notice = done && DONE[done as EventAction] ? { kind: 'done' as const, text: DONE[done as EventAction] } : undefined;
+    page(res, <EventPage session={sessionOf(res)} data={await eventPage(req.params.eventId, { reveal: false, notice })} />);
+  });
+
+  router.post('/events/:eventId/reveal', requireAdmin, async (req, res) => {
+    const data = await eventPage(req.params.eventId, { reveal: true });
+    await audit(db, { actor: actorOf(sessionOf(res)), action: 'revealed personal values', target: req.params.eventId });
+    logger.warn({ eventId: req.params.eventId, by: actorOf(sessionOf(res)) }, 'console: personal values revealed');
+    page(res, <EventPage session={sessionOf(res)} data={{ ...data, audit: await auditOf(db, req.params.eventId) }} />);
+  });
+
+  router.get('/events/:eventId/confirm/:action', requireAdmin, async (req, res) => {
+    const { eventId } = req.params;
+    const action = actionOf(req.params.action);
+    const fields: Record<string, string> = {};
+    let what: string;
+    if (action === 'signal') {
+      const name = text(req, 'signal') ?? '';
+      const data = signalData(req.query);
+      fields.signal = name;
+      if (data !== undefined) fields.data = JSON.stringify(data);
+      const signal = flowNamed((await operations.show(eventId)).workflowType)?.signals.find((each) => each.name === name);
+      if (!signal) throw new OperationRejectedError(`Event ${eventId}'s flow has no signal "${name}".`);
+      const checked = signal.read(data, { workflowId: eventId });
+      if (!checked.ok) throw new OperationRejectedError(`${checked.error}.`);
+      what = `Sends ${name} to event ${eventId}${data === undefined ? '' : ` with ${JSON.stringify(checked.value)}`}: it ${signal.description}.`;
+    } else {
+      what = CONFIRM[action](eventId);
+    }
+    page(res, <ConfirmPage session={sessionOf(res)} eventId={eventId} action={action} what={what} fields={fields} needsReason={action !== 'signal' && action !== 'cancel'} />);
+  });
+
+  router.post('/events/:eventId/:action', requireAdmin, async (req, res) => {
+    const { eventId } = req.params;
+    const action = actionOf(req.params.action);
+    const session = sessionOf(res);
+    const reason = typeof req.body.reason === 'string' ? (req.body.reason as string).trim() : '';
+    if ((action === 'retry' || action === 'reset' || action === 'erase') && reason === '') throw new OperationRejectedError(`Give a reason for the ${action}; it is kept in the history and the audit trail.`);
+    const by = actorOf(session);
+    try {
+      switch (action) {
+        case 'signal': {
+          const data = typeof req.body.data === 'string' ? (JSON.parse(req.body.data as string) as unknown) : undefined;
+          await operations.signal(eventId, String(req.body.signal), data);
+          break;
+        }
+        case 'retry': {
+          const result = await operations.apply('retry', eventId, { reason: `${reason} (console, by ${by})`, requestId: randomUUID() });
+          if (result.outcome !== 'done') throw new OperationRejectedError(`Nothing was retried: the event is ${result.detail}.`);
+          break;
+        }
+        case 'reset':
+          await operations.reset(eventId, parseResetTarget('last-failure'), `${reason} (console, by ${by})`);
+          break;
+        case 'cancel':
+          await operations.cancel(eventId);
+          break;
+        case 'erase':
+          await operations.erase(eventId, { by, reason });
+          break;
+      }
+    } catch (error) {
+      if (!(error instanceof OperationRejectedError || error instanceof SyntaxError) && toProblem(error).status >= 500) throw error;
+      const data = await eventPage(eventId, { reveal: false, notice: { kind: 'error', text: toProblem(error).detail } });
+      page(res.status(error instanceof SyntaxError ? 400 : toProblem(error).status), <EventPage session={session} data={data} />);
+      return;
+    }
+    await audit(db, { actor: by, action: action === 'signal' ? `sent ${String(req.body.signal)}` : action, target: eventId, detail: { reason: reason || undefined } });
+    logger.warn({ eventId, action, by }, 'console action');
+    res.redirect(303, `${eventPath(eventId)}?done=${action}`);
+  });
+
+  router.get('/failures', async (_req, res) => {
+    page(res, <FailuresPage session={sessionOf(res)} groups={await failureGroups(db, { limit: 200 })} />);
+  });
+
+  router.get('/failures/:fingerprint', async (req, res) => {
+    page(res, <FailureGroupPage session={sessionOf(res)} group={await groupOf(req.params.fingerprint)} />);
+  });
+
+  router.post('/failures/:fingerprint/retry', requireAdmin, async (req, res) => {
+    const group = await groupOf(req.params.fingerprint);
+    const session = sessionOf(res);
+    const confirmed = req.body.yes === 'true';
+    const reason = typeof req.body.reason === 'string' && req.body.reason.trim() !== '' ? (req.body.reason as string) : 'retry of a failure group from the console';
+    const answer = await jobs.request({ action: 'retry', filter: { group: group.fingerprint }, reason, by: actorOf(session) }, { dryRun: !confirmed, yes: confirmed });
+    if (answer.dryRun) {
+      page(res, <FailureGroupPage session={session} group={group} dryRun={answer} />);
+      return;
+    }
+    await audit(db, { actor: actorOf(session), action: `bulk retry of failure group ${group.fingerprint}`, target: answer.jobId, detail: { count: answer.count, reason } });
+    logger.warn({ jobId: answer.jobId, group: group.fingerprint, count: answer.count, by: actorOf(session) }, 'console: bulk retry started');
+    res.redirect(303, `${BASE}/jobs/${encodeURIComponent(answer.jobId)}`);
+  });
+
+  router.get('/jobs/:jobId', async (req, res) => {
+    page(res, <JobPage session={sessionOf(res)} job={await jobs.show(req.params.jobId)} />);
+  });
+
+  router.use((req, res) => {
+    page(res.status(404), <ProblemPage title="Not found" detail={`The console has no page at ${req.path}.`} />);
+  });
+
+  router.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const problem = toProblem(error, 'The console could not answer; see the receiver log.');
+    if (problem.status >= 500) logger.error({ path: req.path, error: errorLine(error) }, 'console request failed');
+    page(res.status(problem.status), <ProblemPage title={problem.title} detail={problem.detail} />);
+  });
+
+  /** Everything the event page shows, each part on its own: Temporal away still shows the stored delivery. */
+  async function eventPage(eventId: string, options: { reveal: boolean; notice?: EventPageData['notice'] }): Promise<EventPageData> {
+    const listed = await listedEvent(db, eventId);
+    let view: EventView | undefined;
+    let viewError: string | undefined;
+    try {
+      view = await operations.show(eventId);
+    } catch (error) {
+      if (!(error instanceof EventNotFoundError)) viewError = `Temporal could not be asked: ${errorLine(error)}`;
+    }
+    if (!listed && !view) throw new EventNotFoundError(eventId, 'neither the body store nor Temporal has it');
+    const stored = listed ? await loadBodyByWorkflowId(db, eventId) : undefined;
+    const verification = stored ? await operations.verify(eventId).catch((error: unknown) => ({ error: errorLine(error) })) : undefined;
+    return {
+      eventId,
+      listed,
+      view,
+      viewError,
+      delivery: stored && decodeDelivery(stored, { reveal: options.reveal }),
+      verification,
+      signals: (view && flowNamed(view.workflowType)?.signals) ?? [],
+      audit: await auditOf(db, eventId),
+      notice: options.notice,
+    };
+  }
+
+  async function groupOf(fingerprint: string) {
+    const [group] = /^[0-9a-f]{16}$/.test(fingerprint) ? await failureGroups(db, { limit: 1, fingerprint }) : [];
+    if (!group) throw new ResourceNotFoundError('failure group', fingerprint);
+    return group;
+  }
+
+  return router;
+}
+
+/** What a confirmation says each action will do. */
+const CONFIRM: Record<Exclude<EventAction, 'signal'>, (eventId: string) => string> = {
+  retry: (id) =>
+    `Retries event ${id}: if it failed, its last run is reset to its last failure and runs on from there. It keeps its ledger claim, so no step that finished (a charge, an email) runs again. A completed or running event is left alone.`,
+  reset: (id) => `Resets event ${id} to its last failure: a new run replays its history up to there and continues. Finished steps are not repeated; the ledger answers them.`,
+  cancel: (id) => `Asks event ${id}'s workflow to cancel: it stops at its next step and is recorded as failed (cancelled) in the ledger.`,
+  erase: (id) =>
+    `Erases event ${id}'s personal data from every store: its stored body and headers, its Temporal history and the rows it wrote. This cannot be undone; the erasure itself is recorded with your reason.`,
+};
+
+/** What the event page says after each action. */
+const DONE: Record<EventAction, string> = {
+  signal: 'The signal was sent.',
+  retry: 'The event was reset to its last failure and runs again.',
+  reset: 'The event was reset to its last failure.',
+  cancel: 'Cancellation was requested.',
+  erase: "The event's personal data was erased.",
+};
+
+function actionOf(action: string): EventAction {
+  if (!(ACTIONS as readonly string[]).includes(action)) throw new ResourceNotFoundError('console action', action);
+  return action as EventAction;
+}
+
+/** A signal's argument from the event page's form: its text fields (`field.by`), or JSON; none when empty. */
+function signalData(query: Request['query']): unknown {
+  const fields = Object.entries(query).filter((entry): entry is [string, string] => entry[0].startsWith('field.') && typeof entry[1] === 'string' && entry[1] !== '');
+  if (fields.length > 0) return Object.fromEntries(fields.map(([name, value]) => [name.slice('field.'.length), value]));
+  if (typeof query.json === 'string' && query.json.trim() !== '') {
+    try {
+      return JSON.parse(query.json) as unknown;
+    } catch {
+      throw new OperationRejectedError('The argument is not JSON.');
+    }
+  }
+  return undefined;
+}
+
+/** The token's role, compared in constant time against every admin and viewer token. */
+function signInOf(token: string, admins: readonly NamedToken[], viewers: readonly NamedToken[]): { tokenName: string; role: ConsoleRole } | undefined {
+  const admin = admins.find((each) => safeEqual(token, each.token));
+  if (admin) return { tokenName: admin.name, role: 'admin' };
+  const viewer = viewers.find((each) => safeEqual(token, each.token));
+  return viewer && { tokenName: viewer.name, role: 'viewer' };
+}
+
+const sessionOf = (res: Response) => res.locals.session as ConsoleSession;
+const actorOf = (session: ConsoleSession) => `console ${session.role} "${session.tokenName}"`;
+
+const requireAdmin = (_req: unknown, res: Response, next: NextFunction) => {
+  if (sessionOf(res).role !== 'admin') throw new ConsoleForbiddenError('A viewer token sees everything and can act on nothing, nor reveal personal values.');
+  next();
+};
+
+/** A POST from another site is refused, whatever its cookies (the browser says where it came from). */
+function sameSite(req: Request, _res: Response, next: () => void): void {
+  const site = req.headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') throw new ConsoleForbiddenError('The console accepts forms from its own pages only.');
+  next();
+}
+
+function text(req: Request, name: string): string | undefined {
+  const value = req.query[name];
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
+
+/** The page's filter, checked as the CLI checks its flags. */
+function listFilter(query: EventsQuery): ListFilter {
+  if (query.status !== undefined && !(LISTED_STATUSES as readonly string[]).includes(query.status)) throw new OperationRejectedError(`"status" must be one of ${LISTED_STATUSES.join(', ')}.`);
+  if (query.via !== undefined && query.via !== 'delivery' && query.via !== 'backfill') throw new OperationRejectedError('"via" must be delivery or backfill.');
+  if (query.group !== undefined && !/^[0-9a-f]{16}$/.test(query.group)) throw new OperationRejectedError('"group" must be a failure group fingerprint.');
+  return {
+    source: query.source,
+    type: query.type,
+    status: query.status as ListedStatus | undefined,
+    tenant: query.tenant,
+    errorClass: query.error,
+    group: query.group,
+    via: query.via,
+    since: query.since === undefined ? undefined : pointInTime(query.since, 'since'),
+    until: query.until === undefined ? undefined : pointInTime(query.until, 'until'),
+  };
+}
+
+/** The overview chart's data: events a second (each minute's average) by source, a point for each of the last `minutes` minutes. */
+function receivedChart(rows: Array<{ source: string; minute: Date; count: number }>, minutes: number, now = new Date()) {
+  const last = Math.floor(now.getTime() / 60_000) * 60_000;
+  const starts = Array.from({ length: minutes + 1 }, (_, index) => last - (minutes - index) * 60_000);
+  const sources = [...new Set(rows.map((row) => row.source))].sort();
+  const counts = new Map(rows.map((row) => [`${row.source} ${row.minute.getTime()}`, row.count]));
+  return {
+    unit: 'events a second',
+    labels: starts.map((start) => new Date(start).toISOString().slice(11, 16)),
+    datasets: sources.map((source) => ({ label: source, data: starts.map((start) => Math.round(((counts.get(`${source} ${start}`) ?? 0) / 60) * 100) / 100) })),
+  };
+}
+
+/** A page: React's static markup, every value escaped; never HTML put together from strings. */
+function page(res: Response, element: ReactElement): void {
+  res.type('html').send(`<!doctype html>${renderToStaticMarkup(element)}`);
+}

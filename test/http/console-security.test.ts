@@ -1,0 +1,96 @@
+import { DEVELOPMENT_ADMIN_TOKEN, loadReceiverConfig } from '../../src/config';
+import { silentLogger } from '../../src/logger';
+import { startReceiver, type RunningReceiver } from '../../src/receiver';
+import { lazyClient } from '../../src/temporal/connection';
+import { openTestDatabase, type TestDatabase } from '../support/database';
+import { SECRETS_ENV } from '../support/signing';
+
+/**
+ * The console's doors, over HTTP: sign-in and its limit, the session cookie's flags, the
+ * Content-Security-Policy, CSRF and cross-site POSTs, sign-out, and the console off. Pages that
+ * need only PostgreSQL; the lazy Temporal client never connects.
+ */
+const client = lazyClient({ namespace: 'default', connectionOptions: { address: '127.0.0.1:1' } });
+const ADMIN_TOKEN = 'console-security-admin-0123456789abcdef01234567';
+let db: TestDatabase;
+let receiver: RunningReceiver;
+
+beforeAll(async () => {
+  db = await openTestDatabase();
+  receiver = await startReceiver(loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', RECEIVER_METRICS_ADDRESS: '', ADMIN_TOKEN }), client, silentLogger, db);
+});
+afterAll(async () => {
+  await receiver.close();
+  await db.drop();
+});
+
+const form = (fields: Record<string, string>, headers: Record<string, string> = {}) => ({
+  method: 'POST',
+  redirect: 'manual' as const,
+  headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+  body: new URLSearchParams(fields).toString(),
+});
+
+async function signIn(): Promise<{ cookie: string; csrf: string }> {
+  const response = await fetch(`${receiver.url}/console/login`, form({ token: ADMIN_TOKEN }));
+  expect(response.status).toBe(303);
+  const cookie = response.headers.get('set-cookie')!.split(';')[0]!;
+  const page = await (await fetch(`${receiver.url}/console`, { headers: { cookie } })).text();
+  return { cookie, csrf: /name="_csrf" value="([^"]+)"/.exec(page)![1]! };
+}
+
+it('sends a strict Content-Security-Policy and no framing, and redirects a request without a session to sign in', async () => {
+  const response = await fetch(`${receiver.url}/console/events`, { redirect: 'manual' });
+  expect(response.status).toBe(303);
+  expect(response.headers.get('location')).toBe('/console/login');
+  const csp = response.headers.get('content-security-policy')!;
+  expect(csp).toContain("script-src 'self'");
+  expect(csp).toContain("style-src 'self'");
+  expect(csp).toContain("frame-ancestors 'none'");
+  expect(csp).not.toContain('unsafe-inline');
+  expect(response.headers.get('cache-control')).toBe('no-store');
+});
+
+it('exchanges a token for an HttpOnly, SameSite=Strict session cookie on /console, and refuses a wrong one', async () => {
+  expect((await fetch(`${receiver.url}/console/login`, form({ token: 'x'.repeat(40) }))).status).toBe(401);
+  const response = await fetch(`${receiver.url}/console/login`, form({ token: ADMIN_TOKEN }));
+  expect(response.status).toBe(303);
+  const cookie = response.headers.get('set-cookie')!;
+  expect(cookie).toMatch(/^dw_console=[\w-]{43};/);
+  expect(cookie).toContain('HttpOnly');
+  expect(cookie).toContain('SameSite=Strict');
+  expect(cookie).toContain('Path=/console');
+  // The session is stored by its hash only.
+  const { rows } = await db.query<{ id_sha256: string }>('SELECT id_sha256 FROM console_sessions');
+  expect(rows.map((row) => row.id_sha256)).not.toContain(cookie.split(';')[0]!.split('=')[1]);
+});
+
+it('refuses a POST without the CSRF token, or from another site, and ends the session on sign-out', async () => {
+  const { cookie, csrf } = await signIn();
+  const retry = `${receiver.url}/console/failures/0123456789abcdef/retry`;
+  expect((await fetch(retry, form({ reason: 'x' }, { cookie }))).status).toBe(403);
+  expect((await fetch(retry, form({ reason: 'x', _csrf: 'another-sessions-token' }, { cookie }))).status).toBe(403);
+  expect((await fetch(retry, form({ reason: 'x', _csrf: csrf }, { cookie, 'sec-fetch-site': 'cross-site' }))).status).toBe(403);
+  // With both, the request reaches the route: no such group.
+  expect((await fetch(retry, form({ reason: 'x', _csrf: csrf }, { cookie }))).status).toBe(404);
+
+  expect((await fetch(`${receiver.url}/console/logout`, form({ _csrf: csrf }, { cookie }))).status).toBe(303);
+  expect((await fetch(`${receiver.url}/console`, { headers: { cookie }, redirect: 'manual' })).status).toBe(303);
+});
+
+it('answers 429 after ten failed sign-ins a minute from one address', async () => {
+  const statuses: number[] = [];
+  for (let attempt = 0; attempt < 11; attempt++) statuses.push((await fetch(`${receiver.url}/console/login`, form({ token: `wrong-${attempt}`.padEnd(40, 'x') }))).status);
+  expect(statuses.filter((status) => status === 401).length).toBeLessThanOrEqual(10);
+  expect(statuses.at(-1)).toBe(429);
+});
+
+it('is off with CONSOLE=off, and without any admin or viewer token but under npm run dev', () => {
+  expect(loadReceiverConfig({ ...SECRETS_ENV, ADMIN_TOKEN, CONSOLE: 'off' }).console.enabled).toBe(false);
+  expect(loadReceiverConfig({ ...SECRETS_ENV }).console.enabled).toBe(false);
+  expect(loadReceiverConfig({ ...SECRETS_ENV, VIEWER_TOKENS: `oncall:${'v'.repeat(40)}` }).console.enabled).toBe(true);
+  expect(() => loadReceiverConfig({ ...SECRETS_ENV, ADMIN_TOKEN, VIEWER_TOKENS: `oncall:${ADMIN_TOKEN}` })).toThrow('VIEWER_TOKENS lists a token that is also an admin token.');
+  // `npm run dev` alone signs in with the public development token when none is set.
+  expect(loadReceiverConfig({}, { development: true }).console.enabled).toBe(false);
+  expect(loadReceiverConfig({}, { development: true, developmentAdminToken: true }).adminTokens).toEqual([{ name: 'admin', token: DEVELOPMENT_ADMIN_TOKEN }]);
+});
