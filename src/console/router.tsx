@@ -9,9 +9,8 @@ import { renderToStaticMarkup } from 'react-dom/server';
 import type { NamedToken } from '../config';
 import { audit, auditOf, createSession, deleteSession, findSession, type ConsoleRole, type ConsoleSession } from '../db/console-sessions';
 import type { Database } from '../db/database';
-import { loadBodyByWorkflowId } from '../db/event-bodies';
+import { loadBodyByWorkflowId, unroutedTypes } from '../db/event-bodies';
 import { failureGroups, LISTED_STATUSES, listedEvent, listEvents, receivedPerMinute, type ListedStatus, type ListFilter } from '../db/event-list';
-import { UNROUTED_WINDOW_MS, unroutedTypes } from '../db/event-bodies';
 import { startBacklog } from '../db/inbox';
 import { listRefusals, refusalCounts, type RefusalLimits } from '../db/refusals';
 import { AdminAuthError, ConsoleForbiddenError, EventNotFoundError, OperationRejectedError, ResourceNotFoundError, TooManyFailedAttemptsError } from '../errors';
@@ -155,7 +154,7 @@ export function createConsoleRouter(deps: ConsoleDeps): express.Router {
       startBacklog(db),
       refusalCounts(db, 3600_000),
       failureGroups(db, { limit: 5 }),
-      unroutedTypes(db, DEFAULT_FLOW.name, UNROUTED_WINDOW_MS, 20),
+      unroutedTypes(db, DEFAULT_FLOW.name, 3600_000, 20),
     ]);
     page(res, <OverviewPage session={sessionOf(res)} data={{ backlog, refusals, groups, unrouted }} />);
   });

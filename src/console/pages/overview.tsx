@@ -95,7 +95,7 @@ export function OverviewPage({ session, data }: { session: ConsoleSession; data:
 
       {data.unrouted.length > 0 && (
         <section>
-          <h2>Event types no route handles (last 24 hours)</h2>
+          <h2>Event types no route handles (last hour)</h2>
           <p className="muted">Recorded by the default flow; route them in WEBHOOKS_CONFIG, or `ignore` them.</p>
           <table>
             <thead>
