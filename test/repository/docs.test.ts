@@ -4,6 +4,7 @@ import { codeBlocks, headingAnchors, links } from '../support/markdown';
 import { PROVIDERS } from '../../src/providers/index';
 import { variablesTheCodeReads } from '../support/environment';
 import { ROOT, runCli } from '../support/processes';
+import { SCREENSHOTS, SCREENSHOTS_DIR } from '../support/console-screenshots';
 
 /**
  * The documentation against the code: every link and anchor resolves, every environment variable
@@ -34,6 +35,14 @@ describe('the documentation', () => {
       else if (anchor !== undefined && !headingAnchors(read(resolved)).has(anchor)) broken.push(`line ${line}: ${target} (no heading #${anchor} in ${resolved})`);
     }
     expect(broken).toEqual([]);
+  });
+
+  it("shows every console screenshot `npm run screenshots` makes, and each exists", () => {
+    const page = read('docs/console.md');
+    for (const name of SCREENSHOTS) {
+      expect(page).toContain(`](console/${name}.png)`);
+      expect(existsSync(path.join(SCREENSHOTS_DIR, `${name}.png`))).toBe(true);
+    }
   });
 
   it('indexes every page of docs/', () => {
