@@ -305,7 +305,7 @@ export function createConsoleRouter(deps: ConsoleDeps): express.Router {
     let view: EventView | undefined;
     let viewError: string | undefined;
     try {
-      view = await operations.show(eventId);
+      view = await withinTime(operations.show(eventId), TEMPORAL_WAIT_MS);
     } catch (error) {
       if (!(error instanceof EventNotFoundError)) viewError = `Temporal could not be asked: ${errorLine(error)}`;
     }
@@ -332,6 +332,23 @@ export function createConsoleRouter(deps: ConsoleDeps): express.Router {
   }
 
   return router;
+}
+
+/** How long the event page waits for Temporal before it shows the rest without the workflow. */
+const TEMPORAL_WAIT_MS = 3000;
+
+/** `work`'s answer, or an error once `ms` have passed without one. */
+async function withinTime<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
+  });
+  work.catch(() => undefined);
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** What a confirmation says each action will do. */
