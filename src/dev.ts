@@ -50,7 +50,7 @@ async function main(): Promise<void> {
   const client = lazyClient(settings);
   const stripeStandIn = workerConfig.stripe.secretKey ? undefined : await startStripeStandIn();
   const services = await createWorkerServices(workerConfig, { temporal: client, embedded: true, stripeStandIn: stripeStandIn?.url });
-  const worker = await startWorker({ settings, taskQueue: config.taskQueue, activities: services.activities, workflows: 'bundle-now', tracing });
+  const worker = await startWorker({ settings, taskQueue: config.taskQueue, activities: services.activities, workflows: 'bundle-now', tracing, bodyStore: services.db });
   const sweeper = new StartSweeper(services.db, client, { taskQueue: config.taskQueue, logger: createLogger('worker', logging) });
   await sweeper.start();
   const purger = new RetentionPurger(services.db, workerConfig.retention, createLogger('worker', logging));

@@ -273,6 +273,7 @@ export function createConsoleRouter(deps: ConsoleDeps): express.Router {
   router.post('/failures/:fingerprint/retry', requireAdmin, async (req, res) => {
     const group = await groupOf(req.params.fingerprint);
     const session = sessionOf(res);
+    if (group.state !== 'failed') throw new OperationRejectedError('Only a group of failed events is retried: stuck ones are running, and go on by themselves once the cause is fixed.');
     const confirmed = req.body.yes === 'true';
     const reason = typeof req.body.reason === 'string' && req.body.reason.trim() !== '' ? (req.body.reason as string) : 'retry of a failure group from the console';
     const answer = await jobs.request({ action: 'retry', filter: { group: group.fingerprint }, reason, by: actorOf(session) }, { dryRun: !confirmed, yes: confirmed });

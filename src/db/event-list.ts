@@ -8,8 +8,8 @@ import type { Queryable } from './database';
  * trigger) how each one ended and its failure class. Every filter has an index (migration 016).
  */
 
-/** Where an event stands, from the inbox (`waiting` … `ignored`) or the ledger (`started` … `failed`). */
-export const LISTED_STATUSES = ['waiting', 'held', 'dead-lettered', 'ignored', 'started', 'running', 'completed', 'failed'] as const;
+/** Where an event stands, from the inbox (`waiting` … `ignored`) or the ledger (`started` … `failed`); `stuck` is running with an activity failing attempt after attempt. */
+export const LISTED_STATUSES = ['waiting', 'held', 'dead-lettered', 'ignored', 'started', 'running', 'stuck', 'completed', 'failed'] as const;
 export type ListedStatus = (typeof LISTED_STATUSES)[number];
 
 /** The filter of the CLI's bulk actions (source, type as a type or `prefix*`, status, since, until, via), with tenant, failure class and group. */
@@ -44,8 +44,11 @@ export interface ListedEvent {
 /** SQL: the type of a stored event. */
 export const EVENT_TYPE = `(start->'input'->>'type')`;
 
-/** SQL: a failure group's fingerprint, a stable hash of source, type and failure class (never the failure's text). */
-export const FINGERPRINT = `left(md5(source || chr(31) || coalesce(${EVENT_TYPE}, '') || chr(31) || error_class), 16)`;
+/** SQL: whether a row with a failure class failed or is stuck (running, an activity failing again and again). */
+const GROUP_STATE = `CASE WHEN ledger_status = 'failed' THEN 'failed' ELSE 'stuck' END`;
+
+/** SQL: a failure group's fingerprint, a stable hash of its state, source, type and failure class (never the failure's text). */
+export const FINGERPRINT = `left(md5(${GROUP_STATE} || chr(31) || source || chr(31) || coalesce(${EVENT_TYPE}, '') || chr(31) || error_class), 16)`;
 
 /** SQL: each status's condition, written as the partial indexes of migration 016 are. */
 const STATUS_CONDITION: Record<ListedStatus, string> = {
@@ -54,7 +57,8 @@ const STATUS_CONDITION: Record<ListedStatus, string> = {
   'dead-lettered': 'started_at IS NULL AND dead_lettered_at IS NOT NULL',
   ignored: 'ignored_at IS NOT NULL',
   started: 'started_at IS NOT NULL AND ignored_at IS NULL AND ledger_status IS NULL',
-  running: "ledger_status = 'processing'",
+  running: "ledger_status = 'processing' AND error_class IS NULL",
+  stuck: "ledger_status = 'processing' AND error_class IS NOT NULL",
   completed: "ledger_status = 'completed'",
   failed: "ledger_status = 'failed'",
 };
@@ -64,6 +68,7 @@ const STATUS = `CASE WHEN ignored_at IS NOT NULL THEN 'ignored'
   WHEN started_at IS NULL AND dead_lettered_at IS NOT NULL THEN 'dead-lettered'
   WHEN started_at IS NULL THEN 'waiting'
   WHEN ledger_status IS NULL THEN 'started'
+  WHEN ledger_status = 'processing' AND error_class IS NOT NULL THEN 'stuck'
   WHEN ledger_status = 'processing' THEN 'running'
   ELSE ledger_status END`;
 
@@ -78,8 +83,8 @@ export async function listEvents(db: Queryable, filter: ListFilter, page: { afte
   } else if (filter.type) where.push(`${EVENT_TYPE} = ${param(filter.type)}`);
   if (filter.status) where.push(STATUS_CONDITION[filter.status]);
   if (filter.tenant) where.push(`tenant = ${param(filter.tenant)}`);
-  if (filter.errorClass) where.push(`ledger_status = 'failed' AND error_class = ${param(filter.errorClass)}`);
-  if (filter.group) where.push(`ledger_status = 'failed' AND ${FINGERPRINT} = ${param(filter.group)}`);
+  if (filter.errorClass) where.push(`error_class = ${param(filter.errorClass)}`);
+  if (filter.group) where.push(`error_class IS NOT NULL AND ${FINGERPRINT} = ${param(filter.group)}`);
   if (filter.via) where.push(`via = ${param(filter.via)}`);
   if (filter.workflowId) where.push(`workflow_id = ${param(filter.workflowId)}`);
   if (filter.since) where.push(`received_at >= ${param(filter.since)}`);
@@ -129,6 +134,8 @@ function readCursor(cursor: string): { receivedAt: Date; source: string; eventId
 
 export interface FailureGroup {
   fingerprint: string;
+  /** Failed (the workflow ended), or stuck (running, an activity failing attempt after attempt). */
+  state: 'failed' | 'stuck';
   source: string;
   type: string | null;
   errorClass: string;
@@ -139,17 +146,18 @@ export interface FailureGroup {
   examples: string[];
 }
 
-/** Failed events grouped by source, type and failure class, largest first. */
+/** Failed and stuck events grouped by state, source, type and failure class, largest first. */
 export async function failureGroups(db: Queryable, options: { limit: number; fingerprint?: string }): Promise<FailureGroup[]> {
-  const { rows } = await db.query<{ fingerprint: string; source: string; type: string | null; error_class: string; count: number; first_seen: Date; last_seen: Date; examples: string[] }>(
-    `SELECT ${FINGERPRINT} AS fingerprint, source, ${EVENT_TYPE} AS type, error_class, count(*)::int AS count, min(received_at) AS first_seen, max(received_at) AS last_seen,
+  const { rows } = await db.query<{ fingerprint: string; state: 'failed' | 'stuck'; source: string; type: string | null; error_class: string; count: number; first_seen: Date; last_seen: Date; examples: string[] }>(
+    `SELECT ${FINGERPRINT} AS fingerprint, ${GROUP_STATE} AS state, source, ${EVENT_TYPE} AS type, error_class, count(*)::int AS count, min(received_at) AS first_seen, max(received_at) AS last_seen,
        (array_agg(workflow_id ORDER BY received_at DESC))[1:3] AS examples
-     FROM event_bodies WHERE ledger_status = 'failed' ${options.fingerprint ? `AND ${FINGERPRINT} = $2` : ''}
-     GROUP BY source, ${EVENT_TYPE}, error_class ORDER BY count DESC, last_seen DESC LIMIT $1`,
+     FROM event_bodies WHERE error_class IS NOT NULL ${options.fingerprint ? `AND ${FINGERPRINT} = $2` : ''}
+     GROUP BY ${GROUP_STATE}, source, ${EVENT_TYPE}, error_class ORDER BY count DESC, last_seen DESC LIMIT $1`,
     options.fingerprint ? [options.limit, options.fingerprint] : [options.limit],
   );
   return rows.map((row) => ({
     fingerprint: row.fingerprint,
+    state: row.state,
     source: row.source,
     type: row.type,
     errorClass: row.error_class,
@@ -160,10 +168,10 @@ export async function failureGroups(db: Queryable, options: { limit: number; fin
   }));
 }
 
-/** The workflow IDs of a failure group's events, oldest first: what a bulk retry of the group acts on. */
+/** The workflow IDs of a failure group's events, oldest first: what a bulk action on the group acts on. */
 export async function failureGroupMembers(db: Queryable, fingerprint: string, limit: number): Promise<string[]> {
   const { rows } = await db.query<{ workflow_id: string }>(
-    `SELECT workflow_id FROM event_bodies WHERE ledger_status = 'failed' AND ${FINGERPRINT} = $1 ORDER BY received_at LIMIT $2`,
+    `SELECT workflow_id FROM event_bodies WHERE error_class IS NOT NULL AND ${FINGERPRINT} = $1 ORDER BY received_at LIMIT $2`,
     [fingerprint, limit],
   );
   return rows.map((row) => row.workflow_id);
@@ -177,4 +185,14 @@ export async function receivedPerMinute(db: Queryable, minutes: number): Promise
     [minutes],
   );
   return rows;
+}
+
+/** Marks a running event stuck: one of its activities keeps failing with this class (src/temporal/stuck-events.ts). */
+export async function markStuck(db: Queryable, workflowId: string, errorClass: string): Promise<void> {
+  await db.query(`UPDATE event_bodies SET error_class = $2 WHERE workflow_id = $1 AND ledger_status = 'processing' AND error_class IS DISTINCT FROM $2`, [workflowId, errorClass]);
+}
+
+/** A stuck event's activity succeeded: it is running, not stuck. */
+export async function markRecovered(db: Queryable, workflowId: string): Promise<void> {
+  await db.query(`UPDATE event_bodies SET error_class = NULL WHERE workflow_id = $1 AND ledger_status = 'processing' AND error_class IS NOT NULL`, [workflowId]);
 }

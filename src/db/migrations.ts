@@ -323,7 +323,8 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
       `CREATE INDEX event_bodies_tenant_received ON event_bodies (tenant, received_at) WHERE tenant IS NOT NULL`,
       `CREATE INDEX event_bodies_status_received ON event_bodies (ledger_status, received_at)`,
       `CREATE INDEX event_bodies_unstarted_received ON event_bodies (received_at) WHERE started_at IS NULL`,
-      `CREATE INDEX event_bodies_failure_groups ON event_bodies (source, (start->'input'->>'type'), error_class, received_at) WHERE ledger_status = 'failed'`,
+      // Failed events, and running ones an activity keeps failing (src/temporal/stuck-events.ts), have a class.
+      `CREATE INDEX event_bodies_failure_groups ON event_bodies (source, (start->'input'->>'type'), error_class, received_at) WHERE error_class IS NOT NULL`,
       // The failure groups an alert was sent for, at what size, and the size last seen: one alert per
       // new group, one more when it grows past the threshold. A group that empties is forgotten.
       // An endpoint that takes a message's payload as its body, unwrapped: a Slack incoming webhook for alerts.

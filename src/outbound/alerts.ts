@@ -97,12 +97,12 @@ export class AlertChecker {
   }
 
   private groupAlert(type: 'failure_group.new' | 'failure_group.growing', group: FailureGroup, generation: string): Alert {
-    const what = `${group.count} ${group.source} · ${group.type ?? '-'} event(s) failed with ${group.errorClass}`;
+    const what = `${group.count} ${group.source} · ${group.type ?? '-'} event(s) ${group.state === 'failed' ? 'failed' : 'stuck, an activity failing again and again,'} with ${group.errorClass}`;
     return {
       type,
       key: `${type}:${group.fingerprint}:${generation}`,
       text: `${type === 'failure_group.new' ? 'New failure group' : `Failure group past ${this.config.groupThreshold} events`}: ${what}.${this.link(`/failures/${group.fingerprint}`)}`,
-      data: { fingerprint: group.fingerprint, source: group.source, type: group.type, errorClass: group.errorClass, count: group.count, examples: group.examples },
+      data: { fingerprint: group.fingerprint, state: group.state, source: group.source, type: group.type, errorClass: group.errorClass, count: group.count, examples: group.examples },
       unclaim: (db) =>
         type === 'failure_group.new'
           ? db.query('DELETE FROM alerted_groups WHERE fingerprint = $1', [group.fingerprint])

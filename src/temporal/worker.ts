@@ -6,7 +6,10 @@ import {
   OpenTelemetryActivityOutboundInterceptor,
   type OpenTelemetryWorkflowExporter,
 } from '@temporalio/interceptors-opentelemetry';
+import type { Context } from '@temporalio/activity';
 import { Worker, type DataConverter, type InjectedSinks, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
+import type { Queryable } from '../db/database';
+import { stuckEvents } from './stuck-events';
 import type { WorkerDeployment } from '../config';
 import type { Tracing } from '../tracing';
 import type { Activities } from '../../contracts';
@@ -40,6 +43,8 @@ export interface WorkerOptions {
   dataConverter?: DataConverter;
   /** With OTEL_* set: activities and workflows join the trace of the event's delivery. */
   tracing?: Tracing;
+  /** The body store, where an activity failing attempt after attempt marks its event stuck (./stuck-events.ts). */
+  bodyStore?: Queryable;
   taskQueue: string;
   /** With one, the worker is this version of the deployment and takes only tasks routed to it (docs/deploys.md). */
   deployment?: WorkerDeployment;
@@ -52,7 +57,7 @@ export interface WorkerOptions {
   workflows: WorkflowBundleOption | 'bundle-now';
 }
 
-export function createWorker({ connection, namespace, dataConverter, tracing, taskQueue, deployment, activities, workflows }: WorkerOptions): Promise<Worker> {
+export function createWorker({ connection, namespace, dataConverter, tracing, bodyStore, taskQueue, deployment, activities, workflows }: WorkerOptions): Promise<Worker> {
   return Worker.create({
     connection,
     namespace,
@@ -67,7 +72,10 @@ export function createWorker({ connection, namespace, dataConverter, tracing, ta
     sinks: workflowSinks(tracing),
     interceptors: {
       ...(workflows === 'bundle-now' && { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }),
-      activity: tracing ? [(context) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(context), outbound: new OpenTelemetryActivityOutboundInterceptor(context) })] : [],
+      activity: [
+        ...(tracing ? [(context: Context) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(context), outbound: new OpenTelemetryActivityOutboundInterceptor(context) })] : []),
+        ...(bodyStore ? [stuckEvents(bodyStore)] : []),
+      ],
     },
   });
 }
@@ -96,11 +104,12 @@ export async function startWorker(options: {
   activities: Activities;
   workflows: WorkerOptions['workflows'];
   tracing?: Tracing;
+  bodyStore?: Queryable;
 }): Promise<RunningWorker> {
   const connection = await connectWorkerConnection(options.settings);
   let worker: Worker;
   try {
-    worker = await createWorker({ connection, namespace: options.settings.namespace, dataConverter: options.settings.dataConverter, tracing: options.tracing, taskQueue: options.taskQueue, deployment: options.deployment, activities: options.activities, workflows: options.workflows });
+    worker = await createWorker({ connection, namespace: options.settings.namespace, dataConverter: options.settings.dataConverter, tracing: options.tracing, bodyStore: options.bodyStore, taskQueue: options.taskQueue, deployment: options.deployment, activities: options.activities, workflows: options.workflows });
   } catch (error) {
     await connection.close();
     throw error;

@@ -150,6 +150,25 @@ it('groups three failures with one cause; a bulk retry of the group, dry run the
   await expect(page.locator('table.groups tbody tr', { hasText: 'sendEmail › EmailRejected' }).count()).resolves.toBe(0);
 });
 
+it('shows an event whose email keeps failing as stuck, in a stuck group, and completed once the email goes through', async () => {
+  const page = await signedIn();
+  const delivery = checkoutCompleted();
+  // Three 500s: attempts at about 0, 1 and 3 s fail, the fourth (about 7 s) sends.
+  for (let attempt = 0; attempt < 3; attempt++) stack.resend.failNextWith(500, 'mailbox server overloaded');
+  expect((await post(`${stack.url}/webhooks/stripe`, delivery.headers, delivery.body)).status).toBe(202);
+  await eventually('the event is stuck', async () => {
+    await page.goto(eventUrl(delivery.id));
+    return (await page.locator('.facts .status').first().textContent()) === 'stuck';
+  });
+  await page.goto(`${stack.url}/console/failures`);
+  const group = page.locator('table.groups tbody tr', { hasText: delivery.id });
+  await expect(group.locator('.status').textContent()).resolves.toBe('stuck');
+  await expect(group.textContent()).resolves.toContain('sendEmail › Error');
+  await stack.client.workflow.getHandle(delivery.id).result();
+  await page.goto(eventUrl(delivery.id));
+  await expect(page.locator('.facts .status').first().textContent()).resolves.toBe('completed');
+});
+
 it('erases an event: its marker is nowhere on its page afterwards', async () => {
   const page = await signedIn();
   const marker = `erase_marker_${randomUUID().slice(0, 8)}`;

@@ -1,6 +1,6 @@
 import { ProviderKind } from '../../contracts';
 import { storeBody } from '../../src/db/event-bodies';
-import { failureGroupMembers, failureGroups, listedEvent, listEvents, type ListedStatus } from '../../src/db/event-list';
+import { failureGroupMembers, failureGroups, listedEvent, listEvents, markRecovered, markStuck, type ListedStatus } from '../../src/db/event-list';
 import { deferStart, markStarted } from '../../src/db/inbox';
 import { createHold } from '../../src/db/holds';
 import { claimEvent, completeEvent } from '../../src/db/ledger';
@@ -102,15 +102,33 @@ describe('the event list', () => {
 
   it('groups failed events by source, type and failure class, with a stable fingerprint', async () => {
     const groups = await failureGroups(db, { limit: 10 });
-    expect(groups.map(({ errorClass, count, examples }) => ({ errorClass, count, examples }))).toEqual([
-      { errorClass: 'sendEmail › EmailRejected', count: 2, examples: ['e-failed-2', 'e-failed-1'] },
-      { errorClass: 'markPaymentIntentFulfilled › StripeInvalidRequest', count: 1, examples: ['e-failed-3'] },
+    expect(groups.map(({ state, errorClass, count, examples }) => ({ state, errorClass, count, examples }))).toEqual([
+      { state: 'failed', errorClass: 'sendEmail › EmailRejected', count: 2, examples: ['e-failed-2', 'e-failed-1'] },
+      { state: 'failed', errorClass: 'markPaymentIntentFulfilled › StripeInvalidRequest', count: 1, examples: ['e-failed-3'] },
     ]);
     const [emails] = groups;
     expect(emails!.fingerprint).toMatch(/^[0-9a-f]{16}$/);
     expect(await failureGroups(db, { limit: 1, fingerprint: emails!.fingerprint })).toEqual([emails]);
     expect(await failureGroupMembers(db, emails!.fingerprint, 10)).toEqual(['e-failed-1', 'e-failed-2']);
     expect(await ids({ group: emails!.fingerprint })).toEqual(['e-failed-2', 'e-failed-1']);
+  });
+
+  it('marks a running event stuck while an activity keeps failing, groups it apart from failures, and running again once it goes through', async () => {
+    await markStuck(db, 'e-running', 'sendEmail › Error');
+    expect(await listedEvent(db, 'e-running')).toMatchObject({ status: 'stuck', errorClass: 'sendEmail › Error' });
+    expect(await ids({ status: 'stuck' })).toEqual(['e-running']);
+    expect(await ids({ status: 'running' })).toEqual([]);
+    const stuck = (await failureGroups(db, { limit: 10 })).find((group) => group.state === 'stuck');
+    expect(stuck).toMatchObject({ source: 'stripe', errorClass: 'sendEmail › Error', count: 1, examples: ['e-running'] });
+    // The same class failed and stuck are two groups.
+    await markStuck(db, 'e-running', 'sendEmail › EmailRejected');
+    const fingerprints = (await failureGroups(db, { limit: 10 })).filter((group) => group.errorClass === 'sendEmail › EmailRejected').map((group) => group.state);
+    expect(fingerprints.sort()).toEqual(['failed', 'stuck']);
+    await markRecovered(db, 'e-running');
+    expect(await listedEvent(db, 'e-running')).toMatchObject({ status: 'running', errorClass: null });
+    // A finished event is never marked stuck.
+    await markStuck(db, 'e-completed', 'sendEmail › Error');
+    expect(await listedEvent(db, 'e-completed')).toMatchObject({ status: 'completed', errorClass: null });
   });
 });
 

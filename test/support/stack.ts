@@ -95,7 +95,7 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: s
   const worker: RunningWorker | undefined =
     options.worker === 'external'
       ? undefined
-      : await startWorker({ settings: temporalSettings(workerEnv, { worker: true }), taskQueue, activities: services.activities, workflows: await workflowBundle() });
+      : await startWorker({ settings: temporalSettings(workerEnv, { worker: true }), taskQueue, activities: services.activities, workflows: await workflowBundle(), bodyStore: services.db });
   // The receiver reads the same Stripe settings (its /admin backfill lists the stand-in's events).
   const receiverConfig = { ...config, stripe: { secretKey: workerEnv.STRIPE_SECRET_KEY, apiUrl: workerEnv.STRIPE_API_URL } };
   const receiver = await startReceiver(receiverConfig, client, silentLogger, services.db, dataConverter?.payloadCodecs?.[0]);

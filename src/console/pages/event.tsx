@@ -35,7 +35,8 @@ export interface EventPageData {
  */
 export function EventPage({ session, data }: { session: ConsoleSession; data: EventPageData }) {
   const { view, listed, delivery } = data;
-  const status = view?.status ?? listed?.status ?? 'unknown';
+  // Temporal says running; the body store knows when an activity keeps failing under it.
+  const status = listed?.status === 'stuck' && view?.status === 'running' ? 'stuck' : (view?.status ?? listed?.status ?? 'unknown');
   return (
     <Layout title={`Event ${data.eventId}`} session={session}>
       {data.notice && <Notice kind={data.notice.kind}>{data.notice.text}</Notice>}
@@ -284,7 +285,7 @@ function Actions({ eventId, status, signals }: { eventId: string; status: string
   return (
     <section className="actions">
       <h2>Actions</h2>
-      {status === 'running' &&
+      {(status === 'running' || status === 'stuck') &&
         signals.map((signal) => (
           <form key={signal.name} method="get" action={confirm('signal')} className="signal">
             <input type="hidden" name="signal" value={signal.name} />
@@ -304,7 +305,7 @@ function Actions({ eventId, status, signals }: { eventId: string; status: string
           </form>
         ))}
       <div className="buttons">
-        {[...(status === 'failed' ? ['retry', 'reset'] : status === 'running' ? ['cancel'] : []), 'erase'].map((action) => (
+        {[...(status === 'failed' ? ['retry', 'reset'] : status === 'running' || status === 'stuck' ? ['cancel'] : []), 'erase'].map((action) => (
           <a key={action} className="button" href={confirm(action)}>
             {action[0]!.toUpperCase() + action.slice(1)}…
           </a>

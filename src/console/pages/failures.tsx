@@ -2,18 +2,24 @@ import type { BulkJobView } from '../../temporal/bulk-jobs';
 import type { EventSummary } from '../../temporal/visibility';
 import type { ConsoleSession } from '../../db/console-sessions';
 import type { FailureGroup } from '../../db/event-list';
-import { BASE, CsrfField, eventPath, Layout, Notice, Time } from './layout';
+import { STUCK_AFTER_ATTEMPTS } from '../../temporal/stuck-events';
+import { BASE, CsrfField, eventPath, Layout, Notice, Status, Time } from './layout';
 
-/** Failed events grouped by source × type × failure class (a stable fingerprint, never the failure's text). */
+/** Failed and stuck events grouped by source × type × failure class (a stable fingerprint, never the failure's text). */
 export function FailuresPage({ session, groups }: { session: ConsoleSession; groups: FailureGroup[] }) {
   return (
     <Layout title="Failure groups" session={session}>
+      <p className="muted">
+        Failed: the workflow ended. Stuck: it runs, and one of its activities has failed {STUCK_AFTER_ATTEMPTS} attempts or more in a row; Temporal keeps
+        retrying it, and it goes on by itself once the cause is fixed.
+      </p>
       {groups.length === 0 ? (
-        <p className="muted">No failed event.</p>
+        <p className="muted">No failed or stuck event.</p>
       ) : (
         <table className="groups">
           <thead>
             <tr>
+              <th>State</th>
               <th>Source</th>
               <th>Type</th>
               <th>Failure class</th>
@@ -26,6 +32,9 @@ export function FailuresPage({ session, groups }: { session: ConsoleSession; gro
           <tbody>
             {groups.map((group) => (
               <tr key={group.fingerprint}>
+                <td>
+                  <Status status={group.state} />
+                </td>
                 <td>{group.source}</td>
                 <td>{group.type ?? '-'}</td>
                 <td>
@@ -67,14 +76,28 @@ export function FailureGroupPage({ session, group, dryRun }: { session: ConsoleS
         <dd>{group.errorClass}</dd>
         <dt>Events</dt>
         <dd>
-          <a href={`${BASE}/events?${new URLSearchParams({ group: group.fingerprint, status: 'failed' })}`}>{group.count} failed</a>, first <Time at={group.firstSeen} />, last <Time at={group.lastSeen} />
+          <a href={`${BASE}/events?${new URLSearchParams({ group: group.fingerprint })}`}>
+            {group.count} {group.state}
+          </a>
+          , first <Time at={group.firstSeen} />, last <Time at={group.lastSeen} />
         </dd>
-        <dt>From the CLI</dt>
-        <dd>
-          <code>durable-webhooks events retry --group {group.fingerprint} --dry-run</code>
-        </dd>
+        {group.state === 'failed' && (
+          <>
+            <dt>From the CLI</dt>
+            <dd>
+              <code>durable-webhooks events retry --group {group.fingerprint} --dry-run</code>
+            </dd>
+          </>
+        )}
       </dl>
+      {group.state === 'stuck' && (
+        <p className="confirm-what">
+          These events are running: Temporal retries their failing activity with backoff, and each goes on by itself once the cause is fixed. To stop them
+          instead: <code>durable-webhooks events cancel --group {group.fingerprint} --dry-run</code>.
+        </p>
+      )}
       {session.role === 'admin' &&
+        group.state === 'failed' &&
         (!dryRun ? (
           <form method="post" action={`${BASE}/failures/${group.fingerprint}/retry`}>
             <CsrfField session={session} />

@@ -1,7 +1,7 @@
 import type { ConsoleSession } from '../../db/console-sessions';
 import type { FailureGroup } from '../../db/event-list';
 import type { Backlog } from '../../db/inbox';
-import { BASE, Layout, Time } from './layout';
+import { BASE, Layout, Status, Time } from './layout';
 
 export interface OverviewData {
   backlog: Backlog;
@@ -61,7 +61,7 @@ export function OverviewPage({ session, data }: { session: ConsoleSession; data:
         <div>
           <h2>Largest failure groups</h2>
           {data.groups.length === 0 ? (
-            <p className="muted">No failed event.</p>
+            <p className="muted">No failed or stuck event.</p>
           ) : (
             <table>
               <thead>
@@ -76,7 +76,7 @@ export function OverviewPage({ session, data }: { session: ConsoleSession; data:
                 {data.groups.map((group) => (
                   <tr key={group.fingerprint}>
                     <td>
-                      {group.source} · {group.type ?? '-'}
+                      <Status status={group.state} /> {group.source} · {group.type ?? '-'}
                     </td>
                     <td>
                       <a href={`${BASE}/failures/${group.fingerprint}`}>{group.errorClass}</a>
