@@ -1,17 +1,12 @@
-import { mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
 import { chromium, type Page } from 'playwright-core';
-import { startLocalPostgres } from '../../src/cluster/postgres';
-import { startDevServer } from '../../src/dev/dev-server';
-import { prepareNamespace } from '../../src/temporal/namespace';
 import { checkoutCompleted, orderCreated } from './events';
 import { eventually } from './eventually';
-import { freePort } from './ports';
 import { ROOT } from './processes';
 import { SECRETS, stripeEvent, stripeHeaders } from './signing';
 import { post, startStack } from './stack';
+import { startScriptServers } from './script-stack';
 
 /** Where docs/console.md finds the pictures. */
 export const SCREENSHOTS_DIR = path.join(ROOT, 'docs/console');
@@ -28,13 +23,8 @@ const ADMIN_TOKEN = 'screenshots-admin-token-0123456789abcdef0123456789';
  * failure group retried in bulk. Writes docs/console/*.png.
  */
 async function main(): Promise<void> {
-  const server = await startDevServer({ address: `127.0.0.1:${await freePort(1000)}`, dataDir: mkdtempSync(path.join(tmpdir(), 'dw-shots-')), stdio: 'ignore' });
-  const postgres = process.env.DATABASE_URL ? undefined : startLocalPostgres({ port: await freePort(), user: 'webhooks' });
-  process.env.TEMPORAL_ADDRESS = server.address;
-  process.env.DATABASE_URL ??= postgres!.url;
-  const connection = await Connection.connect({ address: server.address });
-  await prepareNamespace(connection, 'default');
-  await connection.close();
+  const servers = await startScriptServers('screenshots');
+  const { server } = servers;
   const stack = await startStack({ env: { ADMIN_TOKEN, REVIEW_THRESHOLD: '100000', TEMPORAL_UI_URL: server.uiUrl } });
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
   try {
@@ -82,8 +72,7 @@ async function main(): Promise<void> {
   } finally {
     await browser.close();
     await stack.close();
-    await server.stop();
-    postgres?.stop();
+    await servers.stop();
   }
 }
 

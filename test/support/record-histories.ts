@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { Connection } from '@temporalio/client';
 import {
   approveSignal,
   deliveryWorkflowId,
@@ -19,19 +17,16 @@ import {
 } from '../../contracts';
 import { backfill, bulkAction, buildCheck, reconcile } from '../../workflows';
 import { send } from '../../src/cli/send';
-import { startLocalPostgres } from '../../src/cluster/postgres';
 import { loadReceiverConfig } from '../../src/config';
 import { FLOWS } from '../../src/flows';
 import { DECLINED_PAYMENT_METHOD, type StripeEvent } from '../../src/dev/stripe-stand-in';
-import { startDevServer } from '../../src/dev/dev-server';
-import { prepareNamespace } from '../../src/temporal/namespace';
 import { temporalCliPath } from '../../src/tools';
 import { startEndpointServer } from './endpoint-server';
 import { eventually } from './eventually';
 import { checkoutCompleted, orderCreated, shopifyOrderPaid, subscriptionEvent, type SignedDelivery } from './events';
 import { CATALOG_SECRETS_ENV, githubHeaders, SECRETS, SECRETS_ENV, stripeEvent, stripeHeaders } from './signing';
-import { freePort } from './ports';
 import { post, startStack } from './stack';
+import { startScriptServers } from './script-stack';
 
 /** Where the replay test (test/production/replay.test.ts) reads the recorded histories. */
 export const HISTORIES_DIR = path.resolve(__dirname, '../production/histories');
@@ -44,14 +39,8 @@ export const HISTORIES_DIR = path.resolve(__dirname, '../production/histories');
  * code must still replay.
  */
 async function main(): Promise<void> {
-  const port = await freePort(1000);
-  const server = await startDevServer({ address: `127.0.0.1:${port}`, dataDir: mkdtempSync(path.join(tmpdir(), 'dw-record-')), stdio: 'ignore' });
-  const postgres = process.env.DATABASE_URL ? undefined : startLocalPostgres({ port: await freePort(), user: 'webhooks' });
-  process.env.TEMPORAL_ADDRESS = server.address;
-  process.env.DATABASE_URL ??= postgres!.url;
-  const connection = await Connection.connect({ address: server.address });
-  await prepareNamespace(connection, 'default');
-  await connection.close();
+  const servers = await startScriptServers('record');
+  const { server } = servers;
 
   // A short payment retry window, so the declined order ends (declined) while this runs.
   const stack = await startStack({ env: { ...CATALOG_SECRETS_ENV, REVIEW_THRESHOLD: '100000', REVIEW_TIMEOUT: '1h', PAYMENT_RETRY_WINDOW: '10s', API_TOKENS: 'record:tok_record_0123456789abcdef0123456789', ALLOW_PRIVATE_ENDPOINTS: 'true' } });
@@ -177,8 +166,7 @@ async function main(): Promise<void> {
 
   await endpoint.close();
   await stack.close();
-  await server.stop();
-  postgres?.stop();
+  await servers.stop();
 }
 
 main().catch((error: Error) => {
