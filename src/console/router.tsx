@@ -1,36 +1,35 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import cookieParser from 'cookie-parser';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { rateLimit } from 'express-rate-limit';
 import helmet from 'helmet';
-import type { ReactElement } from 'react';
-import { renderToStaticMarkup } from 'react-dom/server';
 import type { NamedToken } from '../config';
-import { audit, auditOf, createSession, deleteSession, findSession, type ConsoleRole, type ConsoleSession } from '../db/console-sessions';
+import { audit, auditOf } from '../db/console-sessions';
 import type { Database } from '../db/database';
 import { loadBodyByWorkflowId, unroutedTypes } from '../db/event-bodies';
 import { failureGroups, LISTED_STATUSES, listedEvent, listEvents, receivedPerMinute, type ListedStatus, type ListFilter } from '../db/event-list';
 import { startBacklog } from '../db/inbox';
 import { listRefusals, refusalCounts, type RefusalLimits } from '../db/refusals';
-import { AdminAuthError, ConsoleForbiddenError, EventNotFoundError, OperationRejectedError, ResourceNotFoundError, TooManyFailedAttemptsError } from '../errors';
+import { EventNotFoundError, OperationRejectedError, ResourceNotFoundError } from '../errors';
 import { DEFAULT_FLOW, flowNamed } from '../flows';
 import type { Logger } from '../logger';
-import { safeEqual } from '../providers/secrets';
 import { errorLine } from '../redact';
 import type { BulkJobs } from '../temporal/bulk-jobs';
 import type { EventOperations, EventView } from '../temporal/operations';
 import { parseResetTarget } from '../temporal/reset-points';
 import { pointInTime } from '../temporal/visibility';
 import { toProblem } from '../http/problem';
+import { actionOf, CONFIRM, DONE, signalData, type EventAction } from './actions';
+import { receivedChart } from './charts';
 import { decodeDelivery } from './delivery';
+import { page } from './render';
+import { actorOf, requireAdmin, sessionOf, sessions } from './session';
 import { ConfirmPage, EventPage, type EventPageData } from './pages/event';
 import { EventsPage, type EventsQuery } from './pages/events';
 import { FailureGroupPage, FailuresPage, JobPage } from './pages/failures';
 import { BASE, eventPath } from './pages/layout';
 import { OverviewPage } from './pages/overview';
 import { RefusedPage } from './pages/refused';
-import { ProblemPage, SignInPage } from './pages/sign-in';
+import { ProblemPage } from './pages/sign-in';
 
 export interface ConsoleDeps {
   db: Database;
@@ -45,23 +44,15 @@ export interface ConsoleDeps {
   logger: Logger;
 }
 
-/** The session cookie: HttpOnly, SameSite=Strict, on the console's path only; Secure when the request came over HTTPS. */
-const COOKIE = 'dw_console';
-/** Rows a list page shows. */
-const PAGE = 50;
-/** Failed sign-ins one client address may make a minute. */
-const MAX_FAILED_SIGN_INS_PER_MINUTE = 10;
-
-/** The actions of the event page, and what each confirmation says will happen. */
-const ACTIONS = ['signal', 'retry', 'reset', 'cancel', 'erase'] as const;
-type EventAction = (typeof ACTIONS)[number];
-
 /**
  * The event console: server-rendered pages (React, escaped by construction), one script and one
  * stylesheet of its own and Chart.js, under a Content-Security-Policy that allows nothing else.
  * Sign-in exchanges an admin or viewer token for a session cookie; every POST carries the session's
  * CSRF token; viewers see everything and may not act or reveal.
  */
+/** Rows a list page shows. */
+const PAGE = 50;
+
 export function createConsoleRouter(deps: ConsoleDeps): express.Router {
   const { db, operations, jobs, logger } = deps;
   const router = express.Router();
@@ -95,59 +86,8 @@ export function createConsoleRouter(deps: ConsoleDeps): express.Router {
   router.get('/assets/console.css', (_req, res) => res.sendFile(path.join(assets, 'console.css')));
   router.get('/assets/chart.umd.min.js', (_req, res) => res.sendFile(path.join(path.dirname(require.resolve('chart.js')), 'chart.umd.min.js')));
 
-  router.use(cookieParser(), express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50 }));
-
-  router.get('/login', (_req, res) => page(res, <SignInPage />));
-
-  router.post(
-    '/login',
-    rateLimit({
-      windowMs: 60_000,
-      limit: MAX_FAILED_SIGN_INS_PER_MINUTE,
-      skipSuccessfulRequests: true,
-      standardHeaders: 'draft-8',
-      legacyHeaders: false,
-      handler: (_req, res) => page(res.status(429), <SignInPage error={new TooManyFailedAttemptsError(MAX_FAILED_SIGN_INS_PER_MINUTE).message} />),
-    }),
-    sameSite,
-    async (req, res) => {
-      const token = typeof req.body?.token === 'string' ? (req.body.token as string) : '';
-      const signIn = signInOf(token, deps.admins, deps.viewers);
-      if (!signIn) {
-        logger.warn({ client: req.ip }, 'console sign-in refused');
-        page(res.status(401), <SignInPage error="That is not an admin or viewer token of this receiver." />);
-        return;
-      }
-      const session = await createSession(db, { ...signIn, ttlMs: deps.sessionTtlMs });
-      await audit(db, { actor: actorOf(session), action: 'sign-in' });
-      res.cookie(COOKIE, session.id, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: BASE, maxAge: deps.sessionTtlMs });
-      res.redirect(303, BASE);
-    },
-  );
-
-  // Everything below needs a session; a POST needs its CSRF token too.
-  router.use(async (req, res, next) => {
-    const id = typeof req.cookies?.[COOKIE] === 'string' ? (req.cookies[COOKIE] as string) : undefined;
-    const session = id ? await findSession(db, id) : undefined;
-    if (!session) {
-      if (req.method === 'GET') return res.redirect(303, `${BASE}/login`);
-      throw new AdminAuthError('Sign in to the console first.');
-    }
-    res.locals.session = session;
-    res.locals.sessionId = id;
-    if (req.method === 'POST') {
-      sameSite(req, res, () => undefined);
-      const csrf = typeof req.body?._csrf === 'string' ? (req.body._csrf as string) : '';
-      if (!safeEqual(csrf, session.csrf)) throw new ConsoleForbiddenError('The form is missing its CSRF token, or it is from another session; reload the page and try again.');
-    }
-    next();
-  });
-
-  router.post('/logout', async (_req, res) => {
-    await deleteSession(db, res.locals.sessionId as string);
-    res.clearCookie(COOKIE, { path: BASE });
-    res.redirect(303, `${BASE}/login`);
-  });
+  // Sign-in, the session every other page needs, its CSRF check, sign-out (./session.tsx).
+  router.use(sessions({ db, admins: deps.admins, viewers: deps.viewers, sessionTtlMs: deps.sessionTtlMs, logger }));
 
   router.get('/', async (_req, res) => {
     const [backlog, refusals, groups, unrouted] = await Promise.all([
@@ -352,67 +292,6 @@ async function withinTime<T>(work: Promise<T>, ms: number): Promise<T> {
   }
 }
 
-/** What a confirmation says each action will do. */
-const CONFIRM: Record<Exclude<EventAction, 'signal'>, (eventId: string) => string> = {
-  retry: (id) =>
-    `Retries event ${id}: if it failed, its last run is reset to its last failure and runs on from there. It keeps its ledger claim, so no step that finished (a charge, an email) runs again. A completed or running event is left alone.`,
-  reset: (id) => `Resets event ${id} to its last failure: a new run replays its history up to there and continues. Finished steps are not repeated; the ledger answers them.`,
-  cancel: (id) => `Asks event ${id}'s workflow to cancel: it stops at its next step and is recorded as failed (cancelled) in the ledger.`,
-  erase: (id) =>
-    `Erases event ${id}'s personal data from every store: its stored body and headers, its Temporal history and the rows it wrote. This cannot be undone; the erasure itself is recorded with your reason.`,
-};
-
-/** What the event page says after each action. */
-const DONE: Record<EventAction, string> = {
-  signal: 'The signal was sent.',
-  retry: 'The event was reset to its last failure and runs again.',
-  reset: 'The event was reset to its last failure.',
-  cancel: 'Cancellation was requested.',
-  erase: "The event's personal data was erased.",
-};
-
-function actionOf(action: string): EventAction {
-  if (!(ACTIONS as readonly string[]).includes(action)) throw new ResourceNotFoundError('console action', action);
-  return action as EventAction;
-}
-
-/** A signal's argument from the event page's form: its text fields (`field.by`), or JSON; none when empty. */
-function signalData(query: Request['query']): unknown {
-  const fields = Object.entries(query).filter((entry): entry is [string, string] => entry[0].startsWith('field.') && typeof entry[1] === 'string' && entry[1] !== '');
-  if (fields.length > 0) return Object.fromEntries(fields.map(([name, value]) => [name.slice('field.'.length), value]));
-  if (typeof query.json === 'string' && query.json.trim() !== '') {
-    try {
-      return JSON.parse(query.json) as unknown;
-    } catch {
-      throw new OperationRejectedError('The argument is not JSON.');
-    }
-  }
-  return undefined;
-}
-
-/** The token's role, compared in constant time against every admin and viewer token. */
-function signInOf(token: string, admins: readonly NamedToken[], viewers: readonly NamedToken[]): { tokenName: string; role: ConsoleRole } | undefined {
-  const admin = admins.find((each) => safeEqual(token, each.token));
-  if (admin) return { tokenName: admin.name, role: 'admin' };
-  const viewer = viewers.find((each) => safeEqual(token, each.token));
-  return viewer && { tokenName: viewer.name, role: 'viewer' };
-}
-
-const sessionOf = (res: Response) => res.locals.session as ConsoleSession;
-const actorOf = (session: ConsoleSession) => `console ${session.role} "${session.tokenName}"`;
-
-const requireAdmin = (_req: unknown, res: Response, next: NextFunction) => {
-  if (sessionOf(res).role !== 'admin') throw new ConsoleForbiddenError('A viewer token sees everything and can act on nothing, nor reveal personal values.');
-  next();
-};
-
-/** A POST from another site is refused, whatever its cookies (the browser says where it came from). */
-function sameSite(req: Request, _res: Response, next: () => void): void {
-  const site = req.headers['sec-fetch-site'];
-  if (site !== undefined && site !== 'same-origin' && site !== 'none') throw new ConsoleForbiddenError('The console accepts forms from its own pages only.');
-  next();
-}
-
 function text(req: Request, name: string): string | undefined {
   const value = req.query[name];
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
@@ -434,22 +313,4 @@ function listFilter(query: EventsQuery): ListFilter {
     since: query.since === undefined ? undefined : pointInTime(query.since, 'since'),
     until: query.until === undefined ? undefined : pointInTime(query.until, 'until'),
   };
-}
-
-/** The overview chart's data: events a second (each minute's average) by source, a point for each of the last `minutes` minutes. */
-function receivedChart(rows: Array<{ source: string; minute: Date; count: number }>, minutes: number, now = new Date()) {
-  const last = Math.floor(now.getTime() / 60_000) * 60_000;
-  const starts = Array.from({ length: minutes + 1 }, (_, index) => last - (minutes - index) * 60_000);
-  const sources = [...new Set(rows.map((row) => row.source))].sort();
-  const counts = new Map(rows.map((row) => [`${row.source} ${row.minute.getTime()}`, row.count]));
-  return {
-    unit: 'events a second',
-    labels: starts.map((start) => new Date(start).toISOString().slice(11, 16)),
-    datasets: sources.map((source) => ({ label: source, data: starts.map((start) => Math.round(((counts.get(`${source} ${start}`) ?? 0) / 60) * 100) / 100) })),
-  };
-}
-
-/** A page: React's static markup, every value escaped; never HTML put together from strings. */
-function page(res: Response, element: ReactElement): void {
-  res.type('html').send(`<!doctype html>${renderToStaticMarkup(element)}`);
 }

@@ -1,0 +1,106 @@
+import cookieParser from 'cookie-parser';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { rateLimit } from 'express-rate-limit';
+import type { NamedToken } from '../config';
+import { audit, createSession, deleteSession, findSession, type ConsoleRole, type ConsoleSession } from '../db/console-sessions';
+import type { Queryable } from '../db/database';
+import { AdminAuthError, ConsoleForbiddenError, TooManyFailedAttemptsError } from '../errors';
+import type { Logger } from '../logger';
+import { safeEqual } from '../providers/secrets';
+import { BASE } from './pages/layout';
+import { SignInPage } from './pages/sign-in';
+import { page } from './render';
+
+/** The session cookie: HttpOnly, SameSite=Strict, on the console's path only; Secure when the request came over HTTPS. */
+const COOKIE = 'dw_console';
+
+/** Failed sign-ins one client address may make a minute. */
+const MAX_FAILED_SIGN_INS_PER_MINUTE = 10;
+
+/**
+ * The console's doors: sign-in exchanges an admin or viewer token (compared in constant time, 10
+ * failures a minute per address) for a session cookie; every later request needs the session, and a
+ * POST its CSRF token and no cross-site origin; sign-out ends the session. What `sessionOf` reads.
+ */
+export function sessions(deps: { db: Queryable; admins: readonly NamedToken[]; viewers: readonly NamedToken[]; sessionTtlMs: number; logger: Logger }): express.Router {
+  const { db, logger } = deps;
+  const router = express.Router();
+  router.use(cookieParser(), express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50 }));
+
+  router.get('/login', (_req, res) => page(res, <SignInPage />));
+
+  router.post(
+    '/login',
+    rateLimit({
+      windowMs: 60_000,
+      limit: MAX_FAILED_SIGN_INS_PER_MINUTE,
+      skipSuccessfulRequests: true,
+      standardHeaders: 'draft-8',
+      legacyHeaders: false,
+      handler: (_req, res) => page(res.status(429), <SignInPage error={new TooManyFailedAttemptsError(MAX_FAILED_SIGN_INS_PER_MINUTE).message} />),
+    }),
+    sameSite,
+    async (req, res) => {
+      const token = typeof req.body?.token === 'string' ? (req.body.token as string) : '';
+      const signIn = signInOf(token, deps.admins, deps.viewers);
+      if (!signIn) {
+        logger.warn({ client: req.ip }, 'console sign-in refused');
+        page(res.status(401), <SignInPage error="That is not an admin or viewer token of this receiver." />);
+        return;
+      }
+      const session = await createSession(db, { ...signIn, ttlMs: deps.sessionTtlMs });
+      await audit(db, { actor: actorOf(session), action: 'sign-in' });
+      res.cookie(COOKIE, session.id, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: BASE, maxAge: deps.sessionTtlMs });
+      res.redirect(303, BASE);
+    },
+  );
+
+  // Everything below needs a session; a POST needs its CSRF token too.
+  router.use(async (req, res, next) => {
+    const id = typeof req.cookies?.[COOKIE] === 'string' ? (req.cookies[COOKIE] as string) : undefined;
+    const session = id ? await findSession(db, id) : undefined;
+    if (!session) {
+      if (req.method === 'GET') return res.redirect(303, `${BASE}/login`);
+      throw new AdminAuthError('Sign in to the console first.');
+    }
+    res.locals.session = session;
+    res.locals.sessionId = id;
+    if (req.method === 'POST') {
+      sameSite(req, res, () => undefined);
+      const csrf = typeof req.body?._csrf === 'string' ? (req.body._csrf as string) : '';
+      if (!safeEqual(csrf, session.csrf)) throw new ConsoleForbiddenError('The form is missing its CSRF token, or it is from another session; reload the page and try again.');
+    }
+    next();
+  });
+
+  router.post('/logout', async (_req, res) => {
+    await deleteSession(db, res.locals.sessionId as string);
+    res.clearCookie(COOKIE, { path: BASE });
+    res.redirect(303, `${BASE}/login`);
+  });
+
+  return router;
+}
+
+/** The token's role, compared in constant time against every admin and viewer token. */
+function signInOf(token: string, admins: readonly NamedToken[], viewers: readonly NamedToken[]): { tokenName: string; role: ConsoleRole } | undefined {
+  const admin = admins.find((each) => safeEqual(token, each.token));
+  if (admin) return { tokenName: admin.name, role: 'admin' };
+  const viewer = viewers.find((each) => safeEqual(token, each.token));
+  return viewer && { tokenName: viewer.name, role: 'viewer' };
+}
+
+export const sessionOf = (res: Response) => res.locals.session as ConsoleSession;
+export const actorOf = (session: ConsoleSession) => `console ${session.role} "${session.tokenName}"`;
+
+export const requireAdmin = (_req: unknown, res: Response, next: NextFunction) => {
+  if (sessionOf(res).role !== 'admin') throw new ConsoleForbiddenError('A viewer token sees everything and can act on nothing, nor reveal personal values.');
+  next();
+};
+
+/** A POST from another site is refused, whatever its cookies (the browser says where it came from). */
+function sameSite(req: Request, _res: Response, next: () => void): void {
+  const site = req.headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') throw new ConsoleForbiddenError('The console accepts forms from its own pages only.');
+  next();
+}
