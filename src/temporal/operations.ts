@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isGrpcServiceError, WorkflowFailedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription, type WorkflowExecutionInfo as WorkflowExecution } from '@temporalio/client';
+import { isGrpcServiceError, WorkflowFailedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import Long from 'long';
 import type { Database } from '../db/database';
@@ -14,7 +14,7 @@ import { bodyView, inboxView } from './inbox-view';
 import { ledgerRecord, recordStopped, type LedgerRecord } from '../db/ledger';
 import { EventNotFoundError, EventRunningError, OperationRejectedError, SignalNotAwaitedError } from '../errors';
 import { parseResetTarget, resetPoint, type ResetTarget } from './reset-points';
-import { toSummary, visibilityQuery, type EventFilter, type EventSummary } from './visibility';
+import { findEvents, toSummary, type EventFilter, type EventSummary } from './visibility';
 
 /** Where an event stands that has no workflow: stored and held, ignored by a route, or not started yet (dead-lettered, when Temporal kept refusing it). */
 export type InboxStatusName = 'held' | 'ignored' | 'not started' | 'dead-lettered';
@@ -43,9 +43,6 @@ export interface PendingActivity {
   attempt: number;
   lastFailure: string | null;
 }
-
-/** Matches checked for their current run at once. */
-const LIST_PAGE = 100;
 
 export interface BodyView {
   state: 'stored' | 'erased' | 'purged';
@@ -100,61 +97,12 @@ export class EventOperations implements ErasureTemporal {
     return { ...summary, summary: (await description.staticSummary()) ?? null, progress, ledger, erasure, body, result, failure, pendingActivities, uiUrl: this.uiLink(eventId) };
   }
 
-  /**
-   * Events whose current run matches the filter. Visibility holds every run, so an event that
-   * failed and was reset would otherwise still match `--status failed` through its old run: each
-   * page of matches is checked against the newest run of its IDs, found by one more visibility query
-   * per page, not a describe per event.
-   */
+  /** Events whose current run matches the filter (`findEvents`); a failure group's from the body store. */
   async list(filter: EventFilter, limit = 100): Promise<EventSummary[]> {
-    if (filter.group) return this.listGroup(filter, limit);
-    const events: EventSummary[] = [];
-    const seen = new Set<string>();
-    let page: WorkflowExecution[] = [];
-    const settle = async () => {
-      const current = await this.currentRuns(page.map((execution) => execution.workflowId));
-      for (const execution of page) if (events.length < limit && current.get(execution.workflowId) === execution.runId) events.push(toSummary(execution));
-      page = [];
-    };
-    for await (const execution of this.client.workflow.list({ query: visibilityQuery(filter, this.options.now?.()) })) {
-      if (seen.has(execution.workflowId)) continue;
-      seen.add(execution.workflowId);
-      page.push(execution);
-      if (page.length === LIST_PAGE) await settle();
-      if (events.length >= limit) return events;
-    }
-    if (page.length > 0) await settle();
-    return events;
-  }
-
-  /**
-   * A failure group's events (the body store knows the group: failure class is not a search
-   * attribute), listed from visibility by ID, a page at a time, with the rest of the filter.
-   */
-  private async listGroup({ group, ...filter }: EventFilter, limit: number): Promise<EventSummary[]> {
-    const ids = (await failureGroupMembers(this.requireDatabase('A failure group'), group!, limit)).filter((id) => !/['\\]/.test(id));
-    const events: EventSummary[] = [];
-    for (let next = 0; next < ids.length && events.length < limit; next += LIST_PAGE) {
-      const byId = `WorkflowId IN (${ids.slice(next, next + LIST_PAGE).map((id) => `'${id}'`).join(', ')})`;
-      events.push(...(await this.list({ ...filter, query: filter.query ? `(${filter.query}) AND ${byId}` : byId }, limit - events.length)));
-    }
-    return events;
-  }
-
-  /** The newest run of each workflow ID (a reset's, a continue-as-new's): its current one. */
-  private async currentRuns(workflowIds: readonly string[]): Promise<Map<string, string>> {
-    const newest = new Map<string, { runId: string; startTime: number }>();
-    const quotable = workflowIds.filter((id) => !/['\\]/.test(id));
-    if (quotable.length > 0) {
-      for await (const run of this.client.workflow.list({ query: `WorkflowId IN (${quotable.map((id) => `'${id}'`).join(', ')})` })) {
-        const seen = newest.get(run.workflowId);
-        if (!seen || run.startTime.getTime() > seen.startTime) newest.set(run.workflowId, { runId: run.runId, startTime: run.startTime.getTime() });
-      }
-    }
-    const current = new Map([...newest].map(([id, run]) => [id, run.runId]));
-    // An ID a query cannot quote is asked for directly.
-    for (const id of workflowIds.filter((id) => !quotable.includes(id))) current.set(id, (await this.describe(id)).runId);
-    return current;
+    return findEvents(this.client, filter, limit, {
+      now: this.options.now?.(),
+      groupMembers: (group, most) => failureGroupMembers(this.requireDatabase('A failure group'), group, most),
+    });
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { WorkflowExecutionDescription } from '@temporalio/client';
+import type { Client, WorkflowExecutionDescription, WorkflowExecutionInfo } from '@temporalio/client';
 import { OperationRejectedError } from '../errors';
 import { WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE, WEBHOOK_VIA, type EventVia } from '../../contracts';
 
@@ -143,3 +143,69 @@ export function toSummary(execution: Execution): EventSummary {
     closeTime: execution.closeTime?.toISOString() ?? null,
   };
 }
+
+/** Matches checked for their current run at once. */
+const LIST_PAGE = 100;
+
+/**
+ * Events whose current run matches the filter. Visibility holds every run, so an event that
+ * failed and was reset would otherwise still match `--status failed` through its old run: each
+ * page of matches is checked against the newest run of its IDs, found by one more visibility query
+ * per page, not a describe per event. A failure group's events (failure class is no search
+ * attribute) come from `groupMembers`, and are listed by ID a page at a time, with the rest of the filter.
+ */
+export async function findEvents(
+  client: Client,
+  { group, ...filter }: EventFilter,
+  limit: number,
+  options: { now?: Date; groupMembers(group: string, limit: number): Promise<string[]> },
+): Promise<EventSummary[]> {
+  if (group) {
+    const ids = (await options.groupMembers(group, limit)).filter(quotable);
+    const events: EventSummary[] = [];
+    for (let next = 0; next < ids.length && events.length < limit; next += LIST_PAGE) {
+      const byId = workflowIdsIn(ids.slice(next, next + LIST_PAGE));
+      events.push(...(await findEvents(client, { ...filter, query: filter.query ? `(${filter.query}) AND ${byId}` : byId }, limit - events.length, options)));
+    }
+    return events;
+  }
+  const events: EventSummary[] = [];
+  const seen = new Set<string>();
+  let page: WorkflowExecutionInfo[] = [];
+  const settle = async () => {
+    const current = await currentRuns(client, page.map((execution) => execution.workflowId));
+    for (const execution of page) if (events.length < limit && current.get(execution.workflowId) === execution.runId) events.push(toSummary(execution));
+    page = [];
+  };
+  for await (const execution of client.workflow.list({ query: visibilityQuery(filter, options.now) })) {
+    if (seen.has(execution.workflowId)) continue;
+    seen.add(execution.workflowId);
+    page.push(execution);
+    if (page.length === LIST_PAGE) await settle();
+    if (events.length >= limit) return events;
+  }
+  if (page.length > 0) await settle();
+  return events;
+}
+
+/** The newest run of each workflow ID (a reset's, a continue-as-new's): its current one. */
+async function currentRuns(client: Client, workflowIds: readonly string[]): Promise<Map<string, string>> {
+  const newest = new Map<string, { runId: string; startTime: number }>();
+  const listed = workflowIds.filter(quotable);
+  if (listed.length > 0) {
+    for await (const run of client.workflow.list({ query: workflowIdsIn(listed) })) {
+      const seen = newest.get(run.workflowId);
+      if (!seen || run.startTime.getTime() > seen.startTime) newest.set(run.workflowId, { runId: run.runId, startTime: run.startTime.getTime() });
+    }
+  }
+  const current = new Map([...newest].map(([id, run]) => [id, run.runId]));
+  // An ID a query cannot quote is asked for directly.
+  for (const id of workflowIds.filter((id) => !quotable(id))) current.set(id, (await client.workflow.getHandle(id).describe()).runId);
+  return current;
+}
+
+/** An ID a visibility query can quote: no quote and no backslash in it. */
+const quotable = (id: string) => !/['\\]/.test(id);
+
+/** A visibility condition matching these (quotable) workflow IDs. */
+const workflowIdsIn = (ids: readonly string[]) => `WorkflowId IN (${ids.map((id) => `'${id}'`).join(', ')})`;
