@@ -36,11 +36,13 @@ export const MASK = '••••';
 
 /**
  * A parsed body with personal values masked: every value under a key that names a person
- * (email, name, phone, address…), and every email address anywhere else. Shape and other values stay.
+ * (email, name, phone, address…), however deep, and every email address anywhere else. Shape and
+ * other values stay.
  */
-export function maskPersonal(value: unknown, key = ''): unknown {
-  if (Array.isArray(value)) return value.map((item) => maskPersonal(item, key));
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, maskPersonal(item, name)]));
-  if (PERSONAL_KEY.test(key) && value !== null && typeof value !== 'boolean') return MASK;
+export function maskPersonal(value: unknown, key = '', insidePersonal = false): unknown {
+  const personal = insidePersonal || PERSONAL_KEY.test(key);
+  if (Array.isArray(value)) return value.map((item) => maskPersonal(item, key, personal));
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, maskPersonal(item, name, personal)]));
+  if (personal && value !== null && typeof value !== 'boolean') return MASK;
   return typeof value === 'string' ? value.replace(ADDRESS, MASK) : value;
 }
