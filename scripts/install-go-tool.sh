@@ -17,6 +17,6 @@ mkdir -p "$bin"
 echo "install-$name: building $name $version ($purpose) into .tools/bin" >&2
 # Without the symbol table and DWARF: smaller binaries that link faster (panics still name their lines).
 # Without optimisation and inlining: about a quarter less compile time, for tools the tests run briefly.
-GOBIN="$bin" go install -gcflags='all=-N -l' -ldflags='-s -w' "$module@$version"
+GOGC=400 GOBIN="$bin" go install -gcflags='all=-N -l' -ldflags='-s -w' "$module@$version"
 rm -f "$bin/.$name"-*
 touch "$marker"

@@ -11,6 +11,6 @@ stamp=$(cat "$root/deploy/helm/validate/go.sum" "$root/deploy/helm/validate/main
 marker="$bin/.k8s-validate-$stamp"
 [ -x "$bin/k8s-validate" ] && [ -f "$marker" ] && exit 0
 echo "install-helm: building deploy/helm/validate (k8s.io/api, KEDA's and Prometheus Operator's types) into .tools/bin" >&2
-(cd "$root/deploy/helm/validate" && go build -mod=readonly -gcflags='all=-N -l' -ldflags='-s -w' -o "$bin/k8s-validate" .)
+(cd "$root/deploy/helm/validate" && GOGC=400 go build -mod=readonly -gcflags='all=-N -l' -ldflags='-s -w' -o "$bin/k8s-validate" .)
 rm -f "$bin"/.k8s-validate-*
 touch "$marker"
