@@ -24,51 +24,14 @@ export function EventsPage({ session, sources, query, events, next, error }: { s
   return (
     <Layout title="Events" session={session}>
       <form method="get" action={`${BASE}/events`} className="filters">
-        <label>
-          Source
-          <select name="source" defaultValue={query.source ?? ''}>
-            <option value="">any</option>
-            {sources.map((source) => (
-              <option key={source} value={source}>
-                {source}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Type <input name="type" defaultValue={query.type ?? ''} placeholder="checkout.*" />
-        </label>
-        <label>
-          Status
-          <select name="status" defaultValue={query.status ?? ''}>
-            <option value="">any</option>
-            {LISTED_STATUSES.map((status) => (
-              <option key={status} value={status}>
-                {status}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Tenant <input name="tenant" defaultValue={query.tenant ?? ''} />
-        </label>
-        <label>
-          Failure class <input name="error" defaultValue={query.error ?? ''} placeholder="chargeOrder › CardDeclined" />
-        </label>
-        <label>
-          Since <input name="since" defaultValue={query.since ?? ''} placeholder="2h" />
-        </label>
-        <label>
-          Until <input name="until" defaultValue={query.until ?? ''} placeholder="ISO time or 30m" />
-        </label>
-        <label>
-          Via
-          <select name="via" defaultValue={query.via ?? ''}>
-            <option value="">any</option>
-            <option value="delivery">delivery</option>
-            <option value="backfill">backfill</option>
-          </select>
-        </label>
+        <Choice label="Source" name="source" value={query.source} options={sources} />
+        <Text label="Type" name="type" value={query.type} placeholder="checkout.*" />
+        <Choice label="Status" name="status" value={query.status} options={LISTED_STATUSES} />
+        <Text label="Tenant" name="tenant" value={query.tenant} />
+        <Text label="Failure class" name="error" value={query.error} placeholder="chargeOrder › CardDeclined" />
+        <Text label="Since" name="since" value={query.since} placeholder="2h" />
+        <Text label="Until" name="until" value={query.until} placeholder="ISO time or 30m" />
+        <Choice label="Via" name="via" value={query.via} options={['delivery', 'backfill']} />
         {query.group && <input type="hidden" name="group" value={query.group} />}
         <button type="submit">Filter</button>
       </form>
@@ -121,5 +84,31 @@ export function EventsPage({ session, sources, query, events, next, error }: { s
         </p>
       )}
     </Layout>
+  );
+}
+
+/** A filter field of free text. */
+function Text({ label, name, value, placeholder }: { label: string; name: string; value: string | undefined; placeholder?: string }) {
+  return (
+    <label>
+      {label} <input name={name} defaultValue={value ?? ''} placeholder={placeholder} />
+    </label>
+  );
+}
+
+/** A filter field of one of `options`, or any. */
+function Choice({ label, name, value, options }: { label: string; name: string; value: string | undefined; options: readonly string[] }) {
+  return (
+    <label>
+      {label}
+      <select name={name} defaultValue={value ?? ''}>
+        <option value="">any</option>
+        {options.map((option) => (
+          <option key={option} value={option}>
+            {option}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
