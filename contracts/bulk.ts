@@ -5,7 +5,7 @@ import { INTERNAL_WORKFLOW_ID_PREFIX } from './events';
 export const BULK_ACTIONS = ['retry', 'reset', 'cancel', 'terminate', 'signal'] as const;
 export type BulkActionName = (typeof BULK_ACTIONS)[number];
 
-/** Which events a bulk job acts on: the filter of `durable-webhooks events list`, by source, type, status and time. */
+/** Which events a bulk job acts on: the filter of `durable-webhooks events list` (docs/operating.md#the-filter). */
 export interface BulkFilter {
   source?: string;
   /** An event type, or a prefix ending in `*`. */
@@ -14,6 +14,9 @@ export interface BulkFilter {
   since?: string;
   until?: string;
   via?: string;
+  tenant?: string;
+  /** A failure class, or its last part. */
+  errorClass?: string;
   /** A raw visibility query, ANDed with the rest. */
   query?: string;
   /** A failure group's fingerprint (the console's failure groups): its failed events. */

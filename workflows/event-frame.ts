@@ -1,5 +1,5 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, TemporalFailure, TimeoutFailure, workflowInfo } from '@temporalio/workflow';
-import type { BodyStep, ClaimResult, EventFields, EventOutcome, EventStatus, Flow, WebhookEvent } from '../contracts';
+import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, patched, TemporalFailure, TimeoutFailure, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { WEBHOOK_ERROR_CLASS, type BodyStep, type ClaimResult, type EventFields, type EventOutcome, type EventStatus, type Flow, type WebhookEvent } from '../contracts';
 import { dbActivity } from './activities';
 import { Progress } from './progress';
 
@@ -33,6 +33,8 @@ export async function handleEvent(event: WebhookEvent, flow: (progress: Progress
   } catch (error) {
     if (!(error instanceof TemporalFailure)) throw error;
     const outcome = isCancellation(error) ? { cancelled: true, errorClass: 'Cancelled' } : { failure: error.message, type: error instanceof ApplicationFailure ? error.type : error.name, errorClass: errorClass(error) };
+    // Histories recorded before the attribute replay without it.
+    if (patched(ERROR_CLASS_ATTRIBUTE)) upsertSearchAttributes([{ key: WEBHOOK_ERROR_CLASS, value: searchableClass(outcome.errorClass) }]);
     await CancellationScope.nonCancellable(() => dbActivity.completeEvent({ source: event.source, eventId: event.id, status: 'failed', outcome: { ...outcome, ...failureDetail(error) } }));
     if (progress.outcome === null) progress.end(isCancellation(error) ? 'cancelled' : 'failed');
     throw error;
@@ -53,6 +55,14 @@ function errorClass(error: TemporalFailure): string {
   }
   const kind = root instanceof ApplicationFailure ? (root.type ?? 'Error') : root instanceof TimeoutFailure ? 'Timeout' : root.name;
   return [...steps, kind].join(' › ');
+}
+
+const ERROR_CLASS_ATTRIBUTE = 'error-class-search-attribute';
+
+/** A failure class and its last part, the failure's own type (`chargeOrder › CardDeclined`, `CardDeclined`): a filter finds it by either. */
+function searchableClass(errorClass: string): string[] {
+  const kind = errorClass.split(' › ').at(-1)!;
+  return kind === errorClass ? [errorClass] : [errorClass, kind];
 }
 
 /** What a flow put on its own failure for the ledger (`ApplicationFailure` details), if anything. */

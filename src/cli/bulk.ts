@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import type { BulkInput } from '../../contracts';
 import { OperationRejectedError } from '../errors';
 import { CONFIRM_OVER, type BulkJobs, type BulkJobView } from '../temporal/bulk-jobs';
-import { EVENT_STATUSES, type EventFilter } from '../temporal/visibility';
+import { EVENT_STATUSES, FILTER_FIELDS, type EventFilter } from '../temporal/visibility';
 import type { Operations } from './events';
 import { rateOption } from './options';
 import { print } from './output';
@@ -24,25 +24,35 @@ export interface BulkOptions extends EventFilter {
   reason?: string;
 }
 
+/**
+ * The filter's options (docs/operating.md#the-filter), the same for `events list` and the bulk
+ * commands; `lead` starts each description (`bulk: ` where the command also takes an event ID).
+ */
+export function addFilterOptions(command: Command, lead = ''): Command {
+  return command
+    .option('--source <source>', `${lead}events of this source`)
+    .option('--type <pattern>', `${lead}events of this type, or a prefix ending in * (checkout.*)`)
+    .addOption(new Option('--status <status>', `${lead}events whose current run has this status`).choices([...EVENT_STATUSES]))
+    .option('--since <when>', `${lead}started since a duration ago (30m, 2h, 3d) or an ISO time`)
+    .option('--until <when>', `${lead}started before a duration ago or an ISO time`)
+    .addOption(new Option('--via <via>', `${lead}events that came this way`).choices(['delivery', 'backfill']))
+    .option('--tenant <tenant>', `${lead}events of this tenant (a Stripe Connect account, a Shopify shop, a GitHub App installation)`)
+    .option('--error-class <class>', `${lead}events that failed this way: a failure class ("chargeOrder › CardDeclined") or its last part (CardDeclined)`)
+    .option('--query <query>', `${lead}a raw visibility query, ANDed with the rest`)
+    .option('--group <fingerprint>', `${lead}the failed events of one failure group (the console's Failures page shows its fingerprint)`);
+}
+
 export function addBulkOptions(command: Command): void {
-  command
-    .option('--source <source>', 'bulk: events of this source')
-    .option('--type <pattern>', 'bulk: events of this type, or a prefix ending in * (checkout.*)')
-    .addOption(new Option('--status <status>', 'bulk: events whose current run has this status').choices([...EVENT_STATUSES]))
-    .option('--since <when>', 'bulk: started since a duration ago (30m, 2h, 3d) or an ISO time')
-    .option('--until <when>', 'bulk: started before a duration ago or an ISO time')
-    .addOption(new Option('--via <via>', 'bulk: events that came this way').choices(['delivery', 'backfill']))
-    .option('--query <query>', 'bulk: a raw visibility query, ANDed with the rest')
-    .option('--group <fingerprint>', "bulk: the failed events of one failure group (the console's Failures page shows its fingerprint)")
+  addFilterOptions(command, 'bulk: ')
     .option('--rate <n/s>', 'bulk: at most this many events a second (20/s, 600/m)', rateOption('--rate'))
     .option('--dry-run', 'bulk: only count the matches and show five')
     .option('--yes', `bulk: act on more than ${CONFIRM_OVER} matches (without, it is a dry run)`);
   if (!command.options.some((option) => option.long === '--reason')) command.option('--reason <reason>', 'bulk: why, kept in the job and in each event\'s history');
 }
 
-export function bulkFilter(options: BulkOptions): EventFilter | undefined {
-  const filter = { source: options.source, type: options.type, status: options.status, since: options.since, until: options.until, via: options.via, query: options.query, group: options.group };
-  const given = Object.fromEntries(Object.entries(filter).filter(([, value]) => value !== undefined));
+/** The filter the options give, or undefined when they give none. */
+export function bulkFilter(options: EventFilter): EventFilter | undefined {
+  const given = Object.fromEntries(FILTER_FIELDS.flatMap((field) => (options[field] !== undefined ? [[field, options[field]]] : [])));
   return Object.keys(given).length > 0 ? given : undefined;
 }
 
@@ -52,7 +62,7 @@ export function bulkFilter(options: BulkOptions): EventFilter | undefined {
  */
 export async function runBulk({ jobs }: Operations, action: Pick<BulkInput, 'action' | 'to' | 'reason' | 'signal'>, options: BulkOptions & { json?: boolean }): Promise<void> {
   const filter = bulkFilter(options);
-  if (!filter) throw new OperationRejectedError(`Give an event ID, or a filter (--source, --type, --status, --since, --until, --query, --group) for many.`);
+  if (!filter) throw new OperationRejectedError(`Give an event ID, or a filter (--source, --type, --status, --since, --until, --via, --tenant, --error-class, --query, --group) for many.`);
   const answer = await jobs.request({ ...action, filter, rate: options.rate, by: `cli user "${userInfo().username}"` }, { dryRun: options.dryRun, yes: options.yes });
   if (answer.dryRun && answer.count === 0) {
     print(options.json, answer, () => `Nothing to ${action.action}: ${answer.reason}.`);

@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander';
+import { Command } from 'commander';
 import { randomUUID } from 'node:crypto';
 import { hostname, userInfo } from 'node:os';
 import { loadReceiverConfig } from '../config';
@@ -8,9 +8,9 @@ import { OperationRejectedError } from '../errors';
 import { lazyClient, temporalSettings } from '../temporal/connection';
 import { EventOperations, type EventView } from '../temporal/operations';
 import { parseResetTarget } from '../temporal/reset-points';
-import { EVENT_STATUSES, type EventFilter, type EventSummary } from '../temporal/visibility';
+import type { EventFilter, EventSummary } from '../temporal/visibility';
 import { BulkJobs } from '../temporal/bulk-jobs';
-import { addBulkOptions, BULK_COMMANDS, bulkFilter, runBulk, type BulkOptions } from './bulk';
+import { addBulkOptions, addFilterOptions, BULK_COMMANDS, bulkFilter, runBulk, type BulkOptions } from './bulk';
 import { jsonOption, print } from './output';
 
 /** `durable-webhooks events …`: operate on event workflows by event ID, with Temporal's own settings. */
@@ -30,19 +30,11 @@ export function eventsCommand(): Command {
       print(options.json, view, () => showText(view));
     });
 
-  events
-    .command('list')
-    .description('Events from Temporal visibility, newest first.')
-    .option('--source <source>', 'only this source')
-    .option('--type <type>', 'only this event type')
-    .addOption(new Option('--via <via>', 'only events that came this way').choices(['delivery', 'backfill']))
-    .addOption(new Option('--status <status>', 'only this status').choices([...EVENT_STATUSES]))
-    .option('--since <when>', 'started since a duration ago (30m, 2h, 3d) or an ISO time')
-    .option('--query <query>', 'a raw visibility query, ANDed with the rest')
+  addFilterOptions(events.command('list').description('Events from Temporal visibility, newest first, by the filter the bulk commands take.'))
     .option('--limit <n>', 'at most this many', (value) => Number(value), 100)
     .addOption(json)
     .action(async (options: EventFilter & { limit: number; json?: boolean }) => {
-      const found = await (await ops()).operations.list(options, options.limit);
+      const found = await (await ops()).operations.list(bulkFilter(options) ?? {}, options.limit);
       print(options.json, found, () => table(found));
     });
 
@@ -192,6 +184,8 @@ function showText(view: EventView): string {
     `Type       ${view.eventType ?? '-'}  (workflow ${view.workflowType})`,
     `Status     ${view.status}`,
     `Summary    ${view.summary ?? '-'}`,
+    ...(view.tenant ? [`Tenant     ${view.tenant}`] : []),
+    ...(view.errorClass ? [`Failed as  ${view.errorClass}`] : []),
     `Started    ${view.startTime}`,
     `Closed     ${view.closeTime ?? '-'}`,
     `Steps      ${view.progress ? view.progress.stepsDone.join(', ') || '(none yet)' : '(no worker answered the status query)'}`,
@@ -219,7 +213,13 @@ function showText(view: EventView): string {
 
 function table(events: EventSummary[]): string {
   if (events.length === 0) return 'No events match.';
-  const rows = [['EVENT', 'SOURCE', 'TYPE', 'STATUS', 'STARTED'], ...events.map((event) => [event.eventId, event.source ?? '-', event.eventType ?? '-', event.status, event.startTime])];
+  // The tenant and failure class columns only when some event has one.
+  const tenants = events.some((event) => event.tenant);
+  const classes = events.some((event) => event.errorClass);
+  const rows = [
+    ['EVENT', 'SOURCE', 'TYPE', 'STATUS', ...(tenants ? ['TENANT'] : []), ...(classes ? ['FAILED AS'] : []), 'STARTED'],
+    ...events.map((event) => [event.eventId, event.source ?? '-', event.eventType ?? '-', event.status, ...(tenants ? [event.tenant ?? '-'] : []), ...(classes ? [event.errorClass ?? '-'] : []), event.startTime]),
+  ];
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
 }

@@ -59,7 +59,7 @@ export function buildProgram(): Command {
 
   program
     .command('setup')
-    .description(`Prepare the Temporal namespace: register ${SEARCH_ATTRIBUTES.map((key) => key.name).join(' and ')}, raise retention to at least 7 days.`)
+    .description(`Prepare the Temporal namespace: register ${SEARCH_ATTRIBUTES.map((key) => key.name).join(', ')}, raise retention to at least 7 days.`)
     .addOption(jsonOption())
     .action(async (options: { json?: boolean }) => {
       const settings = temporalSettings();
@@ -76,7 +76,7 @@ export function buildProgram(): Command {
       print(
         options.json,
         { namespace: settings.namespace, address, searchAttributes, minRetentionDays: MIN_RETENTION_SECONDS / 86400 },
-        () => `Namespace "${settings.namespace}" at ${address}: search attributes ${searchAttributes.join(' and ')} registered, retention at least ${MIN_RETENTION_SECONDS / 86400} days.`,
+        () => `Namespace "${settings.namespace}" at ${address}: search attributes ${searchAttributes.join(', ')} registered, retention at least ${MIN_RETENTION_SECONDS / 86400} days.`,
       );
     });
 

@@ -8,7 +8,7 @@ import { routeErrorHandler, sendProblem, toProblem } from './problem';
 import type { EventOperations } from '../temporal/operations';
 import { parseResetTarget } from '../temporal/reset-points';
 import { RECONCILE_PROVIDERS } from '../temporal/schedules';
-import { pointInTime, type EventFilter, type EventStatusName } from '../temporal/visibility';
+import { FILTER_FIELDS, pointInTime, type EventFilter } from '../temporal/visibility';
 import type { BackfillInput } from '../../contracts';
 import type { Backfills } from '../temporal/backfills';
 import type { BulkJobs } from '../temporal/bulk-jobs';
@@ -142,9 +142,9 @@ export function createAdminRouter(operations: EventOperations, tokens: NamedToke
     if (!(BULK_ACTIONS as readonly unknown[]).includes(body.action)) throw new OperationRejectedError(`"action" must be one of ${BULK_ACTIONS.join(', ')}.`);
     const action = body.action as BulkActionName;
     const filter = (body.filter ?? {}) as Record<string, unknown>;
-    if (typeof filter !== 'object' || Array.isArray(filter) || Object.keys(filter).length === 0) throw new OperationRejectedError('"filter" must name what to act on: source, type, status, since, until, via, query or group.');
-    const unknown = Object.keys(filter).filter((key) => !FILTER_KEYS.includes(key));
-    if (unknown.length > 0 || Object.values(filter).some((value) => typeof value !== 'string')) throw new OperationRejectedError(`"filter" takes text values of ${FILTER_KEYS.join(', ')}${unknown.length ? `, not ${unknown.join(', ')}` : ''}.`);
+    if (typeof filter !== 'object' || Array.isArray(filter) || Object.keys(filter).length === 0) throw new OperationRejectedError(`"filter" must name what to act on: ${FILTER_FIELDS.join(', ')}.`);
+    const unknown = Object.keys(filter).filter((key) => !(FILTER_FIELDS as readonly string[]).includes(key));
+    if (unknown.length > 0 || Object.values(filter).some((value) => typeof value !== 'string')) throw new OperationRejectedError(`"filter" takes text values of ${FILTER_FIELDS.join(', ')}${unknown.length ? `, not ${unknown.join(', ')}` : ''}.`);
     if (typeof body.reason !== 'string' || body.reason.trim() === '') throw new OperationRejectedError('Give a "reason"; it is kept in the job and in each event\'s history.');
     if (action === 'reset') parseResetTarget(body.to ?? 'last-failure');
     const signal = body.signal as { name?: unknown; data?: unknown } | undefined;
@@ -236,10 +236,7 @@ function rateOf(value: unknown): number {
   }
 }
 
-/** What a bulk filter may say: the fields of `GET /admin/events`'s query. */
-const FILTER_KEYS = ['source', 'type', 'status', 'since', 'until', 'via', 'query', 'group'];
-
+/** `GET /admin/events`'s filter: the query parameters of the fields a bulk filter takes. */
 function filterOf(req: Request): EventFilter {
-  const value = (name: string) => (typeof req.query[name] === 'string' ? (req.query[name] as string) : undefined);
-  return { source: value('source'), type: value('type'), status: value('status') as EventStatusName | undefined, since: value('since'), via: value('via'), query: value('query') };
+  return Object.fromEntries(FILTER_FIELDS.flatMap((field) => (typeof req.query[field] === 'string' ? [[field, req.query[field]]] : [])));
 }

@@ -5,8 +5,8 @@ import type { BodyView, EventView, InboxStatusName } from './operations';
 
 /** The view of an event the body store holds and Temporal has no workflow for (held, ignored, not started yet). */
 export async function inboxView(db: Queryable, eventId: string, uiUrl: string): Promise<EventView | undefined> {
-  const { rows } = await db.query<{ flow: string | null; summary: string | null; type: string | null; held_by: string | null; ignored_at: Date | null; dead_lettered_at: Date | null; start_error: string | null }>(
-    `SELECT start->>'flow' AS flow, start->>'summary' AS summary, start->'input'->>'type' AS type, held_by, ignored_at, dead_lettered_at, start_error
+  const { rows } = await db.query<{ flow: string | null; summary: string | null; type: string | null; tenant: string | null; held_by: string | null; ignored_at: Date | null; dead_lettered_at: Date | null; start_error: string | null }>(
+    `SELECT start->>'flow' AS flow, start->>'summary' AS summary, start->'input'->>'type' AS type, tenant, held_by, ignored_at, dead_lettered_at, start_error
      FROM event_bodies WHERE workflow_id = $1`,
     [eventId],
   );
@@ -21,6 +21,8 @@ export async function inboxView(db: Queryable, eventId: string, uiUrl: string): 
     status,
     source: stored.source,
     eventType: row.type,
+    tenant: row.tenant,
+    errorClass: null,
     startTime: stored.receivedAt.toISOString(),
     closeTime: null,
     summary: row.summary,

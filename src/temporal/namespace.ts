@@ -5,6 +5,13 @@ import { temporal } from '@temporalio/proto';
 import Long from 'long';
 import { SEARCH_ATTRIBUTES } from '../../contracts';
 
+const { IndexedValueType } = temporal.api.enums.v1;
+/** How the server indexes each type our attributes use. */
+const INDEXED_VALUE_TYPES: Record<(typeof SEARCH_ATTRIBUTES)[number]['type'], temporal.api.enums.v1.IndexedValueType> = {
+  KEYWORD: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+  KEYWORD_LIST: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+};
+
 /** Stripe retries a failed delivery for up to 3 days; keep closed runs (and so engine dedupe) longer. */
 export const MIN_RETENTION_SECONDS = 7 * 24 * 60 * 60;
 
@@ -25,7 +32,7 @@ export async function prepareNamespace(connection: Connection, namespace: string
     if (missing.length > 0) {
       await connection.operatorService.addSearchAttributes({
         namespace,
-        searchAttributes: Object.fromEntries(missing.map((key) => [key.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
+        searchAttributes: indexedTypes(missing),
       });
     }
   });
@@ -41,6 +48,11 @@ export async function prepareNamespace(connection: Connection, namespace: string
 
   const probe = SEARCH_ATTRIBUTES.map((key) => `${key.name} = 'probe'`).join(' AND ');
   await untilReady(deadline, `Namespace "${namespace}"`, () => connection.workflowService.countWorkflowExecutions({ namespace, query: probe }));
+}
+
+/** Our search attributes as `addSearchAttributes` takes them: name → how the server indexes it. */
+export function indexedTypes(keys: readonly (typeof SEARCH_ATTRIBUTES)[number][] = SEARCH_ATTRIBUTES): Record<string, temporal.api.enums.v1.IndexedValueType> {
+  return Object.fromEntries(keys.map((key) => [key.name, INDEXED_VALUE_TYPES[key.type]]));
 }
 
 async function untilReady(deadline: number, what: string, step: () => Promise<unknown>): Promise<void> {

@@ -1,7 +1,7 @@
 import { isGrpcServiceError, NamespaceNotFoundError, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { BodyStoreUnavailableError, EventIdConflictError, TemporalUnavailableError } from '../errors';
-import { eventWorkflowId, MAX_FIELD_LENGTH, WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE, WEBHOOK_VIA, type EventFlow, type EventVia, type WebhookEvent } from '../../contracts';
+import { eventWorkflowId, MAX_FIELD_LENGTH, WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE, WEBHOOK_TENANT, WEBHOOK_VIA, type EventFlow, type EventVia, type WebhookEvent } from '../../contracts';
 import type { Queryable } from '../db/database';
 import { storeBody, type ReceivedBody, type StartSpec } from '../db/event-bodies';
 import { markStarted } from '../db/inbox';
@@ -177,6 +177,7 @@ export function workflowStartOptions(workflowId: string, spec: StartSpec, via: E
       { key: WEBHOOK_SOURCE, value: spec.input.source },
       { key: WEBHOOK_EVENT_TYPE, value: spec.input.type },
       { key: WEBHOOK_VIA, value: via },
+      ...(spec.tenant !== undefined ? [{ key: WEBHOOK_TENANT, value: spec.tenant }] : []),
     ],
     staticSummary: spec.summary,
     // Where the cluster enables task queue fairness (docs/operating.md#bulk-days), one tenant's backlog of tasks does not delay another's.

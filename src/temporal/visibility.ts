@@ -1,6 +1,6 @@
 import type { Client, WorkflowExecutionDescription, WorkflowExecutionInfo } from '@temporalio/client';
 import { OperationRejectedError } from '../errors';
-import { WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE, WEBHOOK_VIA, type EventVia } from '../../contracts';
+import { WEBHOOK_ERROR_CLASS, WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE, WEBHOOK_TENANT, WEBHOOK_VIA, type EventVia } from '../../contracts';
 
 const VIAS: readonly string[] = ['delivery', 'backfill'] satisfies EventVia[];
 
@@ -19,6 +19,10 @@ export interface EventSummary {
   status: EventStatusName;
   source: string | null;
   eventType: string | null;
+  /** The tenant its flow names, if any. */
+  tenant: string | null;
+  /** How it failed (`chargeOrder › CardDeclined`), once it has. */
+  errorClass: string | null;
   startTime: string;
   closeTime: string | null;
 }
@@ -33,11 +37,18 @@ export interface EventFilter {
   until?: string;
   /** How events came: `delivery` or `backfill`. */
   via?: string;
+  /** The tenant their flow names: a Stripe Connect account, a Shopify shop, a GitHub App installation. */
+  tenant?: string;
+  /** How they failed: a whole failure class (`chargeOrder › CardDeclined`) or its last part (`CardDeclined`). */
+  errorClass?: string;
   /** A raw visibility query, ANDed with the other filters. */
   query?: string;
   /** A failure group's fingerprint: its failed events, found in the body store (`EventOperations.list`). */
   group?: string;
 }
+
+/** The fields of a filter: `events list`, the bulk commands, `GET /admin/events` and `POST /admin/bulk` all take these. */
+export const FILTER_FIELDS = ['source', 'type', 'status', 'since', 'until', 'via', 'tenant', 'errorClass', 'query', 'group'] as const satisfies readonly (keyof EventFilter)[];
 
 /** Event workflows only (they carry WebhookSource), with the filters ANDed. `now` anchors a relative `since`. */
 export function visibilityQuery(filter: EventFilter, now: Date = new Date()): string {
@@ -52,6 +63,8 @@ export function visibilityQuery(filter: EventFilter, now: Date = new Date()): st
     if (!VIAS.includes(filter.via)) throw new OperationRejectedError(`"via" must be one of ${VIAS.join(', ')}.`);
     clauses.push(`${WEBHOOK_VIA.name} = '${filter.via}'`);
   }
+  if (filter.tenant) clauses.push(`${WEBHOOK_TENANT.name} = '${literal(filter.tenant, 'tenant')}'`);
+  if (filter.errorClass) clauses.push(`${WEBHOOK_ERROR_CLASS.name} = '${literal(filter.errorClass, 'errorClass', CLASS_CHARACTERS)}'`);
   if (filter.status) {
     if (!EVENT_STATUSES.includes(filter.status)) throw new OperationRejectedError(`"status" must be one of ${EVENT_STATUSES.join(', ')}.`);
     clauses.push(`ExecutionStatus = '${STATUS_NAMES[filter.status]}'`);
@@ -122,8 +135,12 @@ const STATUS_NAMES: Record<EventStatusName, string> = {
   continued_as_new: 'ContinuedAsNew',
 };
 
-function literal(value: string, field: string): string {
-  if (!/^[\w.:@-]+$/.test(value)) throw new OperationRejectedError(`"${field}" may hold letters, digits and . _ : @ - only.`);
+const LITERAL_CHARACTERS = { pattern: /^[\w.:@-]+$/, named: '. _ : @ -' };
+/** A failure class joins its steps with ` › `. */
+const CLASS_CHARACTERS = { pattern: /^[\w.:@ ›-]+$/, named: '. _ : @ - › and spaces' };
+
+function literal(value: string, field: string, allowed = LITERAL_CHARACTERS): string {
+  if (!allowed.pattern.test(value)) throw new OperationRejectedError(`"${field}" may hold letters, digits and ${allowed.named} only.`);
   return value;
 }
 
@@ -139,6 +156,8 @@ export function toSummary(execution: Execution): EventSummary {
     status: (status === 'canceled' ? 'cancelled' : status) as EventStatusName,
     source: execution.typedSearchAttributes.get(WEBHOOK_SOURCE) ?? null,
     eventType: execution.typedSearchAttributes.get(WEBHOOK_EVENT_TYPE) ?? null,
+    tenant: execution.typedSearchAttributes.get(WEBHOOK_TENANT) ?? null,
+    errorClass: execution.typedSearchAttributes.get(WEBHOOK_ERROR_CLASS)?.[0] ?? null,
     startTime: execution.startTime.toISOString(),
     closeTime: execution.closeTime?.toISOString() ?? null,
   };
@@ -151,8 +170,8 @@ const LIST_PAGE = 100;
  * Events whose current run matches the filter. Visibility holds every run, so an event that
  * failed and was reset would otherwise still match `--status failed` through its old run: each
  * page of matches is checked against the newest run of its IDs, found by one more visibility query
- * per page, not a describe per event. A failure group's events (failure class is no search
- * attribute) come from `groupMembers`, and are listed by ID a page at a time, with the rest of the filter.
+ * per page, not a describe per event. A failure group's events (stuck ones included, which have
+ * not failed in Temporal) come from `groupMembers`, and are listed by ID a page at a time, with the rest of the filter.
  */
 export async function findEvents(
   client: Client,

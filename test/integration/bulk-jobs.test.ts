@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { checkoutCompleted, type SignedDelivery } from '../support/events';
 import { eventually } from '../support/eventually';
 import { runCli, spawnNpmScript, type Spawned } from '../support/processes';
@@ -83,3 +84,44 @@ it('retries 200 orders by filter as one job, through a worker killed under it: t
   const listed = (await (await admin('GET', '/bulk')).json()) as { jobs: Array<{ jobId: string }> };
   expect(listed.jobs.map((job) => job.jobId)).toContain(jobId);
 }, 120_000);
+
+it('finds failed events by their failure class or its last part, and by tenant, from the CLI and /admin, for a bulk action too', async () => {
+  await startWorker();
+  const tenant = `acct_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+  stack.resend.acceptApiKey('re_not_the_one_in_use');
+  const failing = Array.from({ length: 3 }, () => checkoutCompleted({ account: tenant }));
+  await deliverAll(failing);
+  expect(await outcomes(failing)).toEqual(['failed', 'failed', 'failed']);
+  stack.resend.acceptApiKey(undefined);
+  const fine = [checkoutCompleted({ account: tenant }), checkoutCompleted({ account: 'acct_another_tenant' })];
+  await deliverAll(fine);
+  expect(await outcomes(fine)).toEqual(['fulfilled', 'fulfilled']);
+
+  // The tenant is set at start, the failure class (whole, and its last part) when the flow fails.
+  const failureClass = 'sendEmail › EmailRejected';
+  expect((await stack.client.workflow.getHandle(failing[0]!.id).describe()).searchAttributes).toMatchObject({ WebhookTenant: [tenant], WebhookErrorClass: [failureClass, 'EmailRejected'] });
+  expect((await stack.client.workflow.getHandle(fine[1]!.id).describe()).searchAttributes).toMatchObject({ WebhookTenant: ['acct_another_tenant'] });
+  expect((await stack.client.workflow.getHandle(fine[1]!.id).describe()).searchAttributes.WebhookErrorClass).toBeUndefined();
+
+  const cliEnv = { DATABASE_URL: stack.workerEnv.DATABASE_URL, TEMPORAL_TASK_QUEUE: stack.taskQueue };
+  const list = async (...args: string[]) => {
+    const { code, output, error } = await runCli(['events', 'list', ...args, '--json'], cliEnv);
+    expect({ code, error }).toEqual({ code: 0, error: undefined });
+    return JSON.parse(output) as Array<{ eventId: string; tenant: string | null; errorClass: string | null }>;
+  };
+  const ids = (events: Array<{ eventId: string }>) => events.map((event) => event.eventId).sort();
+  const failingIds = failing.map((delivery) => delivery.id).sort();
+  expect(ids(await list('--tenant', tenant, '--error-class', 'EmailRejected'))).toEqual(failingIds);
+  const byClass = await list('--error-class', failureClass, '--tenant', tenant);
+  expect(byClass.map(({ eventId, tenant: listedTenant, errorClass }) => ({ eventId, tenant: listedTenant, errorClass })).sort((a, b) => a.eventId.localeCompare(b.eventId))).toEqual(
+    failingIds.map((eventId) => ({ eventId, tenant, errorClass: failureClass })),
+  );
+  expect(ids(await list('--tenant', tenant))).toEqual([...failingIds, fine[0]!.id].sort());
+  const fromAdmin = (await (await admin('GET', `/events?tenant=${tenant}&errorClass=${encodeURIComponent(failureClass)}`)).json()) as { events: Array<{ eventId: string }> };
+  expect(ids(fromAdmin.events)).toEqual(failingIds);
+
+  const dryRun = await runCli(['events', 'retry', '--error-class', 'EmailRejected', '--tenant', tenant, '--dry-run', '--json'], cliEnv);
+  expect(JSON.parse(dryRun.output)).toMatchObject({ dryRun: true, count: 3 });
+  const refused = await admin('GET', `/events?errorClass=${encodeURIComponent("EmailRejected' OR 'a' = 'a")}`);
+  expect([refused.status, ((await refused.json()) as { detail: string }).detail]).toEqual([400, '"errorClass" may hold letters, digits and . _ : @ - › and spaces only.']);
+}, 60_000);

@@ -9,7 +9,7 @@ import { createStripeActivities } from '../../activities/stripe';
 import type { Database } from '../../src/db/database';
 import { startStripeStandIn, type StripeStandIn } from '../../src/dev/stripe-stand-in';
 import { createStripeClient } from '../../src/stripe-client';
-import { temporalTestServerPath } from '../../src/tools';
+import { timeSkippingEnvironment } from '../support/time-skipping';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 import { workflowSinks } from '../../src/temporal/worker';
 import { orderCreatedEvent } from '../support/events';
@@ -28,7 +28,7 @@ let env: TestWorkflowEnvironment;
 let stripe: StripeStandIn;
 let db: TestDatabase;
 beforeAll(async () => {
-  env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: temporalTestServerPath() } } });
+  env = await timeSkippingEnvironment();
   stripe = await startStripeStandIn();
   db = await openTestDatabase();
 });

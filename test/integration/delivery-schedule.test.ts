@@ -3,7 +3,7 @@ import { Worker } from '@temporalio/worker';
 import { createDeliveryActivities } from '../../activities/delivery';
 import { messageWorkflowId } from '../../contracts';
 import { loadCommonConfig } from '../../src/config';
-import { temporalTestServerPath } from '../../src/tools';
+import { timeSkippingEnvironment } from '../support/time-skipping';
 import { createEndpoint } from '../../src/db/endpoints';
 import { MessageService, redeliverMessage } from '../../src/outbound/messages';
 import { openTestDatabase, type TestDatabase } from '../support/database';
@@ -19,7 +19,7 @@ import { workflowBundle } from '../support/stack';
 let env: TestWorkflowEnvironment;
 let db: TestDatabase;
 beforeAll(async () => {
-  env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: temporalTestServerPath() } } });
+  env = await timeSkippingEnvironment();
   db = await openTestDatabase();
 });
 afterAll(async () => {

@@ -3,7 +3,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { FailureType, retryPaymentSignal, statusQuery, type Activities, type ChargeInput, type Order } from '../../contracts';
 import { chargeOrder } from '../../workflows';
-import { temporalTestServerPath } from '../../src/tools';
+import { timeSkippingEnvironment } from '../support/time-skipping';
 import { workflowSinks } from '../../src/temporal/worker';
 import { eventually } from '../support/eventually';
 import { orderCreatedEvent } from '../support/events';
@@ -18,7 +18,7 @@ import { workflowBundle } from '../support/stack';
  */
 let env: TestWorkflowEnvironment;
 beforeAll(async () => {
-  env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: temporalTestServerPath() } } });
+  env = await timeSkippingEnvironment();
 });
 afterAll(() => env?.teardown());
 

@@ -2,7 +2,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { applySignal, type Activities, type SubscriptionUpdate } from '../../contracts';
 import { subscriptionEntity } from '../../workflows';
-import { temporalTestServerPath } from '../../src/tools';
+import { timeSkippingEnvironment } from '../support/time-skipping';
 import { eventually } from '../support/eventually';
 import { workflowSinks } from '../../src/temporal/worker';
 import { workflowBundle } from '../support/stack';
@@ -14,7 +14,7 @@ import { workflowBundle } from '../support/stack';
  */
 let env: TestWorkflowEnvironment;
 beforeAll(async () => {
-  env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: temporalTestServerPath() } } });
+  env = await timeSkippingEnvironment();
 });
 afterAll(() => env?.teardown());
 

@@ -11,11 +11,12 @@ export interface SignedDelivery {
   body: string;
 }
 
-/** A signed Stripe `checkout.session.completed` for one order. */
-export function checkoutCompleted(options: { orderId?: string; email?: string; paymentIntent?: string } = {}): SignedDelivery {
+/** A signed Stripe `checkout.session.completed` for one order, of a connected account (the flow's tenant) when given. */
+export function checkoutCompleted(options: { orderId?: string; email?: string; paymentIntent?: string; account?: string } = {}): SignedDelivery {
   const orderId = options.orderId ?? `ord_${randomUUID()}`;
   const event = stripeEvent({
     type: 'checkout.session.completed',
+    ...(options.account && { account: options.account }),
     data: {
       object: {
         id: `cs_test_${randomUUID()}`,

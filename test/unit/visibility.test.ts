@@ -13,6 +13,16 @@ describe('visibilityQuery', () => {
     expect(() => visibilityQuery({ via: "backfill' OR 'x" })).toThrow('"via" must be one of delivery, backfill.');
   });
 
+  it('filters on the tenant and on a failure class, whose steps are joined by " › "', () => {
+    expect(visibilityQuery({ tenant: 'shop.myshopify.com', errorClass: 'chargeOrder › CardDeclined' })).toBe(
+      "WebhookSource IS NOT NULL AND WebhookTenant = 'shop.myshopify.com' AND WebhookErrorClass = 'chargeOrder › CardDeclined'",
+    );
+    expect(visibilityQuery({ errorClass: 'CardDeclined' })).toBe("WebhookSource IS NOT NULL AND WebhookErrorClass = 'CardDeclined'");
+    expect(() => visibilityQuery({ tenant: "acct_1' OR 'a' = 'a" })).toThrow('"tenant" may hold letters, digits and . _ : @ - only.');
+    expect(() => visibilityQuery({ tenant: 'acct 1' })).toThrow(OperationRejectedError);
+    expect(() => visibilityQuery({ errorClass: "CardDeclined' OR 'a' = 'a" })).toThrow('"errorClass" may hold letters, digits and . _ : @ - › and spaces only.');
+  });
+
   it.each([
     "WorkflowType = 'chargeOrder' AND ExecutionStatus = 'Failed'",
     "WorkflowId = 'a) OR (b' OR WorkflowId = \"it's (odd\"",
