@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { stringify } from 'yaml';
 import { ConfigError, PostgresUnreachableError } from '../errors';
-import { isLoopback, splitAddress, stopChild, waitUntilServing } from '../temporal/server-process';
+import { isLoopback, SERVER_DYNAMIC_CONFIG, splitAddress, stopChild, waitUntilServing } from '../temporal/server-process';
 import { temporalServerPath, temporalSqlToolPath } from '../tools';
 
 /** The Temporal server version scripts/install-temporal-server.sh builds, and docker-compose.yml runs. */
@@ -233,10 +233,12 @@ function serverConfig({ address, dbUrl, dir, tls }: ClusterOptions, clusterAddre
 }
 
 /**
- * Keeps production defaults (workflow IDs up to 1,000 bytes, as Temporal Cloud) and only shortens how
- * long a new namespace or search attribute takes to become visible, so setup finishes in seconds.
+ * Keeps production defaults (workflow IDs up to 1,000 bytes, as Temporal Cloud), turns task-queue
+ * fairness on as every server we run does, and shortens how long a new namespace or search
+ * attribute takes to become visible, so setup finishes in seconds.
  */
 const DYNAMIC_CONFIG = {
+  ...Object.fromEntries(Object.entries(SERVER_DYNAMIC_CONFIG).map(([key, value]) => [key, [{ value, constraints: {} }]])),
   'system.forceSearchAttributesCacheRefreshOnRead': [{ value: true, constraints: {} }],
 };
 

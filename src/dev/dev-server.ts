@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { temporalCliPath } from '../tools';
-import { splitAddress, stopChild, waitUntilServing } from '../temporal/server-process';
+import { devServerDynamicConfigArgs, splitAddress, stopChild, waitUntilServing } from '../temporal/server-process';
 
 export interface DevServer {
   address: string;
@@ -36,7 +36,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const sqlite = ['--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=full'];
   const child = spawn(
     temporalCliPath(),
-    ['server', 'start-dev', '--ip', host, '--port', String(port), '--ui-port', String(uiPort), '--db-filename', dbFile, ...sqlite, '--log-level', 'error', '--ui-disable-news-fetch', ...(options.uiCodecEndpoint ? ['--ui-codec-endpoint', options.uiCodecEndpoint] : [])],
+    ['server', 'start-dev', '--ip', host, '--port', String(port), '--ui-port', String(uiPort), '--db-filename', dbFile, ...sqlite, '--log-level', 'error', '--ui-disable-news-fetch', ...devServerDynamicConfigArgs(), ...(options.uiCodecEndpoint ? ['--ui-codec-endpoint', options.uiCodecEndpoint] : [])],
     { stdio: ['ignore', options.stdio ?? 'inherit', options.stdio ?? 'inherit'] },
   );
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -49,3 +49,14 @@ export function isLoopback(address: string): boolean {
   const { host } = splitAddress(address);
   return host === 'localhost' || host === '::1' || host === '[::1]' || host.startsWith('127.');
 }
+
+/**
+ * Dynamic config every Temporal server we run sets beyond its defaults. Task-queue fairness: each
+ * event workflow starts with its tenant as `priority.fairnessKey` (src/temporal/start-event.ts), and
+ * with fairness on, matching hands out a backlog's workflow and activity tasks tenant by tenant
+ * instead of first in, first out (docs/operating.md#bulk-days).
+ */
+export const SERVER_DYNAMIC_CONFIG = { 'matching.enableFairness': true } as const;
+
+/** The same as `temporal server start-dev` flags. */
+export const devServerDynamicConfigArgs = (): string[] => Object.entries(SERVER_DYNAMIC_CONFIG).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`]);

@@ -4,6 +4,7 @@ import { parse } from 'yaml';
 import { HISTORY_SHARDS, TEMPORAL_DATABASES, TEMPORAL_SERVER_VERSION } from '../../src/cluster/server';
 import { loadReceiverConfig } from '../../src/config';
 import { DEFAULT_TEMPORAL_ADDRESS } from '../../src/temporal/connection';
+import { SERVER_DYNAMIC_CONFIG } from '../../src/temporal/server-process';
 import { variablesTheCodeReads } from '../support/environment';
 
 /** No Docker engine runs here, so the compose file is checked against the code instead of run. */
@@ -38,6 +39,14 @@ describe('docker-compose.yml', () => {
     expect(services['temporal-schema']!.image).toBe(`temporalio/admin-tools:${TEMPORAL_SERVER_VERSION}`);
     expect(read('docker-compose.yml')).not.toContain('auto-setup');
     expect(read('scripts/install-temporal-server.sh')).toContain(`TEMPORAL_SERVER_VERSION=v${TEMPORAL_SERVER_VERSION}`);
+  });
+
+  it('runs Temporal with the dynamic config every server we run has (task-queue fairness)', () => {
+    const file = '/etc/temporal/config/dynamicconfig/durable-webhooks.yaml';
+    expect(services.temporal!.environment).toMatchObject({ DYNAMIC_CONFIG_FILE_PATH: file });
+    expect(services.temporal!.volumes).toContain(`./deploy/temporal/dynamicconfig.yaml:${file}:ro`);
+    const mounted = parse(read('deploy/temporal/dynamicconfig.yaml')) as Record<string, Array<{ value: unknown }>>;
+    expect(Object.fromEntries(Object.entries(mounted).map(([key, [setting]]) => [key, setting!.value]))).toEqual(SERVER_DYNAMIC_CONFIG);
   });
 
   it('sets up both of Temporal\'s databases with the schemas npm run cluster uses', () => {

@@ -2,6 +2,7 @@ import { Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { temporalCliPath } from '../../src/tools';
 import { prepareNamespace } from '../../src/temporal/namespace';
+import { devServerDynamicConfigArgs } from '../../src/temporal/server-process';
 import { startLocalPostgres } from '../../src/cluster/postgres';
 import { freePort } from './ports';
 
@@ -13,7 +14,7 @@ import { freePort } from './ports';
  */
 export default async function globalSetup(): Promise<void> {
   const env = await TestWorkflowEnvironment.createLocal({
-    server: { executable: { type: 'existing-path', path: temporalCliPath() }, extraArgs: ['--log-level', 'error'] },
+    server: { executable: { type: 'existing-path', path: temporalCliPath() }, extraArgs: ['--log-level', 'error', ...devServerDynamicConfigArgs()] },
   });
   const address = env.address;
   const connection = await Connection.connect({ address });

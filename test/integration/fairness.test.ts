@@ -1,0 +1,78 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { ProviderKind, type EventClaim } from '../../contracts';
+import { loadReceiverConfig } from '../../src/config';
+import { SourceRegistry } from '../../src/providers/registry';
+import { TemporalEventStarter } from '../../src/temporal/start-event';
+import { workflowSinks } from '../../src/temporal/worker';
+import { openTestDatabase, type TestDatabase } from '../support/database';
+import { eventually } from '../support/eventually';
+import { SECRETS_ENV } from '../support/signing';
+import { workflowBundle } from '../support/stack';
+
+/**
+ * Temporal's own task-queue fairness, on the suite's dev server started as `npm run dev` starts it
+ * (matching.enableFairness): event workflows start with their flow's tenant as fairness key, so a
+ * backlog of one tenant's workflows does not hold back another's, in Temporal as in the inbox.
+ */
+let db: TestDatabase;
+let client: Client;
+beforeAll(async () => {
+  db = await openTestDatabase();
+  client = new Client({ connection: await Connection.connect({ address: process.env.TEMPORAL_ADDRESS! }), namespace: 'default' });
+});
+afterAll(async () => {
+  await client?.connection.close();
+  await db?.drop();
+});
+
+const stripe = new SourceRegistry(loadReceiverConfig({ ...SECRETS_ENV, PORT: '0' }, { development: true }).sources).get('stripe');
+
+/** A verified Stripe checkout of the connected account `account`, as the receiver hands it to a starter. */
+function checkout(account: string) {
+  const id = `evt_fair_${randomUUID()}`;
+  const payload = { id, type: 'checkout.session.completed', account, data: { object: { id: `cs_${id}` } } };
+  const now = new Date().toISOString();
+  return { source: 'stripe', provider: ProviderKind.STRIPE, id, type: payload.type, occurredAt: now, receivedAt: now, payload, body: { raw: Buffer.from(JSON.stringify(payload)), contentType: 'application/json', signatureHeaders: {} } };
+}
+
+it("hands out a backlog tenant by tenant: of 5 workflows started after 200 of another tenant, most are among the first 50 a worker takes", async () => {
+  const taskQueue = `fairness-${randomUUID()}`;
+  const starter = new TemporalEventStarter(client, db, { taskQueue });
+  // No worker polls yet: every first workflow task waits in the task queue's backlog, big tenant's first.
+  const big = Array.from({ length: 200 }, () => checkout('acct_big'));
+  const small = Array.from({ length: 5 }, () => checkout('acct_small'));
+  for (const event of [...big, ...small]) expect((await starter.start(event, stripe)).status).toBe('started');
+
+  // The worker records the order in which events claim (the first step of every event workflow) and
+  // answers `duplicate`, so each workflow ends there; two workflow tasks at a time.
+  const claims: string[] = [];
+  const connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS! });
+  const worker = await Worker.create({
+    connection,
+    taskQueue,
+    workflowBundle: await workflowBundle(),
+    sinks: workflowSinks(),
+    maxConcurrentWorkflowTaskExecutions: 2,
+    activities: {
+      async claimEvent({ eventId }: EventClaim) {
+        claims.push(eventId);
+        return 'duplicate';
+      },
+    },
+  });
+  try {
+    await worker.runUntil(eventually('every event claimed', async () => claims.length === big.length + small.length, { timeoutMs: 60_000 }));
+  } finally {
+    await connection.close();
+  }
+
+  const smallIds = new Set(small.map((event) => event.id));
+  const positions = claims.flatMap((eventId, position) => (smallIds.has(eventId) ? [position] : []));
+  // First in, first out would put them behind the 200, at positions 150 and later (each of the
+  // task queue's partitions hands out its own backlog). Taking turns, most come within the first 50;
+  // a partition the worker happens to poll less often can hold back one or two.
+  const early = positions.filter((position) => position < 50);
+  expect({ positions, early: early.length >= 3 }).toEqual({ positions, early: true });
+}, 120_000);
