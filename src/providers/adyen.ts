@@ -6,7 +6,7 @@ import { batchItems } from './limits';
 import { isoTime, parseJsonObject } from './json';
 import { firstSecret } from './secrets';
 import { ProviderKind } from '../../contracts';
-import type { Delivery, ProviderAdapter, RefusedItem, SampleEvent, VerifiedEvent } from './types';
+import { adapter, type Checked, type Delivery, type ProviderAdapter, type RefusedItem, type SampleEvent, type VerifiedEvent } from './types';
 import adyenAuthorisation from './fixtures/adyen.AUTHORISATION.json';
 import { defineProvider } from './define';
 
@@ -30,7 +30,12 @@ export function createAdyenAdapter(options: { source: string; secrets: readonly 
   const invalid = secrets.find((key) => !HMAC_KEY.test(key));
   if (invalid !== undefined) throw new ConfigError(`Source "${source}": an Adyen HMAC key is the 64 hexadecimal characters Adyen's Customer Area shows.`);
   const validator = new HmacValidator();
-  return {
+  const itemsOf = (rawBody: Buffer) => {
+    const body = parseJsonObject(rawBody.toString('utf8'), source);
+    if (!Array.isArray(body.notificationItems)) throw new MalformedEventError('The body has no "notificationItems" list.', source);
+    return { live: body.live, items: batchItems(body.notificationItems, source) };
+  };
+  return adapter({
     kind: ProviderKind.ADYEN,
     fields: { id: '"pspReference", "eventCode" and "success" of each item', type: '"eventCode" of each item' },
     contentTypes: ['application/json'],
@@ -39,27 +44,37 @@ export function createAdyenAdapter(options: { source: string; secrets: readonly 
     signatureHeaders: [],
     acknowledgement: { contentType: 'text/plain', body: '[accepted]' },
 
-    async verify({ rawBody, receivedAt }: Delivery) {
-      const body = parseJsonObject(rawBody.toString('utf8'), source);
-      if (!Array.isArray(body.notificationItems)) throw new MalformedEventError('The body has no "notificationItems" list.', source);
-      const events: VerifiedEvent[] = [];
-      const refused: RefusedItem[] = [];
-      const items = batchItems(body.notificationItems, source);
+    // The signatures are the items': each is checked on its own, and one that fails is refused alone.
+    async check({ rawBody }: Delivery) {
+      const { items } = itemsOf(rawBody);
       // A batch in which no item even carries a signature is refused whole, before any per-item work.
       if (!items.some((entry) => typeof (entry as { NotificationRequestItem?: { additionalData?: { hmacSignature?: unknown } } } | null)?.NotificationRequestItem?.additionalData?.hmacSignature === 'string')) {
         throw new SignatureVerificationError(`No item of the ${items.length} in the batch is signed with a configured HMAC key.`, source);
       }
-      let signed = 0;
+      const refused: RefusedItem[] = [];
       items.forEach((entry: unknown, index) => {
-        const item = (entry as { NotificationRequestItem?: unknown } | null)?.NotificationRequestItem;
-        const check = checkItem(item, secrets, validator);
-        if (check.signed) signed++;
-        if (check.reason) {
-          refused.push({ index, reason: check.reason });
+        const reason = itemSignatureFault((entry as { NotificationRequestItem?: unknown } | null)?.NotificationRequestItem, secrets, validator);
+        if (reason) refused.push({ index, reason });
+      });
+      // Nothing in it is Adyen's: refused as a whole, its items not listed.
+      if (refused.length === items.length) throw new SignatureVerificationError(`No item of the ${items.length} in the batch is signed with a configured HMAC key.`, source);
+      return { refused };
+    },
+
+    read({ rawBody, receivedAt }: Delivery, checked: Checked) {
+      const { live, items } = itemsOf(rawBody);
+      const events: VerifiedEvent[] = [];
+      const refused: RefusedItem[] = [...(checked.refused ?? [])];
+      const unsigned = new Set(refused.map((item) => item.index));
+      items.forEach((entry: unknown, index) => {
+        if (unsigned.has(index)) return;
+        const fields = (entry as { NotificationRequestItem: NotificationRequestItem }).NotificationRequestItem;
+        const missing = (['pspReference', 'eventCode', 'success'] as const).find((name) => typeof fields[name] !== 'string' || fields[name] === '');
+        if (missing) {
+          refused.push({ index, reason: `The item has no "${missing}".` });
           return;
         }
-        const fields = item as NotificationRequestItem;
-        const raw = Buffer.from(JSON.stringify({ live: body.live, notificationItems: [{ NotificationRequestItem: fields }] }));
+        const raw = Buffer.from(JSON.stringify({ live, notificationItems: [{ NotificationRequestItem: fields }] }));
         events.push({
           id: `${fields.pspReference}:${fields.eventCode}:${fields.success}`,
           type: fields.eventCode,
@@ -70,9 +85,7 @@ export function createAdyenAdapter(options: { source: string; secrets: readonly 
           body: { raw, contentType: 'application/json', signatureHeaders: {} },
         });
       });
-      // Nothing in it is Adyen's: refused as a whole, its items not listed.
-      if (signed === 0) throw new SignatureVerificationError(`No item of the ${refused.length} in the batch is signed with a configured HMAC key.`, source);
-      return { events, refused };
+      return { events, refused: refused.sort((a, b) => a.index - b.index) };
     },
 
     // A pspReference: 16 digits.
@@ -95,15 +108,14 @@ export function createAdyenAdapter(options: { source: string; secrets: readonly 
       item.additionalData = { ...item.additionalData, hmacSignature: validator.calculateHmac(item, firstSecret(secrets, source)) };
       return { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ live: 'false', notificationItems: [{ NotificationRequestItem: item }] }) };
     },
-  };
+  });
 }
 
-/** Whether an item is signed by a configured key, and why it cannot be recorded (no reason when it can). */
-function checkItem(item: unknown, keys: readonly string[], validator: HmacValidator): { signed: boolean; reason?: string } {
-  const refuse = (reason: string, signed = false) => ({ signed, reason });
-  if (typeof item !== 'object' || item === null) return refuse('The item has no "NotificationRequestItem" object.');
+/** Why an item is not signed by a configured key, or nothing when it is. */
+function itemSignatureFault(item: unknown, keys: readonly string[], validator: HmacValidator): string | undefined {
+  if (typeof item !== 'object' || item === null) return 'The item has no "NotificationRequestItem" object.';
   const fields = item as Partial<NotificationRequestItem>;
-  if (typeof fields.additionalData?.hmacSignature !== 'string') return refuse('The item has no "additionalData.hmacSignature".');
+  if (typeof fields.additionalData?.hmacSignature !== 'string') return 'The item has no "additionalData.hmacSignature".';
   const signed = keys.some((key) => {
     try {
       return validator.validateHMAC(fields as NotificationRequestItem, key);
@@ -111,11 +123,7 @@ function checkItem(item: unknown, keys: readonly string[], validator: HmacValida
       return false;
     }
   });
-  if (!signed) return refuse('The item\'s hmacSignature does not match it with any configured HMAC key.');
-  for (const name of ['pspReference', 'eventCode', 'success'] as const) {
-    if (typeof fields[name] !== 'string' || fields[name] === '') return refuse(`The item has no "${name}".`, true);
-  }
-  return { signed: true };
+  return signed ? undefined : "The item's hmacSignature does not match it with any configured HMAC key.";
 }
 
 /** An Adyen HMAC key: 32 bytes, hex. */

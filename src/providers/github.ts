@@ -3,7 +3,7 @@ import { MalformedEventError, SignatureVerificationError } from '../errors';
 import { objectId, parseJsonObject, requireString } from './json';
 import { firstSecret, hmacSha256Hex, safeEqual } from './secrets';
 import { ProviderKind } from '../../contracts';
-import type { Delivery, ProviderAdapter, SampleEvent, VerifiedEvent } from './types';
+import { adapter, type Delivery, type ProviderAdapter, type SampleEvent, type VerifiedEvent } from './types';
 import githubIssuesOpened from './fixtures/github.issues.opened.json';
 import { defineProvider } from './define';
 
@@ -21,13 +21,13 @@ const FORM_TYPE = 'application/x-www-form-urlencoded';
  */
 export function createGitHubAdapter(options: { source: string; secrets: readonly string[] }): ProviderAdapter {
   const { source, secrets } = options;
-  return {
+  return adapter({
     kind: ProviderKind.GITHUB,
     fields: { id: 'X-GitHub-Delivery header', type: 'X-GitHub-Event header and "action"', unsigned: ['id', 'type'] },
     contentTypes: [JSON_TYPE, FORM_TYPE],
     signatureHeaders: ['content-type', 'x-hub-signature-256', 'x-github-delivery', 'x-github-event'],
 
-    async verify({ rawBody, headers, receivedAt }: Delivery) {
+    async check({ rawBody, headers }: Delivery) {
       const signature = headers['x-hub-signature-256'];
       if (typeof signature !== 'string' || signature === '') {
         throw new SignatureVerificationError('The X-Hub-Signature-256 header is missing. Set a secret on the GitHub webhook.', source);
@@ -35,6 +35,10 @@ export function createGitHubAdapter(options: { source: string; secrets: readonly
       if (!secrets.some((secret) => safeEqual(signature, `sha256=${hmacSha256Hex(secret, rawBody)}`))) {
         throw new SignatureVerificationError('X-Hub-Signature-256 does not match the body with any configured secret.', source);
       }
+      return {};
+    },
+
+    read({ rawBody, headers, receivedAt }: Delivery) {
       const id = requireString(headers['x-github-delivery'], 'delivery ID (X-GitHub-Delivery header)', source);
       const event = requireString(headers['x-github-event'], 'event name (X-GitHub-Event header)', source);
       const payload = parseJsonObject(bodyText(rawBody, headers['content-type'], source), source);
@@ -56,7 +60,7 @@ export function createGitHubAdapter(options: { source: string; secrets: readonly
         body,
       };
     },
-  };
+  });
 }
 
 /**

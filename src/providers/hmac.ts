@@ -4,7 +4,7 @@ import { checkTolerance, requiredHeader } from './headers';
 import { isoTime, objectId, parseJsonObject, requireString } from './json';
 import { firstSecret, safeEqual } from './secrets';
 import { ProviderKind, readPointer } from '../../contracts';
-import type { Delivery, ProviderAdapter, SampleEvent } from './types';
+import { adapter, type Delivery, type ProviderAdapter, type SampleEvent } from './types';
 import { defineProvider } from './define';
 
 /** Where a value is read: a header (the signature covers it only if `signed` says so), or a JSON pointer into the signed body. */
@@ -51,13 +51,13 @@ export function createHmacAdapter(options: { source: string; secrets: readonly s
     return spec.prefix + hmac.digest(spec.encoding);
   };
 
-  return {
+  return adapter({
     kind: ProviderKind.HMAC,
     fields: { id: describe(spec.id), type: describe(spec.type), unsigned: (['id', 'type'] as const).filter((field) => 'header' in spec[field]) },
     contentTypes: ['application/json'],
     signatureHeaders: [...new Set(headerNames.filter((name): name is string => name !== undefined))],
 
-    async verify({ rawBody, headers, receivedAt }: Delivery) {
+    async check({ rawBody, headers, receivedAt }: Delivery) {
       const offered = requiredHeader(headers, spec.header, source);
       let timestamp = '';
       if (spec.timestampHeader) {
@@ -68,6 +68,12 @@ export function createHmacAdapter(options: { source: string; secrets: readonly s
       if (!secrets.some((secret) => safeEqual(offered, signature(secret, timestamp, rawBody)))) {
         throw new SignatureVerificationError(`${spec.header} does not match the body with any configured secret.`, source);
       }
+      return {};
+    },
+
+    read({ rawBody, headers, receivedAt }: Delivery) {
+      // Checked: a whole number when the spec signs a timestamp.
+      const timestamp = spec.timestampHeader ? requiredHeader(headers, spec.timestampHeader, source) : '';
       const payload = parseJsonObject(rawBody.toString('utf8'), source);
       const read = (field: FieldSource, what: string) =>
         requireString('header' in field ? headers[field.header] : stringOf(readPointer(payload, field.pointer)), `${what} (${describe(field)})`, source);
@@ -99,7 +105,7 @@ export function createHmacAdapter(options: { source: string; secrets: readonly s
       headers[spec.header] = signature(firstSecret(secrets, source), seconds, Buffer.from(body));
       return { headers, body };
     },
-  };
+  });
 }
 
 function describe(field: FieldSource): string {

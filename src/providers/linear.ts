@@ -5,7 +5,7 @@ import { checkTolerance, requiredHeader } from './headers';
 import { isoTime, objectId, parseJsonObject, requireString } from './json';
 import { firstSecret, hmacSha256Hex } from './secrets';
 import { ProviderKind } from '../../contracts';
-import type { Delivery, ProviderAdapter, SampleEvent } from './types';
+import { adapter, type Delivery, type ProviderAdapter, type SampleEvent } from './types';
 import linearIssueCreate from './fixtures/linear.Issue.create.json';
 import { defineProvider } from './define';
 
@@ -22,13 +22,13 @@ export const LINEAR_TOLERANCE_SECONDS = 60;
 export function createLinearAdapter(options: { source: string; secrets: readonly string[] }): ProviderAdapter {
   const { source, secrets } = options;
   const clients = secrets.map((secret) => new LinearWebhookClient(secret));
-  return {
+  return adapter({
     kind: ProviderKind.LINEAR,
     fields: { id: 'Linear-Delivery header', type: '"type" and "action"', unsigned: ['id'] },
     contentTypes: ['application/json'],
     signatureHeaders: ['linear-signature', 'linear-delivery', 'linear-event'],
 
-    async verify({ rawBody, headers, receivedAt }: Delivery) {
+    async check({ rawBody, headers, receivedAt }: Delivery) {
       const signature = requiredHeader(headers, 'linear-signature', source);
       // The client checks the HMAC first and then the timestamp against its own wall clock; an error
       // about the timestamp therefore means the signature matched, and the age is checked here,
@@ -41,10 +41,15 @@ export function createLinearAdapter(options: { source: string; secrets: readonly
         }
       });
       if (!verified) throw new SignatureVerificationError('Linear-Signature does not match the body with any configured secret.', source);
-      const payload = parseJsonObject(rawBody.toString('utf8'), source);
-      const timestamp = payload.webhookTimestamp;
+      // The signed time is in the body: read here, as part of the check.
+      const timestamp = parseJsonObject(rawBody.toString('utf8'), source).webhookTimestamp;
       if (typeof timestamp !== 'number') throw new SignatureVerificationError('The signed body has no numeric "webhookTimestamp".', source);
       checkTolerance(timestamp / 1000, receivedAt, LINEAR_TOLERANCE_SECONDS, '"webhookTimestamp"', source);
+      return {};
+    },
+
+    read({ rawBody, headers, receivedAt }: Delivery) {
+      const payload = parseJsonObject(rawBody.toString('utf8'), source);
       const type = requireString(payload.type, 'type ("type")', source);
       return {
         events: [
@@ -77,7 +82,7 @@ export function createLinearAdapter(options: { source: string; secrets: readonly
         body,
       };
     },
-  };
+  });
 }
 
 /** `ENG-42` for issues, the object's ID otherwise. */

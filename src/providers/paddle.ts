@@ -5,7 +5,7 @@ import { isoTime, objectId, parseJsonObject, requireString } from './json';
 import { signatureEntries } from './limits';
 import { firstSecret, hmacSha256Hex, matchesAny } from './secrets';
 import { ProviderKind } from '../../contracts';
-import type { Delivery, ProviderAdapter, SampleEvent, VerifiedEvent } from './types';
+import { adapter, type Delivery, type ProviderAdapter, type SampleEvent, type VerifiedEvent } from './types';
 import paddleTransactionCompleted from './fixtures/paddle.transaction.completed.json';
 import { defineProvider } from './define';
 
@@ -25,13 +25,13 @@ export const PADDLE_TOLERANCE_SECONDS = 5;
  */
 export function createPaddleAdapter(options: { source: string; secrets: readonly string[] }): ProviderAdapter {
   const { source, secrets } = options;
-  return {
+  return adapter({
     kind: ProviderKind.PADDLE,
     fields: { id: '"event_id"', type: '"event_type"' },
     contentTypes: ['application/json'],
     signatureHeaders: ['paddle-signature'],
 
-    async verify({ rawBody, headers, receivedAt }: Delivery) {
+    async check({ rawBody, headers, receivedAt }: Delivery) {
       const { ts, h1 } = parseSignature(requiredHeader(headers, 'paddle-signature', source), source);
       checkTolerance(Number(ts), receivedAt, PADDLE_TOLERANCE_SECONDS, 'The Paddle-Signature timestamp', source);
       const signed = Buffer.concat([Buffer.from(`${ts}:`), rawBody]);
@@ -39,6 +39,10 @@ export function createPaddleAdapter(options: { source: string; secrets: readonly
       if (!secrets.some((secret) => matchesAny(h1, hmacSha256Hex(secret, signed)))) {
         throw new SignatureVerificationError('Paddle-Signature does not match the body with any configured secret.', source);
       }
+      return {};
+    },
+
+    read({ rawBody, receivedAt }: Delivery) {
       return { events: [readPaddleEvent(parseJsonObject(rawBody.toString('utf8'), source), receivedAt, source)] };
     },
 
@@ -52,7 +56,7 @@ export function createPaddleAdapter(options: { source: string; secrets: readonly
         body,
       };
     },
-  };
+  });
 }
 
 /** `ts=<seconds>;h1=<hex>[;h1=<hex>…]`. */

@@ -4,7 +4,7 @@ import { isoTime } from './json';
 import { checkTolerance, requiredHeader } from './headers';
 import { batchItems } from './limits';
 import { ProviderKind } from '../../contracts';
-import { TIMESTAMP_TOLERANCE_SECONDS, type Delivery, type ProviderAdapter, type RefusedItem, type SampleEvent, type VerifiedEvent } from './types';
+import { adapter, TIMESTAMP_TOLERANCE_SECONDS, type Delivery, type ProviderAdapter, type RefusedItem, type SampleEvent, type VerifiedEvent } from './types';
 import sendgridDelivered from './fixtures/sendgrid.delivered.json';
 import { defineProvider } from './define';
 
@@ -35,14 +35,14 @@ export function createSendGridAdapter(options: { source: string; publicKeys: rea
   const { source } = options;
   const keys = options.publicKeys.map((key) => toPublicKey(key, source));
 
-  return {
+  return adapter({
     kind: ProviderKind.SENDGRID,
     fields: { id: '"sg_event_id" of each item', type: '"event" of each item' },
     contentTypes: ['application/json'],
     batch: true,
     signatureHeaders: [SIGNATURE_HEADER, TIMESTAMP_HEADER],
 
-    async verify({ rawBody, headers, receivedAt }: Delivery) {
+    async check({ rawBody, headers, receivedAt }: Delivery) {
       const signature = requiredHeader(headers, SIGNATURE_HEADER, source);
       const timestamp = requiredHeader(headers, TIMESTAMP_HEADER, source);
       if (!/^\d+$/.test(timestamp)) throw new SignatureVerificationError(`${TIMESTAMP_HEADER} must be whole seconds since the epoch.`, source);
@@ -58,7 +58,10 @@ export function createSendGridAdapter(options: { source: string; publicKeys: rea
         }
       });
       if (!verified) throw new SignatureVerificationError(`${SIGNATURE_HEADER} does not match the body with any configured public key.`, source);
+      return {};
+    },
 
+    read({ rawBody, receivedAt }: Delivery) {
       const items = parseArray(rawBody, source);
       const events: VerifiedEvent[] = [];
       const refused: RefusedItem[] = [];
@@ -88,7 +91,7 @@ export function createSendGridAdapter(options: { source: string; publicKeys: rea
         body,
       };
     },
-  };
+  });
 }
 
 /**

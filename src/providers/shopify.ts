@@ -6,7 +6,7 @@ import { optionalHeader, requiredHeader } from './headers';
 import { isoTime, objectId, parseJsonObject, utf8Text } from './json';
 import { firstSecret, hmacSha256 } from './secrets';
 import { ProviderKind } from '../../contracts';
-import type { Delivery, ProviderAdapter, SampleEvent } from './types';
+import { adapter, type Delivery, type ProviderAdapter, type SampleEvent } from './types';
 import shopifyOrdersPaid from './fixtures/shopify.orders-paid.json';
 import { defineProvider } from './define';
 
@@ -44,7 +44,7 @@ export function createShopifyAdapter(options: { source: string; secrets: readonl
     }),
   );
 
-  return {
+  return adapter({
     kind: ProviderKind.SHOPIFY,
     fields: { id: 'X-Shopify-Event-Id header (or X-Shopify-Webhook-Id)', type: 'X-Shopify-Topic header', unsigned: ['id', 'type'] },
     contentTypes: ['application/json'],
@@ -58,32 +58,33 @@ export function createShopifyAdapter(options: { source: string; secrets: readonl
       'x-shopify-triggered-at',
     ],
 
-    async verify({ rawBody, headers, receivedAt }: Delivery) {
+    async check({ rawBody, headers }: Delivery) {
       requiredHeader(headers, 'x-shopify-hmac-sha256', source);
-      const text = utf8Text(rawBody, source);
-      const request = { rawBody: text, rawRequest: { headers, method: 'POST', url: `/webhooks/${source}` } };
+      const request = { rawBody: utf8Text(rawBody, source), rawRequest: { headers, method: 'POST', url: `/webhooks/${source}` } };
       let missing: string[] = [];
       for (const client of clients) {
         const result = await client.webhooks.validate(request);
-        if (result.valid) {
-          const topic = requiredHeader(headers, 'x-shopify-topic', source);
-          const payload = parseJsonObject(text, source);
-          return {
-            events: [
-              {
-                id: ('eventId' in result && result.eventId) || result.webhookId,
-                type: topic,
-                occurredAt: isoTime(optionalHeader(headers, 'x-shopify-triggered-at'), receivedAt),
-                subject: objectId(payload),
-                payload,
-              },
-            ],
-          };
-        }
+        if (result.valid) return {};
         if ('missingHeaders' in result) missing = result.missingHeaders;
       }
       if (missing.length > 0) throw new SignatureVerificationError(`The signed delivery lacks the ${missing.join(', ')} header(s).`, source);
       throw new SignatureVerificationError('X-Shopify-Hmac-SHA256 does not match the body with any configured secret.', source);
+    },
+
+    read({ rawBody, headers, receivedAt }: Delivery) {
+      const payload = parseJsonObject(rawBody.toString('utf8'), source);
+      return {
+        events: [
+          {
+            // The library's own choice: the event ID, else the webhook ID (one delivery).
+            id: optionalHeader(headers, 'x-shopify-event-id') ?? requiredHeader(headers, 'x-shopify-webhook-id', source),
+            type: requiredHeader(headers, 'x-shopify-topic', source),
+            occurredAt: isoTime(optionalHeader(headers, 'x-shopify-triggered-at'), receivedAt),
+            subject: objectId(payload),
+            payload,
+          },
+        ],
+      };
     },
 
     sampleId: () => randomUUID(),
@@ -104,7 +105,7 @@ export function createShopifyAdapter(options: { source: string; secrets: readonl
         body,
       };
     },
-  };
+  });
 }
 
 export const shopifyProvider = defineProvider({

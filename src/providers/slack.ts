@@ -5,7 +5,7 @@ import { checkTolerance, requiredHeader } from './headers';
 import { isoTime, parseJsonObject, requireString, utf8Text } from './json';
 import { firstSecret, hmacSha256Hex } from './secrets';
 import { ProviderKind } from '../../contracts';
-import type { Delivery, ProviderAdapter, SampleEvent } from './types';
+import { adapter, type Delivery, type ProviderAdapter, type SampleEvent } from './types';
 import slackAppMention from './fixtures/slack.app_mention.json';
 import { defineProvider } from './define';
 
@@ -25,13 +25,13 @@ const SLACK_TOLERANCE_SECONDS = 300;
  */
 export function createSlackAdapter(options: { source: string; secrets: readonly string[] }): ProviderAdapter {
   const { source, secrets } = options;
-  return {
+  return adapter({
     kind: ProviderKind.SLACK,
     fields: { id: '"event_id"', type: '"event.type"' },
     contentTypes: ['application/json'],
     signatureHeaders: ['x-slack-signature', 'x-slack-request-timestamp'],
 
-    async verify({ rawBody, headers, receivedAt }: Delivery) {
+    async check({ rawBody, headers, receivedAt }: Delivery) {
       const signature = requiredHeader(headers, 'x-slack-signature', source);
       const timestamp = requiredHeader(headers, 'x-slack-request-timestamp', source);
       if (!/^\d+$/.test(timestamp)) throw new SignatureVerificationError('X-Slack-Request-Timestamp must be whole seconds since the epoch.', source);
@@ -52,8 +52,11 @@ export function createSlackAdapter(options: { source: string; secrets: readonly 
         }
       });
       if (!verified) throw new SignatureVerificationError('X-Slack-Signature does not match the body with any configured signing secret.', source);
+      return {};
+    },
 
-      const payload = parseJsonObject(body, source);
+    read({ rawBody, receivedAt }: Delivery) {
+      const payload = parseJsonObject(rawBody.toString('utf8'), source);
       if (payload.type === 'url_verification') {
         const challenge = requireString(payload.challenge, 'challenge ("challenge")', source);
         return { events: [], challenge: { contentType: 'application/json', body: JSON.stringify({ challenge }) } };
@@ -95,7 +98,7 @@ export function createSlackAdapter(options: { source: string; secrets: readonly 
         body,
       };
     },
-  };
+  });
 }
 
 export const slackProvider = defineProvider({

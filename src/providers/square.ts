@@ -4,7 +4,7 @@ import { requiredHeader } from './headers';
 import { isoTime, objectId, parseJsonObject, requireString } from './json';
 import { firstSecret, hmacSha256, safeEqual } from './secrets';
 import { ProviderKind } from '../../contracts';
-import type { Delivery, ProviderAdapter, SampleEvent, VerifiedEvent } from './types';
+import { adapter, type Delivery, type ProviderAdapter, type SampleEvent, type VerifiedEvent } from './types';
 import squarePaymentUpdated from './fixtures/square.payment.updated.json';
 import { defineProvider, signedUrl } from './define';
 
@@ -20,18 +20,22 @@ import { defineProvider, signedUrl } from './define';
  */
 export function createSquareAdapter(options: { source: string; secrets: readonly string[]; url: string }): ProviderAdapter {
   const { source, secrets, url } = options;
-  return {
+  return adapter({
     kind: ProviderKind.SQUARE,
     fields: { id: '"event_id"', type: '"type"' },
     contentTypes: ['application/json'],
     signatureHeaders: ['x-square-hmacsha256-signature'],
 
-    async verify({ rawBody, headers, receivedAt }: Delivery) {
+    async check({ rawBody, headers }: Delivery) {
       const signatureHeader = requiredHeader(headers, 'x-square-hmacsha256-signature', source);
       const signed = Buffer.concat([Buffer.from(url), rawBody]);
       if (!secrets.some((signatureKey) => safeEqual(signatureHeader, hmacSha256(signatureKey, signed, 'base64')))) {
         throw new SignatureVerificationError(`X-Square-HmacSha256-Signature does not match ${url} and the body with any configured signature key.`, source);
       }
+      return {};
+    },
+
+    read({ rawBody, receivedAt }: Delivery) {
       return { events: [readSquareEvent(parseJsonObject(rawBody.toString('utf8'), source), receivedAt, source)] };
     },
 
@@ -51,7 +55,7 @@ export function createSquareAdapter(options: { source: string; secrets: readonly
         body,
       };
     },
-  };
+  });
 }
 
 /**

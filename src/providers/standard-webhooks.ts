@@ -6,7 +6,7 @@ import { objectId, parseJsonObject, requireString, utf8Text } from './json';
 import { signatureEntries } from './limits';
 import { firstSecret, matchesAny } from './secrets';
 import { ProviderKind } from '../../contracts';
-import { TIMESTAMP_TOLERANCE_SECONDS, type Delivery, type ProviderAdapter, type SampleEvent } from './types';
+import { adapter, TIMESTAMP_TOLERANCE_SECONDS, type Delivery, type ProviderAdapter, type SampleEvent } from './types';
 import standardOrderCreated from './fixtures/standard.order.created.json';
 import svixUserCreated from './fixtures/svix.user.created.json';
 import { defineProvider } from './define';
@@ -37,13 +37,13 @@ export function createStandardWebhooksAdapter(options: {
   const webhooks = options.secrets.map((secret) => toWebhook(secret, source));
   const publicKeys = options.publicKeys.map((key) => toPublicKey(key, source));
 
-  return {
+  return adapter({
     kind: svix ? ProviderKind.SVIX : ProviderKind.STANDARD_WEBHOOKS,
     fields: { id: `${idHeader} header`, type: '"type"' },
     contentTypes: ['application/json'],
     signatureHeaders: [idHeader, timestampHeader, signatureHeader],
 
-    async verify({ rawBody, headers, receivedAt }: Delivery) {
+    async check({ rawBody, headers, receivedAt }: Delivery) {
       const id = requiredHeader(headers, idHeader, source);
       const timestamp = requiredHeader(headers, timestampHeader, source);
       const signature = requiredHeader(headers, signatureHeader, source);
@@ -55,8 +55,14 @@ export function createStandardWebhooksAdapter(options: {
       if (!hmacMatches(webhooks, versioned, id, seconds, text) && !ed25519Matches(versioned, Buffer.concat([Buffer.from(`${id}.${timestamp}.`), rawBody]), publicKeys)) {
         throw new SignatureVerificationError(`${signatureHeader} does not match the body with any configured secret or public key.`, source);
       }
+      return {};
+    },
 
-      const payload = parseJsonObject(text, source);
+    read({ rawBody, headers }: Delivery) {
+      // Both headers are signed: check accepted them.
+      const id = requiredHeader(headers, idHeader, source);
+      const seconds = Number(requiredHeader(headers, timestampHeader, source));
+      const payload = parseJsonObject(rawBody.toString('utf8'), source);
       const type = requireString(payload.type, 'type ("type")', source);
       return { events: [{ id, type, occurredAt: new Date(seconds * 1000).toISOString(), subject: subjectOf(payload.data), payload }] };
     },
@@ -76,7 +82,7 @@ export function createStandardWebhooksAdapter(options: {
         body,
       };
     },
-  };
+  });
 }
 
 function checkTimestamp(header: string, name: string, receivedAt: Date, source: string): number {

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
 import { MalformedEventError, SignatureVerificationError } from '../errors';
-import { objectId, requireString } from './json';
+import { objectId, parseJsonObject, requireString } from './json';
 import { firstSecret } from './secrets';
 import { ProviderKind } from '../../contracts';
-import { TIMESTAMP_TOLERANCE_SECONDS, type Delivery, type ProviderAdapter, type SampleEvent, type VerifiedEvent } from './types';
+import { adapter, TIMESTAMP_TOLERANCE_SECONDS, type Delivery, type ProviderAdapter, type SampleEvent, type VerifiedEvent } from './types';
 import stripeCheckoutCompleted from './fixtures/stripe.checkout.session.completed.json';
 import { defineProvider } from './define';
 
@@ -13,21 +13,23 @@ const SAMPLE_API_VERSION = '2025-09-30.clover';
 
 // Only the webhook helpers are used; they never call the API, so the key is a placeholder.
 const webhooks = new Stripe('sk_test_unused_by_webhook_verification').webhooks;
+const signatures = webhooks.signature!;
 
 /**
- * Stripe: `Stripe-Signature` verified by `stripe.webhooks.constructEvent` with each configured
- * secret in turn (several during rotation), 300 s tolerance.
+ * Stripe: `Stripe-Signature` checked by `stripe.webhooks.signature.verifyHeader` (what
+ * `constructEvent` checks before it parses) with each configured secret in turn (several during
+ * rotation), 300 s tolerance.
  * https://docs.stripe.com/webhooks#verify-events
  */
 export function createStripeAdapter(options: { source: string; secrets: readonly string[] }): ProviderAdapter {
   const { source, secrets } = options;
-  return {
+  return adapter({
     kind: ProviderKind.STRIPE,
     fields: { id: '"id"', type: '"type"' },
     contentTypes: ['application/json'],
     signatureHeaders: ['stripe-signature'],
 
-    async verify({ rawBody, headers, receivedAt }: Delivery) {
+    async check({ rawBody, headers, receivedAt }: Delivery) {
       const header = headers['stripe-signature'];
       if (typeof header !== 'string' || header === '') {
         throw new SignatureVerificationError('The Stripe-Signature header is missing.', source);
@@ -35,12 +37,11 @@ export function createStripeAdapter(options: { source: string; secrets: readonly
       let lastFailure = 'No signature matches any configured secret.';
       for (const secret of secrets) {
         try {
-          const event = webhooks.constructEvent(rawBody, header, secret, TIMESTAMP_TOLERANCE_SECONDS, undefined, receivedAt.getTime());
+          signatures.verifyHeader(rawBody, header, secret, TIMESTAMP_TOLERANCE_SECONDS, undefined, receivedAt.getTime());
           // stripe-node checks only the age; a timestamp from the future is refused here, as Standard Webhooks does.
           if (signedAt(header) - receivedAt.getTime() / 1000 > TIMESTAMP_TOLERANCE_SECONDS) throw outsideTolerance(source);
-          return { events: [readStripeEvent(event as unknown, source)] };
+          return {};
         } catch (error) {
-          if (error instanceof SyntaxError) throw new MalformedEventError('The body is not valid JSON.', source);
           if (!(error instanceof Stripe.errors.StripeSignatureVerificationError)) throw error;
           // Stripe checks the tolerance only after a signature matched, so this secret is the right one.
           if (error.message.startsWith('Timestamp outside the tolerance zone')) throw outsideTolerance(source);
@@ -48,6 +49,10 @@ export function createStripeAdapter(options: { source: string; secrets: readonly
         }
       }
       throw new SignatureVerificationError(lastFailure, source);
+    },
+
+    read({ rawBody }: Delivery) {
+      return { events: [readStripeEvent(parseJsonObject(rawBody.toString('utf8'), source), source)] };
     },
 
     sampleId: () => `evt_${randomBytes(12).toString('hex')}`,
@@ -68,7 +73,7 @@ export function createStripeAdapter(options: { source: string; secrets: readonly
       const signature = webhooks.generateTestHeaderString({ payload: body, secret: firstSecret(secrets, source), timestamp: created });
       return { headers: { 'content-type': 'application/json', 'stripe-signature': signature }, body };
     },
-  };
+  });
 }
 
 /**

@@ -5,7 +5,7 @@ import { optionalHeader, requiredHeader } from './headers';
 import { MAX_FORM_FIELDS } from './limits';
 import { firstSecret, safeEqual } from './secrets';
 import { ProviderKind } from '../../contracts';
-import type { Delivery, ProviderAdapter, SampleEvent } from './types';
+import { adapter, type Delivery, type ProviderAdapter, type SampleEvent } from './types';
 import twilioMessageDelivered from './fixtures/twilio.message.delivered.json';
 import { defineProvider, signedUrl } from './define';
 
@@ -27,13 +27,13 @@ const FORM_TYPE = 'application/x-www-form-urlencoded';
  */
 export function createTwilioAdapter(options: { source: string; secrets: readonly string[]; url: string }): ProviderAdapter {
   const { source, secrets, url } = options;
-  return {
+  return adapter({
     kind: ProviderKind.TWILIO,
     fields: { id: 'I-Twilio-Idempotency-Token header (or the SID and status)', type: 'MessageStatus or CallStatus', unsigned: ['id'] },
     contentTypes: [FORM_TYPE],
     signatureHeaders: ['x-twilio-signature', 'x-twilio-webhooks-signature-settings', 'i-twilio-idempotency-token'],
 
-    async verify({ rawBody, headers, receivedAt }: Delivery) {
+    async check({ rawBody, headers }: Delivery) {
       const signature = requiredHeader(headers, 'x-twilio-signature', source);
       const algorithm = getSignatureAlgorithm(optionalHeader(headers, 'x-twilio-webhooks-signature-settings'));
       const params = formParams(rawBody, source);
@@ -42,6 +42,11 @@ export function createTwilioAdapter(options: { source: string; secrets: readonly
       if (!secrets.some((authToken) => safeEqual(signature, getExpectedTwilioSignature(authToken, url, params, algorithm)))) {
         throw new SignatureVerificationError(`X-Twilio-Signature does not match ${url} and the parameters with any configured auth token.`, source);
       }
+      return {};
+    },
+
+    read({ rawBody, headers, receivedAt }: Delivery) {
+      const params = formParams(rawBody, source);
       const { sid, status, resource } = resourceOf(params);
       const token = optionalHeader(headers, 'i-twilio-idempotency-token');
       if (token === undefined && (sid === undefined || status === undefined)) {
@@ -80,7 +85,7 @@ export function createTwilioAdapter(options: { source: string; secrets: readonly
         body: new URLSearchParams(params).toString(),
       };
     },
-  };
+  });
 }
 
 /**

@@ -62,12 +62,18 @@ export interface SampleEvent {
   timestamp: Date;
 }
 
+/** What `check` found beyond yes: the items of a batch refused on their own signature (Adyen signs each item). */
+export interface Checked {
+  refused?: RefusedItem[];
+}
+
 /**
- * Verification and signing for one provider kind. `verify` checks the signature on the raw bytes
- * before parsing anything, and rejects with `SignatureVerificationError` or `MalformedEventError`
- * when the delivery as a whole cannot be trusted or read.
+ * What one provider kind's file declares: where its identity is, how it checks a signature, how it
+ * reads a checked delivery, and how it signs samples. Checking and reading are two functions, as
+ * octokit's `verify` and its event parsing are: `check` decides whether the provider sent the bytes,
+ * `read` trusts that decision and only reads.
  */
-export interface ProviderAdapter {
+export interface ProviderParts {
   readonly kind: ProviderKind;
   /**
    * Where the event ID and type are read from, as error messages name them, and which of the two
@@ -77,17 +83,44 @@ export interface ProviderAdapter {
   readonly fields: { readonly id: string; readonly type: string; readonly unsigned?: readonly UnsignedField[] };
   /** Media types this provider sends, lower-case, without parameters. */
   readonly contentTypes: readonly string[];
-  /** The headers `verify` reads (lower-case), kept with the stored body so it can be verified again. */
+  /** The headers `check` and `read` use (lower-case), kept with the stored body so it can be verified again. */
   readonly signatureHeaders: readonly string[];
   /** True when one delivery carries many events (SendGrid, Adyen): answered with one entry per item. */
   readonly batch?: boolean;
   /** The body of a 2xx when the provider expects its own (Adyen's `[accepted]`); our JSON otherwise. */
   readonly acknowledgement?: { readonly contentType: string; readonly body: string };
-  verify(delivery: Delivery): Promise<VerifiedDelivery>;
+  /**
+   * Whether a configured secret or key signed the delivery: a function of its raw bytes, its headers,
+   * the time it was received and the secrets, nothing else. Resolves when one did (with the batch
+   * items whose own signature failed), rejects with `SignatureVerificationError` saying why not. It
+   * parses only what the signature is about (Adyen's items, Linear's signed timestamp).
+   */
+  check(delivery: Delivery): Promise<Checked>;
+  /**
+   * The events of a delivery `check` accepted, or its challenge; rejects with `MalformedEventError`
+   * what cannot be read. It verifies nothing: never call it on a delivery `check` did not accept.
+   */
+  read(delivery: Delivery, checked: Checked): VerifiedDelivery;
   /** Signs a sample event the way the provider would; used by `durable-webhooks send`. */
   sign(event: SampleEvent): SignedRequest;
   /** A new event ID in the provider's own shape, for samples. */
   sampleId(): string;
+}
+
+/** A provider kind's adapter: its parts, and `verify`, the one way a delivery is taken in. */
+export interface ProviderAdapter extends ProviderParts {
+  /** `check`, then `read`: nothing is read from a delivery whose signature did not check out. */
+  verify(delivery: Delivery): Promise<VerifiedDelivery>;
+}
+
+/** The adapter of a kind's parts. */
+export function adapter(parts: ProviderParts): ProviderAdapter {
+  return {
+    ...parts,
+    async verify(delivery) {
+      return parts.read(delivery, await parts.check(delivery));
+    },
+  };
 }
 
 /** Events older or newer than this many seconds are refused (Stripe's and Standard Webhooks' default). */
