@@ -68,12 +68,13 @@ export function createAdyenAdapter(options: { source: string; secrets: readonly 
       const unsigned = new Set(refused.map((item) => item.index));
       items.forEach((entry: unknown, index) => {
         if (unsigned.has(index)) return;
-        const fields = (entry as { NotificationRequestItem: NotificationRequestItem }).NotificationRequestItem;
-        const missing = (['pspReference', 'eventCode', 'success'] as const).find((name) => typeof fields[name] !== 'string' || fields[name] === '');
-        if (missing) {
-          refused.push({ index, reason: `The item has no "${missing}".` });
+        const item: unknown = (entry as { NotificationRequestItem?: unknown } | null)?.NotificationRequestItem;
+        const reason = identityFault(item);
+        if (reason) {
+          refused.push({ index, reason });
           return;
         }
+        const fields = item as NotificationRequestItem;
         const raw = Buffer.from(JSON.stringify({ live, notificationItems: [{ NotificationRequestItem: fields }] }));
         events.push({
           id: `${fields.pspReference}:${fields.eventCode}:${fields.success}`,
@@ -124,6 +125,14 @@ function itemSignatureFault(item: unknown, keys: readonly string[], validator: H
     }
   });
   return signed ? undefined : "The item's hmacSignature does not match it with any configured HMAC key.";
+}
+
+/** Why an item cannot be told apart from others (Adyen's duplicates share these three), or nothing when it can. */
+function identityFault(item: unknown): string | undefined {
+  if (typeof item !== 'object' || item === null) return 'The item has no "NotificationRequestItem" object.';
+  const fields = item as Record<string, unknown>;
+  const missing = (['pspReference', 'eventCode', 'success'] as const).find((name) => typeof fields[name] !== 'string' || fields[name] === '');
+  return missing && `The item has no "${missing}".`;
 }
 
 /** An Adyen HMAC key: 32 bytes, hex. */
