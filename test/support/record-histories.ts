@@ -76,6 +76,14 @@ async function main(): Promise<void> {
   const issue = JSON.stringify({ action: 'opened', issue: { number: 1, title: 'Refund', html_url: 'https://github.com/o/r/issues/1', user: { login: 'octocat' } }, repository: { full_name: 'o/r' } });
   await deliver('notifyGitHub', { id: delivery, path: 'github', body: issue, headers: await githubHeaders(issue, SECRETS.github, { delivery, event: 'issues' }) });
 
+  // A flow that fails (the email API refuses the key): its history upserts its failure class. Not a
+  // checkout, which the bulk retry below would reset and finish.
+  const failing = randomUUID();
+  const failingIssue = JSON.stringify({ action: 'opened', issue: { number: 2, title: 'Chargeback', html_url: 'https://github.com/o/r/issues/2', user: { login: 'octocat' } }, repository: { full_name: 'o/r' }, installation: { id: 42 } });
+  stack.resend.acceptApiKey('re_not_the_one_in_use');
+  await deliver('notifyGitHub-failed', { id: failing, path: 'github', body: failingIssue, headers: await githubHeaders(failingIssue, SECRETS.github, { delivery: failing, event: 'issues' }) });
+  stack.resend.acceptApiKey(undefined);
+
   const invoice = stripeEvent({ type: 'invoice.paid' });
   const invoiceBody = JSON.stringify(invoice);
   await deliver('recordEvent', { id: invoice.id as string, path: 'stripe', body: invoiceBody, headers: stripeHeaders(invoiceBody, SECRETS.stripe) });
