@@ -51,7 +51,7 @@ export function addBulkOptions(command: Command): void {
 }
 
 /** The filter the options give, or undefined when they give none. */
-export function bulkFilter(options: EventFilter): EventFilter | undefined {
+export function givenFilter(options: EventFilter): EventFilter | undefined {
   const given = Object.fromEntries(FILTER_FIELDS.flatMap((field) => (options[field] !== undefined ? [[field, options[field]]] : [])));
   return Object.keys(given).length > 0 ? given : undefined;
 }
@@ -61,7 +61,7 @@ export function bulkFilter(options: EventFilter): EventFilter | undefined {
  * its end (a progress bar on a terminal), then one line per failure; exit 1 when any failed.
  */
 export async function runBulk({ jobs }: Operations, action: Pick<BulkInput, 'action' | 'to' | 'reason' | 'signal'>, options: BulkOptions & { json?: boolean }): Promise<void> {
-  const filter = bulkFilter(options);
+  const filter = givenFilter(options);
   if (!filter) throw new OperationRejectedError(`Give an event ID, or a filter (--source, --type, --status, --since, --until, --via, --tenant, --error-class, --query, --group) for many.`);
   const answer = await jobs.request({ ...action, filter, rate: options.rate, by: `cli user "${userInfo().username}"` }, { dryRun: options.dryRun, yes: options.yes });
   if (answer.dryRun && answer.count === 0) {

@@ -10,7 +10,7 @@ import { EventOperations, type EventView } from '../temporal/operations';
 import { parseResetTarget } from '../temporal/reset-points';
 import type { EventFilter, EventSummary } from '../temporal/visibility';
 import { BulkJobs } from '../temporal/bulk-jobs';
-import { addBulkOptions, addFilterOptions, BULK_COMMANDS, bulkFilter, runBulk, type BulkOptions } from './bulk';
+import { addBulkOptions, addFilterOptions, BULK_COMMANDS, givenFilter, runBulk, type BulkOptions } from './bulk';
 import { jsonOption, print } from './output';
 
 /** `durable-webhooks events …`: operate on event workflows by event ID, with Temporal's own settings. */
@@ -34,7 +34,7 @@ export function eventsCommand(): Command {
     .option('--limit <n>', 'at most this many', (value) => Number(value), 100)
     .addOption(json)
     .action(async (options: EventFilter & { limit: number; json?: boolean }) => {
-      const found = await (await ops()).operations.list(bulkFilter(options) ?? {}, options.limit);
+      const found = await (await ops()).operations.list(givenFilter(options) ?? {}, options.limit);
       print(options.json, found, () => table(found));
     });
 
@@ -46,7 +46,7 @@ export function eventsCommand(): Command {
     .addOption(json)
     .action(async (first: string, second: string | undefined, options: { data?: string; json?: boolean } & BulkOptions) => {
       const data = options.data === undefined ? undefined : parseJson(options.data);
-      if (bulkFilter(options)) {
+      if (givenFilter(options)) {
         if (second !== undefined) throw new OperationRejectedError('With a filter, name only the signal: durable-webhooks events signal approve --source … --status running.');
         return runBulk(await ops(), { action: 'signal', signal: { name: first, data }, reason: options.reason ?? `signal ${first}` }, options);
       }
