@@ -96,7 +96,7 @@ export class UnknownSourceError extends problem(404, 'unknown-source', 'Unknown 
   }
 }
 
-/** The body is larger than the route's limit (MAX_BODY_BYTES for webhooks). */
+/** The body is larger than the route's limit (for webhooks, its source's, under MAX_BODY_BYTES). */
 export class PayloadTooLargeError extends problem(413, 'payload-too-large', 'Payload too large') {
   constructor(readonly maxBodyBytes: number) {
     super(`The body is larger than the limit of ${maxBodyBytes} bytes.`);

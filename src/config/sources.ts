@@ -26,6 +26,8 @@ export interface SourceConfig {
   routes?: Routes;
   /** Its standing rate: workflow starts per second, across every receiver and worker (`rate: 50/s`). */
   rate?: number;
+  /** Its largest body, in bytes, over its kind's (`defineProvider`'s `maxBodyBytes`); `MAX_BODY_BYTES` caps it. */
+  maxBodyBytes?: number;
 }
 
 /** A development secret in use because its variable is unset; `npm run dev` prints these. */
@@ -151,6 +153,7 @@ function checkUrl(url: string, what: string): void {
  *       signature: {...}, id: {...}, type: {...}   # hmac only (src/providers/hmac.ts)
  *       routes: { "invoice.paid": notifyFinance, "customer.*": recordEvent }   # optional, over the kind's defaults
  *       rate: 50/s                    # optional: at most this many workflow starts per second (or /m), cluster-wide
+ *       maxBodyBytes: 2MiB            # optional: its largest body, over its kind's (docs/security.md)
  *
  * Each secret is one whole string: a list is a YAML list, never a string split on spaces.
  */
@@ -205,7 +208,20 @@ function readSourcesFile(file: string, env: NodeJS.ProcessEnv): SourceConfig[] {
     const routesLine = routesNode?.range ? ` line ${lineCounter.linePos(routesNode.range[0]).line}` : '';
     const routes = readRoutes(entry.routes, kind as ProviderKind, `WEBHOOKS_CONFIG (${file})${routesLine}: source "${name}" routes`);
     const rate = entry.rate === undefined ? undefined : readRate(entry.rate, `${where} (${name}): "rate"`);
-    return { name, kind: kind as ProviderKind, secrets, publicKeys, workflowIdPrefix: prefix, ...(apiKey && { apiKey }), ...(url && { url }), ...(hmac && { hmac }), ...(routes && { routes }), ...(rate !== undefined && { rate }) };
+    const maxBodyBytes = entry.maxBodyBytes === undefined ? undefined : readSize(entry.maxBodyBytes, `${where} (${name}): "maxBodyBytes"`);
+    return {
+      name,
+      kind: kind as ProviderKind,
+      secrets,
+      publicKeys,
+      workflowIdPrefix: prefix,
+      ...(apiKey && { apiKey }),
+      ...(url && { url }),
+      ...(hmac && { hmac }),
+      ...(routes && { routes }),
+      ...(rate !== undefined && { rate }),
+      ...(maxBodyBytes !== undefined && { maxBodyBytes }),
+    };
   });
 }
 
@@ -229,8 +245,19 @@ export function readRate(value: unknown, what: string): number {
   return rate;
 }
 
+/**
+ * A number of bytes: `65536`, or with a unit, `64KiB`, `5MiB`.
+ * @throws ConfigError naming `what`, for anything else or a size that is not positive.
+ */
+export function readSize(value: unknown, what: string): number {
+  const match = /^\s*(\d+)\s*(KiB|MiB)?\s*$/.exec(String(value));
+  const bytes = match ? Number(match[1]) * (match[2] === 'MiB' ? 1024 * 1024 : match[2] === 'KiB' ? 1024 : 1) : NaN;
+  if (!(bytes > 0) || !Number.isSafeInteger(bytes) || (typeof value !== 'string' && typeof value !== 'number')) throw new ConfigError(`${what} must be a positive number of bytes, such as 65536, 64KiB or 5MiB.`);
+  return bytes;
+}
+
 /** Every setting a source may have; anything else is a misspelling or a feature this version lacks. */
-const SOURCE_KEYS = ['name', 'kind', 'secret', 'secretEnv', 'publicKey', 'publicKeyEnv', 'workflowIdPrefix', 'apiKeyEnv', 'url', 'urlEnv', 'signature', 'id', 'type', 'unsignedHeadersOk', 'routes', 'rate'];
+const SOURCE_KEYS = ['name', 'kind', 'secret', 'secretEnv', 'publicKey', 'publicKeyEnv', 'workflowIdPrefix', 'apiKeyEnv', 'url', 'urlEnv', 'signature', 'id', 'type', 'unsignedHeadersOk', 'routes', 'rate', 'maxBodyBytes'];
 
 /**
  * Stops on a key WEBHOOKS_CONFIG does not know, naming it and its line: a misspelt `secretEnv`

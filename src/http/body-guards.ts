@@ -7,8 +7,14 @@ import type { BodyLimits } from '../config';
  * compressed or declared too long (`refuseBeforeReading`); one of few large bodies at a time, and few
  * from one address (`limitLargeBodies`); fast enough to arrive in time (`enforceBodyPace`); then read
  * whole, uninflated, up to the limit (`readRawBody`). `refuse` answers a body cut while it was read.
+ * The limit is the request's own (`limitOf`: its source's) under `maxBodyBytes`.
  */
-export function bodyGuards({ maxBodyBytes, largeBodies, bodyPace: pace }: BodyLimits, refuse: (error: Error, req: Request, res: Response) => void) {
+export function bodyGuards(
+  { maxBodyBytes, largeBodies, bodyPace: pace }: BodyLimits,
+  refuse: (error: Error, req: Request, res: Response) => void,
+  limitOf: (res: Response) => number = () => maxBodyBytes,
+) {
+  const limit = (res: Response) => Math.min(maxBodyBytes, limitOf(res));
   let largeBodiesInFlight = 0;
   const largeBodiesByAddress = new Map<string, number>();
   const limitLargeBodies: RequestHandler = (req, res, next) => {
@@ -63,17 +69,25 @@ export function bodyGuards({ maxBodyBytes, largeBodies, bodyPace: pace }: BodyLi
 
   // A compressed body (nothing here inflates) and one declared over the limit are refused before a
   // byte of them is read.
-  const refuseBeforeReading: RequestHandler = (req, _res, next) => {
+  const refuseBeforeReading: RequestHandler = (req, res, next) => {
     const encoding = req.headers['content-encoding']?.trim().toLowerCase();
     const refusal =
       encoding && encoding !== 'identity'
         ? new UnsupportedContentEncodingError(encoding.slice(0, 100))
-        : Number(req.headers['content-length']) > maxBodyBytes
-          ? new PayloadTooLargeError(maxBodyBytes)
+        : Number(req.headers['content-length']) > limit(res)
+          ? new PayloadTooLargeError(limit(res))
           : undefined;
     next(refusal);
   };
-  const readRawBody = express.raw({ type: () => true, limit: maxBodyBytes, inflate: false });
+  // One reader per limit (a few: one per kind and per source that sets its own), each stopping at
+  // its limit while it reads a body that declared no length.
+  const readers = new Map<number, RequestHandler>();
+  const readRawBody: RequestHandler = (req, res, next) => {
+    const bytes = limit(res);
+    let reader = readers.get(bytes);
+    if (!reader) readers.set(bytes, (reader = express.raw({ type: () => true, limit: bytes, inflate: false })));
+    reader(req, res, next);
+  };
   return { refuseBeforeReading, limitLargeBodies, enforceBodyPace, readRawBody };
 }
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import HmacValidator from '@adyen/api-library/lib/src/utils/hmacValidator';
 import type { NotificationRequestItem } from '@adyen/api-library/lib/src/typings/notification/models';
 import { ConfigError, MalformedEventError, SignatureVerificationError } from '../errors';
-import { batchItems } from './limits';
+import { batchItems, MIB } from './limits';
 import { isoTime, parseJsonObject } from './json';
 import { firstSecret } from './secrets';
 import { ProviderKind } from '../../contracts';
@@ -144,4 +144,6 @@ export const adyenProvider = defineProvider({
   builtIn: { name: 'adyen', secretEnv: 'ADYEN_HMAC_KEY', developmentSecret: '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056' },
   create: ({ name, secrets }) => createAdyenAdapter({ source: name, secrets }),
   samples: { AUTHORISATION: adyenAuthorisation },
+  // Adyen sends one to a few items per delivery: a MiB holds thousands.
+  maxBodyBytes: MIB,
 });

@@ -34,6 +34,13 @@ export interface ProviderDefinition {
   create(config: SourceConfig): ProviderAdapter;
   /** `durable-webhooks send`'s built-in samples by event type: payloads shaped as the provider documents them. */
   samples: Readonly<Record<string, Record<string, unknown>>>;
+  /**
+   * The largest body a source of this kind accepts, in bytes: far above what the provider sends,
+   * and small enough that a refused delivery of this size costs little (docs/security.md lists each
+   * kind's). Refused 413 by its Content-Length before a byte is read, and while it is read. A source
+   * may set its own (`maxBodyBytes` in WEBHOOKS_CONFIG); `MAX_BODY_BYTES` caps them all.
+   */
+  maxBodyBytes: number;
 }
 
 const DECLARED = Symbol('provider');

@@ -5,6 +5,7 @@ import { firstSecret, hmacSha256Hex, safeEqual } from './secrets';
 import { ProviderKind } from '../../contracts';
 import { adapter, type Delivery, type ProviderAdapter, type SampleEvent, type VerifiedEvent } from './types';
 import githubIssuesOpened from './fixtures/github.issues.opened.json';
+import { MIB } from './limits';
 import { defineProvider } from './define';
 
 const JSON_TYPE = 'application/json';
@@ -110,4 +111,6 @@ export const githubProvider = defineProvider({
   builtIn: { name: 'github', secretEnv: 'GITHUB_WEBHOOK_SECRET', developmentSecret: 'durable-webhooks-development-only' },
   create: ({ name, secrets }) => createGitHubAdapter({ source: name, secrets }),
   samples: { 'issues.opened': githubIssuesOpened },
+  // GitHub caps its payloads at 25 MB: https://docs.github.com/en/webhooks/webhook-events-and-payloads#payload-cap
+  maxBodyBytes: 25 * MIB,
 });

@@ -5,6 +5,7 @@ import { isoTime, objectId, parseJsonObject, requireString } from './json';
 import { firstSecret, safeEqual } from './secrets';
 import { ProviderKind, readPointer } from '../../contracts';
 import { adapter, type Delivery, type ProviderAdapter, type SampleEvent } from './types';
+import { MIB } from './limits';
 import { defineProvider } from './define';
 
 /** Where a value is read: a header (the signature covers it only if `signed` says so), or a JSON pointer into the signed body. */
@@ -209,4 +210,6 @@ export const hmacProvider = defineProvider({
     return createHmacAdapter({ source: config.name, secrets: config.secrets, spec: config.hmac });
   },
   samples: {},
+  // The long tail: as much as any sender may need; a source sets its own with `maxBodyBytes`.
+  maxBodyBytes: 25 * MIB,
 });

@@ -6,11 +6,20 @@ import { MalformedEventError, SignatureVerificationError } from '../errors';
  * constant: one signature computation per configured secret (docs/security.md lists them).
  */
 
+export const KIB = 1024;
+export const MIB = 1024 * KIB;
+
 /**
  * Signatures one header may offer (Paddle's `h1`, Standard Webhooks' and Svix's `v1`/`v1a`):
  * a sender rotating its secret signs with two; more are refused unread.
  */
 export const MAX_SIGNATURE_ENTRIES = 8;
+
+/**
+ * ed25519 signatures (Standard Webhooks' `v1a`) one header may offer: each costs a verification per
+ * public key, and a sender rotating its key signs with two.
+ */
+export const MAX_ED25519_SIGNATURES = 2;
 
 /** Fields a form body may carry (Twilio's callbacks send about 30). */
 export const MAX_FORM_FIELDS = 1000;

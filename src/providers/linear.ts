@@ -7,6 +7,7 @@ import { firstSecret, hmacSha256Hex } from './secrets';
 import { ProviderKind } from '../../contracts';
 import { adapter, type Delivery, type ProviderAdapter, type SampleEvent } from './types';
 import linearIssueCreate from './fixtures/linear.Issue.create.json';
+import { MIB } from './limits';
 import { defineProvider } from './define';
 
 /** Linear refuses a `webhookTimestamp` further than a minute from now. */
@@ -97,4 +98,6 @@ export const linearProvider = defineProvider({
   builtIn: { name: 'linear', secretEnv: 'LINEAR_WEBHOOK_SECRET', developmentSecret: 'lin_wh_durable_webhooks_development_only' },
   create: ({ name, secrets }) => createLinearAdapter({ source: name, secrets }),
   samples: { 'Issue.create': linearIssueCreate },
+  // One entity's JSON; Linear documents no maximum.
+  maxBodyBytes: 5 * MIB,
 });

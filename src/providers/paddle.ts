@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { SignatureVerificationError } from '../errors';
 import { checkTolerance, requiredHeader } from './headers';
 import { isoTime, objectId, parseJsonObject, requireString } from './json';
-import { signatureEntries } from './limits';
+import { MIB, signatureEntries } from './limits';
 import { firstSecret, hmacSha256Hex, matchesAny } from './secrets';
 import { ProviderKind } from '../../contracts';
 import { adapter, type Delivery, type ProviderAdapter, type SampleEvent, type VerifiedEvent } from './types';
@@ -92,4 +92,6 @@ export const paddleProvider = defineProvider({
   builtIn: { name: 'paddle', secretEnv: 'PADDLE_WEBHOOK_SECRET', developmentSecret: 'pdl_ntfset_durable_webhooks_development_only' },
   create: ({ name, secrets }) => createPaddleAdapter({ source: name, secrets }),
   samples: { 'transaction.completed': paddleTransactionCompleted },
+  // One entity's JSON; Paddle documents no maximum.
+  maxBodyBytes: 5 * MIB,
 });

@@ -10,11 +10,19 @@ export interface Source {
   workflowIdPrefix: string;
   adapter: ProviderAdapter;
   router: Router;
+  /** Its largest body, in bytes: its own setting, else its kind's (before `MAX_BODY_BYTES` caps it). */
+  maxBodyBytes: number;
 }
 
 /** The source a configuration declares, built: its adapter (keys checked) and its router. */
 export function createSource(config: SourceConfig): Source {
-  return { name: config.name, workflowIdPrefix: config.workflowIdPrefix, adapter: createAdapter(config), router: new Router(config.kind, config.routes) };
+  return {
+    name: config.name,
+    workflowIdPrefix: config.workflowIdPrefix,
+    adapter: createAdapter(config),
+    router: new Router(config.kind, config.routes),
+    maxBodyBytes: config.maxBodyBytes ?? providerOf(config.kind).maxBodyBytes,
+  };
 }
 
 /** The adapter of a configured source, as its kind's declaration builds it (src/providers/index.ts). */

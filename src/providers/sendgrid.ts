@@ -2,7 +2,7 @@ import { createPrivateKey, createPublicKey, randomBytes, sign as signEcdsa, veri
 import { ConfigError, MalformedEventError, SignatureVerificationError } from '../errors';
 import { isoTime } from './json';
 import { checkTolerance, requiredHeader } from './headers';
-import { batchItems } from './limits';
+import { batchItems, MIB } from './limits';
 import { ProviderKind } from '../../contracts';
 import { adapter, TIMESTAMP_TOLERANCE_SECONDS, type Delivery, type ProviderAdapter, type RefusedItem, type SampleEvent, type VerifiedEvent } from './types';
 import sendgridDelivered from './fixtures/sendgrid.delivered.json';
@@ -144,4 +144,6 @@ export const sendgridProvider = defineProvider({
   builtIn: { name: 'sendgrid', secretEnv: 'SENDGRID_WEBHOOK_PUBLIC_KEY', developmentSecret: SENDGRID_DEVELOPMENT_KEYS.publicKey, keyIsPublic: true },
   create: ({ name, publicKeys }) => createSendGridAdapter({ source: name, publicKeys }),
   samples: { delivered: sendgridDelivered },
+  // SendGrid posts batches of up to 768 KB.
+  maxBodyBytes: MIB,
 });

@@ -8,6 +8,7 @@ import { firstSecret, hmacSha256 } from './secrets';
 import { ProviderKind } from '../../contracts';
 import { adapter, type Delivery, type ProviderAdapter, type SampleEvent } from './types';
 import shopifyOrdersPaid from './fixtures/shopify.orders-paid.json';
+import { MIB } from './limits';
 import { defineProvider } from './define';
 
 const SAMPLE_API_VERSION = ApiVersion.October25;
@@ -114,4 +115,6 @@ export const shopifyProvider = defineProvider({
   builtIn: { name: 'shopify', secretEnv: 'SHOPIFY_WEBHOOK_SECRET', developmentSecret: 'shopify-durable-webhooks-development-only' },
   create: ({ name, secrets }) => createShopifyAdapter({ source: name, secrets }),
   samples: { 'orders/paid': shopifyOrdersPaid },
+  // One resource's JSON (an order with many lines stays far under this); Shopify documents no maximum.
+  maxBodyBytes: 5 * MIB,
 });

@@ -7,6 +7,7 @@ import { firstSecret, hmacSha256Hex } from './secrets';
 import { ProviderKind } from '../../contracts';
 import { adapter, type Delivery, type ProviderAdapter, type SampleEvent } from './types';
 import slackAppMention from './fixtures/slack.app_mention.json';
+import { MIB } from './limits';
 import { defineProvider } from './define';
 
 /** Slack refuses a request older than five minutes. */
@@ -107,4 +108,6 @@ export const slackProvider = defineProvider({
   builtIn: { name: 'slack', secretEnv: 'SLACK_SIGNING_SECRET', developmentSecret: 'slack-durable-webhooks-development-only' },
   create: ({ name, secrets }) => createSlackAdapter({ source: name, secrets }),
   samples: { app_mention: slackAppMention },
+  // Slack's events and forms are a few KiB; a modal's submitted state stays far under a MiB.
+  maxBodyBytes: MIB,
 });

@@ -6,6 +6,7 @@ import { firstSecret, hmacSha256, safeEqual } from './secrets';
 import { ProviderKind } from '../../contracts';
 import { adapter, type Delivery, type ProviderAdapter, type SampleEvent, type VerifiedEvent } from './types';
 import squarePaymentUpdated from './fixtures/square.payment.updated.json';
+import { MIB } from './limits';
 import { defineProvider, signedUrl } from './define';
 
 /**
@@ -78,4 +79,6 @@ export const squareProvider = defineProvider({
   builtIn: { name: 'square', secretEnv: 'SQUARE_WEBHOOK_SIGNATURE_KEY', developmentSecret: 'square-durable-webhooks-development-only', urlEnv: 'SQUARE_WEBHOOK_URL' },
   create: (config) => createSquareAdapter({ source: config.name, secrets: config.secrets, url: signedUrl(config) }),
   samples: { 'payment.updated': squarePaymentUpdated },
+  // One object's JSON; Square documents no maximum.
+  maxBodyBytes: 5 * MIB,
 });

@@ -6,6 +6,7 @@ import { firstSecret } from './secrets';
 import { ProviderKind } from '../../contracts';
 import { adapter, TIMESTAMP_TOLERANCE_SECONDS, type Delivery, type ProviderAdapter, type SampleEvent, type VerifiedEvent } from './types';
 import stripeCheckoutCompleted from './fixtures/stripe.checkout.session.completed.json';
+import { MIB } from './limits';
 import { defineProvider } from './define';
 
 /** The Stripe API version our sample events claim; verification accepts any version. */
@@ -120,4 +121,6 @@ export const stripeProvider = defineProvider({
   builtIn: { name: 'stripe', secretEnv: 'STRIPE_WEBHOOK_SECRET', developmentSecret: 'whsec_durable_webhooks_development_only' },
   create: ({ name, secrets }) => createStripeAdapter({ source: name, secrets }),
   samples: { 'checkout.session.completed': stripeCheckoutCompleted },
+  // One event with its object; Stripe documents no maximum, and its largest objects are far under this.
+  maxBodyBytes: 5 * MIB,
 });

@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { MalformedEventError, SignatureVerificationError } from '../../../src/errors';
-import { MAX_BATCH_ITEMS, MAX_SIGNATURE_ENTRIES } from '../../../src/providers/limits';
+import { MAX_BATCH_ITEMS, MAX_ED25519_SIGNATURES, MAX_FORM_FIELDS } from '../../../src/providers/limits';
+import { formParams } from '../../../src/providers/twilio';
 import { createAdapter } from '../../../src/providers/registry';
 import type { ProviderAdapter } from '../../../src/providers/types';
 import { ProviderKind } from '../../../contracts';
@@ -94,10 +95,10 @@ describe('a refused delivery costs one signature computation per configured secr
       expect(computations).toBeLessThanOrEqual(MAX_BATCH_ITEMS * keys);
     } else {
       // The ed25519 of Standard Webhooks' v1a cannot be computed once and compared: one verification per offered entry and key, entries capped.
-      const perKey = adapter.kind === ProviderKind.STANDARD_WEBHOOKS || adapter.kind === ProviderKind.SVIX ? MAX_SIGNATURE_ENTRIES : 1;
+      const perKey = adapter.kind === ProviderKind.STANDARD_WEBHOOKS || adapter.kind === ProviderKind.SVIX ? 1 + MAX_ED25519_SIGNATURES : 1;
       expect(computations).toBeLessThanOrEqual(perKey * keys);
     }
-    expect(bytes).toBeLessThanOrEqual(size * keys * (adapter.kind === ProviderKind.STANDARD_WEBHOOKS || adapter.kind === ProviderKind.SVIX ? MAX_SIGNATURE_ENTRIES : 1));
+    expect(bytes).toBeLessThanOrEqual(size * keys * (adapter.kind === ProviderKind.STANDARD_WEBHOOKS || adapter.kind === ProviderKind.SVIX ? 1 + MAX_ED25519_SIGNATURES : 1));
   });
 
   it('refuses too many signature entries, form fields and batch items before computing any signature', async () => {
@@ -112,5 +113,50 @@ describe('a refused delivery costs one signature computation per configured secr
       const { computations, outcome } = await counted(() => byKind(kind).verify({ ...delivery, receivedAt }));
       expect({ kind, computations, refused: outcome instanceof Error }).toEqual({ kind, computations: 0, refused: true });
     }
+  });
+});
+
+describe('what is parsed or computed before a signature is checked', () => {
+  const byKind = (kind: ProviderKind) => adapters.find(({ adapter }) => adapter.kind === kind)!.adapter;
+
+  it("counts a form's fields on its bytes: URLSearchParams is never built for one over the limit", () => {
+    const Real = globalThis.URLSearchParams;
+    let built = 0;
+    globalThis.URLSearchParams = class extends Real {
+      constructor(...args: ConstructorParameters<typeof URLSearchParams>) {
+        super(...args);
+        built++;
+      }
+    };
+    try {
+      expect(() => formParams(Buffer.from('a&'.repeat(MAX_FORM_FIELDS)), 'twilio')).toThrow(MalformedEventError);
+      expect(built).toBe(0);
+      // At the limit it is read: the counting sees a construction.
+      expect(Object.keys(formParams(Buffer.from('a&'.repeat(MAX_FORM_FIELDS - 1)), 'twilio'))).toEqual(['a']);
+      expect(built).toBe(1);
+    } finally {
+      globalThis.URLSearchParams = Real;
+    }
+  });
+
+  it.each([ProviderKind.STANDARD_WEBHOOKS, ProviderKind.SVIX])("%s: check computes v1 with node:crypto, never the package's pure-JavaScript sign", async (kind) => {
+    const adapter = byKind(kind);
+    const sample = adapter.sign({ id: adapter.sampleId(), type: 'order.created', payload: { orderId: 'ord_1' }, timestamp: receivedAt });
+    const spy = jest.spyOn(Webhook.prototype, 'sign');
+    try {
+      await expect(adapter.check({ rawBody: Buffer.from(sample.body), headers: sample.headers, receivedAt })).resolves.toEqual({});
+      const tampered = { rawBody: Buffer.from(sample.body.replace('ord_1', 'ord_2')), headers: sample.headers, receivedAt };
+      await expect(adapter.check(tampered)).rejects.toThrow(SignatureVerificationError);
+      expect(spy).not.toHaveBeenCalled();
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it(`refuses more than ${MAX_ED25519_SIGNATURES} v1a entries before verifying any`, async () => {
+    const { delivery } = HOSTILE[ProviderKind.STANDARD_WEBHOOKS]!().find((entry) => entry.what.includes('v1 and v1a'))!;
+    const { computations, outcome } = await counted(() => byKind(ProviderKind.STANDARD_WEBHOOKS).check({ ...delivery, receivedAt }));
+    expect(computations).toBeLessThanOrEqual(hostileSources().find((config) => config.kind === ProviderKind.STANDARD_WEBHOOKS)!.secrets.length);
+    expect((outcome as Error).message).toMatch(`at most ${MAX_ED25519_SIGNATURES} are checked`);
   });
 });
