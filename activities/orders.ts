@@ -13,9 +13,9 @@ export function createOrderActivities({ db }: { db: Database }): Pick<Activities
     async saveOrder({ order: { customerEmail, ...order }, ...step }) {
       const email = customerEmail && fieldText(await readEventBody(db, step), customerEmail);
       const { result } = await writeOnce(db, step, async (tx) => {
-        await upsertOrder(tx, step.source, step.eventId, { ...order, customerEmail: email || null });
+        const { fulfilledBy } = await upsertOrder(tx, step.source, step.eventId, { ...order, customerEmail: email || null });
         // The ledger and the workflow get the order without the customer's email.
-        return { externalId: order.id, result: order };
+        return { externalId: order.id, result: { ...order, ...(fulfilledBy !== null && { fulfilledBy }) } };
       });
       return result;
     },

@@ -51,6 +51,12 @@ export interface WebhookEvent {
    * ledger refuses the same body under a second ID as a replay.
    */
   bodySha256?: string;
+  /**
+   * The type, when the replay guard refuses `bodySha256` again only under the same type: the flow
+   * decides from the signed body (`FlowDeclaration.decidesFromBody`), so the same bytes under another
+   * unsigned type are an event of their own.
+   */
+  replayScope?: string;
 }
 
 /** An event workflow's ID: the provider's event ID, behind the source's optional prefix. */
@@ -114,6 +120,8 @@ export interface EventClaim {
   firstExecutionRunId: string;
   /** `WebhookEvent.bodySha256`, when the provider does not sign the event ID. */
   bodySha256?: string;
+  /** `WebhookEvent.replayScope`: the body is refused again only under this type. */
+  replayScope?: string;
 }
 
 /**

@@ -83,6 +83,15 @@ export interface FlowDeclaration<W extends Workflow, Personal extends string> {
   queries?: ReadonlyArray<QueryDefinition<any>>;
   /** What the Temporal UI's one-line summary adds after `source · type · subject`, from the copied fields. */
   summary?: (fields: EventFields) => string | undefined;
+  /**
+   * What it does follows from the signed body alone, never from the event type (a Shopify order is
+   * fulfilled when its body says it is paid, whatever the topic): true lets a kind whose type is
+   * unsigned deliver the same signed bytes under several types, each its own event, and the replay
+   * guard then refuses them again only under the same type (docs/security.md#replays). A flow that
+   * acts on the type leaves it false: the same bytes under any other ID are a replay.
+   * @default false
+   */
+  decidesFromBody?: boolean;
 }
 
 /** One flow, as everything outside it sees it: the router, the receiver, operators' tools, the worker. */
@@ -96,6 +105,8 @@ export interface Flow<W extends Workflow = Workflow, Personal extends string = s
   readonly fields: EventFieldSpec;
   /** The JSON pointer of its tenant field, if it names one. */
   readonly tenant: string | undefined;
+  /** See `FlowDeclaration.decidesFromBody`. */
+  readonly decidesFromBody: boolean;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see FlowDeclaration
   readonly signals: ReadonlyArray<FlowSignal<any>>;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see FlowDeclaration
@@ -119,7 +130,7 @@ export type EventFlow<Personal extends string = string> = Flow<(event: WebhookEv
  * `flows` command) is derived from these declarations.
  */
 export function defineFlow<W extends Workflow, Personal extends string = never>(declaration: FlowDeclaration<W, Personal>): Flow<W, Personal> {
-  const { workflow, description, internal = false, handles = {}, versioning, signals = [], queries = [], summary } = declaration;
+  const { workflow, description, internal = false, handles = {}, versioning, signals = [], queries = [], summary, decidesFromBody = false } = declaration;
   // A versioned worker reports AUTO_UPGRADE for every workflow without a behaviour of its own (its
   // default, src/temporal/worker.ts). Temporal refuses a behaviour from an unversioned worker, so
   // PINNED is declared only to a run whose first task a versioned worker took (an unversioned one has
@@ -135,6 +146,7 @@ export function defineFlow<W extends Workflow, Personal extends string = never>(
     versioning,
     fields,
     tenant: declaration.tenant,
+    decidesFromBody,
     signals,
     queries: internal ? queries : [statusQuery, ...queries],
     summarize: (values) => summary?.(values),

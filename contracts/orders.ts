@@ -60,7 +60,10 @@ export interface SaveOrderInput extends BodyStep {
 }
 
 /** An order as a workflow sees it: the row without the customer's email, which stays out of Temporal. */
-export type SavedOrder = Omit<Order, 'customerEmail'>;
+export type SavedOrder = Omit<Order, 'customerEmail'> & {
+  /** The event that first fulfilled the order, once one has: another event about it fulfils nothing again. */
+  fulfilledBy?: string;
+};
 
 export interface ChargeInput {
   source: string;

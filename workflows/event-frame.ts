@@ -80,7 +80,7 @@ function nothingToDo(event: WebhookEvent, progress: Progress, outcome: 'duplicat
 /** Claims the event in the ledger for this run chain; see `ClaimResult`. */
 async function claim(event: WebhookEvent, progress: Progress): Promise<ClaimResult> {
   const { workflowId, firstExecutionRunId } = workflowInfo();
-  const claimed = await dbActivity.claimEvent({ source: event.source, eventId: event.id, type: event.type, workflowId, firstExecutionRunId, bodySha256: event.bodySha256 });
+  const claimed = await dbActivity.claimEvent({ source: event.source, eventId: event.id, type: event.type, workflowId, firstExecutionRunId, bodySha256: event.bodySha256, ...(event.replayScope !== undefined && { replayScope: event.replayScope }) });
   progress.done('claim');
   return claimed;
 }

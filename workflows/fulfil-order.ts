@@ -7,10 +7,13 @@ import type { Progress } from './progress';
 /**
  * The fulfilment of a paid order, whichever provider took the payment: record the order, mark its
  * Stripe PaymentIntent fulfilled when it has one, and email the customer when there is an address.
+ * An order another event fulfilled first (two Shopify topics about one paid order) is recorded and
+ * nothing else: `alreadyFulfilled` (`fulfilledBy` names that event).
  */
 export async function fulfilOrder(event: WebhookEvent, progress: Progress, { order: fields, customerEmail: to, label }: { order: SavedOrder; customerEmail: BodyField | null; label?: string }) {
   const order = await dbActivity.saveOrder({ ...stepOf(event, 'order:fulfilled'), order: { ...fields, customerEmail: to } });
   progress.done('order');
+  if (alreadyFulfilled(event, order)) return order;
 
   if (order.paymentIntentId) {
     await externalActivity.markPaymentIntentFulfilled.executeWithOptions({ summary: `mark ${order.paymentIntentId} fulfilled` }, [
@@ -31,4 +34,9 @@ export async function fulfilOrder(event: WebhookEvent, progress: Progress, { ord
     progress.done('email:confirmation');
   }
   return order;
+}
+
+/** True when another event fulfilled the order first (an order saved before this was recorded has no `fulfilledBy`). */
+export function alreadyFulfilled(event: WebhookEvent, order: SavedOrder): boolean {
+  return order.fulfilledBy !== undefined && order.fulfilledBy !== event.id;
 }

@@ -53,7 +53,8 @@ export type Stored =
  * after Temporal answered 503, stores nothing again, and an erased body stays erased. The start is
  * the storing process's for `leaseMs`, then any sweeper's (src/inbox/). `bodySha256` is the body's
  * hash when the adapter asks for replays to be found (GitHub's, whose delivery ID is unsigned): a
- * body this source stored under another event ID, erased or not, is not stored again. Two copies
+ * body this source stored under another event ID, erased or not, is not stored again (only under the
+ * same type, when the input has a `replayScope`). Two copies
  * racing past this check are still told apart by the ledger's claim. A workflow ID another source
  * stored first (`takenBy`) is not this event's: nothing is stored.
  */
@@ -65,7 +66,12 @@ export async function storeBody(
   const taken = await db.query<{ source: string }>('SELECT source FROM event_bodies WHERE workflow_id = $1 AND source <> $2 LIMIT 1', [event.workflowId, event.source]);
   if (taken.rows[0]) return { stored: false, takenBy: taken.rows[0].source };
   if (event.bodySha256 !== undefined) {
-    const earlier = await db.query<{ event_id: string }>('SELECT event_id FROM event_bodies WHERE source = $1 AND sha256 = $2 AND event_id <> $3 LIMIT 1', [event.source, event.bodySha256, event.eventId]);
+    // Under any type, or (a flow deciding from the body) under this one: `WebhookEvent.replayScope`.
+    const scope = event.start.input.replayScope;
+    const earlier = await db.query<{ event_id: string }>(
+      `SELECT event_id FROM event_bodies WHERE source = $1 AND sha256 = $2 AND event_id <> $3 ${scope === undefined ? '' : "AND start->'input'->>'type' = $4"} LIMIT 1`,
+      [event.source, event.bodySha256, event.eventId, ...(scope === undefined ? [] : [scope])],
+    );
     if (earlier.rows[0]) return { stored: false, replayOf: earlier.rows[0].event_id };
   }
   // A hold that matches, or the source's standing rate, is found by the insert itself: a hold

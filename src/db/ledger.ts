@@ -14,19 +14,20 @@ export interface StepRecord<Result = unknown> {
  * after a retry or reset); `duplicate` when another chain claimed it first, which happens when the
  * provider redelivers after Temporal's retention dropped the first run; `replay` when the event
  * carries a body hash and another event ID of the same source claimed that body first (a signed
- * GitHub body sent again under a new, unsigned delivery ID).
+ * GitHub body sent again under a new, unsigned delivery ID), in the same replay scope: claims with a
+ * scope (the type) collide only with claims of that scope.
  */
 export async function claimEvent(db: Queryable, claim: EventClaim): Promise<ClaimResult> {
   try {
     const { rows } = await db.query<{ first_execution_run_id: string }>(
-      `INSERT INTO processed_events (source, event_id, event_type, workflow_id, first_execution_run_id, body_sha256)
-       VALUES ($1, $2, $3, $4, $5, $6)
+      `INSERT INTO processed_events (source, event_id, event_type, workflow_id, first_execution_run_id, body_sha256, replay_scope)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT (source, event_id) DO UPDATE SET
          -- The same run chain claiming again is a reset of a finished event: it is processing again.
          status = CASE WHEN processed_events.first_execution_run_id = EXCLUDED.first_execution_run_id THEN 'processing' ELSE processed_events.status END,
          completed_at = CASE WHEN processed_events.first_execution_run_id = EXCLUDED.first_execution_run_id THEN NULL ELSE processed_events.completed_at END
        RETURNING first_execution_run_id`,
-      [claim.source, claim.eventId, claim.type, claim.workflowId, claim.firstExecutionRunId, claim.bodySha256 ?? null],
+      [claim.source, claim.eventId, claim.type, claim.workflowId, claim.firstExecutionRunId, claim.bodySha256 ?? null, claim.replayScope ?? ''],
     );
     return rows[0]!.first_execution_run_id === claim.firstExecutionRunId ? 'claimed' : 'duplicate';
   } catch (error) {

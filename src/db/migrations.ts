@@ -345,6 +345,18 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
        )`,
     ],
   },
+  {
+    id: '017-replay-scope-and-fulfilment',
+    statements: [
+      // A body is a replay within its scope: '' for every type, or the one type its flow may take it
+      // under (a flow that decides from the signed body: WebhookEvent.replayScope).
+      `ALTER TABLE processed_events ADD COLUMN replay_scope text NOT NULL DEFAULT ''`,
+      `DROP INDEX processed_events_body`,
+      `CREATE UNIQUE INDEX processed_events_body ON processed_events (source, replay_scope, body_sha256) WHERE body_sha256 IS NOT NULL`,
+      // The event that fulfilled an order: another event about the same order does not fulfil it again.
+      `ALTER TABLE orders ADD COLUMN fulfilled_by text`,
+    ],
+  },
 ];
 
 /**

@@ -80,7 +80,7 @@ export function createWebhookRouter(deps: { sources: SourceRegistry; starter: Ev
       if (!verified || delivery.events.length > 1) throw new Error(`The ${adapter.kind} adapter returned ${delivery.events.length} events for one delivery.`);
       const event = toReceived(verified);
       span.setAttributes({ 'webhook.event_id': event.id, 'webhook.event_type': event.type });
-      const result = await start(event, source);
+      const result = await start(event, source, req);
       span.setAttribute('webhook.outcome', result.status);
       if (adapter.acknowledgement) {
         res.status(result.status === 'duplicate' ? 200 : 202).type(adapter.acknowledgement.contentType).send(adapter.acknowledgement.body);
@@ -109,7 +109,7 @@ export function createWebhookRouter(deps: { sources: SourceRegistry; starter: Ev
     let failure: unknown;
     await forEachLimited(events, BATCH_START_CONCURRENCY, async (event) => {
       try {
-        const result = await start(event, source);
+        const result = await start(event, source, req);
         recorded.push({ eventId: event.id, workflowId: result.workflowId, status: result.status });
       } catch (error) {
         if (!(error instanceof EventNotRecordedError)) throw error;
@@ -125,14 +125,22 @@ export function createWebhookRouter(deps: { sources: SourceRegistry; starter: Ev
     else res.status(status).json({ status: 'recorded', events: recorded });
   };
 
-  const start = async (event: ReceivedEvent, source: Source): Promise<StartResult> => {
+  const start = async (event: ReceivedEvent, source: Source, req: Request): Promise<StartResult> => {
     const stopTimer = metrics.startSeconds.startTimer({ source: source.name });
     const result = await starter.start(event, source);
     stopTimer();
     metrics.deliveries.inc({ source: source.name, outcome: result.status });
     logger.info({ source: source.name, eventId: event.id, type: event.type, workflowId: result.workflowId }, `event ${result.status}`);
+    // Answered 200 so the sender stops, but nothing was recorded: a refusal an operator should see.
+    if (result.status === 'duplicate' && result.replayOf !== undefined) {
+      recordRefusal(req, source.name, 200, 'replay', `The signed body of event ${result.replayOf} was sent again as event ${event.id} (${event.type}); nothing was started.`);
+    }
     return result;
   };
+
+  const recordRefusal = (req: Request, source: string, status: number, reason: string, detail: string) =>
+    // What the console's refused page shows: never the body, and of the headers only their names.
+    refusals?.record({ refusedAt: now(), source, path: req.originalUrl.split('?')[0]!, status, reason, detail, client: req.ip, headerNames: Object.keys(req.headers) });
 
   // The webhook route owns its errors: they are deliveries, counted by source and outcome, and
   // worded for the provider that will retry them.
@@ -150,22 +158,16 @@ export function createWebhookRouter(deps: { sources: SourceRegistry; starter: Ev
     } else {
       // The detail names identifiers only (a header, a limit, another source), never the payload.
       logger.warn({ source, path: req.path, status: problem.status, problem: problem.type, detail: problem.detail }, 'delivery rejected');
-      // What the console's refused page shows: never the body, and of the headers only their names.
-      refusals?.record({
-        refusedAt: now(),
-        source,
-        path: req.originalUrl.split('?')[0]!,
-        status: problem.status,
-        reason: problem.type.split(':').pop()!,
-        detail: problem.detail,
-        client: req.ip,
-        headerNames: Object.keys(req.headers),
-      });
+      recordRefusal(req, source, problem.status, problem.type.split(':').pop()!, problem.detail);
     }
     sendProblem(res, problem);
   };
 
-  const { refuseBeforeReading, limitLargeBodies, enforceBodyPace, readRawBody } = bodyGuards(deps.limits, (error, req, res) => handleDeliveryError(error, req, res, () => undefined));
+  const { refuseBeforeReading, limitLargeBodies, enforceBodyPace, readRawBody } = bodyGuards(
+    deps.limits,
+    (error, req, res) => handleDeliveryError(error, req, res, () => undefined),
+    (res) => (res.locals.source as Source).maxBodyBytes,
+  );
   const webhooks = express.Router();
   webhooks.post('/:source', selectSource, refuseBeforeReading, limitLargeBodies, enforceBodyPace, readRawBody, receive);
   webhooks.all('/:source', (_req, res) => {

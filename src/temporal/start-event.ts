@@ -188,6 +188,8 @@ export function workflowStartOptions(workflowId: string, spec: StartSpec, via: E
 /** The workflow's input: the event's identity and the fields its flow copies, without the body. */
 function workflowInput(event: Omit<ReceivedEvent, 'body'>, flow: EventFlow): WebhookEvent {
   const { source, provider, id, type, occurredAt, receivedAt, subject, bodySha256 } = event;
+  // A flow that decides from the signed body may take the same bytes under another unsigned type.
+  const replayScope = bodySha256 !== undefined && flow.decidesFromBody ? type : undefined;
   return {
     source,
     provider,
@@ -197,6 +199,7 @@ function workflowInput(event: Omit<ReceivedEvent, 'body'>, flow: EventFlow): Web
     receivedAt,
     ...(subject !== undefined && subject.length <= MAX_FIELD_LENGTH && { subject }),
     ...(bodySha256 !== undefined && { bodySha256 }),
+    ...(replayScope !== undefined && { replayScope }),
     fields: flow.readFields(event.payload),
   };
 }

@@ -59,7 +59,7 @@ describe('Stripe checkout.session.completed → fulfilCheckout', () => {
   });
 });
 
-describe('Shopify orders/paid → fulfilShopifyOrder', () => {
+describe('Shopify orders → fulfilShopifyOrder', () => {
   it('records the order and emails the customer once, keyed by the Shopify event ID, with no Stripe call', async () => {
     const delivery = shopifyOrderPaid();
     expect((await deliver(delivery)).status).toBe(202);
@@ -84,6 +84,42 @@ describe('Shopify orders/paid → fulfilShopifyOrder', () => {
     await resultOf(event.id);
     expect(await rows('SELECT id FROM orders WHERE event_id = $1', [event.id])).toHaveLength(1);
     expect(emailsFor(event.id)).toHaveLength(1);
+  });
+
+  it('one paid order as orders/updated (E1), then the same signed bytes as orders/paid (E2): fulfilled once, by E1', async () => {
+    const updated = shopifyOrderPaid({ topic: 'orders/updated' });
+    const paid = shopifyOrderPaid({ topic: 'orders/paid', orderId: updated.orderId });
+    expect(paid.body).toBe(updated.body);
+    expect(await deliver(updated)).toMatchObject({ status: 202, json: { status: 'started' } });
+    expect(await resultOf(updated.id)).toMatchObject({ outcome: 'fulfilled', type: 'orders/updated' });
+    // Shopify's topic is unsigned, so these bytes are an event of their own under another topic.
+    expect(await deliver(paid)).toMatchObject({ status: 202, json: { status: 'started' } });
+    expect(await resultOf(paid.id)).toMatchObject({ outcome: 'already-fulfilled', type: 'orders/paid' });
+
+    expect(await rows('SELECT status, fulfilled_by FROM orders WHERE id = $1', [`shopify-${updated.orderId}`])).toEqual([{ status: 'fulfilled', fulfilled_by: updated.id }]);
+    const emails = stack.resend.emails.filter((email) => email.subject === `Order #${updated.orderId % 10_000} confirmed`);
+    expect(emails).toEqual([expect.objectContaining({ idempotencyKey: updated.id })]);
+  });
+
+  it('an order whose signed body is not paid is recorded as such, whatever the topic says', async () => {
+    const pending = shopifyOrderPaid({ topic: 'orders/paid', financialStatus: 'pending' });
+    expect((await deliver(pending)).status).toBe(202);
+    expect(await resultOf(pending.id)).toMatchObject({ outcome: 'not-paid' });
+    expect(await rows('SELECT id FROM orders WHERE id = $1', [`shopify-${pending.orderId}`])).toEqual([]);
+    expect(emailsFor(pending.id)).toEqual([]);
+  });
+
+  it('the same bytes under the same topic and a new event ID: 200 duplicate naming the first, never started, and a replay refusal', async () => {
+    const first = shopifyOrderPaid({ topic: 'orders/paid' });
+    const replay = shopifyOrderPaid({ topic: 'orders/paid', orderId: first.orderId });
+    expect((await deliver(first)).status).toBe(202);
+    expect(await deliver(replay)).toMatchObject({ status: 200, json: { status: 'duplicate', eventId: replay.id, replayOf: first.id } });
+    await expect(stack.client.workflow.getHandle(replay.id).describe()).rejects.toThrow(WorkflowNotFoundError);
+    await eventually('the replay is listed among refused deliveries', async () =>
+      (await rows<{ reason: string; status: number; detail: string }>("SELECT reason, status, detail FROM refused_deliveries WHERE source = 'shopify' AND detail LIKE $1", [`%${replay.id}%`])).some(
+        (row) => row.reason === 'replay' && row.status === 200 && row.detail.includes(first.id),
+      ),
+    );
   });
 });
 

@@ -1,5 +1,5 @@
 import { beginChargeAttempt, finishChargeAttempt } from '../../src/db/charge-attempts';
-import { callOnce } from '../../src/db/ledger';
+import { callOnce, claimEvent } from '../../src/db/ledger';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 
 /**
@@ -59,5 +59,18 @@ describe('a charge attempt', () => {
     expect(await beginChargeAttempt(db, key, attempt(2))).toMatchObject({ state: 'pending', record: { attempt: 3 } });
     await finishChargeAttempt(db, key, 3, { outcome: 'declined', failure: { type: 'CardDeclined', message: 'Your card was declined.', details: {} } });
     expect(await beginChargeAttempt(db, key, attempt(2))).toEqual({ state: 'begun' });
+  });
+});
+
+describe('the ledger claim of an event whose ID (or type) is unsigned', () => {
+  const claim = (eventId: string, type: string, replayScope?: string) =>
+    claimEvent(db, { source: 'shopify', eventId, type, workflowId: eventId, firstExecutionRunId: `run-${eventId}`, bodySha256: 'sha-one-body', ...(replayScope !== undefined && { replayScope }) });
+
+  it('refuses the same body under another ID within its scope: any type without one, the same type with one', async () => {
+    await expect(claim('e1', 'orders/updated', 'orders/updated')).resolves.toBe('claimed');
+    await expect(claim('e2', 'orders/paid', 'orders/paid')).resolves.toBe('claimed');
+    await expect(claim('e3', 'orders/paid', 'orders/paid')).resolves.toBe('replay');
+    await expect(claim('e4', 'orders/cancelled')).resolves.toBe('claimed');
+    await expect(claim('e5', 'orders/fulfilled')).resolves.toBe('replay');
   });
 });

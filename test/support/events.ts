@@ -57,7 +57,9 @@ export function orderCreated(options: { amount?: number; paymentMethod?: string;
  * A signed Shopify `orders/paid` (the shape of Shopify's documented example), for a stack whose
  * Shopify secret is `CATALOG_SECRETS.shopify`. `webhookId` tells one subscription's copy from another's.
  */
-export function shopifyOrderPaid(options: { orderId?: number; email?: string; webhookId?: string; eventId?: string } = {}): SignedDelivery & { orderId: number } {
+export function shopifyOrderPaid(
+  options: { orderId?: number; email?: string; webhookId?: string; eventId?: string; topic?: string; financialStatus?: string } = {},
+): SignedDelivery & { orderId: number } {
   const id = options.eventId ?? randomUUID();
   const orderId = options.orderId ?? Math.floor(Math.random() * 1e12);
   const body = JSON.stringify({
@@ -66,11 +68,12 @@ export function shopifyOrderPaid(options: { orderId?: number; email?: string; we
     name: `#${orderId % 10_000}`,
     email: options.email ?? 'ada@example.com',
     currency: 'EUR',
-    financial_status: 'paid',
+    financial_status: options.financialStatus ?? 'paid',
     total_price: '42.00',
     line_items: [{ id: 866550311766439, title: 'Durable mug', quantity: 1, price: '42.00' }],
   });
-  return { id, orderId, path: 'shopify', body, headers: shopifyHeaders(body, CATALOG_SECRETS.shopify, { eventId: id, ...(options.webhookId && { webhookId: options.webhookId }) }) };
+  const headers = shopifyHeaders(body, CATALOG_SECRETS.shopify, { eventId: id, ...(options.webhookId && { webhookId: options.webhookId }), ...(options.topic && { topic: options.topic }) });
+  return { id, orderId, path: 'shopify', body, headers };
 }
 
 /** A signed Stripe `customer.subscription.<action>` with its own `created`. */

@@ -62,6 +62,7 @@ describe('durable-webhooks flows', () => {
       internal: false,
       events: { billing: ['invoice.payment_failed'] },
       unsignedTypes: {},
+      decidesFromBody: false,
       signals: [
         { name: 'approve', description: 'approves an order held for review', onlyWhileAwaited: false },
         { name: 'reject', description: 'rejects an order held for review; it is cancelled', onlyWhileAwaited: false },
@@ -81,7 +82,11 @@ describe('durable-webhooks flows', () => {
       { name: 'stripe', router: new Router(ProviderKind.STRIPE) },
       { name: 'shopify', router: new Router(ProviderKind.SHOPIFY), unsignedType: 'X-Shopify-Topic header' },
     ]);
-    expect(listing.find((flow) => flow.name === 'fulfilShopifyOrder')).toMatchObject({ events: { shopify: ['orders/paid'] }, unsignedTypes: { shopify: 'X-Shopify-Topic header' } });
-    expect(listing.find((flow) => flow.name === 'fulfilCheckout')).toMatchObject({ unsignedTypes: {} });
+    expect(listing.find((flow) => flow.name === 'fulfilShopifyOrder')).toMatchObject({
+      events: { shopify: ['orders/create', 'orders/updated', 'orders/paid'] },
+      unsignedTypes: { shopify: 'X-Shopify-Topic header' },
+      decidesFromBody: true,
+    });
+    expect(listing.find((flow) => flow.name === 'fulfilCheckout')).toMatchObject({ unsignedTypes: {}, decidesFromBody: false });
   });
 });
