@@ -56,7 +56,7 @@ import { startResendStandIn } from '../support/resend-stand-in';
 import { otherClusterPorts } from '../support/topology';
 import { workflowBundle } from '../support/stack';
 import { latencyChart } from './chart';
-import { measureHostileCosts, REFUSED_MS_PER_MIB_TARGET } from './hostile';
+import { measureHostileCosts, measureLargeBodies, REFUSED_MS_PER_MIB_TARGET } from './hostile';
 import { startSeedHandler } from './seed-handler';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 200);
@@ -173,19 +173,20 @@ async function main(): Promise<void> {
   // First, on a quiet machine: what refusing the worst unauthenticated deliveries costs, and the
   // console's pages on a million stored events.
   const hostile = await measureHostileCosts();
+  const largeBodies = await measureLargeBodies();
   const consolePages = await measureConsole();
   const temporal = await startTemporal();
   // Whatever ends the run, its Temporal server ends with it: a failure, or Ctrl-C / SIGTERM.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void temporal.stop().finally(() => process.exit(130)));
   try {
-    await measure(hostile, consolePages, temporal);
+    await measure(hostile, largeBodies, consolePages, temporal);
   } finally {
     await temporal.stop();
   }
 }
 
 /** Everything measured on the Temporal server `temporal`, which the caller stops. */
-async function measure(hostile: Awaited<ReturnType<typeof measureHostileCosts>>, consolePages: Awaited<ReturnType<typeof measureConsole>>, temporal: Awaited<ReturnType<typeof startTemporal>>): Promise<void> {
+async function measure(hostile: Awaited<ReturnType<typeof measureHostileCosts>>, largeBodies: Awaited<ReturnType<typeof measureLargeBodies>>, consolePages: Awaited<ReturnType<typeof measureConsole>>, temporal: Awaited<ReturnType<typeof startTemporal>>): Promise<void> {
   const connection = await Connection.connect({ address: temporal.address });
   await prepareNamespace(connection, 'default');
   const client = new Client({ connection });
@@ -323,6 +324,7 @@ async function measure(hostile: Awaited<ReturnType<typeof measureHostileCosts>>,
       receiverPerCpuSecond: round(atCommit.summary().requests / Math.max(atCommitCpuSeconds, 1e-9)),
       workerCapacity: capacity,
       refusedDeliveries: hostile,
+      largeBodies,
       console: consolePages,
     };
 
@@ -360,6 +362,8 @@ async function measure(hostile: Awaited<ReturnType<typeof measureHostileCosts>>,
     for (const kind of hostile.kinds) {
       console.log(`| ${kind.kind}: ${kind.worst.what} | ${round(kind.worst.msPerMiB, 1)} | ${kind.validMsPerMiB === null ? 'n/a' : round(kind.validMsPerMiB, 1)} | ≤ ${REFUSED_MS_PER_MIB_TARGET} ${kind.worst.msPerMiB <= REFUSED_MS_PER_MIB_TARGET ? 'met' : 'MISSED'} |`);
     }
+    console.log(`\n| provider kind: 25 MiB with no length | its limit | 413 after, ms | event loop held, max ms | memory grown, MiB |\n|---|---|---|---|---|`);
+    for (const cost of largeBodies) console.log(`| ${cost.kind} | ${cost.limitBytes / 1024} KiB | ${round(cost.ms, 1)} | ${round(cost.maxDelayMs, 1)} | ${round(cost.memoryGrowthMiB, 1)} |`);
     console.log(`\n| console page, ${consolePages.events.toLocaleString('en')} events (generated in ${consolePages.generateSeconds} s) | p50 ms | p95 ms |\n|---|---|---|`);
     for (const page of consolePages.pages) console.log(`| ${page.page} | ${page.p50} | ${page.p95} |`);
     console.log(`/healthz p99: ${round(hostile.healthz.idleP99Ms, 1)} ms at rest, ${round(hostile.healthz.underAttackP99Ms, 1)} ms while 8 clients send ${hostile.healthz.attack}`);

@@ -10,7 +10,7 @@ import { ProviderKind } from '../../contracts';
 import { loadReceiverConfig } from '../../src/config';
 import { silentLogger } from '../../src/logger';
 import type { Delivery, ProviderAdapter } from '../../src/providers/types';
-import { HOSTILE_RECEIVED_AT, hostileDeliveries, hostileSources, MIB } from '../support/hostile';
+import { HOSTILE_RECEIVED_AT, hostileDeliveries, hostileFiller, hostileSources, measureLoad, MIB, postStreamed } from '../support/hostile';
 import { ROOT } from '../support/processes';
 import { RecordingStarter } from '../support/recording-starter';
 import {
@@ -69,6 +69,45 @@ export async function measureHostileCosts(): Promise<{ kinds: KindCost[]; health
   }
   const costliest = kinds.reduce((a, b) => (b.worst.msPerMiB > a.worst.msPerMiB ? b : a));
   return { kinds, healthz: await healthzUnderAttack(costliest) };
+}
+
+/** A 25 MiB body refused by one kind's source: how long its 413 took, and what it held meanwhile. */
+export interface LargeBodyCost {
+  kind: ProviderKind;
+  limitBytes: number;
+  /** From the first byte sent to the answer. */
+  ms: number;
+  /** The event loop's longest stall meanwhile (the test's bound: 100 ms). */
+  maxDelayMs: number;
+  /** The most the heap and buffers grew (the test's bound: 64 MiB). */
+  memoryGrowthMiB: number;
+}
+
+/**
+ * Each kind's source sent 25 MiB of what it would parse (empty form fields, empty batch items, JSON)
+ * with no Content-Length, so the limit is enforced while reading (a declared one is refused
+ * unread), through the real app on its own server; a kind whose limit is 25 MiB gets one byte more.
+ */
+export async function measureLargeBodies(): Promise<LargeBodyCost[]> {
+  const sources = hostileSources();
+  const registry = new SourceRegistry(sources);
+  const app = createApp({ sources: registry, starter: new RecordingStarter(), maxBodyBytes: 25 * MIB, logger: silentLogger, now: () => HOSTILE_RECEIVED_AT });
+  const server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const costs: LargeBodyCost[] = [];
+  try {
+    for (const config of sources) {
+      const { adapter, maxBodyBytes } = registry.get(config.name);
+      const bytes = Math.max(25 * MIB, maxBodyBytes + 1);
+      const { result, ms, maxDelayMs, memoryGrowthMiB } = await measureLoad(() => postStreamed(url, config.name, adapter.contentTypes[0]!, hostileFiller(config.kind), bytes, false));
+      if (result.status !== 413) throw new Error(`${config.kind}: a ${bytes}-byte body was answered ${result.status}, not 413`);
+      costs.push({ kind: config.kind, limitBytes: maxBodyBytes, ms, maxDelayMs, memoryGrowthMiB });
+    }
+  } finally {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+  return costs;
 }
 
 const NOW = new Date('2026-12-01T10:00:00Z');

@@ -1,10 +1,12 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { request } from 'node:http';
 import path from 'node:path';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { ProviderKind } from '../../contracts';
 import { loadReceiverConfig } from '../../src/config';
 import type { SourceConfig } from '../../src/config/sources';
-import { MAX_BATCH_ITEMS, MAX_FORM_FIELDS, MAX_SIGNATURE_ENTRIES } from '../../src/providers/limits';
+import { KIB, MAX_BATCH_ITEMS, MAX_FORM_FIELDS, MAX_SIGNATURE_ENTRIES } from '../../src/providers/limits';
 import type { Delivery } from '../../src/providers/types';
 import { ed25519KeyPair } from './signing';
 
@@ -120,4 +122,70 @@ export function hostileSources(): SourceConfig[] {
  */
 export function hostileDeliveries(kind: ProviderKind, signatureHeaders: readonly string[]): Array<{ what: string; delivery: Omit<Delivery, 'receivedAt'> }> {
   return HOSTILE[kind]?.() ?? [{ what: 'a MiB body, a wrong signature', delivery: { rawBody: json(MIB), headers: Object.fromEntries(signatureHeaders.map((name) => [name, base64Of(32)])) } }];
+}
+
+/** A chunk of what each kind would parse, for a body of many MiB: empty fields for a form, empty items for a JSON batch, JSON for the rest. */
+export function hostileFiller(kind: ProviderKind): Buffer {
+  if (kind === ProviderKind.TWILIO) return Buffer.from('a&'.repeat(32 * KIB));
+  if (kind === ProviderKind.ADYEN) return Buffer.from('{},'.repeat(21 * KIB));
+  if (kind === ProviderKind.SENDGRID) return Buffer.from('{},'.repeat(21 * KIB));
+  return Buffer.from('{"a":1},'.repeat(8 * KIB));
+}
+
+/**
+ * Posts `bytes` of `chunk` repeated to a source, with or without a Content-Length, and resolves with
+ * the answer's status and the bytes written before it came (with a declared length, the body is
+ * written only if no answer came within 200 ms).
+ */
+export function postStreamed(baseUrl: string, source: string, contentType: string, chunk: Buffer, bytes: number, declareLength: boolean): Promise<{ status: number; sent: number }> {
+  return new Promise((resolve, reject) => {
+    let sent = 0;
+    let answered = false;
+    const url = new URL(`/webhooks/${source}`, baseUrl);
+    const req = request(url, { method: 'POST', headers: { 'content-type': contentType, ...(declareLength && { 'content-length': String(bytes) }) } }, (res) => {
+      answered = true;
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode!, sent }));
+      req.destroy();
+    });
+    req.on('error', (error) => (answered ? undefined : reject(error)));
+    const write = () => {
+      while (!answered && sent < bytes) {
+        const part = chunk.subarray(0, Math.min(chunk.length, bytes - sent));
+        sent += part.length;
+        if (!req.write(part)) return void req.once('drain', write);
+      }
+      if (!answered) req.end();
+    };
+    if (declareLength) req.flushHeaders();
+    else write();
+    // With a declared length, the answer comes before any of the body is sent.
+    if (declareLength) setTimeout(() => (answered ? undefined : write()), 200);
+  });
+}
+
+/**
+ * What answering took from the process: the time, the event loop's longest stall, and the most the
+ * heap and the buffers outside it (the body's bytes) grew while it ran, sampled every 10 ms.
+ */
+export async function measureLoad<T>(task: () => Promise<T>): Promise<{ result: T; ms: number; maxDelayMs: number; memoryGrowthMiB: number }> {
+  const used = () => {
+    const { heapUsed, arrayBuffers } = process.memoryUsage();
+    return heapUsed + arrayBuffers;
+  };
+  const before = used();
+  let peak = before;
+  const sampler = setInterval(() => (peak = Math.max(peak, used())), 10);
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  const started = performance.now();
+  try {
+    const result = await task();
+    const ms = performance.now() - started;
+    peak = Math.max(peak, used());
+    return { result, ms, maxDelayMs: delay.max / 1e6, memoryGrowthMiB: (peak - before) / MIB };
+  } finally {
+    delay.disable();
+    clearInterval(sampler);
+  }
 }
