@@ -26,6 +26,8 @@ import { startBacklog } from './db/inbox';
 import { TemporalEventStarter } from './temporal/start-event';
 import { startTracing } from './tracing';
 import { DEFAULT_REFUSAL_LIMITS, RefusalLog } from './db/refusals';
+import { deleteOrphanSessions } from './db/console-sessions';
+import { sessionTokens } from './console/session';
 import { AlertChecker } from './outbound/alerts';
 
 export interface RunningReceiver {
@@ -62,6 +64,13 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
   const operations = new EventOperations(client, { uiUrl: config.temporalUiUrl, db, sources });
   const jobs = new BulkJobs(client, operations, { taskQueue: config.taskQueue });
   const refusals = new RefusalLog(db, logger);
+  // Sessions of tokens no longer configured (removed, or moved to another role) go at start.
+  if (config.console.enabled) {
+    await deleteOrphanSessions(db, sessionTokens(config.adminTokens, config.viewerTokens)).then(
+      (deleted) => deleted > 0 && logger.info({ deleted }, 'console sessions of tokens no longer configured deleted'),
+      (error: unknown) => logger.warn({ error: errorLine(error) }, 'console sessions not checked: the body store did not answer'),
+    );
+  }
   const operatorDeps = {
     trustProxy: config.trustProxy,
     logger,

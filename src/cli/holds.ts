@@ -1,10 +1,8 @@
 import { userInfo } from 'node:os';
 import { Command } from 'commander';
-import { loadCommonConfig } from '../config';
-import { openDatabase, type Database } from '../db/database';
 import { createHold, listHolds, releaseHolds, type Hold } from '../db/holds';
-import { OperationRejectedError } from '../errors';
 import { rateOption } from './options';
+import { withDatabase } from './database';
 import { jsonOption, print } from './output';
 
 /** Who acts from this shell, for the holds' audit trail. */
@@ -67,15 +65,4 @@ export function describeHold(hold: Hold): string {
     ? `released ${hold.releasedAt} by ${hold.releasedBy}${hold.releaseRate ? ` at ${hold.releaseRate}/s` : ''}`
     : `holding ${hold.held} event(s)`;
   return `${hold.id}  ${describeTarget(hold)}: ${state}; held ${hold.createdAt} by ${hold.createdBy}${hold.reason ? `: ${hold.reason}` : ''}`;
-}
-
-async function withDatabase(command: string, work: (db: Database) => Promise<void>): Promise<void> {
-  const config = loadCommonConfig();
-  if (!config.databaseUrl) throw new OperationRejectedError(`${command} reads and changes the body store: set DATABASE_URL (while npm run dev runs, the CLI finds its database by itself).`);
-  const db = await openDatabase({ url: config.databaseUrl, exitOnIdle: true });
-  try {
-    await work(db);
-  } finally {
-    await db.close();
-  }
 }

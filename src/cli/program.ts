@@ -7,6 +7,7 @@ import { migrate } from '../db/migrations';
 import { temporalSettings } from '../temporal/connection';
 import { MIN_RETENTION_SECONDS, prepareNamespace } from '../temporal/namespace';
 import { backfillCommand } from './backfill';
+import { consoleCommand } from './console';
 import { eventsCommand } from './events';
 import { flowsCommand } from './flows';
 import { providersCommand } from './providers';
@@ -107,6 +108,7 @@ export function buildProgram(): Command {
   for (const command of holdCommands()) program.addCommand(command);
   program.addCommand(jobsCommand());
   program.addCommand(workersCommand());
+  program.addCommand(consoleCommand());
   return program;
 }
 

@@ -2,7 +2,7 @@ import cookieParser from 'cookie-parser';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import type { NamedToken } from '../config';
-import { audit, createSession, deleteSession, findSession, type ConsoleRole, type ConsoleSession } from '../db/console-sessions';
+import { audit, createSession, deleteSession, findSession, hashOf, type ConsoleRole, type ConsoleSession, type SessionToken } from '../db/console-sessions';
 import type { Queryable } from '../db/database';
 import { AdminAuthError, ConsoleForbiddenError, TooManyFailedAttemptsError } from '../errors';
 import type { Logger } from '../logger';
@@ -19,11 +19,13 @@ const MAX_FAILED_SIGN_INS_PER_MINUTE = 10;
 
 /**
  * The console's doors: sign-in exchanges an admin or viewer token (compared in constant time, 10
- * failures a minute per address) for a session cookie; every later request needs the session, and a
- * POST its CSRF token and no cross-site origin; sign-out ends the session. What `sessionOf` reads.
+ * failures a minute per address, a right token never refused for them) for a session cookie; every
+ * later request needs the session, whose token must still be configured with its role, and a POST
+ * its CSRF token and no cross-site origin; sign-out ends the session. What `sessionOf` reads.
  */
 export function sessions(deps: { db: Queryable; admins: readonly NamedToken[]; viewers: readonly NamedToken[]; sessionTtlMs: number; logger: Logger }): express.Router {
   const { db, logger } = deps;
+  const current = sessionTokens(deps.admins, deps.viewers);
   const router = express.Router();
   router.use(cookieParser(), express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50 }));
 
@@ -34,21 +36,23 @@ export function sessions(deps: { db: Queryable; admins: readonly NamedToken[]; v
     rateLimit({
       windowMs: 60_000,
       limit: MAX_FAILED_SIGN_INS_PER_MINUTE,
-      skipSuccessfulRequests: true,
+      // Only failures count, and a right token is never refused: a guesser behind the same address
+      // (everyone behind an ingress, without TRUST_PROXY) cannot lock the operators out.
+      skip: (req) => signInOf(tokenIn(req), deps.admins, deps.viewers) !== undefined,
       standardHeaders: 'draft-8',
       legacyHeaders: false,
       handler: (_req, res) => page(res.status(429), <SignInPage error={new TooManyFailedAttemptsError(MAX_FAILED_SIGN_INS_PER_MINUTE).message} />),
     }),
     sameSite,
     async (req, res) => {
-      const token = typeof req.body?.token === 'string' ? (req.body.token as string) : '';
+      const token = tokenIn(req);
       const signIn = signInOf(token, deps.admins, deps.viewers);
       if (!signIn) {
         logger.warn({ client: req.ip }, 'console sign-in refused');
         page(res.status(401), <SignInPage error="That is not an admin or viewer token of this receiver." />);
         return;
       }
-      const session = await createSession(db, { ...signIn, ttlMs: deps.sessionTtlMs });
+      const session = await createSession(db, { ...signIn, tokenSha256: hashOf(token), ttlMs: deps.sessionTtlMs });
       await audit(db, { actor: actorOf(session), action: 'sign-in' });
       res.cookie(COOKIE, session.id, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: BASE, maxAge: deps.sessionTtlMs });
       res.redirect(303, BASE);
@@ -58,7 +62,10 @@ export function sessions(deps: { db: Queryable; admins: readonly NamedToken[]; v
   // Everything below needs a session; a POST needs its CSRF token too.
   router.use(async (req, res, next) => {
     const id = typeof req.cookies?.[COOKIE] === 'string' ? (req.cookies[COOKIE] as string) : undefined;
-    const session = id ? await findSession(db, id) : undefined;
+    const found = id ? await findSession(db, id) : undefined;
+    // A session of a token removed or moved to another role ends with it.
+    const session = found && current.some((token) => token.tokenSha256 === found.tokenSha256 && token.role === found.role) ? found : undefined;
+    if (found && !session) await deleteSession(db, id!);
     if (!session) {
       if (req.method === 'GET') return res.redirect(303, `${BASE}/login`);
       throw new AdminAuthError('Sign in to the console first.');
@@ -80,6 +87,13 @@ export function sessions(deps: { db: Queryable; admins: readonly NamedToken[]; v
   });
 
   return router;
+}
+
+const tokenIn = (req: Request) => (typeof req.body?.token === 'string' ? (req.body.token as string) : '');
+
+/** The tokens a session may be bound to now: each admin and viewer token's hash, with its role. */
+export function sessionTokens(admins: readonly NamedToken[], viewers: readonly NamedToken[]): SessionToken[] {
+  return [...admins.map(({ token }) => ({ tokenSha256: hashOf(token), role: 'admin' as const })), ...viewers.map(({ token }) => ({ tokenSha256: hashOf(token), role: 'viewer' as const }))];
 }
 
 /** The token's role, compared in constant time against every admin and viewer token. */

@@ -357,6 +357,14 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
       `ALTER TABLE orders ADD COLUMN fulfilled_by text`,
     ],
   },
+  {
+    id: '018-console-sessions-bound-to-tokens',
+    statements: [
+      // A session is worth its token: those made before they were bound to one sign in again.
+      `DELETE FROM console_sessions`,
+      `ALTER TABLE console_sessions ADD COLUMN token_sha256 text NOT NULL`,
+    ],
+  },
 ];
 
 /**

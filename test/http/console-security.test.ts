@@ -5,6 +5,7 @@ import { lazyClient } from '../../src/temporal/connection';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 import { SECRETS, SECRETS_ENV, stripeEvent, stripeHeaders } from '../support/signing';
 import { createHold, releaseHolds } from '../../src/db/holds';
+import { runCli } from '../support/processes';
 
 /**
  * The console's doors, over HTTP: sign-in and its limit, the session cookie's flags, the
@@ -79,17 +80,77 @@ it('refuses a POST without the CSRF token, or from another site, and ends the se
   expect((await fetch(`${receiver.url}/console`, { headers: { cookie }, redirect: 'manual' })).status).toBe(303);
 });
 
-it('answers 429 after ten failed sign-ins a minute from one address, even to the right token', async () => {
+it('counts only failed sign-ins: ten wrong tokens from one address, then the right one signs in, and an eleventh wrong one gets 429', async () => {
   // A receiver of its own: its count of failures is its own.
   const guarded = await startReceiver(loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', RECEIVER_METRICS_ADDRESS: '', ADMIN_TOKEN }), client, silentLogger, db);
   try {
     const statuses: number[] = [];
     for (let attempt = 0; attempt < 10; attempt++) statuses.push((await fetch(`${guarded.url}/console/login`, form({ token: `wrong-${attempt}`.padEnd(40, 'x') }))).status);
     expect(statuses).toEqual(Array(10).fill(401));
-    expect((await fetch(`${guarded.url}/console/login`, form({ token: ADMIN_TOKEN }))).status).toBe(429);
+    const right = await fetch(`${guarded.url}/console/login`, form({ token: ADMIN_TOKEN }));
+    expect(right.status).toBe(303);
+    expect(right.headers.get('set-cookie')).toMatch(/^dw_console=[\w-]{43};/);
+    expect((await fetch(`${guarded.url}/console/login`, form({ token: 'wrong-again'.padEnd(40, 'x') }))).status).toBe(429);
   } finally {
     await guarded.close();
   }
+});
+
+it('ends the sessions of a token that is removed or given another role: at the next request, and at start', async () => {
+  const VIEWER = `oncall:${'v'.repeat(40)}`;
+  const start = (env: Record<string, string>) => startReceiver(loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', RECEIVER_METRICS_ADDRESS: '', ADMIN_TOKEN, ...env }), client, silentLogger, db);
+  const signInAs = async (url: string, token: string) => {
+    const response = await fetch(`${url}/console/login`, form({ token }));
+    expect(response.status).toBe(303);
+    return response.headers.get('set-cookie')!.split(';')[0]!;
+  };
+  const page = (url: string, cookie: string) => fetch(`${url}/console/events`, { headers: { cookie }, redirect: 'manual' });
+  const sessionsOf = async (name: string) => (await db.query<{ role: string }>('SELECT role FROM console_sessions WHERE token_name = $1', [name])).rows;
+
+  // Signed in as a viewer; the receiver restarts without that viewer.
+  const first = await start({ VIEWER_TOKENS: VIEWER });
+  const cookie = await signInAs(first.url, 'v'.repeat(40));
+  expect((await page(first.url, cookie)).status).toBe(200);
+  await first.close();
+  const without = await start({});
+  try {
+    expect(await sessionsOf('oncall')).toEqual([]);
+    const response = await page(without.url, cookie);
+    expect(response.status).toBe(303);
+    expect(response.headers.get('location')).toBe('/console/login');
+  } finally {
+    await without.close();
+  }
+
+  // A receiver on which the same token is an admin one, already running when the viewer signs in
+  // elsewhere: the viewer's session is not an admin's, there or anywhere after.
+  const promoted = await start({ ADMIN_TOKENS: `oncall:${'v'.repeat(40)}` });
+  const viewerReceiver = await start({ VIEWER_TOKENS: VIEWER });
+  try {
+    const viewerCookie = await signInAs(viewerReceiver.url, 'v'.repeat(40));
+    expect(await sessionsOf('oncall')).toEqual([{ role: 'viewer' }]);
+    expect((await page(promoted.url, viewerCookie)).status).toBe(303);
+    expect(await sessionsOf('oncall')).toEqual([]);
+  } finally {
+    await viewerReceiver.close();
+    await promoted.close();
+  }
+});
+
+it('lists the console sessions by token name and role, and revokes those of one name, from the CLI', async () => {
+  const { cookie } = await signIn();
+  const env = { DATABASE_URL: db.url };
+  const listed = await runCli(['console', 'sessions', 'list', '--json'], env);
+  expect(listed.code).toBe(0);
+  const { sessions } = JSON.parse(listed.output) as { sessions: Array<{ tokenName: string; role: string }> };
+  expect(sessions).toEqual(expect.arrayContaining([expect.objectContaining({ tokenName: 'admin', role: 'admin' })]));
+  expect(listed.output).not.toContain(cookie.split('=')[1]);
+  expect(listed.output).not.toContain(ADMIN_TOKEN);
+
+  expect(await runCli(['console', 'sessions', 'revoke'], env)).toMatchObject({ code: 1, error: expect.stringContaining('--all, or --name') });
+  const revoked = await runCli(['console', 'sessions', 'revoke', '--name', 'admin', '--json'], env);
+  expect(JSON.parse(revoked.output)).toEqual({ revoked: sessions.filter((session) => session.tokenName === 'admin').length });
+  expect((await fetch(`${receiver.url}/console/events`, { headers: { cookie }, redirect: 'manual' })).status).toBe(303);
 });
 
 it('is off with CONSOLE=off, and without any admin or viewer token but under npm run dev', () => {

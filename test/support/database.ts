@@ -35,7 +35,7 @@ export async function createTestDatabase(options: { icuLocale?: string } = {}): 
 }
 
 /** A fresh, migrated database for one test file; `drop()` closes and drops it. */
-export type TestDatabase = Database & { drop(): Promise<void> };
+export type TestDatabase = Database & { readonly url: string; drop(): Promise<void> };
 
 export async function openTestDatabase(options: { icuLocale?: string } = {}): Promise<TestDatabase> {
   const database = await createTestDatabase(options);
@@ -43,6 +43,7 @@ export async function openTestDatabase(options: { icuLocale?: string } = {}): Pr
   await migrate(db);
   return {
     ...db,
+    url: database.url,
     async drop() {
       await db.close();
       await database.drop();

@@ -241,6 +241,7 @@ sources:
     ['a prefix with a space', 'sources: [{ name: shop, kind: github, secret: x, workflowIdPrefix: "a b" }]', /"workflowIdPrefix" must be up to 32 letters/],
     ['a list in one Stripe secret', 'sources: [{ name: shop, kind: stripe, secret: "whsec_a whsec_b" }]', /each secret is one value; list several as a YAML list/],
     ['a secret that is not a string', 'sources: [{ name: shop, kind: github, secret: { a: 1 } }]', /"secret" must be a string or a list of strings/],
+    ['a body limit that is not a size', 'sources: [{ name: shop, kind: github, secret: x, maxBodyBytes: 1GB }]', /"maxBodyBytes" must be a positive number of bytes, such as 65536, 64KiB or 5MiB/],
   ])('refuses a WEBHOOKS_CONFIG with %s', (_reason, text, message) => {
     expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: writeConfig(text) })).toThrow(message);
   });
@@ -248,7 +249,7 @@ sources:
   it('stops on a key it does not know, naming the key and its line, in a source or at the top', () => {
     const misspelt = writeConfig('sources:\n  - name: shop\n    kind: github\n    secretEnvs: SHOP_SECRET\n');
     expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: misspelt })).toThrow(
-      `WEBHOOKS_CONFIG (${misspelt}) line 4: "secretEnvs" is not a setting of a source; use name, kind, secret, secretEnv, publicKey, publicKeyEnv, workflowIdPrefix, apiKeyEnv, url, urlEnv, signature, id, type, unsignedHeadersOk, routes, rate.`,
+      `WEBHOOKS_CONFIG (${misspelt}) line 4: "secretEnvs" is not a setting of a source; use name, kind, secret, secretEnv, publicKey, publicKeyEnv, workflowIdPrefix, apiKeyEnv, url, urlEnv, signature, id, type, unsignedHeadersOk, routes, rate, maxBodyBytes.`,
     );
     const routes = writeConfig('sources:\n  - name: shop\n    kind: stripe\n    secret: whsec_x\n    routs: { invoice.paid: recordEvent }\n');
     expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: routes })).toThrow(/line 5: "routs" is not a setting of a source/);
