@@ -73,6 +73,7 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
   }
   const operatorDeps = {
     trustProxy: config.trustProxy,
+    loopbackHostsOnly: config.loopbackHostsOnly,
     logger,
     console: config.console.enabled
       ? {

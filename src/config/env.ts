@@ -68,3 +68,13 @@ export function oneOf<Word extends string>(env: NodeJS.ProcessEnv, name: string,
   if (!(words as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be ${words.join(' or ')}, not "${raw}".`);
   return raw as Word;
 }
+
+/**
+ * True for a name or address that stays on this machine: `localhost` and `*.localhost`, 127.0.0.0/8
+ * and `::1` (bare or in brackets), with or without a port.
+ */
+export function isLoopbackHost(host: string): boolean {
+  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '');
+  const lower = name.toLowerCase();
+  return lower === 'localhost' || lower.endsWith('.localhost') || lower === '::1' || lower === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(lower);
+}

@@ -1,5 +1,5 @@
 import { ConfigError } from '../errors';
-import { oneOf, portNumber, positiveDurationMs, positiveInteger, splitList } from './env';
+import { isLoopbackHost, oneOf, portNumber, positiveDurationMs, positiveInteger, splitList } from './env';
 import { loadCommonConfig, metricsAddressOf, type CommonConfig, type LoadOptions } from './common';
 import { loadSources, type DevelopmentSecret, type SourceConfig } from './sources';
 import { adminTokens, apiTokens, DEVELOPMENT_ADMIN_TOKEN, longToken, viewerTokens, type ApiToken, type NamedToken } from './tokens';
@@ -16,6 +16,11 @@ export interface ReceiverConfig extends CommonConfig {
    * @default every interface; 127.0.0.1 in development
    */
   host: string | undefined;
+  /**
+   * Requests whose `Host` names another machine are refused (421): `npm run dev` on loopback, where a
+   * page whose name rebinds to 127.0.0.1 could otherwise use the public development token and secrets.
+   */
+  loopbackHostsOnly: boolean;
   /**
    * ADMIN_PORT: `/admin`, `/codec` and `/v1` are served on this port (on `host` too) and no longer on
    * `port`, which then serves only the webhooks and the health checks. @default undefined: all on `port`
@@ -111,10 +116,21 @@ export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { devel
   const configured = adminTokens(env);
   const admins = development && developmentAdminToken && configured.length === 0 ? [{ name: 'admin', token: DEVELOPMENT_ADMIN_TOKEN }] : configured;
   const viewers = viewerTokens(env, admins);
+  const host = env.HOST || (development ? '127.0.0.1' : undefined);
+  const onLoopback = host !== undefined && isLoopbackHost(host);
+  if (development && !onLoopback) {
+    const publicValues = [...developmentSecrets.map((secret) => secret.env), ...(admins.some(({ token }) => token === DEVELOPMENT_ADMIN_TOKEN) ? ['ADMIN_TOKEN'] : [])];
+    if (publicValues.length > 0) {
+      throw new ConfigError(
+        `HOST=${host ?? '(every interface)'} would let other machines reach npm run dev, whose development token and secrets are public: set ADMIN_TOKEN and ${publicValues.filter((name) => name !== 'ADMIN_TOKEN').join(', ') || 'every source secret'}, or leave HOST on loopback.`,
+      );
+    }
+  }
   return {
     ...loadCommonConfig(env, { development }),
     port,
-    host: env.HOST || (development ? '127.0.0.1' : undefined),
+    host,
+    loopbackHostsOnly: development && onLoopback,
     adminPort: env.ADMIN_PORT ? portNumber(env, 'ADMIN_PORT', 0) : undefined,
     maxBodyBytes: positiveInteger(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES),
     largeBodyBytes: positiveInteger(env, 'LARGE_BODY_BYTES', DEFAULT_LARGE_BODY_BYTES),

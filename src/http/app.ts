@@ -1,5 +1,6 @@
 import express, { type Express, type Request, type Response } from 'express';
 import { bodyLimits, loadReceiverConfig, type BodyLimits, type NamedToken } from '../config';
+import { isLoopbackHost } from '../config/env';
 import { createLogger, type Logger } from '../logger';
 import type { SourceRegistry } from '../providers/registry';
 import type { EventOperations } from '../temporal/operations';
@@ -34,6 +35,8 @@ export interface AppDeps {
   bodyPace?: BodyLimits['bodyPace'];
   /** Express's `trust proxy` (TRUST_PROXY), for the client address of the per-address share. */
   trustProxy?: number | string[];
+  /** Refuse (421) a request whose `Host` is not this machine (`ReceiverConfig.loopbackHostsOnly`). @default false */
+  loopbackHostsOnly?: boolean;
   /** The receiver's Prometheus metrics, which it counts into; `serveMetrics` serves them apart. @default createMetrics() */
   metrics?: Metrics;
   /** The clock used for timestamp tolerance. @default () => new Date() */
@@ -68,7 +71,7 @@ export function createApp(deps: AppDeps): Express {
   const logger = deps.logger ?? createLogger('receiver');
   const metrics = deps.metrics ?? createMetrics();
 
-  const app = baseApp(deps.trustProxy);
+  const app = baseApp(deps);
   app.get('/readyz', async (_req, res) => {
     if (await starter.ready()) {
       res.json({ status: 'ready' });
@@ -96,19 +99,33 @@ export function createApp(deps: AppDeps): Express {
  * The operators' and applications' port (ADMIN_PORT): `/admin`, `/console`, `/codec` and `/v1`, with `/healthz`,
  * and no webhooks. Kept inside the cluster, it leaves the internet-facing port only `/webhooks`.
  */
-export function createOperatorApp(deps: Pick<AppDeps, 'admin' | 'console' | 'codec' | 'api' | 'trustProxy' | 'logger'>): Express {
-  const app = baseApp(deps.trustProxy);
+export function createOperatorApp(deps: Pick<AppDeps, 'admin' | 'console' | 'codec' | 'api' | 'trustProxy' | 'loopbackHostsOnly' | 'logger'>): Express {
+  const app = baseApp(deps);
   mountOperatorRoutes(app, deps, deps.logger ?? createLogger('receiver'));
   app.use(notFound);
   return app;
 }
 
-/** What both ports are: Express that names no framework, caches nothing (no ETag to hash for every answer), and answers `/healthz`. */
-function baseApp(trustProxy: AppDeps['trustProxy']): Express {
+/**
+ * What both ports are: Express that names no framework, caches nothing (no ETag to hash for every
+ * answer), answers `/healthz`, and (`loopbackHostsOnly`) only requests addressed to this machine.
+ */
+function baseApp({ trustProxy, loopbackHostsOnly }: Pick<AppDeps, 'trustProxy' | 'loopbackHostsOnly'>): Express {
   const app = express();
   app.disable('x-powered-by');
   if (trustProxy !== undefined) app.set('trust proxy', trustProxy);
   app.disable('etag');
+  if (loopbackHostsOnly) {
+    app.use((req, res, next) => {
+      if (isLoopbackHost(req.headers.host ?? '')) return next();
+      sendProblem(res, {
+        type: problemType('misdirected-request'),
+        title: 'Misdirected request',
+        status: 421,
+        detail: 'npm run dev answers only requests addressed to this machine (localhost, 127.0.0.1 or [::1]): its development token and secrets are public.',
+      });
+    });
+  }
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });

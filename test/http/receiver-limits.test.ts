@@ -1,5 +1,6 @@
+import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { loadReceiverConfig } from '../../src/config';
+import { DEVELOPMENT_ADMIN_TOKEN, loadReceiverConfig } from '../../src/config';
 import type { Database } from '../../src/db/database';
 import { silentLogger } from '../../src/logger';
 import { startReceiver, type RunningReceiver } from '../../src/receiver';
@@ -159,4 +160,22 @@ it.each([
   const began = Date.now();
   expect(await closed).toMatch(status);
   expect(Date.now() - began).toBeLessThan(2_000);
+});
+
+it('under npm run dev on loopback, answers 421 to a request whose Host names another machine (a name rebound to 127.0.0.1)', async () => {
+  receiver = await startReceiver(loadReceiverConfig({ PORT: '0', RECEIVER_METRICS_ADDRESS: '' }, { development: true, developmentAdminToken: true }), client, silentLogger, unreachableDatabase);
+  const port = Number(new URL(receiver.url).port);
+  const statusFor = (host: string, path = '/admin/events') =>
+    new Promise<number>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path, headers: { host, authorization: `Bearer ${DEVELOPMENT_ADMIN_TOKEN}` } }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  expect(await statusFor('rebound.example:3000')).toBe(421);
+  expect(await statusFor('rebound.example', '/healthz')).toBe(421);
+  expect(await statusFor('127.0.0.1.nip.example')).toBe(421);
+  for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, 'app.localhost']) expect(await statusFor(host, '/healthz')).toBe(200);
 });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DEFAULT_MAX_BODY_BYTES, loadCommonConfig, loadReceiverConfig, loadWorkerConfig } from '../../src/config';
 import { DEVELOPMENT_SECRETS } from '../../src/config/sources';
+import { CATALOG_SECRETS_ENV, SECRETS_ENV } from '../support/signing';
 
 const writeConfig = (text: string, name = 'webhooks.yaml') => {
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'dw-config-')), name);
@@ -96,7 +97,15 @@ describe('loadReceiverConfig', () => {
   it('listens on loopback in development, whose secrets are public, and on every interface otherwise, unless HOST says', () => {
     expect(loadReceiverConfig({}, { development: true }).host).toBe('127.0.0.1');
     expect(loadReceiverConfig({}).host).toBeUndefined();
-    expect(loadReceiverConfig({ HOST: '0.0.0.0' }, { development: true }).host).toBe('0.0.0.0');
+  });
+
+  it('refuses a HOST beyond loopback in development while any of its values is public, and answers only loopback Hosts on loopback', () => {
+    expect(() => loadReceiverConfig({ HOST: '0.0.0.0' }, { development: true, developmentAdminToken: true })).toThrow(/HOST=0\.0\.0\.0 would let other machines reach npm run dev.*set ADMIN_TOKEN and STRIPE_WEBHOOK_SECRET, /);
+    expect(() => loadReceiverConfig({ ...SECRETS_ENV, ...CATALOG_SECRETS_ENV, HOST: '0.0.0.0' }, { development: true, developmentAdminToken: true })).toThrow(/set ADMIN_TOKEN and every source secret/);
+    const everything = { ...SECRETS_ENV, ...CATALOG_SECRETS_ENV, ADMIN_TOKEN: 'a'.repeat(40), HOST: '0.0.0.0' };
+    expect(loadReceiverConfig(everything, { development: true, developmentAdminToken: true })).toMatchObject({ host: '0.0.0.0', loopbackHostsOnly: false });
+    expect(loadReceiverConfig({}, { development: true })).toMatchObject({ host: '127.0.0.1', loopbackHostsOnly: true });
+    expect(loadReceiverConfig({ HOST: '0.0.0.0' })).toMatchObject({ loopbackHostsOnly: false });
   });
 
   it('reads API_TOKENS as named scopes: two tokens may share one (rotation)', () => {
