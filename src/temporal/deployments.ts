@@ -1,5 +1,6 @@
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { isGrpcServiceError, type Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { INTERNAL_WORKFLOW_ID_PREFIX } from '../../contracts';
 import type { WorkerDeployment } from '../config';
 import { buildCheckFlow } from '../flows';
@@ -17,8 +18,10 @@ export const buildCheckWorkflowId = (target: WorkerDeployment) => `${INTERNAL_WO
 
 /**
  * Makes `buildId` the current build of its Worker Deployment once it has shown it works: its workers
- * poll (Temporal knows the version), and a `buildCheck` workflow pinned to it completes (its workflow
- * code loads and completes a task, its worker runs an activity). A build that polls and fails its
+ * poll `taskQueue` for workflow tasks (Temporal lists the task queue under the version: knowing the
+ * version is not enough, a start pinned to it is refused until then), and a `buildCheck` workflow
+ * pinned to it completes (its workflow code loads and completes a task, its worker runs an
+ * activity). A build that polls and fails its
  * workflow tasks is never made current. Both are waited for until `waitMs` has passed, then the check
  * is terminated and the promotion refused, naming why. What a Helm install's, upgrade's and
  * rollback's hook runs (docs/deploys.md); making a build current that already is changes nothing.
@@ -32,14 +35,17 @@ export async function promoteBuild(
   const version = { deploymentName: target.name, buildId: target.buildId };
   await retryUntil(deadline, intervalMs, async () => {
     try {
-      await client.workflowService.describeWorkerDeploymentVersion({ namespace: client.options.namespace, deploymentVersion: version });
-      return true;
+      const described = await client.workflowService.describeWorkerDeploymentVersion({ namespace: client.options.namespace, deploymentVersion: version });
+      return pollsWorkflowTasks(described, taskQueue);
     } catch (error) {
       if (notPollingYet(error)) return false;
       throw error;
     }
   }).catch((error: unknown) => {
-    throw new Error(`build ${target.buildId} of the worker deployment ${target.name} has no worker polling after ${Math.round(waitMs / 1000)} s (are its workers running, with WORKER_BUILD_ID=${target.buildId}?)`, { cause: error });
+    throw new Error(
+      `build ${target.buildId} of the worker deployment ${target.name} has no worker polling the task queue ${taskQueue} after ${Math.round(waitMs / 1000)} s (are its workers running, with WORKER_BUILD_ID=${target.buildId}?)`,
+      { cause: error },
+    );
   });
 
   await checkBuild(client, target, { taskQueue, deadline, waitMs });
@@ -88,6 +94,12 @@ async function lastWorkflowTaskFailure(client: Client, workflowId: string): Prom
   } catch {
     return undefined;
   }
+}
+
+/** True when the version lists `taskQueue` as one its workers poll for workflow tasks. */
+export function pollsWorkflowTasks(described: temporal.api.workflowservice.v1.IDescribeWorkerDeploymentVersionResponse, taskQueue: string): boolean {
+  const queues = [...(described.versionTaskQueues ?? []), ...(described.workerDeploymentVersionInfo?.taskQueueInfos ?? [])];
+  return queues.some((queue) => queue.name === taskQueue && queue.type === temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW);
 }
 
 /** Calls `ready` every `intervalMs` until it says true; rejects once `deadline` has passed without. */

@@ -65,7 +65,7 @@ it('makes a build current once its workers poll; an order that waited on unversi
 it('gives up in one line when no worker of the build polls, and asks for a build without one', async () => {
   const nobody = await promote('--build-id', 'build-9', '--wait', '2s');
   expect(nobody.code).toBe(1);
-  expect(nobody.error).toMatch(new RegExp(`^build build-9 of the worker deployment ${deployment} has no worker polling after 2 s \\(are its workers running, with WORKER_BUILD_ID=build-9\\?\\): `));
+  expect(nobody.error).toMatch(new RegExp(`^build build-9 of the worker deployment ${deployment} has no worker polling the task queue ${stack.taskQueue} after 2 s \\(are its workers running, with WORKER_BUILD_ID=build-9\\?\\): `));
   expect(await promote()).toMatchObject({ code: 1, error: 'Which build? Give --build-id, or set WORKER_BUILD_ID as the workers have it.' });
 });
 
