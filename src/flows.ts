@@ -90,6 +90,17 @@ export class Router {
     return this.route(type) === IGNORE;
   }
 
+  /**
+   * True when every flow this source can start decides from the signed body, never from the type
+   * (`FlowDeclaration.decidesFromBody`): its kind's defaults, its routes and the fallback. Only then
+   * may the same signed bytes come under several unsigned types (the replay guard keys on the type
+   * too); one flow chosen by the type keeps the whole source on the strict guard.
+   */
+  get decidesFromBody(): boolean {
+    const flows = [...(DEFAULTS.get(this.kind)?.values() ?? []), ...this.exact.values(), ...this.prefixes.map(([, route]) => route), DEFAULT_FLOW];
+    return flows.every((flow) => flow === IGNORE || flow.decidesFromBody);
+  }
+
   /** The patterns routed to `ignore`. */
   ignored(): string[] {
     return Object.entries(this.routes).filter(([, name]) => name === IGNORE).map(([pattern]) => pattern);

@@ -16,8 +16,13 @@ export interface FlowListing {
    * the flow is picked by a value the provider did not sign (a replay under another type is refused).
    */
   unsignedTypes: Record<string, string>;
-  /** It decides from the signed body, not the type: the same body under another unsigned type is an event of its own. */
+  /** It decides from the signed body, not the type (`FlowDeclaration.decidesFromBody`). */
   decidesFromBody: boolean;
+  /**
+   * Of the sources in `unsignedTypes`, those whose every flow decides from the signed body: there the
+   * same body under another type is an event of its own; elsewhere it is refused as a replay.
+   */
+  replaysByType: string[];
   signals: { name: string; description: string; onlyWhileAwaited: boolean }[];
   fields: { copy: string[]; personal: string[] };
   /** The JSON pointer of its tenant field (a drain takes turns by tenant), or null. */
@@ -38,6 +43,7 @@ export function listFlows(sources: readonly { name: string; router: Router; unsi
       events,
       unsignedTypes: Object.fromEntries(sources.filter((source) => source.unsignedType !== undefined && source.name in events).map((source) => [source.name, source.unsignedType!])),
       decidesFromBody: flow.decidesFromBody,
+      replaysByType: sources.filter((source) => source.unsignedType !== undefined && source.name in events && source.router.decidesFromBody).map((source) => source.name),
       signals: flow.signals.map(({ name, description, onlyWhileAwaited }) => ({ name, description, onlyWhileAwaited })),
       fields: { copy: Object.keys(flow.fields.copy), personal: Object.keys(flow.fields.personal ?? {}) },
       tenant: flow.tenant ?? null,
@@ -68,7 +74,9 @@ function describe(flow: FlowListing): string {
   const lines = [`${flow.name}${flow.internal ? ' (internal)' : ''}: ${flow.description}`];
   const events = Object.entries(flow.events).map(([source, types]) => {
     const unsigned = flow.unsignedTypes[source];
-    const replays = flow.decidesFromBody ? 'it decides from the signed body, so the same body as another type is an event of its own' : 'the same body as another type is refused as a replay';
+    const replays = flow.replaysByType.includes(source)
+      ? "every flow of this source decides from the signed body, so the same body as another type is an event of its own"
+      : 'the same body as another type is refused as a replay';
     return `${source}: ${types.join(', ')}${unsigned ? ` (type from the ${unsigned}, which the provider does not sign; ${replays})` : ''}`;
   });
   if (!flow.internal) lines.push(`  events   ${events.length ? events.join('\n           ') : 'none (route some with a source\'s routes)'}`);

@@ -155,7 +155,7 @@ export async function workflowExists(client: Client, workflowId: string): Promis
  */
 export function startOptions(event: Omit<ReceivedEvent, 'body'>, { workflowIdPrefix, router }: StartTarget, via: EventVia, taskQueue: string) {
   const flow = router.flowFor(event.type);
-  const input = workflowInput(event, flow);
+  const input = workflowInput(event, flow, router.decidesFromBody);
   const tenant = flow.readTenant(event.payload);
   const spec: StartSpec = { flow: flow.name, input, summary: summaryOf(event, flow.summarize(input.fields!)), ...(tenant !== undefined && { tenant }) };
   return { flow, spec, ignored: router.ignores(event.type), options: workflowStartOptions(eventWorkflowId(workflowIdPrefix, event.id), spec, via, taskQueue) };
@@ -186,10 +186,10 @@ export function workflowStartOptions(workflowId: string, spec: StartSpec, via: E
 }
 
 /** The workflow's input: the event's identity and the fields its flow copies, without the body. */
-function workflowInput(event: Omit<ReceivedEvent, 'body'>, flow: EventFlow): WebhookEvent {
+function workflowInput(event: Omit<ReceivedEvent, 'body'>, flow: EventFlow, decidesFromBody: boolean): WebhookEvent {
   const { source, provider, id, type, occurredAt, receivedAt, subject, bodySha256 } = event;
-  // A flow that decides from the signed body may take the same bytes under another unsigned type.
-  const replayScope = bodySha256 !== undefined && flow.decidesFromBody ? type : undefined;
+  // A source whose flows all decide from the signed body may take the same bytes under another unsigned type.
+  const replayScope = bodySha256 !== undefined && decidesFromBody ? type : undefined;
   return {
     source,
     provider,

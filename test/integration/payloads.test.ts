@@ -131,12 +131,11 @@ describe('slow senders', () => {
   });
   afterAll(() => stack.close());
 
-  /** A request that declares 20 MB and sends a byte every 200 ms; resolves with the status line and when it came. */
+  /** A request that declares 20 MB (to GitHub, whose limit is 25 MiB) and sends a byte every 200 ms; resolves with the status line and when it came. */
   function trickle(port: number) {
     const began = Date.now();
     const socket = connect(port, '127.0.0.1');
-    const body = JSON.stringify(stripeEvent({}));
-    socket.write(`POST /webhooks/stripe HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\nstripe-signature: ${stripeHeaders(body, SECRETS.stripe)['stripe-signature']}\r\ncontent-length: ${20 * 1024 * 1024}\r\n\r\n`);
+    socket.write(`POST /webhooks/github HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\nx-github-event: ping\r\nx-github-delivery: slow\r\nx-hub-signature-256: sha256=${'0'.repeat(64)}\r\ncontent-length: ${20 * 1024 * 1024}\r\n\r\n`);
     const drip = setInterval(() => socket.writable && socket.write(' '), 200);
     return new Promise<{ status: number; seconds: number }>((resolve) => {
       let answer = '';

@@ -1,9 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { loadReceiverConfig } from '../../src/config';
 import { PROVIDERS } from '../../src/providers/index';
 import { createAdapter } from '../../src/providers/registry';
 import type { Delivery, ProviderAdapter, SignedRequest } from '../../src/providers/types';
-import { SECRETS_ENV } from '../support/signing';
+import { githubHeaders, SECRETS, SECRETS_ENV } from '../support/signing';
 import { post, startStack, type Stack } from '../support/stack';
 
 /**
@@ -58,4 +59,14 @@ it.each(kinds.map((entry) => [entry.kind, entry] as const))('%s: the signed body
   expect(await post(url, first.headers, first.body)).toMatchObject({ status: 202, json: { status: 'started', eventId: firstId } });
   expect(await post(url, replayHeaders, first.body)).toMatchObject({ status: 200, json: { status: 'duplicate', eventId: replayId, replayOf: firstId } });
   await expect(stack.client.workflow.getHandle(replayId).describe()).rejects.toThrow(WorkflowNotFoundError);
+});
+
+it('github (strict: its flow is chosen by the unsigned X-GitHub-Event): the signed body under a new delivery ID and another event name is a replay', async () => {
+  const body = JSON.stringify({ action: 'opened', issue: { number: 1, title: 'A replay' }, repository: { full_name: 'acme/shop' }, sender: { login: 'ada' }, nonce: randomUUID() });
+  const first = await githubHeaders(body, SECRETS.github, { delivery: randomUUID(), event: 'issues' });
+  const replay = { ...first, 'x-github-delivery': randomUUID(), 'x-github-event': 'pull_request' };
+  const url = `${stack.url}/webhooks/github`;
+  expect((await post(url, first, body)).status).toBe(202);
+  expect(await post(url, replay, body)).toMatchObject({ status: 200, json: { status: 'duplicate', eventId: replay['x-github-delivery'], replayOf: first['x-github-delivery'] } });
+  await expect(stack.client.workflow.getHandle(replay['x-github-delivery']).describe()).rejects.toThrow(WorkflowNotFoundError);
 });

@@ -63,6 +63,7 @@ describe('durable-webhooks flows', () => {
       events: { billing: ['invoice.payment_failed'] },
       unsignedTypes: {},
       decidesFromBody: false,
+      replaysByType: [],
       signals: [
         { name: 'approve', description: 'approves an order held for review', onlyWhileAwaited: false },
         { name: 'reject', description: 'rejects an order held for review; it is cancelled', onlyWhileAwaited: false },
@@ -86,7 +87,15 @@ describe('durable-webhooks flows', () => {
       events: { shopify: ['orders/create', 'orders/updated', 'orders/paid'] },
       unsignedTypes: { shopify: 'X-Shopify-Topic header' },
       decidesFromBody: true,
+      replaysByType: ['shopify'],
     });
     expect(listing.find((flow) => flow.name === 'fulfilCheckout')).toMatchObject({ unsignedTypes: {}, decidesFromBody: false });
+  });
+
+  it('keeps a source on the strict replay guard when one of its flows is chosen by the type alone', () => {
+    expect(new Router(ProviderKind.SHOPIFY).decidesFromBody).toBe(true);
+    expect(new Router(ProviderKind.SHOPIFY, { 'orders/cancelled': 'notifyGitHub' }).decidesFromBody).toBe(false);
+    expect(new Router(ProviderKind.SHOPIFY, { 'orders/cancelled': 'ignore' }).decidesFromBody).toBe(true);
+    expect(new Router(ProviderKind.GITHUB).decidesFromBody).toBe(false);
   });
 });
