@@ -9,13 +9,14 @@ import { startReceiver } from '../../src/receiver';
 import { lazyClient } from '../../src/temporal/connection';
 import { createTestDatabase } from '../support/database';
 import { freePort } from '../support/ports';
+import { benchSize } from './settings';
 
 /** Events generated for the console's measurement (BENCH_CONSOLE_EVENTS). */
-export const CONSOLE_EVENTS = Number(process.env.BENCH_CONSOLE_EVENTS ?? 1_000_000);
+export const CONSOLE_EVENTS = benchSize('CONSOLE_EVENTS', 1_000_000, 5_000);
 /** Every list and filter page answers within this at p95. */
 export const CONSOLE_P95_TARGET_MS = 200;
 /** Requests per page measured. */
-const REQUESTS = Number(process.env.BENCH_CONSOLE_REQUESTS ?? 40);
+const REQUESTS = benchSize('CONSOLE_REQUESTS', 40, 2);
 const ADMIN_TOKEN = 'bench-console-admin-token-0123456789abcdef';
 
 export interface PageTiming {
@@ -31,9 +32,9 @@ export interface PageTiming {
  * is asked for REQUESTS times over HTTP, signed in, one at a time; their p95 is the figure.
  */
 export async function measureConsole(): Promise<{ events: number; generateSeconds: number; pages: PageTiming[] }> {
+  // Without DATABASE_URL, a PostgreSQL of its own, for this measure alone: nothing after it sees it.
   const local = process.env.DATABASE_URL ? undefined : startLocalPostgres({ port: await freePort(), user: 'webhooks' });
-  process.env.DATABASE_URL ??= local!.url;
-  const database = await createTestDatabase();
+  const database = await createTestDatabase({ serverUrl: local?.url });
   const db = await openDatabase({ url: database.url });
   try {
     await migrate(db);

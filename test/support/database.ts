@@ -5,10 +5,11 @@ import { migrate } from '../../src/db/migrations';
 
 /**
  * A fresh PostgreSQL database for one test file, on the server DATABASE_URL names (.ci/run starts
- * one and sets it; without it, the global setup starts a throwaway cluster). Dropped by `drop()`.
+ * one and sets it; without it, the global setup starts a throwaway cluster), or on `serverUrl`'s.
+ * Dropped by `drop()`.
  */
-export async function createTestDatabase(options: { icuLocale?: string } = {}): Promise<{ url: string; drop(): Promise<void> }> {
-  const adminUrl = process.env.DATABASE_URL;
+export async function createTestDatabase(options: { icuLocale?: string; serverUrl?: string } = {}): Promise<{ url: string; drop(): Promise<void> }> {
+  const adminUrl = options.serverUrl ?? process.env.DATABASE_URL;
   if (!adminUrl) {
     throw new Error(
       'These tests need PostgreSQL: set DATABASE_URL to a server where the user may create databases and holds pg_signal_backend (to drop them while autovacuum is in one), e.g. postgres://webhooks:webhooks@127.0.0.1:5432/webhooks (.ci/run installs and starts one).',

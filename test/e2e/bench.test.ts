@@ -1,0 +1,34 @@
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PROVIDERS } from '../../src/providers/index';
+import { ROOT, spawnProcess } from '../support/processes';
+
+/**
+ * `npm run bench` as a newcomer runs it, with no DATABASE_URL (the embedded database), in its short
+ * mode: every measure runs end to end on a few events, so the bench cannot break unseen. Its figures
+ * are not judged here: timings belong to the bench, not to tests.
+ */
+it('runs every measure of npm run bench end to end on the embedded database (BENCH_SHORT=1)', async () => {
+  const { scripts } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const [command, ...args] = scripts.bench!.split(' ');
+  const results = mkdtempSync(path.join(tmpdir(), 'dw-bench-results-'));
+  const bench = spawnProcess(path.join(ROOT, 'node_modules/.bin', command!), args, { DATABASE_URL: undefined, BENCH_SHORT: '1', BENCH_RESULTS_DIR: results });
+  expect({ code: await bench.exited, output: bench.output() }).toMatchObject({ code: 0 });
+
+  const [file] = readdirSync(results).filter((name) => name.endsWith('.json'));
+  const result = JSON.parse(readFileSync(path.join(results, file!), 'utf8')) as {
+    database: string;
+    settings: { short: boolean };
+    ratios: Array<{ id: string; value: number | null }>;
+    largeBodies: Array<{ kind: string; ms: number }>;
+    refusedDeliveries: { kinds: unknown[] };
+    console: { pages: unknown[] };
+  };
+  expect(result).toMatchObject({ database: 'embedded PostgreSQL', settings: { short: true } });
+  const measured = Object.fromEntries(result.ratios.map((ratio) => [ratio.id, ratio.value]));
+  for (const id of ['G1', 'G4', 'G5', 'G6', 'G11', 'G12', 'G13', 'G14']) expect({ id, measured: typeof measured[id] }).toEqual({ id, measured: 'number' });
+  expect(result.largeBodies.map((cost) => cost.kind).sort()).toEqual(PROVIDERS.map((provider) => provider.kind).sort());
+  expect(result.refusedDeliveries.kinds).toHaveLength(PROVIDERS.length);
+  expect(result.console.pages.length).toBeGreaterThan(10);
+}, 240_000);
