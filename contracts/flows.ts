@@ -87,7 +87,7 @@ export interface FlowDeclaration<W extends Workflow, Personal extends string> {
    * What it does follows from the signed body alone, never from the event type (a Shopify order is
    * fulfilled when its body says it is paid, whatever the topic): true lets a kind whose type is
    * unsigned deliver the same signed bytes under several types, each its own event, and the replay
-   * guard then refuses them again only under the same type (docs/security.md#replays). A flow that
+   * guard then refuses them again only under the same type (docs/security.md, Replays). A flow that
    * acts on the type leaves it false: the same bytes under any other ID are a replay.
    * @default false
    */
