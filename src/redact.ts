@@ -29,20 +29,24 @@ export function errorLine(error: unknown): string {
 export const REDACTED_LOG_FIELDS = ['to', 'email', 'customerEmail', ...['error', 'err'].flatMap((key) => ['response', 'rejected', 'rejectedErrors', 'envelope', 'stack'].map((field) => `${key}.${field}`))];
 
 /** Keys whose values name or reach a person: masked in the console until an audited reveal. */
-const PERSONAL_KEY = /e-?mail|name|phone|address|line[12]|postal|zip|city|birth|ip_?address|^ip$|tax_?id|ssn|card_?holder|login/i;
+const PERSONAL_KEY = /e-?mail|name|phone|address|line[12]|postal|zip|city|birth|ip_?address|(^|_)ip$|remote_?addr|tax_?id|ssn|card_?holder|login/i;
+/** A client's address under a camel-cased key (`shopperIP`, `clientIp`), which the rule above cannot tell from `zip`. */
+const IP_KEY = /[a-z](?:Ip|IP)$/;
+/** An IPv4 address anywhere in a string. */
+const IPV4 = /\b(?:\d{1,3}\.){3}\d{1,3}\b/g;
 
 /** The mask shown in place of a personal value. */
 export const MASK = '••••';
 
 /**
  * A parsed body with personal values masked: every value under a key that names a person
- * (email, name, phone, address…), however deep, and every email address anywhere else. Shape and
- * other values stay.
+ * (email, name, phone, address, a client's IP address…), however deep, and every email and IPv4
+ * address anywhere else. Shape and other values stay.
  */
 export function maskPersonal(value: unknown, key = '', insidePersonal = false): unknown {
-  const personal = insidePersonal || PERSONAL_KEY.test(key);
+  const personal = insidePersonal || PERSONAL_KEY.test(key) || IP_KEY.test(key);
   if (Array.isArray(value)) return value.map((item) => maskPersonal(item, key, personal));
   if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, maskPersonal(item, name, personal)]));
   if (personal && value !== null && typeof value !== 'boolean') return MASK;
-  return typeof value === 'string' ? value.replace(ADDRESS, MASK) : value;
+  return typeof value === 'string' ? value.replace(ADDRESS, MASK).replace(IPV4, MASK) : value;
 }

@@ -41,6 +41,12 @@ export interface ProviderDefinition {
    * may set its own (`maxBodyBytes` in WEBHOOKS_CONFIG); `MAX_BODY_BYTES` caps them all.
    */
   maxBodyBytes: number;
+  /**
+   * JSON pointers into a parsed body (as `parseStoredBody` reads it) to values that name a person
+   * under keys the console's general rule does not know (Twilio's `From`, `To` and `Body`): masked
+   * for viewers, and for admins until an audited reveal.
+   */
+  personal?: readonly string[];
 }
 
 const DECLARED = Symbol('provider');

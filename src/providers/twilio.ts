@@ -132,4 +132,6 @@ export const twilioProvider = defineProvider({
   samples: { 'message.delivered': twilioMessageDelivered },
   // A status callback is about 30 fields, under 2 KiB.
   maxBodyBytes: 64 * KIB,
+  // Phone numbers and a message's text, under keys that name neither.
+  personal: ['/From', '/To', '/Body', '/Caller', '/Called', '/ForwardedFrom'],
 });

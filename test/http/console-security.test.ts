@@ -137,6 +137,24 @@ it('ends the sessions of a token that is removed or given another role: at the n
   }
 });
 
+it("shows a refused delivery's client address to an admin and masks it for a viewer", async () => {
+  const viewer = 'w'.repeat(40);
+  const shared = await startReceiver(loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', RECEIVER_METRICS_ADDRESS: '', ADMIN_TOKEN, VIEWER_TOKENS: `oncall:${viewer}` }), client, silentLogger, db);
+  try {
+    await db.query(`INSERT INTO refused_deliveries (source, path, status, reason, detail, client, header_names) VALUES ('stripe', '/webhooks/stripe', 400, 'invalid-signature', 'masked?', '203.0.113.77', '{}')`);
+    const refusedPage = async (token: string) => {
+      const signIn = await fetch(`${shared.url}/console/login`, form({ token }));
+      return (await fetch(`${shared.url}/console/refused`, { headers: { cookie: signIn.headers.get('set-cookie')!.split(';')[0]! } })).text();
+    };
+    expect(await refusedPage(ADMIN_TOKEN)).toContain('203.0.113.77');
+    const asViewer = await refusedPage(viewer);
+    expect(asViewer).toContain('masked?');
+    expect(asViewer).not.toContain('203.0.113.77');
+  } finally {
+    await shared.close();
+  }
+});
+
 it('lists the console sessions by token name and role, and revokes those of one name, from the CLI', async () => {
   const { cookie } = await signIn();
   const env = { DATABASE_URL: db.url };

@@ -1,10 +1,11 @@
 import type { ConsoleSession } from '../../db/console-sessions';
 import type { RefusalRow } from '../../db/refusals';
+import { MASK } from '../../redact';
 import { BASE, Layout, Time } from './layout';
 
 /**
  * Deliveries refused before anything was recorded: when, from where, and why. Never a body, and of
- * the headers only their names: whoever sent it proved nothing.
+ * the headers only their names: whoever sent it proved nothing. A viewer sees no client address.
  */
 export function RefusedPage({ session, refusals, filter, next, limits }: { session: ConsoleSession; refusals: RefusalRow[]; filter: { source?: string; reason?: string }; next: string | null; limits: { maxRows: number; retentionDays: number } }) {
   return (
@@ -51,7 +52,7 @@ export function RefusedPage({ session, refusals, filter, next, limits }: { sessi
                   <strong className="reason">{refusal.reason}</strong>
                   <div className="muted small">{refusal.detail}</div>
                 </td>
-                <td>{refusal.client ?? '-'}</td>
+                <td>{refusal.client === null ? '-' : session.role === 'viewer' ? MASK : refusal.client}</td>
                 <td className="small">{refusal.headerNames.join(', ')}</td>
               </tr>
             ))}
