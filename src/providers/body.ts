@@ -10,7 +10,7 @@ import { formParams } from './twilio';
 export function parseStoredBody(body: { provider: ProviderKind; contentType: string | null; source: string }, raw: Buffer): Record<string, unknown> {
   switch (body.provider) {
     case ProviderKind.GITHUB:
-      return parseJsonObject(bodyText(raw, body.contentType, body.source), body.source);
+      return parseJsonObject(bodyText(raw, body.source), body.source);
     case ProviderKind.TWILIO:
       return formParams(raw, body.source);
     case ProviderKind.ADYEN: {

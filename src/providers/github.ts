@@ -42,7 +42,7 @@ export function createGitHubAdapter(options: { source: string; secrets: readonly
     read({ rawBody, headers, receivedAt }: Delivery) {
       const id = requireString(headers['x-github-delivery'], 'delivery ID (X-GitHub-Delivery header)', source);
       const event = requireString(headers['x-github-event'], 'event name (X-GitHub-Event header)', source);
-      const payload = parseJsonObject(bodyText(rawBody, headers['content-type'], source), source);
+      const payload = parseJsonObject(bodyText(rawBody, source), source);
       return { events: [readGitHubEvent({ id, event, payload, occurredAt: receivedAt })] };
     },
 
@@ -74,13 +74,16 @@ export function readGitHubEvent({ id, event, payload, occurredAt }: { id: string
 }
 
 /** The JSON text of a GitHub body: the body itself, or its `payload` field when form-encoded. */
-export function bodyText(rawBody: Buffer, contentType: string | string[] | undefined | null, source: string): string {
+export function bodyText(rawBody: Buffer, source: string): string {
   const text = rawBody.toString('utf8');
-  if (typeof contentType !== 'string' || !contentType.toLowerCase().startsWith(FORM_TYPE)) return text;
-  const payload = new URLSearchParams(text).get('payload');
-  if (payload === null) throw new MalformedEventError('The form-encoded body has no "payload" field.', source);
-  return payload;
+  // The form is told by its bytes, never by the unsigned Content-Type: GitHub's is exactly one
+  // `payload=` field, and a JSON body (which starts with "{") is read as JSON whatever it is labelled.
+  if (!text.startsWith(FORM_FIELD)) return text;
+  if (text.includes('&')) throw new MalformedEventError('A form-encoded GitHub body is exactly one "payload" field.', source);
+  return new URLSearchParams(text).get('payload')!;
 }
+
+const FORM_FIELD = 'payload=';
 
 function splitType(type: string): [string, string | undefined] {
   const dot = type.indexOf('.');

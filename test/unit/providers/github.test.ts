@@ -95,6 +95,21 @@ describe('createGitHubAdapter().verify', () => {
     await expect(verify(json, signed)).rejects.toThrow(/not valid JSON/);
     const form = 'other=1';
     const formHeaders = await githubHeaders(form, SECRETS.github, { delivery: 'd', event: 'issues', contentType: 'application/x-www-form-urlencoded' });
-    await expect(verify(form, formHeaders)).rejects.toThrow(/no "payload" field/);
+    await expect(verify(form, formHeaders)).rejects.toThrow(/not valid JSON/);
+  });
+
+  it('reads the signed bytes by what they are, never by the unsigned Content-Type: a form is exactly one payload field', async () => {
+    // A signed JSON body whose text holds a form field (an issue titled so), relabelled as a form: still that JSON.
+    const inner = JSON.stringify({ action: 'deleted', repository: { id: 1 } });
+    const json = JSON.stringify({ ...issueOpened, issue: { title: `a&payload=${encodeURIComponent(inner)}` } });
+    const relabelled = await githubHeaders(json, SECRETS.github, { delivery: 'd-label', event: 'issues', contentType: 'application/x-www-form-urlencoded' });
+    expect(await verify(json, relabelled)).toMatchObject({ type: 'issues.opened', payload: { issue: { title: expect.stringContaining('&payload=') } } });
+    // A form with a second field beside payload is not one GitHub sends.
+    const twoFields = `payload=${encodeURIComponent(issueBody)}&payload=${encodeURIComponent(inner)}`;
+    const twoHeaders = await githubHeaders(twoFields, SECRETS.github, { delivery: 'd-two', event: 'issues', contentType: 'application/x-www-form-urlencoded' });
+    await expect(verify(twoFields, twoHeaders)).rejects.toThrow('A form-encoded GitHub body is exactly one "payload" field.');
+    // GitHub's form, labelled JSON, is still its payload.
+    const form = new URLSearchParams({ payload: issueBody }).toString();
+    expect(await verify(form, await githubHeaders(form, SECRETS.github, { delivery: 'd-form-json', event: 'issues' }))).toMatchObject({ type: 'issues.opened', payload: issueOpened });
   });
 });
