@@ -112,9 +112,25 @@ export const requireAdmin = (_req: unknown, res: Response, next: NextFunction) =
   next();
 };
 
-/** A POST from another site is refused, whatever its cookies (the browser says where it came from). */
+/**
+ * A POST from another site is refused, whatever its cookies: the browser says where it came from in
+ * `Sec-Fetch-Site`, and in `Origin`, which must then be this host (as the client asked for it,
+ * behind TRUST_PROXY's proxies too). Sign-in is held to it as well (login CSRF).
+ */
 function sameSite(req: Request, _res: Response, next: () => void): void {
   const site = req.headers['sec-fetch-site'];
-  if (site !== undefined && site !== 'same-origin' && site !== 'none') throw new ConsoleForbiddenError('The console accepts forms from its own pages only.');
+  const origin = req.headers.origin;
+  if ((site !== undefined && site !== 'same-origin' && site !== 'none') || (origin !== undefined && hostOf(origin) !== req.host)) {
+    throw new ConsoleForbiddenError('The console accepts forms from its own pages only.');
+  }
   next();
+}
+
+/** The host (and port) of an Origin header; undefined for `null` or anything that is not a URL. */
+function hostOf(origin: string): string | undefined {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return undefined;
+  }
 }

@@ -27,6 +27,11 @@ export interface Refusal {
 export interface RefusalLimits {
   /** Rows the table keeps; the oldest go first. */
   maxRows: number;
+  /**
+   * Rows one client address keeps, and (in the same proportion of `maxBuffered`) refusals it may add
+   * to one receiver's buffer per write: one sender with no secret cannot push everyone else's out.
+   */
+  maxRowsPerAddress: number;
   retentionMs: number;
   /** Refusals one receiver holds between two writes; more are dropped and counted. */
   maxBuffered: number;
@@ -34,7 +39,7 @@ export interface RefusalLimits {
   flushMs: number;
 }
 
-export const DEFAULT_REFUSAL_LIMITS: RefusalLimits = { maxRows: 10_000, retentionMs: 7 * 24 * 3600_000, maxBuffered: 500, flushMs: 1000 };
+export const DEFAULT_REFUSAL_LIMITS: RefusalLimits = { maxRows: 10_000, maxRowsPerAddress: 1_000, retentionMs: 7 * 24 * 3600_000, maxBuffered: 500, flushMs: 1000 };
 
 /** Longest detail, path and header list kept per refusal. */
 const MAX_TEXT = 300;
@@ -43,6 +48,7 @@ const MAX_HEADER_NAMES = 40;
 /** A receiver's refusals, buffered and written in batches; `record` never waits or throws. */
 export class RefusalLog {
   private buffer: Refusal[] = [];
+  private bufferedByAddress = new Map<string, number>();
   private dropped = 0;
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
@@ -54,10 +60,14 @@ export class RefusalLog {
   ) {}
 
   record(refusal: Refusal): void {
-    if (this.buffer.length >= this.limits.maxBuffered) {
+    const address = refusal.client ?? '';
+    const fromAddress = this.bufferedByAddress.get(address) ?? 0;
+    const { maxBuffered, maxRows, maxRowsPerAddress } = this.limits;
+    if (this.buffer.length >= maxBuffered || fromAddress >= Math.ceil((maxBuffered * maxRowsPerAddress) / maxRows)) {
       this.dropped += 1;
       return;
     }
+    this.bufferedByAddress.set(address, fromAddress + 1);
     this.buffer.push({
       ...refusal,
       path: refusal.path.slice(0, MAX_TEXT),
@@ -75,6 +85,7 @@ export class RefusalLog {
     const batch = this.buffer;
     const dropped = this.dropped;
     this.buffer = [];
+    this.bufferedByAddress = new Map();
     this.dropped = 0;
     if (dropped > 0) this.logger.warn({ dropped }, 'refused deliveries not kept: more arrived within a second than the console keeps');
     if (batch.length === 0) return;
@@ -100,13 +111,17 @@ export class RefusalLog {
   }
 }
 
-/** Deletes refusals past the retention, and the oldest past the row cap. */
-export async function trimRefusals(db: Queryable, limits: Pick<RefusalLimits, 'maxRows' | 'retentionMs'>): Promise<void> {
+/**
+ * Deletes refusals past the retention, then each address's oldest past its share, then the oldest
+ * past the row cap: what a flood from one address pushes out is its own.
+ */
+export async function trimRefusals(db: Queryable, limits: Pick<RefusalLimits, 'maxRows' | 'maxRowsPerAddress' | 'retentionMs'>): Promise<void> {
   await db.query(
     `DELETE FROM refused_deliveries WHERE refused_at < now() - $1 * interval '1 millisecond'
-       OR id <= (SELECT id FROM refused_deliveries ORDER BY id DESC OFFSET $2 LIMIT 1)`,
-    [limits.retentionMs, limits.maxRows],
+       OR id IN (SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY client ORDER BY id DESC) AS newer FROM refused_deliveries) ranked WHERE newer > $2)`,
+    [limits.retentionMs, limits.maxRowsPerAddress],
   );
+  await db.query(`DELETE FROM refused_deliveries WHERE id <= (SELECT id FROM refused_deliveries ORDER BY id DESC OFFSET $1 LIMIT 1)`, [limits.maxRows]);
 }
 
 export interface RefusalRow extends Refusal {

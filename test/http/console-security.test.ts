@@ -73,6 +73,11 @@ it('refuses a POST without the CSRF token, or from another site, and ends the se
   expect((await fetch(retry, form({ reason: 'x' }, { cookie }))).status).toBe(403);
   expect((await fetch(retry, form({ reason: 'x', _csrf: 'another-sessions-token' }, { cookie }))).status).toBe(403);
   expect((await fetch(retry, form({ reason: 'x', _csrf: csrf }, { cookie, 'sec-fetch-site': 'cross-site' }))).status).toBe(403);
+  expect((await fetch(retry, form({ reason: 'x', _csrf: csrf }, { cookie, origin: 'https://evil.example' }))).status).toBe(403);
+  // Login CSRF: a sign-in posted from another site's page (its Origin) is refused too, even with a right token.
+  expect((await fetch(`${receiver.url}/console/login`, form({ token: ADMIN_TOKEN }, { origin: 'https://evil.example' }))).status).toBe(403);
+  expect((await fetch(`${receiver.url}/console/login`, form({ token: ADMIN_TOKEN }, { origin: 'null' }))).status).toBe(403);
+  expect((await fetch(`${receiver.url}/console/login`, form({ token: ADMIN_TOKEN }, { origin: new URL(receiver.url).origin }))).status).toBe(303);
   // With both, the request reaches the route: no such group.
   expect((await fetch(retry, form({ reason: 'x', _csrf: csrf }, { cookie }))).status).toBe(404);
 

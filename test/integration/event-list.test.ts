@@ -147,7 +147,7 @@ describe('refused deliveries', () => {
   it('keeps at most the row cap, newest first, and drops what does not fit in the buffer, counted', async () => {
     const warnings: unknown[] = [];
     const logger = { ...silentLogger, warn: (...args: unknown[]) => warnings.push(args) } as typeof silentLogger;
-    const log = new RefusalLog(db, logger, { maxRows: 5, retentionMs: 3600_000, maxBuffered: 8, flushMs: 60_000 });
+    const log = new RefusalLog(db, logger, { maxRows: 5, maxRowsPerAddress: 5, retentionMs: 3600_000, maxBuffered: 8, flushMs: 60_000 });
     for (let index = 0; index < 10; index++) log.record(refusal(index));
     await log.stop();
     const kept = await listRefusals(db, { limit: 100 });
@@ -156,8 +156,23 @@ describe('refused deliveries', () => {
     expect(JSON.stringify(warnings)).toContain('"dropped":2');
   });
 
+  it("keeps each address to its share: a flood from one address pushes out its own refusals, not another's", async () => {
+    const limits = { maxRows: 20, maxRowsPerAddress: 5, retentionMs: 3600_000, maxBuffered: 100, flushMs: 60_000 };
+    const earlier = new RefusalLog(db, silentLogger, limits);
+    for (let index = 0; index < 3; index++) earlier.record({ ...refusal(200 + index), client: '192.0.2.1' });
+    await earlier.stop();
+    const flood = new RefusalLog(db, silentLogger, limits);
+    // One buffer takes 25 of an address (its share of 100, as 5 of 20): the rest are dropped, counted.
+    for (let index = 0; index < 60; index++) flood.record({ ...refusal(300 + index), client: '198.51.100.66' });
+    await flood.stop();
+    const kept = await listRefusals(db, { limit: 100 });
+    const of = (client: string) => kept.filter((each) => each.client === client).map((each) => each.detail).sort();
+    expect(of('192.0.2.1')).toEqual(['refusal 200', 'refusal 201', 'refusal 202']);
+    expect(of('198.51.100.66')).toEqual(['refusal 320', 'refusal 321', 'refusal 322', 'refusal 323', 'refusal 324']);
+  });
+
   it('deletes refusals past the retention', async () => {
-    const log = new RefusalLog(db, silentLogger, { maxRows: 1000, retentionMs: 60_000, maxBuffered: 10, flushMs: 60_000 });
+    const log = new RefusalLog(db, silentLogger, { maxRows: 1000, maxRowsPerAddress: 1000, retentionMs: 60_000, maxBuffered: 10, flushMs: 60_000 });
     log.record({ ...refusal(100), refusedAt: new Date(Date.now() - 120_000) });
     log.record(refusal(101));
     await log.stop();
