@@ -113,6 +113,13 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
           }
         : undefined,
   };
+  const operatorRoutes = (['admin', 'console', 'codec', 'api'] as const).filter((route) => operatorDeps[route] !== undefined);
+  if (config.adminPort === undefined && operatorRoutes.length > 0 && !config.loopbackHostsOnly) {
+    logger.warn(
+      { port: config.port, routes: operatorRoutes.map((route) => `/${route === 'api' ? 'v1' : route}`) },
+      'operator routes share the webhook port: set ADMIN_PORT to serve them on a port of their own that the internet does not reach',
+    );
+  }
   const app = createApp({
     ...operatorDeps,
     sources,

@@ -179,3 +179,15 @@ it('under npm run dev on loopback, answers 421 to a request whose Host names ano
   expect(await statusFor('127.0.0.1.nip.example')).toBe(421);
   for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, 'app.localhost']) expect(await statusFor(host, '/healthz')).toBe(200);
 });
+
+it("warns at start when the operators' routes share the webhook port, and not when ADMIN_PORT moves them", async () => {
+  const warnings: string[] = [];
+  const logger = { ...silentLogger, warn: (...args: unknown[]) => void warnings.push(String(args.at(-1))) } as typeof silentLogger;
+  const env = { ...SECRETS_ENV, PORT: '0', RECEIVER_METRICS_ADDRESS: '', ADMIN_TOKEN: 'a'.repeat(40) };
+  receiver = await startReceiver(loadReceiverConfig(env), client, logger, unreachableDatabase);
+  expect(warnings.filter((line) => line.includes('share the webhook port'))).toHaveLength(1);
+  await receiver.close();
+  warnings.length = 0;
+  receiver = await startReceiver(loadReceiverConfig({ ...env, ADMIN_PORT: '0' }), client, logger, unreachableDatabase);
+  expect(warnings.filter((line) => line.includes('share the webhook port'))).toEqual([]);
+});

@@ -5,6 +5,7 @@ import { HISTORY_SHARDS, TEMPORAL_DATABASES, TEMPORAL_SERVER_VERSION } from '../
 import { loadReceiverConfig } from '../../src/config';
 import { DEFAULT_TEMPORAL_ADDRESS } from '../../src/temporal/connection';
 import { SERVER_DYNAMIC_CONFIG } from '../../src/temporal/server-process';
+import { PROVIDERS } from '../../src/providers/index';
 import { variablesTheCodeReads } from '../support/environment';
 
 /** No Docker engine runs here, so the compose file is checked against the code instead of run. */
@@ -75,7 +76,7 @@ describe('docker-compose.yml', () => {
   it('publishes the receiver on its default port, Temporal on 7233 and the UI on 8233', () => {
     const defaults = loadReceiverConfig({});
     expect(services.receiver!.environment!.PORT).toBe(defaults.port);
-    expect(services.receiver!.ports).toEqual([`${defaults.port}:${defaults.port}`]);
+    expect(services.receiver!.ports![0]).toBe(`${defaults.port}:${defaults.port}`);
     expect(services.temporal!.ports).toEqual([`127.0.0.1:${DEFAULT_TEMPORAL_ADDRESS.split(':')[1]}:7233`]);
     expect(services['temporal-ui']!.ports).toEqual(['127.0.0.1:8233:8080']);
   });
@@ -89,6 +90,27 @@ describe('docker-compose.yml', () => {
       });
     }
     expect(services['temporal-ui']!.environment!.TEMPORAL_ADDRESS).toBe('temporal:7233');
+  });
+
+  it("passes every declared kind's signing secret, key and URL, each secret with its _PREVIOUS, to the receiver", () => {
+    const receiver = services.receiver!.environment!;
+    for (const provider of PROVIDERS) {
+      if (!provider.builtIn) continue;
+      const { secretEnv, publicKeyEnv, urlEnv } = provider.builtIn;
+      for (const name of [secretEnv, ...(publicKeyEnv ? [publicKeyEnv] : [])]) {
+        expect(receiver).toHaveProperty(name, `\${${name}:-}`);
+        expect(receiver).toHaveProperty(`${name}_PREVIOUS`, `\${${name}_PREVIOUS:-}`);
+      }
+      if (urlEnv) expect(receiver).toHaveProperty(urlEnv, `\${${urlEnv}:-}`);
+    }
+    for (const name of ['VIEWER_TOKENS', 'ALERT_WEBHOOK_URL', 'ALERT_WEBHOOK_SECRET', 'ALERT_SLACK_WEBHOOK_URL']) expect(receiver).toHaveProperty(name, `\${${name}:-}`);
+  });
+
+  it("serves the operators' routes on ADMIN_PORT, published on loopback only, and the webhooks alone on the public port", () => {
+    const { environment, ports } = services.receiver!;
+    expect(environment).toMatchObject({ PORT: 3000, ADMIN_PORT: 3002 });
+    expect(ports).toEqual(['3000:3000', '127.0.0.1:3002:3002']);
+    expect(services['temporal-ui']!.environment).toMatchObject({ TEMPORAL_CORS_ORIGINS: 'http://localhost:3002' });
   });
 
   it('uses only environment names the code reads and docs/configuration.md documents', () => {

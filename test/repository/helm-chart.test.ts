@@ -1,7 +1,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { PROVIDERS } from '../../src/providers/index';
 import { variablesTheCodeReads } from '../support/environment';
 import { ROOT } from '../support/processes';
 
@@ -168,6 +169,29 @@ describe('the Helm chart', () => {
     expect(secretKeys((object) => object.kind === 'Job' && object.metadata.name.endsWith('-promote'))).toEqual([]);
   });
 
+  it("passes every declared kind's signing secret and key, each with its _PREVIOUS, the viewer tokens and the alerts' destination to the receiver, from the Secret", () => {
+    // What the kinds declare (src/providers/<kind>.ts), not a list kept by hand: a new kind's secret fails here until the chart has it.
+    const declared = PROVIDERS.flatMap((provider) => (provider.builtIn ? [provider.builtIn.secretEnv, ...(provider.builtIn.publicKeyEnv ? [provider.builtIn.publicKeyEnv] : [])] : []));
+    const chartValues = parseAllDocuments(readFileSync(path.join(CHART, 'values.yaml'), 'utf8'))[0]!.toJSON() as { receiver: { signingSecretKeys: string[] } };
+    expect([...chartValues.receiver.signingSecretKeys].sort()).toEqual([...declared].sort());
+    const receiver = podOf(objectsOf(template('minimal')).find((object) => object.kind === 'Deployment' && object.metadata.name.endsWith('-receiver'))!)!.containers[0]!;
+    const fromSecret = receiver.env!.filter((variable) => (variable.valueFrom as { secretKeyRef?: unknown } | undefined)?.secretKeyRef !== undefined).map((variable) => variable.name);
+    for (const key of [...declared, ...declared.map((key) => `${key}_PREVIOUS`), 'VIEWER_TOKENS', 'ALERT_WEBHOOK_URL', 'ALERT_WEBHOOK_SECRET', 'ALERT_SLACK_WEBHOOK_URL']) expect(fromSecret).toContain(key);
+  });
+
+  it('templates TRUST_PROXY, and an egress policy of DNS and the listed destinations when enabled', () => {
+    const rendered = objectsOf(template('minimal', '--set', 'receiver.trustProxy=1', '--set', 'networkPolicy.egress.enabled=true', '--set', 'networkPolicy.egress.to[0].ipBlock.cidr=10.20.0.0/16'));
+    const receiver = podOf(rendered.find((object) => object.kind === 'Deployment' && object.metadata.name.endsWith('-receiver'))!)!.containers[0]!;
+    expect(receiver.env).toEqual(expect.arrayContaining([{ name: 'TRUST_PROXY', value: '1' }]));
+    const policy = rendered.find((object) => object.kind === 'NetworkPolicy')!;
+    expect(policy.spec).toMatchObject({ policyTypes: ['Ingress', 'Egress'], egress: [{ ports: [{ port: 53, protocol: 'UDP' }, { port: 53, protocol: 'TCP' }] }, { to: [{ ipBlock: { cidr: '10.20.0.0/16' } }] }] });
+    const check = spawnSync(VALIDATE, [], { input: template('minimal', '--set', 'networkPolicy.egress.enabled=true', '--set', 'networkPolicy.egress.to[0].ipBlock.cidr=10.20.0.0/16'), encoding: 'utf8' });
+    expect({ status: check.status, stderr: check.stderr }).toEqual({ status: 0, stderr: '' });
+    const closed = objectsOf(template('minimal'));
+    expect(closed.find((object) => object.kind === 'NetworkPolicy')!.spec).toMatchObject({ policyTypes: ['Ingress'] });
+    expect(podOf(closed.find((object) => object.kind === 'Deployment' && object.metadata.name.endsWith('-receiver'))!)!.containers[0]!.env!.map((variable) => variable.name)).not.toContain('TRUST_PROXY');
+  });
+
   it('serves /admin, /codec and /v1 on the admin port, reachable only inside the cluster; with adminPort 0, on the webhook port', () => {
     const objects = objectsOf(template('minimal'));
     const receiver = podOf(objects.find((object) => object.kind === 'Deployment' && object.metadata.name.endsWith('-receiver'))!)!.containers[0]!;
@@ -187,7 +211,8 @@ describe('the Helm chart', () => {
 
   it('sets only environment variables the processes read, and the ones each needs to run here', () => {
     const read = variablesTheCodeReads();
-    const isRead = (name: string) => read.has(name) || [...read].some((pattern) => pattern.endsWith('*') && name.startsWith(pattern.slice(0, -2)));
+    // A signing secret's `_PREVIOUS` companion is read wherever the secret is (src/config/sources.ts).
+    const isRead = (name: string): boolean => read.has(name) || [...read].some((pattern) => pattern.endsWith('*') && name.startsWith(pattern.slice(0, -2))) || (name.endsWith('_PREVIOUS') && isRead(name.slice(0, -'_PREVIOUS'.length)));
     for (const values of VALUES) {
       for (const object of objectsOf(template(values, '--set', 'temporal.tls.enabled=true', '--set', 'temporal.tls.existingSecret=tls', '--set', 'temporal.tls.serverName=temporal'))) {
         for (const container of podOf(object)?.containers ?? []) {
