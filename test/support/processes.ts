@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { distIsFresh } from './build';
 
 export const ROOT = path.resolve(__dirname, '../..');
 
@@ -72,9 +73,13 @@ export function spawnNpmScript(script: string, env: NodeJS.ProcessEnv): Spawned 
  * JSON error line it writes on stderr (component `cli`).
  */
 export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}, root = ROOT, cwd = root): Promise<{ code: number | null; output: string; error?: string }> {
-  // tsx by its path: the working directory may be anywhere, and `--import tsx` resolves from there.
+  // The project's build when it is fresh (as under `npm test`): the same code, without compiling it
+  // again in every process. Else tsx, by its path: the working directory may be anywhere, and
+  // `--import tsx` resolves from there.
+  const compiled = root === ROOT && distIsFresh();
   const tsx = pathToFileURL(path.join(root, 'node_modules/tsx/dist/loader.mjs')).href;
-  const cli = spawnProcess(process.execPath, ['--import', tsx, path.join(root, 'src/cli/index.ts'), ...args], env, cwd);
+  const entry = compiled ? [path.join(root, 'dist/src/cli/index.js')] : ['--import', tsx, path.join(root, 'src/cli/index.ts')];
+  const cli = spawnProcess(process.execPath, [...entry, ...args], env, cwd);
   const code = await cli.exited;
   return { code, output: cli.output(), error: cliError(cli.output()) };
 }

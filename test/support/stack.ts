@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -9,8 +10,9 @@ import type { Database } from '../../src/db/database';
 import { silentLogger } from '../../src/logger';
 import { startReceiver } from '../../src/receiver';
 import { createWorkerServices, type WorkerServices } from '../../src/services';
-import { startWorker, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH, type RunningWorker } from '../../src/temporal/worker';
+import { startWorker, WORKFLOW_BUNDLE_PATH, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH, type RunningWorker } from '../../src/temporal/worker';
 import { temporalSettings } from '../../src/temporal/connection';
+import { distIsFresh } from './build';
 import { createTestDatabase, openTestDatabase } from './database';
 import { eventually } from './eventually';
 import { startResendStandIn, type ResendStandIn } from './resend-stand-in';
@@ -18,9 +20,14 @@ import { SECRETS_ENV } from './signing';
 import { startStripeStandIn, type StripeStandIn } from '../../src/dev/stripe-stand-in';
 
 let bundle: Promise<WorkflowBundle> | undefined;
-/** The workflow bundle, built once per test file. */
+/**
+ * The workflow bundle: the one `npm run build` wrote, when dist/ is built from the sources as they
+ * are (as under `npm test`), else built once per test file.
+ */
 export function workflowBundle(): Promise<WorkflowBundle> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } });
+  bundle ??= distIsFresh()
+    ? readFile(WORKFLOW_BUNDLE_PATH, 'utf8').then((code) => ({ code }))
+    : bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } });
   return bundle;
 }
 
