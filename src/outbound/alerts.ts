@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { AlertConfig } from '../config';
 import type { Database } from '../db/database';
 import { syncInternalEndpoint } from '../db/endpoints';
@@ -12,6 +13,9 @@ export const ALERT_SCOPES = { webhook: 'alerts:webhook', slack: 'alerts:slack' }
 /** Failure groups a pass looks at: the largest. */
 const GROUPS_CHECKED = 500;
 
+/** Dead-lettered events one alert names; it counts them all. */
+const DEAD_LETTERS_NAMED = 5;
+
 export interface Alert {
   type: 'failure_group.new' | 'failure_group.growing' | 'inbox.dead_lettered';
   /** Unique per alert: the message's Idempotency-Key, so two receivers or a retry never send it twice. */
@@ -24,7 +28,9 @@ export interface Alert {
 
 /**
  * Watches the failure groups and the inbox, and alerts: a new failure group, a group that grows
- * past the threshold, a dead-lettered row. Every receiver may run it: what was alerted is claimed in
+ * past the threshold, and the rows dead-lettered since the last pass, in one alert. Text leaves the
+ * cluster, so it names no internal host or port, and what a sender chose (IDs, types) is escaped for
+ * Slack, where `<!channel>` would mention everyone. Every receiver may run it: what was alerted is claimed in
  * PostgreSQL first (one process wins each), and each alert is a message of our own outbound delivery
  * whose Idempotency-Key names it, so it is sent once, signed, retried and recorded like any message.
  */
@@ -116,26 +122,49 @@ export class AlertChecker {
          INSERT INTO alerted_dead_letters (source, event_id)
          SELECT source, event_id FROM event_bodies WHERE dead_lettered_at IS NOT NULL AND started_at IS NULL
          ON CONFLICT DO NOTHING RETURNING source, event_id)
-       SELECT c.source, c.event_id, b.workflow_id, b.start_error FROM claimed c JOIN event_bodies b USING (source, event_id)`,
+       SELECT c.source, c.event_id, b.workflow_id, b.start_error FROM claimed c JOIN event_bodies b USING (source, event_id) ORDER BY c.source, c.event_id`,
     );
-    return rows.map((row) => ({
-      type: 'inbox.dead_lettered' as const,
-      key: `inbox.dead_lettered:${row.source}:${row.event_id}`,
-      text: `Dead-lettered: ${row.source} event ${row.event_id} was not started (${row.start_error ?? 'Temporal refused it'}); \`durable-webhooks inbox retry\` starts it once the cause is fixed.${this.link(`/events/${encodeURIComponent(row.workflow_id)}`)}`,
-      data: { source: row.source, eventId: row.event_id, error: row.start_error, examples: [row.workflow_id] },
-      unclaim: (db: Database) => db.query('DELETE FROM alerted_dead_letters WHERE source = $1 AND event_id = $2', [row.source, row.event_id]),
-    }));
+    if (rows.length === 0) return [];
+    const named = rows.slice(0, DEAD_LETTERS_NAMED);
+    const [first] = rows;
+    const events = named.map((row) => `${row.source} ${row.event_id}`).join(', ') + (rows.length > named.length ? ` and ${rows.length - named.length} more` : '');
+    const cause = withoutInternalAddresses(first!.start_error ?? 'Temporal refused it');
+    return [
+      {
+        type: 'inbox.dead_lettered' as const,
+        // The claimed rows name the alert: another pass claims others, and names another.
+        key: `inbox.dead_lettered:${createHash('sha256').update(rows.map((row) => `${row.source}\n${row.event_id}`).join('\n')).digest('hex').slice(0, 32)}`,
+        text: `Dead-lettered: ${rows.length} event(s) not started (${events}; the first because: ${cause}); \`durable-webhooks inbox retry\` starts them once the cause is fixed.${this.link(rows.length === 1 ? `/events/${encodeURIComponent(first!.workflow_id)}` : '/events?status=dead-lettered')}`,
+        data: { count: rows.length, sources: [...new Set(rows.map((row) => row.source))], examples: named.map((row) => row.workflow_id), error: cause },
+        unclaim: (db: Database) =>
+          db.query('DELETE FROM alerted_dead_letters WHERE (source, event_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))', [rows.map((row) => row.source), rows.map((row) => row.event_id)]),
+      },
+    ];
   }
 
   private async send(alert: Alert): Promise<void> {
     if (this.config.webhook) {
       await this.messages.publish(ALERT_SCOPES.webhook, alert.key, { eventType: alert.type, payload: { ...alert.data, text: alert.text } });
     }
-    if (this.config.slackUrl) await this.messages.publish(ALERT_SCOPES.slack, alert.key, { eventType: alert.type, payload: { text: alert.text } });
+    if (this.config.slackUrl) await this.messages.publish(ALERT_SCOPES.slack, alert.key, { eventType: alert.type, payload: { text: slackEscaped(alert.text) } });
     this.logger.warn({ alert: alert.type, key: alert.key }, alert.text);
   }
 
   private link(path: string): string {
     return this.config.consoleUrl ? ` ${this.config.consoleUrl.replace(/\/$/, '')}${path}` : '';
   }
+}
+
+/**
+ * Text as a Slack message shows it literally: `&`, `<` and `>` escaped as Slack documents, so a
+ * sender-chosen event ID holding `<!channel>` or a link mentions and links nothing.
+ * https://api.slack.com/reference/surfaces/formatting#escaping
+ */
+export function slackEscaped(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** An error's text without the hosts and ports it names inside the cluster (`temporal:7233`, `10.0.0.5:5432`). */
+export function withoutInternalAddresses(text: string): string {
+  return text.replace(/\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b|\[[0-9a-f:]+\](?::\d{1,5})?|\b[a-z0-9][a-z0-9.-]*:\d{2,5}\b/gi, '<address>');
 }

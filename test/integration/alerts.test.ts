@@ -67,7 +67,28 @@ describe('the alert checker', () => {
     expect(await first.check()).toEqual([]);
     expect(sent).toHaveLength(2);
   });
+
+  it('alerts the rows dead-lettered since the last pass in one alert, counted, naming no internal host or port', async () => {
+    const checker = new AlertChecker(db, messages, config, silentLogger);
+    await checker.check();
+    sent.length = 0;
+    for (let index = 0; index < 7; index++) await deadLettered(db, `dl-${index}`, 'connect ECONNREFUSED 10.20.30.40:7233 (temporal-frontend.temporal.svc:7233)');
+    const alerts = await checker.check();
+    expect(alerts.map((alert) => [alert.type, alert.data.count])).toEqual([['inbox.dead_lettered', 7]]);
+    expect(sent).toHaveLength(1);
+    const { text } = sent[0]!.payload as { text: string };
+    expect(text).toMatch(/^Dead-lettered: 7 event\(s\) not started \(stripe dl-0, stripe dl-1, stripe dl-2, stripe dl-3, stripe dl-4 and 2 more; the first because: connect ECONNREFUSED <address> \(<address>\)\)/);
+    expect(JSON.stringify(sent[0]!.payload)).not.toMatch(/10\.20\.30\.40|:7233/);
+    expect(await checker.check()).toEqual([]);
+  });
 });
+
+async function deadLettered(db: TestDatabase, id: string, error: string) {
+  const receivedAt = new Date().toISOString();
+  const start = { flow: 'recordEvent', input: { source: 'stripe', provider: ProviderKind.STRIPE, id, type: 'invoice.paid', occurredAt: receivedAt, receivedAt }, summary: id };
+  await storeBody(db, { source: 'stripe', eventId: id, workflowId: id, provider: ProviderKind.STRIPE, via: 'delivery', receivedAt, start, leaseMs: 60_000 }, { raw: Buffer.from(`{"id":"${id}"}`), contentType: 'application/json', signatureHeaders: {} });
+  await deferStart(db, { source: 'stripe', eventId: id }, error, 0, true);
+}
 
 describe('alerts through our delivery', () => {
   let stack: WorkerStack;
@@ -81,15 +102,13 @@ describe('alerts through our delivery', () => {
     await slack?.close();
   });
 
-  it('posts a dead-lettered row to a Slack incoming webhook as {"text": …}, once', async () => {
-    const receivedAt = new Date().toISOString();
-    const start = { flow: 'recordEvent', input: { source: 'stripe', provider: ProviderKind.STRIPE, id: 'evt_dead', type: 'invoice.paid', occurredAt: receivedAt, receivedAt }, summary: 'evt_dead' };
-    await storeBody(stack.db, { source: 'stripe', eventId: 'evt_dead', workflowId: 'evt_dead', provider: ProviderKind.STRIPE, via: 'delivery', receivedAt, start, leaseMs: 60_000 }, { raw: Buffer.from('{}'), contentType: 'application/json', signatureHeaders: {} });
-    await deferStart(stack.db, { source: 'stripe', eventId: 'evt_dead' }, 'the namespace refused the start', 0, true);
+  it('posts a dead-lettered row to a Slack incoming webhook as {"text": …}, once, with what the sender chose escaped', async () => {
+    // An event ID is the sender's text: in Slack, <!channel> would mention everyone.
+    await deadLettered(stack.db as TestDatabase, '<!channel>', 'the namespace refused the start');
     await eventually('Slack is posted to', () => slack.received.length > 0);
-    expect(JSON.parse(slack.received[0]!.body)).toEqual({ text: expect.stringMatching(/^Dead-lettered: stripe event evt_dead was not started \(the namespace refused the start\)/) });
+    expect(JSON.parse(slack.received[0]!.body)).toEqual({ text: expect.stringMatching(/^Dead-lettered: 1 event\(s\) not started \(stripe &lt;!channel&gt;; the first because: the namespace refused the start\)/) });
     // The next checks find it alerted.
-    const { rows } = await stack.db.query('SELECT 1 FROM alerted_dead_letters WHERE event_id = $1', ['evt_dead']);
+    const { rows } = await stack.db.query('SELECT 1 FROM alerted_dead_letters WHERE event_id = $1', ['<!channel>']);
     expect(rows).toHaveLength(1);
     expect(slack.received).toHaveLength(1);
   });
