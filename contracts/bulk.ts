@@ -36,6 +36,18 @@ export interface BulkInput {
   rate?: number;
   /** Who started the job: an admin token's name, or the operator's user name. */
   by: string;
+  /**
+   * The most events it acts on: how many the operator confirmed (its filter's `until` is fixed at
+   * that count), so events that match later are not acted on. @default MAX_BULK_EVENTS
+   */
+  limit?: number;
+}
+
+/** What an operator confirms after a dry run: that many events, received until then. */
+export interface BulkConfirmation {
+  count: number;
+  /** ISO 8601: the filter's end, fixed when the dry run counted. */
+  until: string;
 }
 
 /** What happened to one event: acted on, skipped (and why: `completed`, `running`, `closed`, `not found`), or failed (and why). */

@@ -16,7 +16,8 @@ const activities = proxyActivities<Activities>({
 });
 
 /**
- * Lists the events the filter matches (their current runs, once, at the start), then acts on them
+ * Lists the events the filter matches (their current runs, once, at the start; at most the count
+ * the operator confirmed), then acts on them
  * in batches, no faster than `rate`; its progress is the `bulkProgress` query's answer and its
  * result. Cancelled (`durable-webhooks jobs stop`), it finishes the batch under way, so every action
  * taken is counted, and ends `stopped`.
@@ -27,7 +28,7 @@ export async function bulkAction(input: BulkInput): Promise<BulkProgress> {
   const jobId = workflowInfo().workflowId;
   try {
     setCurrentDetails(`**Now:** listing the events to ${input.action}`);
-    const eventIds = await activities.bulkMatches({ filter: input.filter, limit: MAX_BULK_EVENTS });
+    const eventIds = await activities.bulkMatches({ filter: input.filter, limit: Math.min(input.limit ?? MAX_BULK_EVENTS, MAX_BULK_EVENTS) });
     progress.total = eventIds.length;
     progress.state = 'running';
     const size = bulkBatchSize(input.rate);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
+import type { BulkConfirmation } from '../../contracts';
 import type { NamedToken } from '../config';
 import { audit, auditOf } from '../db/console-sessions';
 import type { Database } from '../db/database';
@@ -214,9 +215,9 @@ export function createConsoleRouter(deps: ConsoleDeps): express.Router {
     const group = await groupOf(req.params.fingerprint);
     const session = sessionOf(res);
     if (group.state !== 'failed') throw new OperationRejectedError('Only a group of failed events is retried: stuck ones are running, and go on by themselves once the cause is fixed.');
-    const confirmed = req.body.yes === 'true';
+    const confirmed = req.body.yes === 'true' ? confirmationOf(req.body as Record<string, unknown>) : undefined;
     const reason = typeof req.body.reason === 'string' && req.body.reason.trim() !== '' ? (req.body.reason as string) : 'retry of a failure group from the console';
-    const answer = await jobs.request({ action: 'retry', filter: { group: group.fingerprint }, reason, by: actorOf(session) }, { dryRun: !confirmed, yes: confirmed });
+    const answer = await jobs.request({ action: 'retry', filter: { group: group.fingerprint }, reason, by: actorOf(session) }, { dryRun: confirmed === undefined, confirmed });
     if (answer.dryRun) {
       page(res, <FailureGroupPage session={session} group={group} dryRun={answer} />);
       return;
@@ -313,4 +314,13 @@ function listFilter(query: EventsQuery): ListFilter {
     since: query.since === undefined ? undefined : pointInTime(query.since, 'since'),
     until: query.until === undefined ? undefined : pointInTime(query.until, 'until'),
   };
+}
+
+/** The dry run's count and time a confirmation form carries back: the job acts on no more than those. */
+function confirmationOf(body: Record<string, unknown>): BulkConfirmation {
+  const count = Number(body.count);
+  if (typeof body.count !== 'string' || !Number.isSafeInteger(count) || count < 0 || typeof body.until !== 'string') {
+    throw new OperationRejectedError('The confirmation lacks the count and time of the dry run it confirms; start again from the failure group.');
+  }
+  return { count, until: body.until };
 }

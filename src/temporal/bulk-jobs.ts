@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { bulkJobWorkflowId, bulkProgressQuery, isBulkJobId, MAX_BULK_EVENTS, type BulkInput, type BulkProgress } from '../../contracts';
+import { bulkJobWorkflowId, bulkProgressQuery, isBulkJobId, MAX_BULK_EVENTS, type BulkConfirmation, type BulkInput, type BulkProgress } from '../../contracts';
 import { OperationRejectedError, ResourceNotFoundError } from '../errors';
 import { bulkActionFlow } from '../flows';
 import type { EventOperations } from './operations';
@@ -11,7 +11,7 @@ export const CONFIRM_OVER = 100;
 
 /** What a bulk request answers: the dry run's count and examples (none matched: count 0), or the job it started. */
 export type BulkAnswer =
-  | { dryRun: true; count: number; examples: EventSummary[]; reason: string }
+  | { dryRun: true; count: number; examples: EventSummary[]; reason: string; confirm: BulkConfirmation }
   | { dryRun: false; count: number; jobId: string; runId: string };
 
 /** A bulk job as `jobs show` reports it: its progress, and how its workflow stands. */
@@ -36,29 +36,40 @@ export class BulkJobs {
 
   /**
    * Counts the matches and, unless it is a dry run (asked for, or over CONFIRM_OVER unconfirmed),
-   * starts the job. Relative times are fixed now, so the job acts on what was counted.
+   * starts the job. Relative times are fixed now, and so is the end of the window when the filter
+   * has none, so the job acts on what was counted and no more: a dry run answers what to confirm
+   * (`confirm`), and a request with that confirmation acts on at most its count, received until its
+   * time, whatever matches since.
    */
-  async request(input: Omit<BulkInput, 'filter'> & { filter: EventFilter }, { dryRun = false, yes = false }: { dryRun?: boolean; yes?: boolean } = {}): Promise<BulkAnswer> {
+  async request(
+    input: Omit<BulkInput, 'filter' | 'limit'> & { filter: EventFilter },
+    { dryRun = false, yes = false, confirmed }: { dryRun?: boolean; yes?: boolean; confirmed?: BulkConfirmation } = {},
+  ): Promise<BulkAnswer> {
     const now = this.options.now?.() ?? new Date();
+    const until = [input.filter.until && pointInTime(input.filter.until, 'until', now), confirmed && pointInTime(confirmed.until, 'confirmed until', now), now]
+      .filter((point): point is Date => point instanceof Date)
+      .reduce((earliest, point) => (point < earliest ? point : earliest));
     const filter: EventFilter = {
       ...input.filter,
       ...(input.filter.since && { since: pointInTime(input.filter.since, 'since', now).toISOString() }),
-      ...(input.filter.until && { until: pointInTime(input.filter.until, 'until', now).toISOString() }),
+      until: until.toISOString(),
     };
+    if (confirmed !== undefined && !(Number.isSafeInteger(confirmed.count) && confirmed.count >= 0)) throw new OperationRejectedError('The confirmed count must be a whole number of events.');
     if (input.action === 'signal' && !input.signal?.name) throw new OperationRejectedError('A bulk signal needs the signal\'s name.');
     if (input.rate !== undefined && !(input.rate > 0)) throw new OperationRejectedError('"rate" must be a positive number of events per second.');
-    const matches = await this.operations.list(filter, MAX_BULK_EVENTS + 1);
-    if (matches.length > MAX_BULK_EVENTS) throw new OperationRejectedError(`More than ${MAX_BULK_EVENTS} events match; narrow the filter (--since, --until, --type) and run one job per part.`);
+    const listed = await this.operations.list(filter, MAX_BULK_EVENTS + 1);
+    const matches = confirmed === undefined ? listed : listed.slice(0, confirmed.count);
+    if (listed.length > MAX_BULK_EVENTS && confirmed === undefined) throw new OperationRejectedError(`More than ${MAX_BULK_EVENTS} events match; narrow the filter (--since, --until, --type) and run one job per part.`);
     // Nothing to act on is an answer, not an error: a runbook's retry after a quiet hour finds nothing.
-    if (dryRun || matches.length === 0 || (matches.length > CONFIRM_OVER && !yes)) {
+    if (dryRun || matches.length === 0 || (matches.length > CONFIRM_OVER && !yes && confirmed === undefined)) {
       const reason = matches.length === 0 ? `no event matches ${visibilityQuery(filter, now)}; nothing to do` : dryRun ? 'a dry run, as asked' : `over ${CONFIRM_OVER} events match: confirm with --yes ("yes": true)`;
-      return { dryRun: true, count: matches.length, examples: matches.slice(0, 5), reason };
+      return { dryRun: true, count: matches.length, examples: matches.slice(0, 5), reason, confirm: { count: matches.length, until: filter.until! } };
     }
     const jobId = bulkJobWorkflowId(input.action, randomUUID());
     const handle = await this.client.workflow.start(bulkActionFlow.workflow, {
       workflowId: jobId,
       taskQueue: this.options.taskQueue,
-      args: [{ ...input, filter: { ...filter, status: filter.status } }],
+      args: [{ ...input, filter: { ...filter, status: filter.status }, limit: matches.length }],
       staticSummary: `bulk ${input.action} of ${matches.length} event(s) matching ${visibilityQuery(filter, now)}, by ${input.by}: ${input.reason}`.slice(0, 200),
     });
     return { dryRun: false, count: matches.length, jobId, runId: handle.firstExecutionRunId };

@@ -125,3 +125,31 @@ it('finds failed events by their failure class or its last part, and by tenant, 
   const refused = await admin('GET', `/events?errorClass=${encodeURIComponent("EmailRejected' OR 'a' = 'a")}`);
   expect([refused.status, ((await refused.json()) as { detail: string }).detail]).toEqual([400, '"errorClass" may hold letters, digits and . _ : @ - › and spaces only.']);
 }, 60_000);
+
+it('acts on what the operator confirmed after a dry run, at most that many, not on what matches by the time the job runs', async () => {
+  if (workers.length === 0) await startWorker();
+  const tenant = `acct_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+  const fail = async (count: number) => {
+    stack.resend.acceptApiKey('re_not_the_one_in_use');
+    const failing = Array.from({ length: count }, () => checkoutCompleted({ account: tenant }));
+    await deliverAll(failing);
+    expect(await outcomes(failing)).toEqual(Array(count).fill('failed'));
+    stack.resend.acceptApiKey(undefined);
+    return failing;
+  };
+  const request = { action: 'retry', filter: { tenant, status: 'failed' }, reason: 'the email key is fixed' };
+  const confirmedOnes = await fail(2);
+  const dryRun = (await (await admin('POST', '/bulk', { ...request, dryRun: true })).json()) as { count: number; confirm: { count: number; until: string } };
+  expect(dryRun).toMatchObject({ count: 2, confirm: { count: 2, until: expect.any(String) } });
+
+  // Another failure of the same filter after the dry run: not confirmed, not retried.
+  const later = await fail(1);
+  const started = await admin('POST', '/bulk', { ...request, confirm: dryRun.confirm });
+  expect(started.status).toBe(202);
+  const { jobId, count } = (await started.json()) as { jobId: string; count: number };
+  expect(count).toBe(2);
+  await eventually('the job completed', async () => ((await (await admin('GET', `/bulk/${encodeURIComponent(jobId)}`)).json()) as { status: string }).status === 'completed');
+  expect(await (await admin('GET', `/bulk/${encodeURIComponent(jobId)}`)).json()).toMatchObject({ total: 2, done: 2 });
+  expect(await outcomes(confirmedOnes)).toEqual(['fulfilled', 'fulfilled']);
+  expect((await stack.client.workflow.getHandle(later[0]!.id).describe()).status.name).toBe('FAILED');
+}, 60_000);

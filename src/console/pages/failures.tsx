@@ -1,3 +1,4 @@
+import type { BulkConfirmation } from '../../../contracts';
 import type { BulkJobView } from '../../temporal/bulk-jobs';
 import type { EventSummary } from '../../temporal/visibility';
 import type { ConsoleSession } from '../../db/console-sessions';
@@ -64,7 +65,7 @@ export function FailuresPage({ session, groups }: { session: ConsoleSession; gro
 }
 
 /** One group, and its bulk retry: a dry run first (count and examples), then a confirmation that starts the job. */
-export function FailureGroupPage({ session, group, dryRun }: { session: ConsoleSession; group: FailureGroup; dryRun?: { count: number; examples: EventSummary[]; reason: string } }) {
+export function FailureGroupPage({ session, group, dryRun }: { session: ConsoleSession; group: FailureGroup; dryRun?: { count: number; examples: EventSummary[]; reason: string; confirm: BulkConfirmation } }) {
   return (
     <Layout title={`Failure group ${group.fingerprint}`} session={session}>
       <dl className="facts">
@@ -122,6 +123,9 @@ export function FailureGroupPage({ session, group, dryRun }: { session: ConsoleS
               <form method="post" action={`${BASE}/failures/${group.fingerprint}/retry`}>
                 <CsrfField session={session} />
                 <input type="hidden" name="yes" value="true" />
+                {/* What is confirmed: the job acts on at most these, received until then. */}
+                <input type="hidden" name="count" value={String(dryRun.confirm.count)} />
+                <input type="hidden" name="until" value={dryRun.confirm.until} />
                 <label>
                   Reason <input name="reason" required />
                 </label>
