@@ -2,10 +2,11 @@ import type { Client } from '@temporalio/client';
 import { applySignal, readPointer, subscriptionWorkflowId, type Activities } from '../contracts';
 import { subscriptionEntityFlow } from '../src/flows';
 import type { Database } from '../src/db/database';
+import { bodyRead, holdBodyForReader } from '../src/db/retention';
 import { storeIfNewer } from '../src/db/subscriptions';
 import { readEventBody } from './event-body';
 
-export function createSubscriptionActivities({ db, temporal, taskQueue }: { db: Database; temporal: Client; taskQueue: string }): Pick<Activities, 'forwardSubscriptionUpdate' | 'storeSubscription'> {
+export function createSubscriptionActivities({ db, temporal, taskQueue }: { db: Database; temporal: Client; taskQueue: string }): Pick<Activities, 'forwardSubscriptionUpdate' | 'storeSubscription' | 'skipSubscriptionUpdate'> {
   return {
     /**
      * Signal-with-start of the subscription's entity workflow. A repeat (activity retry, reset)
@@ -13,6 +14,8 @@ export function createSubscriptionActivities({ db, temporal, taskQueue }: { db: 
      */
     async forwardSubscriptionUpdate(update) {
       const workflowId = subscriptionWorkflowId(update.subscription.id);
+      // The entity reads the body after this event completes: retention keeps it until then.
+      if (update.source) await holdBodyForReader(db, { source: update.source, eventId: update.eventId });
       await temporal.workflow.signalWithStart(subscriptionEntityFlow.workflow, {
         workflowId,
         taskQueue,
@@ -29,8 +32,16 @@ export function createSubscriptionActivities({ db, temporal, taskQueue }: { db: 
      * comes from the event's stored body; an update sent before bodies were stored carries it.
      */
     async storeSubscription(update) {
-      const data = update.source ? readPointer(await readEventBody(db, { source: update.source, eventId: update.eventId, step: 'subscription' }), '/data/object') : update.subscription;
-      return storeIfNewer(db, update, data);
+      if (!update.source) return storeIfNewer(db, update, update.subscription);
+      const data = readPointer(await readEventBody(db, { source: update.source, eventId: update.eventId, step: 'subscription' }), '/data/object');
+      const stored = await storeIfNewer(db, update, data);
+      await bodyRead(db, { source: update.source, eventId: update.eventId });
+      return stored;
+    },
+
+    /** An update the entity found older than the last one applied: its body is no longer needed. */
+    async skipSubscriptionUpdate(update) {
+      if (update.source) await bodyRead(db, { source: update.source, eventId: update.eventId });
     },
   };
 }

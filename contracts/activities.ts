@@ -51,8 +51,10 @@ export interface Activities {
   reconcileProvider(input: { provider: ReconcileProvider; since: string } & Partial<Omit<BackfillInput, 'provider' | 'since'>>): Promise<BackfillCounts>;
   /** Signal-with-start of the subscription's entity workflow; returns its workflow ID. */
   forwardSubscriptionUpdate(update: SubscriptionUpdate): Promise<string>;
-  /** Stores the subscription if this update is newer than the stored one; false when it is not. */
+  /** Stores the subscription if this update is newer than the stored one; false when it is not. Its body may then go at retention. */
   storeSubscription(update: SubscriptionUpdate): Promise<boolean>;
+  /** An update the entity skips as older than the last one applied: its body may go at retention. */
+  skipSubscriptionUpdate(update: SubscriptionUpdate): Promise<void>;
   /** One signed POST to an endpoint, recorded. */
   attemptDelivery(input: DeliveryAttempt): Promise<DeliveryOutcome>;
   /** The event IDs a bulk job's filter matches now (their current runs), at most `limit`. */

@@ -365,6 +365,14 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
       `ALTER TABLE console_sessions ADD COLUMN token_sha256 text NOT NULL`,
     ],
   },
+  {
+    id: '019-body-readers',
+    statements: [
+      // A body another workflow still has to read after its event completed (an entity's update):
+      // retention keeps it until that reader has consumed it.
+      `ALTER TABLE event_bodies ADD COLUMN reader_pending boolean NOT NULL DEFAULT false`,
+    ],
+  },
 ];
 
 /**

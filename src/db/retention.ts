@@ -17,7 +17,8 @@ export interface Purged {
 /**
  * Purges what is older than its retention, in batches, so no statement holds many rows: the bodies
  * of events the ledger records as completed or ignored, or that a route ignored (a failed or running
- * event keeps its body for a reset), then the rows of started (or ignored) events. A row not started yet, or dead-lettered, is never removed.
+ * event keeps its body for a reset), and that no other workflow still has to read (`reader_pending`:
+ * an entity's update not applied yet), then the rows of started (or ignored) events. A row not started yet, or dead-lettered, is never removed.
  * Several workers may purge at once: each batch skips the rows another holds.
  */
 export async function purgeExpired(db: Queryable, retention: Retention, batch = 1_000): Promise<Purged> {
@@ -38,7 +39,7 @@ export async function purgeExpired(db: Queryable, retention: Retention, batch = 
 const PURGE_BODIES = `
   WITH due AS (
     SELECT b.source, b.event_id FROM event_bodies b LEFT JOIN processed_events p USING (source, event_id)
-    WHERE b.body IS NOT NULL AND b.received_at < now() - $1 * interval '1 millisecond' AND (p.status IN ('completed', 'ignored') OR b.ignored_at IS NOT NULL)
+    WHERE b.body IS NOT NULL AND b.received_at < now() - $1 * interval '1 millisecond' AND (p.status IN ('completed', 'ignored') OR b.ignored_at IS NOT NULL) AND NOT b.reader_pending
     LIMIT $2 FOR UPDATE OF b SKIP LOCKED
   )
   UPDATE event_bodies b SET body = NULL, signature_headers = '{}', purged_at = now() FROM due
@@ -51,3 +52,13 @@ const DELETE_ROWS = `
     LIMIT $2 FOR UPDATE SKIP LOCKED
   )
   DELETE FROM event_bodies b USING due WHERE b.source = due.source AND b.event_id = due.event_id RETURNING b.event_id`;
+
+/** Marks the event's body as one another workflow still has to read: retention keeps it until `bodyRead`. */
+export async function holdBodyForReader(db: Queryable, key: { source: string; eventId: string }): Promise<void> {
+  await db.query('UPDATE event_bodies SET reader_pending = true WHERE source = $1 AND event_id = $2', [key.source, key.eventId]);
+}
+
+/** The reader `holdBodyForReader` waited for has consumed the body (applied it, or found it not needed). */
+export async function bodyRead(db: Queryable, key: { source: string; eventId: string }): Promise<void> {
+  await db.query('UPDATE event_bodies SET reader_pending = false WHERE source = $1 AND event_id = $2', [key.source, key.eventId]);
+}

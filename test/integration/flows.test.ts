@@ -314,5 +314,8 @@ describe('Stripe customer.subscription.* → one entity workflow per subscriptio
     await eventually('the entity applied all three', async () => (await entity.query(subscriptionStateQuery)).updatesSeen === 3);
     expect(await entity.query(subscriptionStateQuery)).toMatchObject({ last: { created: 1_700_000_300, eventId: newest.id }, status: 'past_due' });
     expect(await rows('SELECT status, last_event_id FROM subscriptions WHERE id = $1', [subscriptionId])).toEqual([{ status: 'past_due', last_event_id: newest.id }]);
+    // Each body was held for the entity after its event completed, and let go once the entity applied or skipped it.
+    const held = await rows<{ event_id: string; reader_pending: boolean }>('SELECT event_id, reader_pending FROM event_bodies WHERE event_id = ANY($1)', [[newest.id, middle.id, oldest.id]]);
+    expect(held.map((row) => row.reader_pending)).toEqual([false, false, false]);
   });
 });

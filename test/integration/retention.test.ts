@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ProviderKind } from '../../contracts';
 import { storeBody } from '../../src/db/event-bodies';
 import { claimEvent, completeEvent } from '../../src/db/ledger';
-import { purgeExpired } from '../../src/db/retention';
+import { bodyRead, holdBodyForReader, purgeExpired } from '../../src/db/retention';
 import { markStarted } from '../../src/db/inbox';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 import { checkoutCompleted } from '../support/events';
@@ -67,6 +67,17 @@ describe('a purge pass', () => {
     ]);
     expect(await purgeExpired(db, { bodyMs: 30 * DAY, dedupeMs: 400 * DAY })).toEqual({ bodies: 0, rows: 0 });
     expect(await purgeExpired(db, { bodyMs: null, dedupeMs: null })).toEqual({ bodies: 0, rows: 0 });
+  });
+
+  it("keeps a completed event's body that another workflow still has to read (a subscription entity's update) until it has", async () => {
+    const key = { source: 'stripe', eventId: 'i-subscription-forwarded' };
+    await stored(key.eventId, 40, { status: 'completed' });
+    await holdBodyForReader(db, key);
+    await purgeExpired(db, { bodyMs: 30 * DAY, dedupeMs: null });
+    expect((await rows()).find((row) => row.event_id === key.eventId)).toMatchObject({ body: true, purged: false });
+    await bodyRead(db, key);
+    await purgeExpired(db, { bodyMs: 30 * DAY, dedupeMs: null });
+    expect((await rows()).find((row) => row.event_id === key.eventId)).toMatchObject({ body: false, purged: true });
   });
 });
 
