@@ -1,11 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 export interface LocalPostgres {
-  /** `postgres://<user>@127.0.0.1:<port>/postgres`, trust authentication on loopback only. */
+  /** `postgres://<user>:<password>@127.0.0.1:<port>/postgres`: a random password (SCRAM), on loopback only. */
   url: string;
+  /** Its folder: the data, the socket and the password, its server user's alone. */
+  dir: string;
   /** Stops the server (fast shutdown: open connections are cut, as in a real restart). */
   stop(): void;
   /** Starts it again on the same port and data directory. */
@@ -23,26 +26,37 @@ export interface LocalPostgresOptions {
 /**
  * A PostgreSQL cluster of our own from the installed server binaries (Debian's
  * /usr/lib/postgresql/<version>/bin, or initdb on PATH): `npm test` without DATABASE_URL, the
- * production tests (which restart it), and `npm run cluster` when no PostgreSQL answers. As root, the
- * server runs as `postgres`, which initdb requires.
+ * production tests (which restart it), and `npm run cluster` when no PostgreSQL answers. Its folder
+ * (the socket's too) is its server user's alone (0700), and every connection, local or TCP, needs
+ * the random password kept in `<dir>/password` (0600): no other user of the machine gets in. As
+ * root, the server runs as `postgres`, which initdb requires, and owns the folder.
  */
 export function startLocalPostgres({ port, user, dir }: LocalPostgresOptions): LocalPostgres {
   const bin = postgresBin();
   const home = dir ?? mkdtempSync(path.join(tmpdir(), 'dw-postgres-'));
   mkdirSync(home, { recursive: true });
-  chmodSync(home, 0o777);
+  chmodSync(home, 0o700);
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) execFileSync('chown', ['postgres:postgres', home]);
   const dataDir = path.join(home, 'data');
+  const passwordFile = path.join(home, 'password');
   const run = (tool: string, args: string[]) => {
     const command = path.join(bin, tool);
-    if (process.getuid?.() === 0) execFileSync('runuser', ['-u', 'postgres', '--', command, ...args], { stdio: 'ignore' });
+    if (asRoot) execFileSync('runuser', ['-u', 'postgres', '--', command, ...args], { stdio: 'ignore' });
     else execFileSync(command, args, { stdio: 'ignore' });
   };
-  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) run('initdb', ['-D', dataDir, '-U', user, '--auth=trust', '--no-sync']);
+  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
+    writeFileSync(passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
+    if (asRoot) execFileSync('chown', ['postgres:postgres', passwordFile]);
+    run('initdb', ['-D', dataDir, '-U', user, '--auth=scram-sha-256', `--pwfile=${passwordFile}`, '--no-sync']);
+  }
+  const password = readFileSync(passwordFile, 'utf8').trim();
   const start = () =>
     run('pg_ctl', ['-D', dataDir, '-w', '-l', path.join(home, 'postgres.log'), '-o', `-p ${port} -k ${home} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300`, 'start']);
   start();
   return {
-    url: `postgres://${user}@127.0.0.1:${port}/postgres`,
+    url: `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
+    dir: home,
     stop: () => run('pg_ctl', ['-D', dataDir, '-m', 'fast', '-w', 'stop']),
     start,
   };

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { parse } from 'yaml';
@@ -36,10 +36,20 @@ function runComposeSchemaJob(): void {
   const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')) as { services: Record<string, { command: string[]; environment: Record<string, string | number> }> };
   const job = compose.services['temporal-schema']!;
   const url = new URL(postgres.url);
-  const env = { ...Object.fromEntries(Object.entries(job.environment).map(([name, value]) => [name, String(value)])), SQL_HOST: url.hostname, SQL_PORT: url.port };
+  const env = { ...Object.fromEntries(Object.entries(job.environment).map(([name, value]) => [name, String(value)])), SQL_HOST: url.hostname, SQL_PORT: url.port, SQL_PASSWORD: decodeURIComponent(url.password) };
   const bin = path.dirname(temporalSqlToolPath());
   execFileSync('sh', ['-c', job.command.join('\n').replaceAll('$$', '$')], { env: { ...env, PATH: `${bin}:${process.env.PATH}` }, stdio: 'pipe' });
 }
+
+it('keeps its local PostgreSQL to its own user: a 0700 folder (socket included), and a password on every connection', async () => {
+  expect(statSync(postgres.dir).mode & 0o777).toBe(0o700);
+  const url = new URL(postgres.url);
+  expect(url.password).not.toBe('');
+  url.password = 'not-the-password';
+  const wrong = new pg.Client({ connectionString: url.toString() });
+  await expect(wrong.connect()).rejects.toMatchObject({ code: '28P01' });
+  await wrong.end().catch(() => undefined);
+});
 
 it("compose's schema job creates both databases on the first run and only upgrades on the next; npm run cluster then finds them current", async () => {
   runComposeSchemaJob();
