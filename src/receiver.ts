@@ -27,6 +27,7 @@ import { TemporalEventStarter } from './temporal/start-event';
 import { startTracing } from './tracing';
 import { DEFAULT_REFUSAL_LIMITS, RefusalLog } from './db/refusals';
 import { deleteOrphanSessions } from './db/console-sessions';
+import { SecretFileWatcher } from './providers/secret-files';
 import { sessionTokens } from './console/session';
 import { AlertChecker } from './outbound/alerts';
 
@@ -49,6 +50,9 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
   const codecTokens = [...(config.codecToken ? [{ name: 'codec', token: config.codecToken }] : []), ...config.adminTokens];
   if (codec && codecTokens.length === 0) logger.warn('the codec endpoint /codec is off: set CODEC_TOKEN to let operators decode payloads in the Temporal UI');
   const sources = new SourceRegistry(config.sources);
+  // Secrets from files (a mounted Kubernetes Secret) rotate when their file changes, without a restart.
+  const secretFiles = new SecretFileWatcher(sources, config.sources, { graceMs: config.secretRotationGraceMs, logger });
+  secretFiles.start();
   // ACKNOWLEDGE=database: answered at commit, started after; this receiver sweeps what was not started too.
   const inbox = config.acknowledge === 'database' ? new InboxEventStarter(client, db, { taskQueue: config.taskQueue, logger }) : undefined;
   const sweeper = inbox && new StartSweeper(db, client, { taskQueue: config.taskQueue, logger });
@@ -142,6 +146,7 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
     adminUrl: adminServer ? `http://localhost:${(adminServer.address() as AddressInfo).port}` : `http://localhost:${port}`,
     metricsUrl: metricsServer?.address && `http://${metricsServer.address}/metrics`,
     async close() {
+      secretFiles.stop();
       if (metricsServer?.address) await new Promise<void>((resolve) => metricsServer.server.close(() => resolve()));
       await new Promise<void>((resolve) => server.close(() => resolve()));
       if (adminServer) await new Promise<void>((resolve) => adminServer.close(() => resolve()));

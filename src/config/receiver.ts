@@ -42,6 +42,11 @@ export interface ReceiverConfig extends CommonConfig {
   metricsAddress: string | undefined;
   /** A request's headers and body must arrive within this, or the connection is closed (slow clients). @default 30 s */
   requestTimeoutMs: number;
+  /**
+   * How long a signing secret replaced in its file (`<NAME>_FILE`) is still accepted after the
+   * receiver reads the new one (SECRET_ROTATION_GRACE). @default 24 hours
+   */
+  secretRotationGraceMs: number;
   /** Open connections beyond this are closed as they arrive. @default 1000 */
   maxConnections: number;
   /**
@@ -139,6 +144,7 @@ export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { devel
     minBodyRate: positiveInteger(env, 'MIN_BODY_RATE', DEFAULT_MIN_BODY_RATE),
     trustProxy: trustProxy(env.TRUST_PROXY),
     requestTimeoutMs: positiveDurationMs(env, 'REQUEST_TIMEOUT', DEFAULT_REQUEST_TIMEOUT),
+    secretRotationGraceMs: positiveDurationMs(env, 'SECRET_ROTATION_GRACE', '24h'),
     metricsAddress: metricsAddressOf(env, 'RECEIVER_METRICS_ADDRESS', DEFAULT_RECEIVER_METRICS_ADDRESS),
     maxConnections: positiveInteger(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS),
     acknowledge: oneOf(env, 'ACKNOWLEDGE', ['database', 'temporal'] as const, defaultAcknowledge(development)),

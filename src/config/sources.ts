@@ -28,6 +28,12 @@ export interface SourceConfig {
   rate?: number;
   /** Its largest body, in bytes, over its kind's (`defineProvider`'s `maxBodyBytes`); `MAX_BODY_BYTES` caps it. */
   maxBodyBytes?: number;
+  /**
+   * The file its current secret (or key) was read from (`<NAME>_FILE`), which the receiver re-reads
+   * when it changes (a Kubernetes Secret mounted as files): `secrets[0]` (or `publicKeys[0]` for a
+   * kind whose key is public) is that file's value.
+   */
+  secretFile?: { env: string; path: string; publicKey: boolean };
 }
 
 /** A development secret in use because its variable is unset; `npm run dev` prints these. */
@@ -59,6 +65,7 @@ export function loadSources(env: NodeJS.ProcessEnv, { development, port }: { dev
   const sources: SourceConfig[] = [];
 
   for (const builtIn of BUILT_IN_SOURCES) {
+    const secretFile = fileOf(env, builtIn.secretEnv);
     let keys = withPrevious(env, builtIn.secretEnv);
     const publicKeys = builtIn.publicKeyEnv ? withPrevious(env, builtIn.publicKeyEnv) : [];
     if (keys.length === 0 && publicKeys.length === 0) {
@@ -89,6 +96,7 @@ export function loadSources(env: NodeJS.ProcessEnv, { development, port }: { dev
       publicKeys: builtIn.keyIsPublic ? keys : publicKeys,
       workflowIdPrefix: '',
       ...(url && { url }),
+      ...(secretFile && { secretFile: { env: builtIn.secretEnv, path: secretFile, publicKey: builtIn.keyIsPublic === true } }),
     });
   }
 
@@ -110,9 +118,35 @@ export const PREVIOUS = '_PREVIOUS';
 /**
  * A secret variable and its `_PREVIOUS` companion, each value taken whole: a secret may contain
  * spaces and commas (GitHub's may), and no piece of one may ever verify a signature on its own.
+ * Either may come from a file instead, `<NAME>_FILE` (a Kubernetes Secret mounted as files).
  */
 function withPrevious(env: NodeJS.ProcessEnv, name: string): string[] {
-  return [env[name], env[name + PREVIOUS]].filter((value): value is string => Boolean(value));
+  return [secretValue(env, name), secretValue(env, name + PREVIOUS)].filter((value): value is string => Boolean(value));
+}
+
+/** The suffix of the variable that names a file holding a secret instead: `STRIPE_WEBHOOK_SECRET_FILE`. */
+export const FILE = '_FILE';
+
+/** `NAME_FILE`'s path, when set; both it and `NAME` set is a configuration error. */
+function fileOf(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const file = env[name + FILE] || undefined;
+  if (file !== undefined && env[name]) throw new ConfigError(`${name} and ${name}${FILE} are both set; set one.`);
+  return file;
+}
+
+/** `NAME`'s value, or the content of the file `NAME_FILE` names (without its final newline). */
+function secretValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const file = fileOf(env, name);
+  return file === undefined ? env[name] : readSecretFile(file, name + FILE);
+}
+
+/** A secret file's value: its content without the newline an editor or `kubectl create secret --from-file` may end it with. */
+export function readSecretFile(file: string, what: string): string {
+  try {
+    return readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+  } catch (error) {
+    throw new ConfigError(`${what} (${file}) cannot be read: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}.`);
+  }
 }
 
 /**

@@ -48,6 +48,12 @@ export function createMetrics(
   if (unrouted) countsBySourceAndType(registry, 'webhook_unrouted_events', "Events of a type no route maps (recorded and ignored) over the last 7 days, by source and type (the 100 most frequent): a provider's new event type.", unrouted);
   return {
     registry,
+    verifications: new Counter({
+      name: 'webhook_signature_verifications_total',
+      help: "Accepted deliveries by source and the secret that signed them: current, or previous (a rotation's old one, still in use while this grows).",
+      labelNames: ['source', 'secret'] as const,
+      registers: [registry],
+    }),
     deliveries: new Counter({
       name: 'webhook_deliveries_total',
       help: 'Webhook deliveries by source and outcome (started, duplicate, or the problem type).',

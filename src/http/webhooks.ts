@@ -8,7 +8,7 @@ import type { Logger } from '../logger';
 import { errorLine } from '../redact';
 import { checkEventIdentity } from '../providers/identity';
 import type { Source, SourceRegistry } from '../providers/registry';
-import type { VerifiedEvent } from '../providers/types';
+import type { Checked, Delivery, VerifiedEvent } from '../providers/types';
 import type { EventStarter, ReceivedEvent, StartResult } from '../temporal/start-event';
 import { bodyGuards } from './body-guards';
 import type { Metrics } from './metrics';
@@ -59,7 +59,10 @@ export function createWebhookRouter(deps: { sources: SourceRegistry; starter: Ev
     const receivedAt = now();
     const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const { adapter } = source;
-    const delivery = await adapter.verify({ rawBody, headers: req.headers, receivedAt });
+    const received = { rawBody, headers: req.headers, receivedAt };
+    const checked = await adapter.check(received);
+    metrics.verifications.inc({ source: source.name, secret: await secretThatSigned(source, received, checked) });
+    const delivery = adapter.read(received, checked);
     if (delivery.challenge) {
       logger.info({ source: source.name }, 'challenge answered');
       res.status(200).type(delivery.challenge.contentType).send(delivery.challenge.body);
@@ -176,6 +179,17 @@ export function createWebhookRouter(deps: { sources: SourceRegistry; starter: Ev
   });
   webhooks.use(handleDeliveryError);
   return webhooks;
+}
+
+/**
+ * Which of a source's secrets signed an accepted delivery: `current`, or `previous` when only a
+ * rotation's older secret or key verifies it (for a batch, when any item needed one), so an operator
+ * sees when the old one is no longer used. Costs a second check only while a source has two.
+ */
+async function secretThatSigned(source: Source, delivery: Delivery, checked: Checked): Promise<'current' | 'previous'> {
+  if (!source.currentOnly) return 'current';
+  const withCurrent = await source.currentOnly.check(delivery).catch(() => undefined);
+  return withCurrent && (withCurrent.refused?.length ?? 0) <= (checked.refused?.length ?? 0) ? 'current' : 'previous';
 }
 
 /** Items of one batch started at once: enough to answer a SendGrid batch of hundreds in time, few enough to keep Temporal's queue short. */

@@ -12,6 +12,11 @@ export interface Source {
   router: Router;
   /** Its largest body, in bytes: its own setting, else its kind's (before `MAX_BODY_BYTES` caps it). */
   maxBodyBytes: number;
+  /**
+   * With more than one secret or key (a rotation), the adapter of the current ones alone: a delivery
+   * it accepts was signed with the current secret, else with a previous one (counted apart).
+   */
+  currentOnly?: ProviderAdapter;
 }
 
 /** The source a configuration declares, built: its adapter (keys checked) and its router. */
@@ -22,6 +27,7 @@ export function createSource(config: SourceConfig): Source {
     adapter: createAdapter(config),
     router: new Router(config.kind, config.routes),
     maxBodyBytes: config.maxBodyBytes ?? providerOf(config.kind).maxBodyBytes,
+    ...((config.secrets.length > 1 || config.publicKeys.length > 1) && { currentOnly: createAdapter({ ...config, secrets: config.secrets.slice(0, 1), publicKeys: config.publicKeys.slice(0, 1) }) }),
   };
 }
 
@@ -30,12 +36,17 @@ export function createAdapter(config: SourceConfig): ProviderAdapter {
   return providerOf(config.kind).create(config);
 }
 
-/** The configured sources by name; adapters are built (and their keys checked) once, at start-up. */
+/** The configured sources by name; adapters are built (and their keys checked) at start-up, and again when a secret changes (`replace`). */
 export class SourceRegistry {
-  private readonly sources: ReadonlyMap<string, Source>;
+  private readonly sources: Map<string, Source>;
 
   constructor(configs: readonly SourceConfig[]) {
     this.sources = new Map(configs.map((config) => [config.name, createSource(config)]));
+  }
+
+  /** Builds the source again from its new configuration (its secrets rotated); deliveries after this use it. */
+  replace(config: SourceConfig): void {
+    this.sources.set(config.name, createSource(config));
   }
 
   /** @throws UnknownSourceError */
