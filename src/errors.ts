@@ -210,6 +210,26 @@ export class TooManyLargeBodiesError extends problem(503, 'too-many-large-bodies
   }
 }
 
+/** The source keeps to its provider's published addresses (ADDRESS_ALLOWLISTS, enforce), and this one is not among them. */
+export class AddressNotAllowedError extends problem(403, 'address-not-allowed', 'Address not allowed') {
+  constructor(readonly source: string) {
+    super(`Source "${source}" accepts deliveries only from the addresses its provider publishes.`);
+  }
+  override get extensions() {
+    return { source: this.source };
+  }
+}
+
+/** The source keeps to its provider's published addresses, and no list of them could be read yet: retried, nothing is lost. */
+export class AddressListUnavailableError extends problem(503, 'address-list-unavailable', 'Address list unavailable') {
+  constructor(readonly source: string) {
+    super(`Source "${source}" accepts deliveries only from its provider's published addresses, and their list could not be read yet; the event was not recorded. Retry the delivery.`);
+  }
+  override get extensions() {
+    return { source: this.source };
+  }
+}
+
 /** One client address already sends its share of the large bodies; this one is refused unread. */
 export class TooManyLargeBodiesFromAddressError extends problem(429, 'too-many-large-bodies-from-address', 'Too many large bodies from this address') {
   constructor(readonly limit: number) {

@@ -28,6 +28,7 @@ import { startTracing } from './tracing';
 import { DEFAULT_REFUSAL_LIMITS, RefusalLog } from './db/refusals';
 import { deleteOrphanSessions } from './db/console-sessions';
 import { SecretFileWatcher } from './providers/secret-files';
+import { AddressAllowlists } from './http/address-allowlists';
 import { sessionTokens } from './console/session';
 import { AlertChecker } from './outbound/alerts';
 
@@ -53,6 +54,9 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
   // Secrets from files (a mounted Kubernetes Secret) rotate when their file changes, without a restart.
   const secretFiles = new SecretFileWatcher(sources, config.sources, { graceMs: config.secretRotationGraceMs, logger });
   secretFiles.start();
+  // The providers' published address lists, read before the first delivery is answered.
+  const allowlists = new AddressAllowlists(config.addressAllowlists, { refreshMs: config.addressAllowlistRefreshMs, logger });
+  await allowlists.start();
   // ACKNOWLEDGE=database: answered at commit, started after; this receiver sweeps what was not started too.
   const inbox = config.acknowledge === 'database' ? new InboxEventStarter(client, db, { taskQueue: config.taskQueue, logger }) : undefined;
   const sweeper = inbox && new StartSweeper(db, client, { taskQueue: config.taskQueue, logger });
@@ -130,6 +134,7 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
     starter: inbox ?? new TemporalEventStarter(client, db, { taskQueue: config.taskQueue }),
     metrics,
     refusals,
+    allowlists,
     ...bodyLimits(config),
     operatorRoutes: config.adminPort === undefined ? 'with-webhooks' : 'apart',
   });
@@ -147,6 +152,7 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
     metricsUrl: metricsServer?.address && `http://${metricsServer.address}/metrics`,
     async close() {
       secretFiles.stop();
+      allowlists.stop();
       if (metricsServer?.address) await new Promise<void>((resolve) => metricsServer.server.close(() => resolve()));
       await new Promise<void>((resolve) => server.close(() => resolve()));
       if (adminServer) await new Promise<void>((resolve) => adminServer.close(() => resolve()));

@@ -2,6 +2,7 @@ import { ConfigError } from '../errors';
 import { isLoopbackHost, oneOf, portNumber, positiveDurationMs, positiveInteger, splitList } from './env';
 import { loadCommonConfig, metricsAddressOf, type CommonConfig, type LoadOptions } from './common';
 import { loadSources, type DevelopmentSecret, type SourceConfig } from './sources';
+import { providerOf, PROVIDERS } from '../providers/index';
 import { adminTokens, apiTokens, DEVELOPMENT_ADMIN_TOKEN, longToken, viewerTokens, type ApiToken, type NamedToken } from './tokens';
 
 /** The receiver's configuration: its HTTP edge, its sources (./sources.ts) and its tokens (./tokens.ts). */
@@ -47,6 +48,13 @@ export interface ReceiverConfig extends CommonConfig {
    * receiver reads the new one (SECRET_ROTATION_GRACE). @default 24 hours
    */
   secretRotationGraceMs: number;
+  /**
+   * Sources that keep to the addresses their provider publishes (ADDRESS_ALLOWLISTS="github:enforce
+   * stripe:count"): `count` only counts deliveries from outside them, `enforce` refuses those (403).
+   */
+  addressAllowlists: AddressAllowlist[];
+  /** How often each published list is read again (ADDRESS_ALLOWLIST_REFRESH); the last good one is kept when a read fails. @default 1 hour */
+  addressAllowlistRefreshMs: number;
   /** Open connections beyond this are closed as they arrive. @default 1000 */
   maxConnections: number;
   /**
@@ -145,6 +153,8 @@ export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { devel
     trustProxy: trustProxy(env.TRUST_PROXY),
     requestTimeoutMs: positiveDurationMs(env, 'REQUEST_TIMEOUT', DEFAULT_REQUEST_TIMEOUT),
     secretRotationGraceMs: positiveDurationMs(env, 'SECRET_ROTATION_GRACE', '24h'),
+    addressAllowlists: addressAllowlists(env, sources),
+    addressAllowlistRefreshMs: positiveDurationMs(env, 'ADDRESS_ALLOWLIST_REFRESH', '1h'),
     metricsAddress: metricsAddressOf(env, 'RECEIVER_METRICS_ADDRESS', DEFAULT_RECEIVER_METRICS_ADDRESS),
     maxConnections: positiveInteger(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS),
     acknowledge: oneOf(env, 'ACKNOWLEDGE', ['database', 'temporal'] as const, defaultAcknowledge(development)),
@@ -176,6 +186,31 @@ function alertConfig(env: NodeJS.ProcessEnv): AlertConfig | undefined {
     groupThreshold: positiveInteger(env, 'ALERT_GROUP_THRESHOLD', 100),
     consoleUrl: httpUrl(env, 'CONSOLE_URL'),
   };
+}
+
+/** One source's allowlist: its provider's published list, where it is read from, and what happens outside it. */
+export interface AddressAllowlist {
+  source: string;
+  mode: 'count' | 'enforce';
+  url: string;
+  read(list: unknown): string[];
+}
+
+/** `ADDRESS_ALLOWLISTS`: `<source>:count` or `<source>:enforce`, separated by spaces or commas, for sources whose kind publishes its addresses. */
+function addressAllowlists(env: NodeJS.ProcessEnv, sources: readonly SourceConfig[]): AddressAllowlist[] {
+  return splitList(env.ADDRESS_ALLOWLISTS).map((entry) => {
+    const [name, mode, ...rest] = entry.split(':');
+    const source = sources.find((candidate) => candidate.name === name);
+    if (!source || (mode !== 'count' && mode !== 'enforce') || rest.length > 0) {
+      throw new ConfigError(`ADDRESS_ALLOWLISTS: "${entry}" must be <source>:count or <source>:enforce, naming a configured source.`);
+    }
+    const published = providerOf(source.kind).publishedAddresses;
+    if (!published) {
+      const kinds = PROVIDERS.filter((provider) => provider.publishedAddresses).map((provider) => provider.kind);
+      throw new ConfigError(`ADDRESS_ALLOWLISTS: ${source.kind} publishes no list of the addresses it sends from (only ${kinds.join(' and ')} do).`);
+    }
+    return { source: source.name, mode, url: httpUrl(env, published.urlEnv) ?? published.url, read: published.read };
+  });
 }
 
 function httpUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {

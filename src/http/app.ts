@@ -5,6 +5,7 @@ import { createLogger, type Logger } from '../logger';
 import type { SourceRegistry } from '../providers/registry';
 import type { EventOperations } from '../temporal/operations';
 import type { EventStarter } from '../temporal/start-event';
+import type { AddressAllowlists } from './address-allowlists';
 import { createAdminRouter, type AdminBackfills, type AdminHolds } from './admin';
 import type { BulkJobs } from '../temporal/bulk-jobs';
 import { createApiRouter, type ApiDeps } from './api';
@@ -48,6 +49,8 @@ export interface AppDeps {
   console?: ConsoleDeps;
   /** Where refused deliveries are kept for the console; not kept without it. */
   refusals?: RefusalLog;
+  /** The published address lists of the sources that keep to them (ADDRESS_ALLOWLISTS). */
+  allowlists?: AddressAllowlists;
   /** The remote codec endpoint (`/codec`); off (404) without it. */
   codec?: Omit<CodecDeps, 'logger'>;
   /** Our own `/v1` API; off (404) without it. */
@@ -88,7 +91,7 @@ export function createApp(deps: AppDeps): Express {
   // Limits not given are the configuration's defaults, as an unconfigured receiver has them.
   const defaults = deps.largeBodies && deps.bodyPace ? undefined : bodyLimits(loadReceiverConfig({}));
   const limits = { maxBodyBytes, largeBodies: deps.largeBodies ?? defaults!.largeBodies, bodyPace: deps.bodyPace ?? defaults!.bodyPace };
-  app.use('/webhooks', createWebhookRouter({ sources, starter, limits, metrics, logger, now, refusals: deps.refusals }));
+  app.use('/webhooks', createWebhookRouter({ sources, starter, limits, metrics, logger, now, refusals: deps.refusals, allowlists: deps.allowlists }));
 
   if (deps.operatorRoutes !== 'apart') mountOperatorRoutes(app, deps, logger);
   app.use(notFound);

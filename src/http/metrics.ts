@@ -54,6 +54,12 @@ export function createMetrics(
       labelNames: ['source', 'secret'] as const,
       registers: [registry],
     }),
+    allowlist: new Counter({
+      name: 'webhook_allowlist_checks_total',
+      help: "Deliveries to a source with an address allowlist (ADDRESS_ALLOWLISTS), by where the client stood: inside the provider's published addresses, outside them, or unknown (no list read yet).",
+      labelNames: ['source', 'verdict'] as const,
+      registers: [registry],
+    }),
     deliveries: new Counter({
       name: 'webhook_deliveries_total',
       help: 'Webhook deliveries by source and outcome (started, duplicate, or the problem type).',

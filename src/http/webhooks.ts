@@ -3,13 +3,14 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import type { BodyLimits } from '../config';
-import { BatchItemsRefusedError, BatchNotRecordedError, EventNotRecordedError, MalformedEventError, UnsupportedContentTypeError, type RecordedItem } from '../errors';
+import { AddressListUnavailableError, AddressNotAllowedError, BatchItemsRefusedError, BatchNotRecordedError, EventNotRecordedError, MalformedEventError, UnsupportedContentTypeError, type RecordedItem } from '../errors';
 import type { Logger } from '../logger';
 import { errorLine } from '../redact';
 import { checkEventIdentity } from '../providers/identity';
 import type { Source, SourceRegistry } from '../providers/registry';
 import type { Checked, Delivery, VerifiedEvent } from '../providers/types';
 import type { EventStarter, ReceivedEvent, StartResult } from '../temporal/start-event';
+import type { AddressAllowlists } from './address-allowlists';
 import { bodyGuards } from './body-guards';
 import type { Metrics } from './metrics';
 import type { RefusalLog } from '../db/refusals';
@@ -20,8 +21,17 @@ import { problemType, sendProblem, toProblem } from './problem';
  * raw bytes, and each event is started (`starter`); answered 202, 200 for a duplicate, or a problem
  * counted by source and outcome and worded for the provider that will retry it.
  */
-export function createWebhookRouter(deps: { sources: SourceRegistry; starter: EventStarter; limits: BodyLimits; metrics: Metrics; logger: Logger; now: () => Date; refusals?: RefusalLog }): express.Router {
-  const { sources, starter, metrics, logger, now, refusals } = deps;
+export function createWebhookRouter(deps: {
+  sources: SourceRegistry;
+  starter: EventStarter;
+  limits: BodyLimits;
+  metrics: Metrics;
+  logger: Logger;
+  now: () => Date;
+  refusals?: RefusalLog;
+  allowlists?: AddressAllowlists;
+}): express.Router {
+  const { sources, starter, metrics, logger, now, refusals, allowlists } = deps;
 
   const selectSource: RequestHandler<{ source: string }> = (req, res, next) => {
     const source = sources.get(req.params.source);
@@ -30,6 +40,19 @@ export function createWebhookRouter(deps: { sources: SourceRegistry; starter: Ev
       throw new UnsupportedContentTypeError(source.name, contentType, source.adapter.contentTypes);
     }
     res.locals.source = source;
+    next();
+  };
+
+  // A source that keeps to its provider's published addresses: counted, and in `enforce` mode refused
+  // before a byte of the body is read.
+  const checkAddress: RequestHandler = (req, res, next) => {
+    const source = res.locals.source as Source;
+    const mode = allowlists?.modeOf(source.name);
+    if (!mode) return next();
+    const verdict = allowlists!.verdict(source.name, req.ip);
+    metrics.allowlist.inc({ source: source.name, verdict });
+    if (mode === 'enforce' && verdict === 'outside') throw new AddressNotAllowedError(source.name);
+    if (mode === 'enforce' && verdict === 'unknown') throw new AddressListUnavailableError(source.name);
     next();
   };
 
@@ -172,7 +195,7 @@ export function createWebhookRouter(deps: { sources: SourceRegistry; starter: Ev
     (res) => (res.locals.source as Source).maxBodyBytes,
   );
   const webhooks = express.Router();
-  webhooks.post('/:source', selectSource, refuseBeforeReading, limitLargeBodies, enforceBodyPace, readRawBody, receive);
+  webhooks.post('/:source', selectSource, checkAddress, refuseBeforeReading, limitLargeBodies, enforceBodyPace, readRawBody, receive);
   webhooks.all('/:source', (_req, res) => {
     res.set('Allow', 'POST');
     sendProblem(res, { type: problemType('method-not-allowed'), title: 'Method not allowed', status: 405, detail: 'Webhooks are delivered with POST.' });

@@ -47,6 +47,11 @@ export interface ProviderDefinition {
    * for viewers, and for admins until an audited reveal.
    */
   personal?: readonly string[];
+  /**
+   * Where the provider publishes the addresses it sends webhooks from, for a source's optional
+   * allowlist (ADDRESS_ALLOWLISTS): the list's URL (`urlEnv` overrides it) and how to read it.
+   */
+  publishedAddresses?: { url: string; urlEnv: string; read(list: unknown): string[] };
 }
 
 const DECLARED = Symbol('provider');

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MalformedEventError, SignatureVerificationError } from '../errors';
-import { objectId, parseJsonObject, requireString } from './json';
+import { objectId, parseJsonObject, requireString, stringsAt } from './json';
 import { firstSecret, hmacSha256Hex, safeEqual } from './secrets';
 import { ProviderKind } from '../../contracts';
 import { adapter, type Delivery, type ProviderAdapter, type SampleEvent, type VerifiedEvent } from './types';
@@ -116,4 +116,6 @@ export const githubProvider = defineProvider({
   samples: { 'issues.opened': githubIssuesOpened },
   // GitHub caps its payloads at 25 MB: https://docs.github.com/en/webhooks/webhook-events-and-payloads#payload-cap
   maxBodyBytes: 25 * MIB,
+  // GitHub's meta API lists the ranges its hooks come from: https://docs.github.com/en/rest/meta/meta
+  publishedAddresses: { url: 'https://api.github.com/meta', urlEnv: 'GITHUB_ADDRESSES_URL', read: (list) => stringsAt(list, 'hooks') },
 });

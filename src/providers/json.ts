@@ -54,3 +54,9 @@ export function isoTime(value: unknown, fallback: Date): string {
   const date = new Date(ms);
   return Number.isNaN(date.getTime()) ? fallback.toISOString() : date.toISOString();
 }
+
+/** The strings of a JSON object's list under `key` (a provider's published addresses); none when it is not one. */
+export function stringsAt(document: unknown, key: string): string[] {
+  const list = typeof document === 'object' && document !== null ? (document as Record<string, unknown>)[key] : undefined;
+  return Array.isArray(list) ? list.filter((item): item is string => typeof item === 'string') : [];
+}

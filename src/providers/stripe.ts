@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
 import { MalformedEventError, SignatureVerificationError } from '../errors';
-import { objectId, parseJsonObject, requireString } from './json';
+import { objectId, parseJsonObject, requireString, stringsAt } from './json';
 import { firstSecret } from './secrets';
 import { ProviderKind } from '../../contracts';
 import { adapter, TIMESTAMP_TOLERANCE_SECONDS, type Delivery, type ProviderAdapter, type SampleEvent, type VerifiedEvent } from './types';
@@ -123,4 +123,6 @@ export const stripeProvider = defineProvider({
   samples: { 'checkout.session.completed': stripeCheckoutCompleted },
   // One event with its object; Stripe documents no maximum, and its largest objects are far under this.
   maxBodyBytes: 5 * MIB,
+  // Stripe publishes the addresses its webhooks come from: https://docs.stripe.com/ips
+  publishedAddresses: { url: 'https://stripe.com/files/ips/ips_webhooks.json', urlEnv: 'STRIPE_ADDRESSES_URL', read: (list) => stringsAt(list, 'WEBHOOKS') },
 });
