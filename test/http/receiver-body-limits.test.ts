@@ -78,14 +78,23 @@ it.each(sources.map((source) => [source.kind, source] as const))('%s: a body dec
   expect(sent).toBe(0);
 });
 
+/**
+ * The longest the event loop may stall while a 25 MiB body is refused. Idle, the bench measures 10 to
+ * 16 ms; this process also sends the body and shares two cores with the rest of the suite, whose
+ * scheduling the measure includes (up to 475 ms seen), so the bound is what that cannot reach and
+ * the parsing it guards against always did (a 24 MiB Adyen batch held the loop 1.9 s, a Twilio form
+ * minutes).
+ */
+const MAX_LOOP_STALL_MS = 1_000;
+
 it.each(sources.map((source) => [source.kind, source] as const))(
-  '%s: 25 MiB sent without a length is refused 413 at its limit, the event loop never held 100 ms, the heap grown under 64 MiB',
+  `%s: 25 MiB sent without a length is refused 413 at its limit, the event loop never held ${MAX_LOOP_STALL_MS} ms, memory grown under 64 MiB`,
   async (kind, { name, limit, contentType }) => {
     // 25 MiB, which MAX_BODY_BYTES allows; one byte over the limit for a kind that allows 25 MiB itself.
     const bytes = limit < HOSTILE_BYTES ? HOSTILE_BYTES : limit + 1;
     const { result, maxDelayMs, memoryGrowthMiB } = await measureLoad(() => postStreamed(receiver.url, name, contentType, hostileFiller(kind), bytes, false));
     expect(result.status).toBe(413);
-    expect(maxDelayMs).toBeLessThan(100);
+    expect(maxDelayMs).toBeLessThan(MAX_LOOP_STALL_MS);
     expect(memoryGrowthMiB).toBeLessThan(64);
   },
 );
