@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ProviderKind } from '../../contracts';
 import { loadReceiverConfig } from '../../src/config';
-import type { Database } from '../../src/db/database';
 import { silentLogger } from '../../src/logger';
 import { PROVIDERS } from '../../src/providers/index';
 import { KIB, MIB } from '../../src/providers/limits';
 import { startReceiver, type RunningReceiver } from '../../src/receiver';
 import { lazyClient } from '../../src/temporal/connection';
+import { UNREACHABLE_DATABASE } from '../support/database';
 import { hostileFiller, measureLoad, postStreamed } from '../support/hostile';
 import { CATALOG_SECRETS_ENV, SECRETS_ENV } from '../support/signing';
 
@@ -19,12 +19,6 @@ import { CATALOG_SECRETS_ENV, SECRETS_ENV } from '../support/signing';
  * the heap. No request here reaches Temporal or the database.
  */
 const client = lazyClient({ namespace: 'default', connectionOptions: { address: '127.0.0.1:1' } });
-const unreachableDatabase: Database = {
-  kind: 'postgresql',
-  query: () => Promise.reject(new Error('no request here reaches the database')),
-  transaction: () => Promise.reject(new Error('no request here reaches the database')),
-  close: async () => undefined,
-};
 
 const HOSTILE_BYTES = 25 * MIB;
 
@@ -32,26 +26,12 @@ let receiver: RunningReceiver;
 beforeAll(async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'dw-limits-'));
   const file = path.join(dir, 'webhooks.yaml');
-  writeFileSync(
-    file,
-    `sources:
-  - name: long-tail
-    kind: hmac
-    secret: long-tail-secret
-    signature: { header: X-Signature }
-    id: { pointer: /id }
-    type: { pointer: /type }
-  - name: small-tail
-    kind: hmac
-    secret: small-tail-secret
-    signature: { header: X-Signature }
-    id: { pointer: /id }
-    type: { pointer: /type }
-    maxBodyBytes: 64KiB
-`,
-  );
+  // Two hmac sources: one with its kind's limit, one with its own.
+  const hmac = (name: string, limit?: string) =>
+    [`  - name: ${name}`, '    kind: hmac', `    secret: ${name}-secret`, '    signature: { header: X-Signature }', '    id: { pointer: /id }', '    type: { pointer: /type }', ...(limit ? [`    maxBodyBytes: ${limit}`] : [])].join('\n');
+  writeFileSync(file, ['sources:', hmac('long-tail'), hmac('small-tail', '64KiB'), ''].join('\n'));
   const config = loadReceiverConfig({ ...SECRETS_ENV, ...CATALOG_SECRETS_ENV, WEBHOOKS_CONFIG: file, PORT: '0' }, { development: true });
-  receiver = await startReceiver(config, client, silentLogger, unreachableDatabase);
+  receiver = await startReceiver(config, client, silentLogger, UNREACHABLE_DATABASE);
 });
 afterAll(() => receiver.close());
 
@@ -105,7 +85,7 @@ it("takes a source's own maxBodyBytes from WEBHOOKS_CONFIG over its kind's", asy
 });
 
 it('caps every source at MAX_BODY_BYTES', async () => {
-  const capped = await startReceiver(loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', MAX_BODY_BYTES: '1000' }, { development: true }), client, silentLogger, unreachableDatabase);
+  const capped = await startReceiver(loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', MAX_BODY_BYTES: '1000' }, { development: true }), client, silentLogger, UNREACHABLE_DATABASE);
   try {
     const response = await fetch(`${capped.url}/webhooks/github`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'x'.repeat(1001) });
     expect(response.status).toBe(413);

@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { DEVELOPMENT_ADMIN_TOKEN, loadReceiverConfig } from '../../src/config';
-import type { Database } from '../../src/db/database';
+import { UNREACHABLE_DATABASE } from '../support/database';
 import { silentLogger } from '../../src/logger';
 import { startReceiver, type RunningReceiver } from '../../src/receiver';
 import { lazyClient } from '../../src/temporal/connection';
@@ -10,18 +10,12 @@ import { SECRETS_ENV } from '../support/signing';
 
 // No request here reaches Temporal or the database: the lazy client never connects.
 const client = lazyClient({ namespace: 'default', connectionOptions: { address: '127.0.0.1:1' } });
-const unreachableDatabase: Database = {
-  kind: 'postgresql',
-  query: () => Promise.reject(new Error('no request here reaches the database')),
-  transaction: () => Promise.reject(new Error('no request here reaches the database')),
-  close: async () => undefined,
-};
 
 let receiver: RunningReceiver | undefined;
 afterEach(() => receiver?.close());
 
 async function start(env: Record<string, string>) {
-  receiver = await startReceiver(loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', ...env }), client, silentLogger, unreachableDatabase);
+  receiver = await startReceiver(loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', ...env }), client, silentLogger, UNREACHABLE_DATABASE);
   return Number(new URL(receiver.url).port);
 }
 
@@ -116,7 +110,7 @@ it.each([
 });
 
 it("listens where the configuration says: npm run dev's receiver on loopback only", async () => {
-  receiver = await startReceiver(loadReceiverConfig({ PORT: '0' }, { development: true }), client, silentLogger, unreachableDatabase);
+  receiver = await startReceiver(loadReceiverConfig({ PORT: '0' }, { development: true }), client, silentLogger, UNREACHABLE_DATABASE);
   expect((receiver.server.address() as { address: string }).address).toBe('127.0.0.1');
   await receiver.close();
   await start({});
@@ -163,7 +157,7 @@ it.each([
 });
 
 it('under npm run dev on loopback, answers 421 to a request whose Host names another machine (a name rebound to 127.0.0.1)', async () => {
-  receiver = await startReceiver(loadReceiverConfig({ PORT: '0', RECEIVER_METRICS_ADDRESS: '' }, { development: true, developmentAdminToken: true }), client, silentLogger, unreachableDatabase);
+  receiver = await startReceiver(loadReceiverConfig({ PORT: '0', RECEIVER_METRICS_ADDRESS: '' }, { development: true, developmentAdminToken: true }), client, silentLogger, UNREACHABLE_DATABASE);
   const port = Number(new URL(receiver.url).port);
   const statusFor = (host: string, path = '/admin/events') =>
     new Promise<number>((resolve, reject) => {
@@ -184,10 +178,10 @@ it("warns at start when the operators' routes share the webhook port, and not wh
   const warnings: string[] = [];
   const logger = { ...silentLogger, warn: (...args: unknown[]) => void warnings.push(String(args.at(-1))) } as typeof silentLogger;
   const env = { ...SECRETS_ENV, PORT: '0', RECEIVER_METRICS_ADDRESS: '', ADMIN_TOKEN: 'a'.repeat(40) };
-  receiver = await startReceiver(loadReceiverConfig(env), client, logger, unreachableDatabase);
+  receiver = await startReceiver(loadReceiverConfig(env), client, logger, UNREACHABLE_DATABASE);
   expect(warnings.filter((line) => line.includes('share the webhook port'))).toHaveLength(1);
   await receiver.close();
   warnings.length = 0;
-  receiver = await startReceiver(loadReceiverConfig({ ...env, ADMIN_PORT: '0' }), client, logger, unreachableDatabase);
+  receiver = await startReceiver(loadReceiverConfig({ ...env, ADMIN_PORT: '0' }), client, logger, UNREACHABLE_DATABASE);
   expect(warnings.filter((line) => line.includes('share the webhook port'))).toEqual([]);
 });

@@ -51,3 +51,11 @@ export async function openTestDatabase(options: { icuLocale?: string } = {}): Pr
     },
   };
 }
+
+/** A database no request reaches: for receivers whose tests never get that far (their refusals come first). */
+export const UNREACHABLE_DATABASE: Database = {
+  kind: 'postgresql',
+  query: () => Promise.reject(new Error('no request here reaches the database')),
+  transaction: () => Promise.reject(new Error('no request here reaches the database')),
+  close: async () => undefined,
+};
