@@ -1,6 +1,6 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, openSync, closeSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, openSync, closeSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
@@ -33,13 +33,18 @@ const LOCK_HOLDER_GRACE_MS = 5_000;
 export async function startEmbeddedPostgres(dir: string): Promise<EmbeddedPostgres> {
   const bin = binaries();
   const owner = serverUser();
+  // The folders made here for it are passable (0711: not listable), its own is private.
+  mkdirSync(path.dirname(dir), { recursive: true, mode: 0o711 });
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (owner) {
-    // The folders above must let the server's user through to its own: each gets the others'
-    // search bit (traversal only, not listing) where it lacks it, as a 0700 temporary folder does.
-    for (let parent = path.dirname(dir); parent !== path.dirname(parent); parent = path.dirname(parent)) {
-      const { mode } = statSync(parent);
-      if ((mode & 0o001) === 0) chmodSync(parent, mode | 0o001);
+    // The folders above must let the server's user through to its own. They are not ours to open:
+    // one that does not is named, with what to do.
+    for (let parent = path.dirname(path.resolve(dir)); parent !== path.dirname(parent); parent = path.dirname(parent)) {
+      if (!traversable(statSync(parent), owner)) {
+        throw new Error(
+          `As root, the embedded PostgreSQL runs as the user postgres, which cannot pass through ${parent} (mode ${(statSync(parent).mode & 0o777).toString(8)}): put DATA_DIR under a folder it may pass through (chmod o+x ${parent} if that is meant), run as another user, or set DATABASE_URL.`,
+        );
+      }
     }
     chownSync(dir, owner.uid, owner.gid);
   }
@@ -103,6 +108,13 @@ function binaries(): { initdb: string; postgres: string } {
 }
 
 /** The user the server runs as when this process is root: `postgres`. */
+/** True when `owner` may pass through a folder of these stats (its search bit, as owner, group or other). */
+function traversable({ mode, uid, gid }: { mode: number; uid: number; gid: number }, owner: { uid: number; gid: number }): boolean {
+  if (uid === owner.uid) return (mode & 0o100) !== 0;
+  if (gid === owner.gid) return (mode & 0o010) !== 0;
+  return (mode & 0o001) !== 0;
+}
+
 function serverUser(): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
   try {

@@ -49,6 +49,7 @@ import { startOptions } from '../../src/temporal/start-event';
 import { startWorker } from '../../src/temporal/worker';
 import { temporalSettings } from '../../src/temporal/connection';
 import { createTestDatabase } from '../support/database';
+import { passableTempDir } from '../support/dirs';
 import { CONSOLE_P95_TARGET_MS, measureConsole } from './console';
 import { freePort, freePortIn } from '../support/ports';
 import { spawnNpmScript, spawnTs } from '../support/processes';
@@ -200,7 +201,7 @@ async function measure(hostile: Awaited<ReturnType<typeof measureHostileCosts>>,
   const workQueue = `bench-work-${randomUUID()}`;
   const workerEnv = {
     DATABASE_URL: database?.url ?? '',
-    DATA_DIR: mkdtempSync(path.join(tmpdir(), 'dw-bench-data-')),
+    DATA_DIR: passableTempDir('dw-bench-data-'),
     STRIPE_SECRET_KEY: 'sk_test_bench',
     STRIPE_API_URL: stripe.url,
     EMAIL_PROVIDER: 'resend',

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DEVELOPMENT_ADMIN_TOKEN } from '../../src/config';
 import { Client, Connection } from '@temporalio/client';
@@ -8,6 +7,7 @@ import type { EventProgress } from '../../contracts';
 import { endOfLifeWarning } from '../../src/dev/node-support';
 import { PROVIDERS } from '../../src/providers/index';
 import { isServing } from '../../src/temporal/server-process';
+import { passableTempDir } from '../support/dirs';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/ports';
 import { codeBlocks, consoleCommands } from '../support/markdown';
@@ -18,7 +18,7 @@ import { ROOT, runCli, runShell, spawnTs, type Spawned } from '../support/proces
  * the Temporal dev server, the worker and the receiver, prints the banner, refuses duplicates sent
  * by `durable-webhooks send`, stops everything on Ctrl-C, and finds its events again after a restart.
  */
-const dataDir = mkdtempSync(path.join(tmpdir(), 'dw-dev-'));
+const dataDir = passableTempDir('dw-dev-');
 let env: NodeJS.ProcessEnv;
 let dev: Spawned | undefined;
 
@@ -232,7 +232,7 @@ describe('npm run dev with PAYLOAD_ENCRYPTION_KEYS and ADMIN_TOKEN', () => {
       ...env,
       PORT: String(port),
       TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
-      DATA_DIR: mkdtempSync(path.join(tmpdir(), 'dw-dev-encrypted-')),
+      DATA_DIR: passableTempDir('dw-dev-encrypted-'),
       PAYLOAD_ENCRYPTION_KEYS: `dev:${randomBytes(32).toString('base64')}`,
       ADMIN_TOKEN: 'dev-admin-token-0123456789abcdef0123456789',
       WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,

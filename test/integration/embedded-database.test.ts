@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { openDatabase, type Database } from '../../src/db/database';
+import { passableTempDir } from '../support/dirs';
 import { ROOT } from '../support/processes';
 
 /**
@@ -13,7 +14,7 @@ import { ROOT } from '../support/processes';
  */
 describe('the embedded database', () => {
   it('runs 2,000 different parameterised queries at once, each with its own parameters, and keeps every row', async () => {
-    const db = await openDatabase({ embeddedDir: path.join(mkdtempSync(path.join(tmpdir(), 'dw-embedded-')), 'postgres') });
+    const db = await openDatabase({ embeddedDir: path.join(passableTempDir('dw-embedded-'), 'postgres') });
     try {
       await db.query('CREATE TABLE mixed (id integer PRIMARY KEY, label text NOT NULL, amount bigint, tags text[])');
       // Four statement shapes with 1, 2, 3 and 4 parameters, interleaved: a query run with another
@@ -48,8 +49,21 @@ describe('the embedded database', () => {
     }
   });
 
+  it('opens no folder above its own: as root, a parent the server user cannot pass through is named, and left as it was', async () => {
+    const closed = mkdtempSync(path.join(tmpdir(), 'dw-embedded-closed-'));
+    const dir = path.join(closed, 'data', 'postgres');
+    if (process.getuid?.() === 0) {
+      await expect(openDatabase({ embeddedDir: dir })).rejects.toThrow(`cannot pass through ${closed} (mode 700)`);
+      expect(statSync(closed).mode & 0o777).toBe(0o700);
+    } else {
+      // Not root: the server runs as this user, who owns the folder.
+      const db = await openDatabase({ embeddedDir: dir });
+      await db.close();
+    }
+  });
+
   it('keeps every commit it acknowledged when the process group running it is SIGKILLed', async () => {
-    const dir = path.join(mkdtempSync(path.join(tmpdir(), 'dw-embedded-kill-')), 'postgres');
+    const dir = path.join(passableTempDir('dw-embedded-kill-'), 'postgres');
     // A process that opens the embedded database, commits rows one after another and prints each
     // ID once its commit returned; it is killed, server and all, in the middle.
     const writer = `

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { passableTempDir } from './dirs';
 import path from 'node:path';
 import { codeBlocks, shellWords, type CodeBlock } from './markdown';
 import { ROOT, runCli } from './processes';
@@ -14,7 +14,7 @@ import { ROOT, runCli } from './processes';
  */
 export function followGuide(page: string): { copy: string; blocks: CodeBlock[]; written: string[] } {
   const blocks = codeBlocks(readFileSync(path.join(ROOT, page), 'utf8'));
-  const copy = mkdtempSync(path.join(tmpdir(), 'dw-guide-'));
+  const copy = passableTempDir('dw-guide-');
   const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
   for (const file of files) {
     mkdirSync(path.dirname(path.join(copy, file)), { recursive: true });
