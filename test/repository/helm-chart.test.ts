@@ -179,6 +179,24 @@ describe('the Helm chart', () => {
     for (const key of [...declared, ...declared.map((key) => `${key}_PREVIOUS`), 'VIEWER_TOKENS', 'ALERT_WEBHOOK_URL', 'ALERT_WEBHOOK_SECRET', 'ALERT_SLACK_WEBHOOK_URL']) expect(fromSecret).toContain(key);
   });
 
+  it('reads the signing secrets listed in receiver.secretFiles from the mounted Secret, as <KEY>_FILE, so they rotate without a restart', () => {
+    const rendered = template('minimal', '--set', 'receiver.secretFiles={STRIPE_WEBHOOK_SECRET,GITHUB_WEBHOOK_SECRET}');
+    const objects = objectsOf(rendered);
+    const receiverPod = podOf(objects.find((object) => object.kind === 'Deployment' && object.metadata.name.endsWith('-receiver'))!)! as PodSpec & { volumes: Array<{ name: string; secret?: { items: unknown[] } }> };
+    const receiver = receiverPod.containers[0]! as Container & { volumeMounts: Array<{ name: string; mountPath: string; readOnly?: boolean }> };
+    const names = receiver.env!.map((variable) => variable.name);
+    expect(receiver.env).toEqual(expect.arrayContaining([{ name: 'STRIPE_WEBHOOK_SECRET_FILE', value: '/etc/durable-webhooks/secrets/STRIPE_WEBHOOK_SECRET' }, { name: 'GITHUB_WEBHOOK_SECRET_FILE', value: '/etc/durable-webhooks/secrets/GITHUB_WEBHOOK_SECRET' }]));
+    // A key and its _FILE both set is refused at start: the variable goes.
+    expect(names).not.toContain('STRIPE_WEBHOOK_SECRET');
+    expect(names).toContain('STRIPE_WEBHOOK_SECRET_PREVIOUS');
+    expect(receiverPod.volumes.find((volume) => volume.name === 'signing-secrets')!.secret!.items).toEqual([{ key: 'STRIPE_WEBHOOK_SECRET', path: 'STRIPE_WEBHOOK_SECRET' }, { key: 'GITHUB_WEBHOOK_SECRET', path: 'GITHUB_WEBHOOK_SECRET' }]);
+    expect(receiver.volumeMounts).toEqual(expect.arrayContaining([{ name: 'signing-secrets', mountPath: '/etc/durable-webhooks/secrets', readOnly: true }]));
+    const worker = podOf(objects.find((object) => object.kind === 'Deployment' && object.metadata.name.includes('-worker'))!)! as PodSpec & { volumes: Array<{ name: string }> };
+    expect(worker.volumes.map((volume) => volume.name)).not.toContain('signing-secrets');
+    const check = spawnSync(VALIDATE, [], { input: rendered, encoding: 'utf8' });
+    expect({ status: check.status, stderr: check.stderr }).toEqual({ status: 0, stderr: '' });
+  });
+
   it('templates TRUST_PROXY, and an egress policy of DNS and the listed destinations when enabled', () => {
     const rendered = objectsOf(template('minimal', '--set', 'receiver.trustProxy=1', '--set', 'networkPolicy.egress.enabled=true', '--set', 'networkPolicy.egress.to[0].ipBlock.cidr=10.20.0.0/16'));
     const receiver = podOf(rendered.find((object) => object.kind === 'Deployment' && object.metadata.name.endsWith('-receiver'))!)!.containers[0]!;
@@ -212,7 +230,8 @@ describe('the Helm chart', () => {
   it('sets only environment variables the processes read, and the ones each needs to run here', () => {
     const read = variablesTheCodeReads();
     // A signing secret's `_PREVIOUS` companion is read wherever the secret is (src/config/sources.ts).
-    const isRead = (name: string): boolean => read.has(name) || [...read].some((pattern) => pattern.endsWith('*') && name.startsWith(pattern.slice(0, -2))) || (name.endsWith('_PREVIOUS') && isRead(name.slice(0, -'_PREVIOUS'.length)));
+    const isRead = (name: string): boolean =>
+      read.has(name) || [...read].some((pattern) => pattern.endsWith('*') && name.startsWith(pattern.slice(0, -2))) || [/_PREVIOUS$/, /_FILE$/].some((suffix) => suffix.test(name) && isRead(name.replace(suffix, '')));
     for (const values of VALUES) {
       for (const object of objectsOf(template(values, '--set', 'temporal.tls.enabled=true', '--set', 'temporal.tls.existingSecret=tls', '--set', 'temporal.tls.serverName=temporal'))) {
         for (const container of podOf(object)?.containers ?? []) {
