@@ -94,6 +94,16 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
           sessionTtlMs: config.console.sessionTtlMs,
           refusalLimits: DEFAULT_REFUSAL_LIMITS,
           logger,
+          secretUse: async () => {
+            const bySource = new Map<string, { source: string; current: number; previous: number }>();
+            for (const { labels, value } of (await metrics.verifications.get()).values) {
+              const source = String(labels.source);
+              const use = bySource.get(source) ?? { source, current: 0, previous: 0 };
+              use[labels.secret === 'previous' ? 'previous' : 'current'] += value;
+              bySource.set(source, use);
+            }
+            return [...bySource.values()];
+          },
         }
       : undefined,
     admin:

@@ -28,7 +28,7 @@ import { ConfirmPage, EventPage, type EventPageData } from './pages/event';
 import { EventsPage, type EventsQuery } from './pages/events';
 import { FailureGroupPage, FailuresPage, JobPage } from './pages/failures';
 import { BASE, eventPath } from './pages/layout';
-import { OverviewPage } from './pages/overview';
+import { OverviewPage, type SecretUse } from './pages/overview';
 import { RefusedPage } from './pages/refused';
 import { ProblemPage } from './pages/sign-in';
 
@@ -43,6 +43,8 @@ export interface ConsoleDeps {
   sessionTtlMs: number;
   refusalLimits: RefusalLimits;
   logger: Logger;
+  /** Accepted deliveries by source and signing secret, as this receiver counted them (`webhook_signature_verifications_total`). */
+  secretUse?: () => Promise<SecretUse[]>;
 }
 
 /**
@@ -97,7 +99,8 @@ export function createConsoleRouter(deps: ConsoleDeps): express.Router {
       failureGroups(db, { limit: 5 }),
       unroutedTypes(db, DEFAULT_FLOW.name, 3600_000, 20),
     ]);
-    page(res, <OverviewPage session={sessionOf(res)} data={{ backlog, refusals, groups, unrouted }} />);
+    const secretUse = (await deps.secretUse?.()) ?? [];
+    page(res, <OverviewPage session={sessionOf(res)} data={{ backlog, refusals, groups, unrouted, secretUse }} />);
   });
 
   router.get('/api/received.json', async (_req, res) => {

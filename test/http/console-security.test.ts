@@ -160,6 +160,32 @@ it("shows a refused delivery's client address to an admin and masks it for a vie
   }
 });
 
+it("shows during a rotation how many deliveries each source's previous secret still signs", async () => {
+  // A database of its own: its deliveries wait unstarted (Temporal is away), and no other test's counts should see them.
+  const own = await openTestDatabase();
+  const rotating = await startReceiver(loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', RECEIVER_METRICS_ADDRESS: '', ADMIN_TOKEN }), client, silentLogger, own);
+  try {
+    const overview = async () => {
+      const signIn = await fetch(`${rotating.url}/console/login`, form({ token: ADMIN_TOKEN }));
+      return (await fetch(`${rotating.url}/console`, { headers: { cookie: signIn.headers.get('set-cookie')!.split(';')[0]! } })).text();
+    };
+    const send = async (secret: string) => {
+      const body = JSON.stringify(stripeEvent());
+      expect((await fetch(`${rotating.url}/webhooks/stripe`, { method: 'POST', headers: stripeHeaders(body, secret), body })).status).toBe(202);
+    };
+    await send(SECRETS.stripe);
+    expect(await overview()).not.toContain('during a rotation');
+    await send(SECRETS.stripeRotated);
+    await send(SECRETS.stripe);
+    const page = await overview();
+    expect(page).toContain('Signing secrets in use during a rotation');
+    expect(page).toMatch(/<td>stripe<\/td><td class="number">2<\/td><td class="number">1<\/td>/);
+  } finally {
+    await rotating.close();
+    await own.drop();
+  }
+});
+
 it('lists the console sessions by token name and role, and revokes those of one name, from the CLI', async () => {
   const { cookie } = await signIn();
   const env = { DATABASE_URL: db.url };

@@ -8,6 +8,15 @@ export interface OverviewData {
   refusals: Array<{ source: string; reason: string; count: number }>;
   groups: FailureGroup[];
   unrouted: Array<{ source: string; type: string; count: number }>;
+  /** Accepted deliveries by source and the secret that signed them, counted by this receiver since it started. */
+  secretUse: SecretUse[];
+}
+
+/** One source's accepted deliveries by the secret that signed them: the current one, or a rotation's previous one. */
+export interface SecretUse {
+  source: string;
+  current: number;
+  previous: number;
 }
 
 /** The overview: events a minute by source (a chart), the inbox, refusals of the last hour, the largest failure groups. */
@@ -92,6 +101,33 @@ export function OverviewPage({ session, data }: { session: ConsoleSession; data:
           )}
         </div>
       </section>
+
+      {data.secretUse.some((each) => each.previous > 0) && (
+        <section>
+          <h2>Signing secrets in use during a rotation (this receiver, since it started)</h2>
+          <p className="muted">Deliveries still signed with a previous secret: remove it once its count stops growing.</p>
+          <table>
+            <thead>
+              <tr>
+                <th>Source</th>
+                <th className="number">Current secret</th>
+                <th className="number">Previous secret</th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.secretUse
+                .filter((each) => each.previous > 0)
+                .map((each) => (
+                  <tr key={each.source}>
+                    <td>{each.source}</td>
+                    <td className="number">{each.current}</td>
+                    <td className="number">{each.previous}</td>
+                  </tr>
+                ))}
+            </tbody>
+          </table>
+        </section>
+      )}
 
       {data.unrouted.length > 0 && (
         <section>
