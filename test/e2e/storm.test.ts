@@ -1,9 +1,7 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startStripeStandIn, type StripeStandIn } from '../../src/dev/stripe-stand-in';
 import { createTestDatabase } from '../support/database';
+import { passableTempDir } from '../support/dirs';
 import { orderCreated, type SignedDelivery } from '../support/events';
 import { freePort } from '../support/ports';
 import { spawnTs, type Spawned } from '../support/processes';
@@ -37,7 +35,7 @@ describe.each([
     env = {
       PORT: String(await freePort()),
       TEMPORAL_ADDRESS: `127.0.0.1:${await freePort(1000)}`,
-      DATA_DIR: mkdtempSync(path.join(tmpdir(), 'dw-storm-')),
+      DATA_DIR: passableTempDir('dw-storm-'),
       DATABASE_URL: database?.url ?? '',
       STANDARD_WEBHOOK_SECRET: SECRETS.standard,
       STRIPE_SECRET_KEY: 'sk_test_storm',
