@@ -39,7 +39,7 @@ export interface WebhookEvent {
   receivedAt: string;
   /** The ID of the object the event is about, when the provider names one, for people reading the UI. */
   subject?: string;
-  /** What the event's workflow routes on, copied from the body by the receiver (`EVENT_FIELDS`). */
+  /** What the event's workflow routes on, copied from the body by the receiver (its flow's `fields.copy`, `FlowDeclaration.fields`). */
   fields?: EventFields;
   /**
    * The parsed body, only in events started before bodies were stored (still in flight across an

@@ -23,7 +23,7 @@ export interface ReceiverConfig extends CommonConfig {
    */
   loopbackHostsOnly: boolean;
   /**
-   * ADMIN_PORT: `/admin`, `/codec` and `/v1` are served on this port (on `host` too) and no longer on
+   * ADMIN_PORT: `/admin`, `/console`, `/codec` and `/v1` are served on this port (on `host` too) and no longer on
    * `port`, which then serves only the webhooks and the health checks. @default undefined: all on `port`
    */
   adminPort: number | undefined;

@@ -16,7 +16,7 @@ export interface Refusal {
   source: string;
   path: string;
   status: number;
-  /** The problem's slug: `bad-signature`, `stale-timestamp`, `unknown-source`, `payload-too-large`, … */
+  /** The problem's slug: `invalid-signature` (a stale timestamp too), `unknown-source`, `payload-too-large`, `replay` (answered 200), … */
   reason: string;
   /** The problem's detail: names identifiers only (a header, a limit), never the payload. */
   detail: string;

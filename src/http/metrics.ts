@@ -68,7 +68,7 @@ export function createMetrics(
     }),
     startSeconds: new Histogram({
       name: 'webhook_workflow_start_seconds',
-      help: 'Time to get Temporal to record (or refuse as duplicate) an event workflow.',
+      help: 'Time to record an event: its workflow started in Temporal (or refused as a duplicate) with ACKNOWLEDGE=temporal, its body and start committed to PostgreSQL with ACKNOWLEDGE=database.',
       labelNames: ['source'] as const,
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers: [registry],
