@@ -1,5 +1,5 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { chownSync, existsSync, mkdirSync, openSync, closeSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -28,26 +28,17 @@ const LOCK_HOLDER_GRACE_MS = 5_000;
  * shuts it down with `npm run dev`, and a SIGKILL of the group kills it too, after which the next
  * start replays its write-ahead log. Every commit it acknowledged is on disk first (fsync on, as
  * PostgreSQL's default), and each connection has a server session of its own: queries never mix.
- * As root, PostgreSQL (which refuses to run as root) runs as the user `postgres`.
+ * As root, PostgreSQL (which refuses to run as root) runs as the user `postgres`; where that user
+ * cannot reach `dir`, the cluster lives under /var/tmp instead (`clusterDir`).
  */
-export async function startEmbeddedPostgres(dir: string): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(requested: string): Promise<EmbeddedPostgres> {
   const bin = binaries();
   const owner = serverUser();
+  const dir = clusterDir(requested, owner);
   // The folders made here for it are passable (0711: not listable), its own is private.
   mkdirSync(path.dirname(dir), { recursive: true, mode: 0o711 });
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (owner) {
-    // The folders above must let the server's user through to its own. They are not ours to open:
-    // one that does not is named, with what to do.
-    for (let parent = path.dirname(path.resolve(dir)); parent !== path.dirname(parent); parent = path.dirname(parent)) {
-      if (!traversable(statSync(parent), owner)) {
-        throw new Error(
-          `As root, the embedded PostgreSQL runs as the user postgres, which cannot pass through ${parent} (mode ${(statSync(parent).mode & 0o777).toString(8)}): put DATA_DIR under a folder it may pass through (chmod o+x ${parent} if that is meant), run as another user, or set DATABASE_URL.`,
-        );
-      }
-    }
-    chownSync(dir, owner.uid, owner.gid);
-  }
+  if (owner) chownSync(dir, owner.uid, owner.gid);
   const dataDir = path.join(dir, 'data');
   const passwordFile = path.join(dir, 'password');
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
@@ -108,6 +99,25 @@ function binaries(): { initdb: string; postgres: string } {
 }
 
 /** The user the server runs as when this process is root: `postgres`. */
+/**
+ * Where the cluster lives: `requested`, or, as root when a folder above it does not let the server's
+ * user through (`/root`, a 0700 temporary folder), a folder of its own under /var/tmp named by the
+ * requested path, the same at every start. No existing folder is opened to anyone.
+ */
+function clusterDir(requested: string, owner: { uid: number; gid: number } | undefined): string {
+  const resolved = path.resolve(requested);
+  if (!owner) return resolved;
+  for (let parent = path.dirname(resolved); parent !== path.dirname(parent); parent = path.dirname(parent)) {
+    if (existsSync(parent) && !traversable(statSync(parent), owner)) {
+      return path.join(ELSEWHERE, createHash('sha256').update(resolved).digest('hex').slice(0, 16), 'postgres');
+    }
+  }
+  return resolved;
+}
+
+/** Where clusters go whose requested folder the server's user cannot reach. */
+const ELSEWHERE = '/var/tmp/durable-webhooks-postgres';
+
 /** True when `owner` may pass through a folder of these stats (its search bit, as owner, group or other). */
 function traversable({ mode, uid, gid }: { mode: number; uid: number; gid: number }, owner: { uid: number; gid: number }): boolean {
   if (uid === owner.uid) return (mode & 0o100) !== 0;

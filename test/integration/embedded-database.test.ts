@@ -49,15 +49,15 @@ describe('the embedded database', () => {
     }
   });
 
-  it('opens no folder above its own: as root, a parent the server user cannot pass through is named, and left as it was', async () => {
+  it('opens no folder above its own: as root, under a parent the server user cannot pass through, it lives under /var/tmp, and the parent stays as it was', async () => {
     const closed = mkdtempSync(path.join(tmpdir(), 'dw-embedded-closed-'));
-    const dir = path.join(closed, 'data', 'postgres');
-    if (process.getuid?.() === 0) {
-      await expect(openDatabase({ embeddedDir: dir })).rejects.toThrow(`cannot pass through ${closed} (mode 700)`);
+    const db = await openDatabase({ embeddedDir: path.join(closed, 'data', 'postgres') });
+    try {
+      const { rows } = await db.query<{ dir: string }>("SELECT current_setting('data_directory') AS dir");
+      if (process.getuid?.() === 0) expect(rows[0]!.dir).toMatch(/^\/var\/tmp\/durable-webhooks-postgres\/[0-9a-f]{16}\/postgres\/data$/);
+      else expect(rows[0]!.dir).toBe(path.join(closed, 'data', 'postgres', 'data'));
       expect(statSync(closed).mode & 0o777).toBe(0o700);
-    } else {
-      // Not root: the server runs as this user, who owns the folder.
-      const db = await openDatabase({ embeddedDir: dir });
+    } finally {
       await db.close();
     }
   });

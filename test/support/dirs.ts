@@ -4,8 +4,8 @@ import path from 'node:path';
 
 /**
  * A new temporary folder that other users may pass through (0711: not list, not write): as root,
- * the embedded PostgreSQL under it runs as `postgres`, which must reach its own folder, and opens no
- * folder above it by itself.
+ * the embedded PostgreSQL under it runs as `postgres`, which must reach its own folder; under a
+ * folder it cannot pass through, the cluster would live under /var/tmp instead, outside the test's.
  */
 export function passableTempDir(prefix: string): string {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));
