@@ -34,6 +34,13 @@ const PERSONAL_KEY = /e-?mail|name|phone|address|line[12]|postal|zip|city|birth|
 const IP_KEY = /[a-z](?:Ip|IP)$/;
 /** An IPv4 address anywhere in a string. */
 const IPV4 = /\b(?:\d{1,3}\.){3}\d{1,3}\b/g;
+/** A host and port (`temporal:7233`, `10.0.0.5:5432`, `[fd00::1]:7233`) anywhere in a string, not a time of day (`T01:25:27`). */
+const HOST_PORT = /\[[0-9a-f:]+\](?::\d{1,5})?|(?<![\w:.-])[a-z0-9][a-z0-9.-]*:\d{2,5}(?![\w:])/gi;
+
+/** Text that leaves the cluster (an alert) without the hosts, ports and IPv4 addresses it names inside it. */
+export function withoutInternalAddresses(text: string): string {
+  return text.replace(HOST_PORT, '<address>').replace(IPV4, '<address>');
+}
 
 /** The mask shown in place of a personal value. */
 export const MASK = '••••';

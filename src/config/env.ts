@@ -74,7 +74,8 @@ export function oneOf<Word extends string>(env: NodeJS.ProcessEnv, name: string,
  * and `::1` (bare or in brackets), with or without a port.
  */
 export function isLoopbackHost(host: string): boolean {
-  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '');
+  // `[::1]:3000`, `::1` (a bare IPv6 address has no port), `localhost:3000`.
+  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':').length > 2 ? host : host.replace(/:\d+$/, '');
   const lower = name.toLowerCase();
   return lower === 'localhost' || lower.endsWith('.localhost') || lower === '::1' || lower === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(lower);
 }

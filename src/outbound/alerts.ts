@@ -4,7 +4,7 @@ import type { Database } from '../db/database';
 import { syncInternalEndpoint } from '../db/endpoints';
 import { failureGroups, type FailureGroup } from '../db/event-list';
 import type { Logger } from '../logger';
-import { errorLine } from '../redact';
+import { errorLine, withoutInternalAddresses } from '../redact';
 import type { MessageService } from './messages';
 
 /** The internal scopes of the alert endpoints; no API token's scope has a colon. */
@@ -162,9 +162,4 @@ export class AlertChecker {
  */
 export function slackEscaped(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
-
-/** An error's text without the hosts and ports it names inside the cluster (`temporal:7233`, `10.0.0.5:5432`). */
-export function withoutInternalAddresses(text: string): string {
-  return text.replace(/\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b|\[[0-9a-f:]+\](?::\d{1,5})?|\b[a-z0-9][a-z0-9.-]*:\d{2,5}\b/gi, '<address>');
 }

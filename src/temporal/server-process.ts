@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Connection, type TLSConfig } from '@temporalio/client';
+import { isLoopbackHost } from '../config/env';
 
 /** True when a Temporal frontend answers at the address within a second (over TLS with `tls`). */
 export async function isServing(address: string, tls?: TLSConfig): Promise<boolean> {
@@ -46,8 +47,7 @@ export function splitAddress(address: string): { host: string; port: number } {
 }
 
 export function isLoopback(address: string): boolean {
-  const { host } = splitAddress(address);
-  return host === 'localhost' || host === '::1' || host === '[::1]' || host.startsWith('127.');
+  return isLoopbackHost(splitAddress(address).host);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { describeError, errorLine, MASK, maskPersonal, withoutAddresses } from '../../src/redact';
+import { describeError, errorLine, MASK, maskPersonal, withoutAddresses, withoutInternalAddresses } from '../../src/redact';
 
 describe('what an error may say in a log line', () => {
   const smtp = Object.assign(new Error("Can't send mail - all recipients were rejected: 550 5.1.1 <ada@example.com>: Recipient address rejected"), {
@@ -33,5 +33,13 @@ describe('maskPersonal', () => {
       note: `reply to ${MASK} please`,
       items: [{ billing_name: MASK, quantity: 2 }],
     });
+  });
+});
+
+describe('withoutInternalAddresses', () => {
+  it('replaces hosts with ports and IPv4 addresses, and leaves a timestamp alone', () => {
+    expect(withoutInternalAddresses('connect ECONNREFUSED 10.20.30.40:7233 (temporal-frontend.temporal.svc:7233) at 2026-12-06T01:25:27Z via [fd00::1]:7233')).toBe(
+      'connect ECONNREFUSED <address> (<address>) at 2026-12-06T01:25:27Z via <address>',
+    );
   });
 });
