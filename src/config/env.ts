@@ -79,3 +79,14 @@ export function isLoopbackHost(host: string): boolean {
   const lower = name.toLowerCase();
   return lower === 'localhost' || lower.endsWith('.localhost') || lower === '::1' || lower === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(lower);
 }
+
+/**
+ * A number of bytes: `65536`, or with a unit, `64KiB`, `5MiB`.
+ * @throws ConfigError naming `what`, for anything else or a size that is not positive.
+ */
+export function readSize(value: unknown, what: string): number {
+  const match = /^\s*(\d+)\s*(KiB|MiB)?\s*$/.exec(String(value));
+  const bytes = match ? Number(match[1]) * (match[2] === 'MiB' ? 1024 * 1024 : match[2] === 'KiB' ? 1024 : 1) : NaN;
+  if (!(bytes > 0) || !Number.isSafeInteger(bytes) || (typeof value !== 'string' && typeof value !== 'number')) throw new ConfigError(`${what} must be a positive number of bytes, such as 65536, 64KiB or 5MiB.`);
+  return bytes;
+}

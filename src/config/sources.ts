@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { isMap, isScalar, LineCounter, parseDocument, type YAMLParseError } from 'yaml';
 import { ConfigError } from '../errors';
+import { fileOf, PREVIOUS, withPrevious } from './secret-values';
+import { readSize } from './env';
 import { Router, type Routes } from '../flows';
 import { readHmacSpec, type HmacSpec } from '../providers/hmac';
 import { PROVIDERS } from '../providers/index';
@@ -110,43 +112,6 @@ export function loadSources(env: NodeJS.ProcessEnv, { development, port }: { dev
   }
 
   return { sources, developmentSecrets, disabledSources };
-}
-
-/** The suffix of the variable that holds the secret being rotated out: `GITHUB_WEBHOOK_SECRET_PREVIOUS`. */
-export const PREVIOUS = '_PREVIOUS';
-
-/**
- * A secret variable and its `_PREVIOUS` companion, each value taken whole: a secret may contain
- * spaces and commas (GitHub's may), and no piece of one may ever verify a signature on its own.
- * Either may come from a file instead, `<NAME>_FILE` (a Kubernetes Secret mounted as files).
- */
-function withPrevious(env: NodeJS.ProcessEnv, name: string): string[] {
-  return [secretValue(env, name), secretValue(env, name + PREVIOUS)].filter((value): value is string => Boolean(value));
-}
-
-/** The suffix of the variable that names a file holding a secret instead: `STRIPE_WEBHOOK_SECRET_FILE`. */
-export const FILE = '_FILE';
-
-/** `NAME_FILE`'s path, when set; both it and `NAME` set is a configuration error. */
-function fileOf(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const file = env[name + FILE] || undefined;
-  if (file !== undefined && env[name]) throw new ConfigError(`${name} and ${name}${FILE} are both set; set one.`);
-  return file;
-}
-
-/** `NAME`'s value, or the content of the file `NAME_FILE` names (without its final newline). */
-function secretValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const file = fileOf(env, name);
-  return file === undefined ? env[name] : readSecretFile(file, name + FILE);
-}
-
-/** A secret file's value: its content without the newline an editor or `kubectl create secret --from-file` may end it with. */
-export function readSecretFile(file: string, what: string): string {
-  try {
-    return readFileSync(file, 'utf8').replace(/\r?\n$/, '');
-  } catch (error) {
-    throw new ConfigError(`${what} (${file}) cannot be read: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}.`);
-  }
 }
 
 /**
@@ -277,17 +242,6 @@ export function readRate(value: unknown, what: string): number {
   const rate = match ? Number(match[1]) / (match[2] === 'm' ? 60 : 1) : NaN;
   if (!(rate > 0) || (typeof value !== 'string' && typeof value !== 'number')) throw new ConfigError(`${what} must be a positive rate of starts, such as 50/s or 600/m.`);
   return rate;
-}
-
-/**
- * A number of bytes: `65536`, or with a unit, `64KiB`, `5MiB`.
- * @throws ConfigError naming `what`, for anything else or a size that is not positive.
- */
-export function readSize(value: unknown, what: string): number {
-  const match = /^\s*(\d+)\s*(KiB|MiB)?\s*$/.exec(String(value));
-  const bytes = match ? Number(match[1]) * (match[2] === 'MiB' ? 1024 * 1024 : match[2] === 'KiB' ? 1024 : 1) : NaN;
-  if (!(bytes > 0) || !Number.isSafeInteger(bytes) || (typeof value !== 'string' && typeof value !== 'number')) throw new ConfigError(`${what} must be a positive number of bytes, such as 65536, 64KiB or 5MiB.`);
-  return bytes;
 }
 
 /** Every setting a source may have; anything else is a misspelling or a feature this version lacks. */

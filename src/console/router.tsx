@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
-import type { BulkConfirmation } from '../../contracts';
 import type { NamedToken } from '../config';
 import { audit, auditOf } from '../db/console-sessions';
 import type { Database } from '../db/database';
@@ -10,7 +9,7 @@ import { loadBodyByWorkflowId, unroutedTypes } from '../db/event-bodies';
 import { failureGroups, LISTED_STATUSES, listedEvent, listEvents, receivedPerMinute, type ListedStatus, type ListFilter } from '../db/event-list';
 import { startBacklog } from '../db/inbox';
 import { listRefusals, refusalCounts, type RefusalLimits } from '../db/refusals';
-import { EventNotFoundError, OperationRejectedError, ResourceNotFoundError } from '../errors';
+import { EventNotFoundError, OperationRejectedError } from '../errors';
 import { DEFAULT_FLOW, flowNamed } from '../flows';
 import type { Logger } from '../logger';
 import { errorLine } from '../redact';
@@ -22,12 +21,12 @@ import { toProblem } from '../http/problem';
 import { actionOf, CONFIRM, DONE, signalData, type EventAction } from './actions';
 import { receivedChart } from './charts';
 import { decodeDelivery } from './delivery';
+import { failureRoutes } from './failure-routes';
 import { page } from './render';
 import { actorOf, requireAdmin, sessionOf, sessions } from './session';
 import { ConfirmPage, EventPage, type EventPageData } from './pages/event';
 import { EventsPage, type EventsQuery } from './pages/events';
-import { FailureGroupPage, FailuresPage, JobPage } from './pages/failures';
-import { BASE, eventPath } from './pages/layout';
+import { eventPath } from './pages/layout';
 import { OverviewPage, type SecretUse } from './pages/overview';
 import { RefusedPage } from './pages/refused';
 import { ProblemPage } from './pages/sign-in';
@@ -206,33 +205,8 @@ export function createConsoleRouter(deps: ConsoleDeps): express.Router {
     res.redirect(303, `${eventPath(eventId)}?done=${action}`);
   });
 
-  router.get('/failures', async (_req, res) => {
-    page(res, <FailuresPage session={sessionOf(res)} groups={await failureGroups(db, { limit: 200 })} />);
-  });
-
-  router.get('/failures/:fingerprint', async (req, res) => {
-    page(res, <FailureGroupPage session={sessionOf(res)} group={await groupOf(req.params.fingerprint)} />);
-  });
-
-  router.post('/failures/:fingerprint/retry', requireAdmin, async (req, res) => {
-    const group = await groupOf(req.params.fingerprint);
-    const session = sessionOf(res);
-    if (group.state !== 'failed') throw new OperationRejectedError('Only a group of failed events is retried: stuck ones are running, and go on by themselves once the cause is fixed.');
-    const confirmed = req.body.yes === 'true' ? confirmationOf(req.body as Record<string, unknown>) : undefined;
-    const reason = typeof req.body.reason === 'string' && req.body.reason.trim() !== '' ? (req.body.reason as string) : 'retry of a failure group from the console';
-    const answer = await jobs.request({ action: 'retry', filter: { group: group.fingerprint }, reason, by: actorOf(session) }, { dryRun: confirmed === undefined, confirmed });
-    if (answer.dryRun) {
-      page(res, <FailureGroupPage session={session} group={group} dryRun={answer} />);
-      return;
-    }
-    await audit(db, { actor: actorOf(session), action: `bulk retry of failure group ${group.fingerprint}`, target: answer.jobId, detail: { count: answer.count, reason } });
-    logger.warn({ jobId: answer.jobId, group: group.fingerprint, count: answer.count, by: actorOf(session) }, 'console: bulk retry started');
-    res.redirect(303, `${BASE}/jobs/${encodeURIComponent(answer.jobId)}`);
-  });
-
-  router.get('/jobs/:jobId', async (req, res) => {
-    page(res, <JobPage session={sessionOf(res)} job={await jobs.show(req.params.jobId)} />);
-  });
+  // Failure groups, their bulk retry, and its job (./failure-routes.tsx).
+  router.use(failureRoutes({ db, jobs, logger }));
 
   router.use((req, res) => {
     page(res.status(404), <ProblemPage title="Not found" detail={`The console has no page at ${req.path}.`} />);
@@ -268,12 +242,6 @@ export function createConsoleRouter(deps: ConsoleDeps): express.Router {
       audit: await auditOf(db, eventId),
       notice: options.notice,
     };
-  }
-
-  async function groupOf(fingerprint: string) {
-    const [group] = /^[0-9a-f]{16}$/.test(fingerprint) ? await failureGroups(db, { limit: 1, fingerprint }) : [];
-    if (!group) throw new ResourceNotFoundError('failure group', fingerprint);
-    return group;
   }
 
   return router;
@@ -317,13 +285,4 @@ function listFilter(query: EventsQuery): ListFilter {
     since: query.since === undefined ? undefined : pointInTime(query.since, 'since'),
     until: query.until === undefined ? undefined : pointInTime(query.until, 'until'),
   };
-}
-
-/** The dry run's count and time a confirmation form carries back: the job acts on no more than those. */
-function confirmationOf(body: Record<string, unknown>): BulkConfirmation {
-  const count = Number(body.count);
-  if (typeof body.count !== 'string' || !Number.isSafeInteger(count) || count < 0 || typeof body.until !== 'string') {
-    throw new OperationRejectedError('The confirmation lacks the count and time of the dry run it confirms; start again from the failure group.');
-  }
-  return { count, until: body.until };
 }

@@ -11,8 +11,8 @@ import { RECONCILE_PROVIDERS } from '../temporal/schedules';
 import { FILTER_FIELDS, pointInTime, type EventFilter } from '../temporal/visibility';
 import type { BackfillInput } from '../../contracts';
 import type { Backfills } from '../temporal/backfills';
-import type { BulkJobs } from '../temporal/bulk-jobs';
-import { BULK_ACTIONS, type BulkActionName, type BulkConfirmation } from '../../contracts';
+import { readConfirmation, type BulkJobs } from '../temporal/bulk-jobs';
+import { BULK_ACTIONS, type BulkActionName } from '../../contracts';
 import type { Database } from '../db/database';
 import { createHold, listHolds, releaseHolds } from '../db/holds';
 import { readRate } from '../config/sources';
@@ -159,7 +159,7 @@ export function createAdminRouter(operations: EventOperations, tokens: NamedToke
         ...(body.rate !== undefined && { rate: rateOf(body.rate) }),
         by: actor(res),
       },
-      { dryRun: body.dryRun === true, yes: body.yes === true, confirmed: confirmationOf(body.confirm) },
+      { dryRun: body.dryRun === true, yes: body.yes === true, confirmed: body.confirm === undefined ? undefined : readConfirmation((body.confirm as { count?: unknown } | null)?.count, (body.confirm as { until?: unknown } | null)?.until) },
     );
     if (!answer.dryRun) logger.warn({ jobId: answer.jobId, action, count: answer.count, by: actor(res) }, 'bulk job started');
     res.status(answer.dryRun ? 200 : 202).json(answer);
@@ -239,14 +239,4 @@ function rateOf(value: unknown): number {
 /** `GET /admin/events`'s filter: the query parameters of the fields a bulk filter takes. */
 function filterOf(req: Request): EventFilter {
   return Object.fromEntries(FILTER_FIELDS.flatMap((field) => (typeof req.query[field] === 'string' ? [[field, req.query[field]]] : [])));
-}
-
-/** A dry run's `confirm` sent back (`{"count", "until"}`): the job acts on at most that many, received until then. */
-function confirmationOf(value: unknown): BulkConfirmation | undefined {
-  if (value === undefined) return undefined;
-  const { count, until } = (value ?? {}) as { count?: unknown; until?: unknown };
-  if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0 || typeof until !== 'string') {
-    throw new OperationRejectedError('"confirm" is the dry run\'s {"count", "until"}, as it answered them.');
-  }
-  return { count, until };
 }

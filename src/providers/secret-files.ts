@@ -1,5 +1,6 @@
 import { unwatchFile, watchFile } from 'node:fs';
-import { readSecretFile, type SourceConfig } from '../config/sources';
+import { readSecretFile } from '../config/secret-values';
+import type { SourceConfig } from '../config/sources';
 import type { Logger } from '../logger';
 import { errorLine } from '../redact';
 import type { SourceRegistry } from './registry';

@@ -6,6 +6,19 @@ import { bulkActionFlow } from '../flows';
 import type { EventOperations } from './operations';
 import { pointInTime, visibilityQuery, type EventFilter, type EventSummary } from './visibility';
 
+/**
+ * A dry run's `confirm` sent back (a JSON body's numbers, or a form's text): the job then acts on at
+ * most `count` events, received until `until`.
+ * @throws OperationRejectedError for anything else.
+ */
+export function readConfirmation(count: unknown, until: unknown): BulkConfirmation {
+  const number = typeof count === 'string' && /^\d+$/.test(count) ? Number(count) : count;
+  if (typeof number !== 'number' || !Number.isSafeInteger(number) || number < 0 || typeof until !== 'string' || Number.isNaN(Date.parse(until))) {
+    throw new OperationRejectedError('The confirmation is the dry run\'s count and time ("confirm": {"count", "until"}), as it answered them; count again.');
+  }
+  return { count: number, until };
+}
+
 /** Over this many matches, a bulk action is a dry run unless confirmed (`--yes`, `"yes": true`). */
 export const CONFIRM_OVER = 100;
 
