@@ -138,12 +138,16 @@ it('acts on what the operator confirmed after a dry run, at most that many, not 
     return failing;
   };
   const request = { action: 'retry', filter: { tenant, status: 'failed' }, reason: 'the email key is fixed' };
+  const dryRunOf = async () => (await (await admin('POST', '/bulk', { ...request, dryRun: true })).json()) as { count: number; confirm: { count: number; until: string } };
   const confirmedOnes = await fail(2);
-  const dryRun = (await (await admin('POST', '/bulk', { ...request, dryRun: true })).json()) as { count: number; confirm: { count: number; until: string } };
+  // Visibility indexes a failure a moment after the workflow ends.
+  let dryRun = await dryRunOf();
+  await eventually('both failures are listed', async () => (dryRun = await dryRunOf()).count === 2);
   expect(dryRun).toMatchObject({ count: 2, confirm: { count: 2, until: expect.any(String) } });
 
-  // Another failure of the same filter after the dry run: not confirmed, not retried.
+  // Another failure of the same filter after the dry run, listed by now: not confirmed, not retried.
   const later = await fail(1);
+  await eventually('the later failure is listed too', async () => (await dryRunOf()).count === 3);
   const started = await admin('POST', '/bulk', { ...request, confirm: dryRun.confirm });
   expect(started.status).toBe(202);
   const { jobId, count } = (await started.json()) as { jobId: string; count: number };
