@@ -15,15 +15,14 @@ import { lazyClient, temporalSettings } from './temporal/connection';
 import { EventOperations } from './temporal/operations';
 import { Backfills } from './temporal/backfills';
 import { ProviderKind } from '../contracts';
-import { InboxEventStarter } from './inbox/starter';
-import { StartSweeper } from './inbox/sweeper';
+import { EventIntake } from './intake/starter';
+import { StartSweeper } from './intake/sweeper';
 import { heldCounts, syncStandingRates } from './db/holds';
 import { errorLine } from './redact';
 import { BulkJobs } from './temporal/bulk-jobs';
 import { UNROUTED_WINDOW_MS, unroutedTypes } from './db/event-bodies';
 import { DEFAULT_FLOW } from './flows';
 import { startBacklog } from './db/inbox';
-import { TemporalEventStarter } from './temporal/start-event';
 import { startTracing } from './tracing';
 import { DEFAULT_REFUSAL_LIMITS, RefusalLog } from './db/refusals';
 import { deleteOrphanSessions } from './db/console-sessions';
@@ -57,9 +56,9 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
   // The providers' published address lists, read before the first delivery is answered.
   const allowlists = new AddressAllowlists(config.addressAllowlists, { refreshMs: config.addressAllowlistRefreshMs, logger });
   await allowlists.start();
+  const intake = new EventIntake(client, db, { acknowledge: config.acknowledge, taskQueue: config.taskQueue, logger });
   // ACKNOWLEDGE=database: answered at commit, started after; this receiver sweeps what was not started too.
-  const inbox = config.acknowledge === 'database' ? new InboxEventStarter(client, db, { taskQueue: config.taskQueue, logger }) : undefined;
-  const sweeper = inbox && new StartSweeper(db, client, { taskQueue: config.taskQueue, logger });
+  const sweeper = config.acknowledge === 'database' ? new StartSweeper(db, client, { taskQueue: config.taskQueue, logger }) : undefined;
   await sweeper?.start();
   // The sources' standing rates (WEBHOOKS_CONFIG `rate:`) are budgets every sweeper of the cluster draws from.
   // A receiver starts whether PostgreSQL answers or not (/readyz says which); the next start syncs them.
@@ -141,7 +140,7 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
   const app = createApp({
     ...operatorDeps,
     sources,
-    starter: inbox ?? new TemporalEventStarter(client, db, { taskQueue: config.taskQueue }),
+    starter: intake,
     metrics,
     refusals,
     allowlists,
@@ -166,7 +165,7 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
       if (metricsServer?.address) await new Promise<void>((resolve) => metricsServer.server.close(() => resolve()));
       await new Promise<void>((resolve) => server.close(() => resolve()));
       if (adminServer) await new Promise<void>((resolve) => adminServer.close(() => resolve()));
-      await inbox?.drain();
+      await intake.drain();
       await sweeper?.stop();
       await refusals.stop();
       await alerts?.stop();

@@ -2,8 +2,8 @@ import { loadWorkerConfig } from './config';
 import { listenForMetrics } from './http/metrics';
 import { messageWithCauses } from './errors';
 import { createLogger } from './logger';
-import { RetentionPurger } from './inbox/retention';
-import { StartSweeper } from './inbox/sweeper';
+import { RetentionPurger } from './intake/retention';
+import { StartSweeper } from './intake/sweeper';
 import { createWorkerServices } from './services';
 import { lazyClient, temporalSettings } from './temporal/connection';
 import { installRuntime, portIsFree } from './temporal/runtime';
@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   const client = lazyClient(settings);
   const services = await createWorkerServices(config, { temporal: client });
   const worker = await startWorker({ settings, taskQueue: config.taskQueue, deployment: config.deployment, activities: services.activities, workflows, tracing, bodyStore: services.db });
-  // Every worker starts what receivers committed and did not start (src/inbox/).
+  // Every worker starts what receivers committed and did not start (src/intake/).
   const sweeper = new StartSweeper(services.db, client, { taskQueue: config.taskQueue, logger });
   await sweeper.start();
   const purger = new RetentionPurger(services.db, config.retention, logger);

@@ -6,7 +6,7 @@ import { isRecorded } from '../db/ledger';
 import { checkEventIdentity } from '../providers/identity';
 import type { Source } from '../providers/registry';
 import type { VerifiedEvent } from '../providers/types';
-import type { EventStarter } from '../temporal/start-event';
+import type { EventStarter } from '../intake/port';
 
 /** One event a provider's API lists: its ID and type at once, its full body when read. */
 export interface ListedEvent {

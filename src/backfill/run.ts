@@ -6,7 +6,8 @@ import type { Queryable } from '../db/database';
 import { OperationRejectedError } from '../errors';
 import { createSource, type Source } from '../providers/registry';
 import { createStripeClient } from '../stripe-client';
-import { TemporalEventStarter, workflowExists } from '../temporal/start-event';
+import { EventIntake } from '../intake/starter';
+import { workflowExists } from '../temporal/availability';
 import { backfill, type BackfillCounts, type BackfillDeps, type BackfillLine, type ListedEvent } from './backfill';
 import { createGitHubClient, gitHubDeliveries } from './github';
 import { paddleEvents } from './paddle';
@@ -71,7 +72,7 @@ export async function runBackfill(
   const { source, stripeKey } = sourceOf(request, config, sources);
   return backfill(
     from(listing(request, config, source.name, stripeKey)),
-    { source, starter: db && new TemporalEventStarter(client, db, { taskQueue: config.taskQueue }), exists: (workflowId) => workflowExists(client, workflowId), db, mode: request.mode, counts },
+    { source, starter: db && new EventIntake(client, db, { acknowledge: 'temporal', taskQueue: config.taskQueue }), exists: (workflowId) => workflowExists(client, workflowId), db, mode: request.mode, counts },
     onLine,
   );
 }

@@ -4,6 +4,7 @@ import { loadCommonConfig, metricsAddressOf, type CommonConfig, type LoadOptions
 import { loadSources, type DevelopmentSecret, type SourceConfig } from './sources';
 import { providerOf, PROVIDERS } from '../providers/index';
 import { adminTokens, apiTokens, DEVELOPMENT_ADMIN_TOKEN, longToken, viewerTokens, type ApiToken, type NamedToken } from './tokens';
+import type { Acknowledge } from '../intake/starter';
 
 /** The receiver's configuration: its HTTP edge, its sources (./sources.ts) and its tokens (./tokens.ts). */
 
@@ -98,7 +99,6 @@ export interface AlertConfig {
   consoleUrl?: string;
 }
 
-export type Acknowledge = 'database' | 'temporal';
 /**
  * A receiver with PostgreSQL (`npm run receiver`) answers at commit: measured, 5–7× the
  * acknowledgements of waiting for Temporal, as fast end to end, and open while Temporal is away

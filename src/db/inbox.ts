@@ -3,7 +3,7 @@ import type { Database, Queryable } from './database';
 
 /**
  * The body store as an inbox of starts: bodies committed whose workflow Temporal has not confirmed
- * yet. Sweepers (src/inbox/sweeper.ts) claim due rows with `FOR UPDATE SKIP LOCKED`, so replicas
+ * yet. Sweepers (src/intake/sweeper.ts) claim due rows with `FOR UPDATE SKIP LOCKED`, so replicas
  * never take the same row at once, and hold each for a lease, so a killed replica's rows come due again.
  */
 

@@ -4,7 +4,7 @@ import { isLoopbackHost } from '../config/env';
 import { createLogger, type Logger } from '../logger';
 import type { SourceRegistry } from '../providers/registry';
 import type { EventOperations } from '../temporal/operations';
-import type { EventStarter } from '../temporal/start-event';
+import type { EventStarter } from '../intake/port';
 import type { AddressAllowlists } from './address-allowlists';
 import { createAdminRouter, type AdminBackfills, type AdminHolds } from './admin';
 import type { BulkJobs } from '../temporal/bulk-jobs';

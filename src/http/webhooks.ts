@@ -9,7 +9,7 @@ import { errorLine } from '../redact';
 import { checkEventIdentity } from '../providers/identity';
 import type { Source, SourceRegistry } from '../providers/registry';
 import type { Checked, Delivery, VerifiedEvent } from '../providers/types';
-import type { EventStarter, ReceivedEvent, StartResult } from '../temporal/start-event';
+import type { EventStarter, ReceivedEvent, StartResult } from '../intake/port';
 import type { AddressAllowlists } from './address-allowlists';
 import { bodyGuards } from './body-guards';
 import type { Metrics } from './metrics';

@@ -52,7 +52,7 @@ export function isLoopback(address: string): boolean {
 
 /**
  * Dynamic config every Temporal server we run sets beyond its defaults. Task-queue fairness: each
- * event workflow starts with its tenant as `priority.fairnessKey` (src/temporal/start-event.ts), and
+ * event workflow starts with its tenant as `priority.fairnessKey` (src/intake/start-data.ts), and
  * with fairness on, matching hands out a backlog's workflow and activity tasks tenant by tenant
  * instead of first in, first out (docs/operating.md#bulk-days).
  */

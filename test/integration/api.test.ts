@@ -7,7 +7,7 @@ import { deliveryWorkflowId, messageWorkflowId } from '../../contracts';
 import { MAX_ENDPOINTS_PER_MESSAGE, MessageService, messageIdFor } from '../../src/outbound/messages';
 import { createEndpoint } from '../../src/db/endpoints';
 import { SourceRegistry } from '../../src/providers/registry';
-import type { EventStarter } from '../../src/temporal/start-event';
+import type { EventStarter } from '../../src/intake/port';
 import { startEndpointServer } from '../support/endpoint-server';
 import { listen } from '../../src/dev/http-server';
 import { runCli } from '../support/processes';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { eventually } from '../support/eventually';
 import { createGitHubClient, gitHubDeliveries } from '../../src/backfill/github';
-import { workflowExists } from '../../src/temporal/start-event';
+import { workflowExists } from '../../src/temporal/availability';
 import { startGitHubStandIn } from '../support/github-stand-in';
 import { runCli } from '../support/processes';
 import { startPaddleStandIn, type PaddleEvent } from '../support/paddle-stand-in';

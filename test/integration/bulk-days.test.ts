@@ -4,14 +4,14 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { burstOf } from '../../src/db/holds';
 import { startBacklog } from '../../src/db/inbox';
-import { StartSweeper } from '../../src/inbox/sweeper';
+import { StartSweeper } from '../../src/intake/sweeper';
 import { silentLogger } from '../../src/logger';
 import { startReceiver } from '../../src/receiver';
 import { loadReceiverConfig } from '../../src/config';
 import { checkoutCompleted, type SignedDelivery } from '../support/events';
 import { runCli } from '../support/processes';
 import { SECRETS, SECRETS_ENV, stripeEvent, stripeHeaders } from '../support/signing';
-import { workflowExists } from '../../src/temporal/start-event';
+import { workflowExists } from '../../src/temporal/availability';
 import { post, resultOnceStarted, startStack, type WorkerStack } from '../support/stack';
 
 /**

@@ -3,11 +3,11 @@ import { ProviderKind } from '../../contracts';
 import { loadReceiverConfig } from '../../src/config';
 import { burstOf, createHold, listHolds, releaseHolds, syncStandingRates } from '../../src/db/holds';
 import { startBacklog } from '../../src/db/inbox';
-import { StartSweeper } from '../../src/inbox/sweeper';
-import { InboxEventStarter } from '../../src/inbox/starter';
+import { StartSweeper } from '../../src/intake/sweeper';
 import { silentLogger } from '../../src/logger';
 import { SourceRegistry } from '../../src/providers/registry';
-import { TemporalEventStarter, type EventStarter } from '../../src/temporal/start-event';
+import type { EventStarter } from '../../src/intake/port';
+import { EventIntake } from '../../src/intake/starter';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { SECRETS_ENV } from '../support/signing';
@@ -60,7 +60,7 @@ async function store(starter: EventStarter, events: ReturnType<typeof received>[
 it('takes turns by tenant: with 2,000 held events of one account and 20 of another, released at 50/s, the 20 start within the first 5 seconds', async () => {
   const hold = await createHold(db, { source: 'stripe', by: 'test' });
   const { client, starts } = recordingClient();
-  const starter = new InboxEventStarter(client, db, { taskQueue: 'drain', logger: silentLogger });
+  const starter = new EventIntake(client, db, { acknowledge: 'database', taskQueue: 'drain', logger: silentLogger });
   const big = Array.from({ length: 2000 }, () => received('checkout.session.completed', 'acct_big'));
   const small = Array.from({ length: 20 }, () => received('checkout.session.completed', 'acct_small'));
   expect(new Set(await store(starter, [...big, ...small]))).toEqual(new Set(['held']));
@@ -89,8 +89,8 @@ it('takes turns by tenant: with 2,000 held events of one account and 20 of anoth
 it("paces every start of a source with a standing rate (WEBHOOKS_CONFIG rate:), in both acknowledge modes, and answers 202 at once", async () => {
   await syncStandingRates(db, [{ name: 'stripe', rate: 10 }]);
   const { client, starts } = recordingClient();
-  const inbox = new InboxEventStarter(client, db, { taskQueue: 'drain', logger: silentLogger });
-  const temporal = new TemporalEventStarter(client, db, { taskQueue: 'drain' });
+  const inbox = new EventIntake(client, db, { acknowledge: 'database', taskQueue: 'drain', logger: silentLogger });
+  const temporal = new EventIntake(client, db, { acknowledge: 'temporal', taskQueue: 'drain' });
   const events = Array.from({ length: 30 }, (_, index) => received('checkout.session.completed', `acct_${index % 3}`));
   expect([...(await store(inbox, events.slice(0, 15))), ...(await store(temporal, events.slice(15)))]).toEqual(events.map(() => 'accepted'));
   // A copy of a paced event not started yet is a duplicate, and starts nothing either.
@@ -112,7 +112,7 @@ it("paces every start of a source with a standing rate (WEBHOOKS_CONFIG rate:), 
 
   // The rate removed from the configuration: the source's starts are no longer paced.
   await syncStandingRates(db, [{ name: 'stripe' }]);
-  const unpaced = new InboxEventStarter(client, db, { taskQueue: 'drain', logger: silentLogger });
+  const unpaced = new EventIntake(client, db, { acknowledge: 'database', taskQueue: 'drain', logger: silentLogger });
   expect(await store(unpaced, [received('checkout.session.completed')])).toEqual(['accepted']);
   await eventually('the fast path starts it', () => starts.length === events.length + 1);
   await unpaced.drain();
@@ -120,11 +120,11 @@ it("paces every start of a source with a standing rate (WEBHOOKS_CONFIG rate:), 
 
 it('holds by type pattern, holds what waits in the inbox too, and keeps a row held while another hold still matches it', async () => {
   const { client, starts } = recordingClient();
-  const starter = new TemporalEventStarter(client, db, { taskQueue: 'drain' });
+  const starter = new EventIntake(client, db, { acknowledge: 'temporal', taskQueue: 'drain' });
   const checkout = await createHold(db, { source: 'stripe', typePattern: 'checkout.*', reason: 'a bad deploy', by: 'test' });
   expect(await store(starter, [received('checkout.session.completed'), received('invoice.paid')])).toEqual(['held', 'started']);
   // An event committed and not started yet (its receiver stopped before its fast path ran) is held by a new hold too.
-  const stopped = new InboxEventStarter(client, db, { taskQueue: 'drain', logger: silentLogger });
+  const stopped = new EventIntake(client, db, { acknowledge: 'database', taskQueue: 'drain', logger: silentLogger });
   await stopped.drain();
   expect(await store(stopped, [received('invoice.created')])).toEqual(['accepted']);
   const everything = await createHold(db, { source: 'stripe', by: 'test' });
@@ -148,7 +148,7 @@ it('holds by type pattern, holds what waits in the inbox too, and keeps a row he
 it('loses nothing when a sweeper dies during a release: what it had claimed is started by another once its lease ends', async () => {
   const hold = await createHold(db, { source: 'stripe', by: 'test' });
   const { client, starts } = recordingClient();
-  const starter = new InboxEventStarter(client, db, { taskQueue: 'drain', logger: silentLogger });
+  const starter = new EventIntake(client, db, { acknowledge: 'database', taskQueue: 'drain', logger: silentLogger });
   const events = Array.from({ length: 30 }, (_, index) => received('checkout.session.completed', `acct_${index % 2}`));
   await store(starter, events);
   await releaseHolds(db, { id: hold.id }, { rate: 20, by: 'test' });

@@ -7,7 +7,7 @@ import { loadReceiverConfig } from '../../src/config';
 import { SourceRegistry } from '../../src/providers/registry';
 import { prepareNamespace } from '../../src/temporal/namespace';
 import { devServerDynamicConfigArgs } from '../../src/temporal/server-process';
-import { TemporalEventStarter } from '../../src/temporal/start-event';
+import { EventIntake } from '../../src/intake/starter';
 import { temporalCliPath } from '../../src/tools';
 import { workflowSinks } from '../../src/temporal/worker';
 import { openTestDatabase, type TestDatabase } from '../support/database';
@@ -53,7 +53,7 @@ function checkout(account: string) {
 
 it("hands out a backlog tenant by tenant: 5 workflows started after 200 of another tenant are all among the first 50 a worker takes", async () => {
   const taskQueue = `fairness-${randomUUID()}`;
-  const starter = new TemporalEventStarter(client, db, { taskQueue });
+  const starter = new EventIntake(client, db, { acknowledge: 'temporal', taskQueue });
   // No worker polls yet: every first workflow task waits in the task queue's backlog, big tenant's first.
   const big = Array.from({ length: 200 }, () => checkout('acct_big'));
   const small = Array.from({ length: 5 }, () => checkout('acct_small'));

@@ -5,8 +5,9 @@ import type { Queryable } from '../../src/db/database';
 import { claimDueStarts, startBacklog } from '../../src/db/inbox';
 import { createApp } from '../../src/http/app';
 import { createMetrics, serveMetrics } from '../../src/http/metrics';
-import { StartSweeper } from '../../src/inbox/sweeper';
-import { FAST_PATH_CONCURRENCY, InboxEventStarter } from '../../src/inbox/starter';
+import { StartSweeper } from '../../src/intake/sweeper';
+import { FAST_PATH_CONCURRENCY } from '../../src/intake/fast-path';
+import { EventIntake } from '../../src/intake/starter';
 import { silentLogger } from '../../src/logger';
 import { SourceRegistry } from '../../src/providers/registry';
 import { startReceiver } from '../../src/receiver';
@@ -57,7 +58,7 @@ async function receiverWithoutTemporal() {
 /** A receiver in database mode starting through `client`, with its metrics served. */
 async function databaseModeReceiver(client: Client) {
   const config = databaseMode();
-  const starter = new InboxEventStarter(client, stack.db, { taskQueue: stack.taskQueue, logger: silentLogger });
+  const starter = new EventIntake(client, stack.db, { acknowledge: 'database', taskQueue: stack.taskQueue, logger: silentLogger });
   const metrics = createMetrics(() => startBacklog(stack.db));
   const app = createApp({ sources: new SourceRegistry(config.sources), starter, maxBodyBytes: config.maxBodyBytes, logger: silentLogger, metrics });
   const server = app.listen(0);
@@ -162,7 +163,7 @@ it('lets the answers go first: while more than one delivery is being stored, the
   };
   const { client, starts } = countingClient();
   const config = databaseMode();
-  const starter = new InboxEventStarter(client, db, { taskQueue: stack.taskQueue, logger: silentLogger });
+  const starter = new EventIntake(client, db, { acknowledge: 'database', taskQueue: stack.taskQueue, logger: silentLogger });
   const app = createApp({ sources: new SourceRegistry(config.sources), starter, maxBodyBytes: config.maxBodyBytes, logger: silentLogger });
   const server = app.listen(0);
   await new Promise((resolve) => server.once('listening', resolve));
@@ -220,7 +221,7 @@ it('keeps answering 2xx while Temporal does not answer; a sweeper starts each ev
 it('answers 503 when PostgreSQL does not commit: nothing is acknowledged that is not stored', async () => {
   const unreachable: Queryable = { query: () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')) };
   const config = loadReceiverConfig({ ...SECRETS_ENV, ACKNOWLEDGE: 'database' }, { development: true });
-  const starter = new InboxEventStarter(stack.client, unreachable, { taskQueue: stack.taskQueue, logger: silentLogger });
+  const starter = new EventIntake(stack.client, unreachable, { acknowledge: 'database', taskQueue: stack.taskQueue, logger: silentLogger });
   const app = createApp({ sources: new SourceRegistry(config.sources), starter, maxBodyBytes: config.maxBodyBytes, logger: silentLogger });
   const server = app.listen(0);
   await new Promise((resolve) => server.once('listening', resolve));

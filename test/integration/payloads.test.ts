@@ -7,7 +7,8 @@ import { loadBody } from '../../src/db/event-bodies';
 import { BodyStoreUnavailableError } from '../../src/errors';
 import { Router } from '../../src/flows';
 import { ProviderKind } from '../../contracts';
-import { TemporalEventStarter, workflowExists } from '../../src/temporal/start-event';
+import { EventIntake } from '../../src/intake/starter';
+import { workflowExists } from '../../src/temporal/availability';
 import { eventually } from '../support/eventually';
 import { runCli } from '../support/processes';
 import { githubHeaders, SECRETS, SECRETS_ENV, stripeEvent, stripeHeaders } from '../support/signing';
@@ -73,7 +74,7 @@ describe('a 20 MB GitHub delivery', () => {
 
   it('starts nothing when the body cannot be stored, and says 503', async () => {
     const unreachable: Queryable = { query: () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')) };
-    const starter = new TemporalEventStarter(stack.client, unreachable, { taskQueue: stack.taskQueue });
+    const starter = new EventIntake(stack.client, unreachable, { acknowledge: 'temporal', taskQueue: stack.taskQueue });
     const event = stripeEvent();
     const raw = Buffer.from(JSON.stringify(event));
     const received = { source: 'stripe', provider: 'stripe' as const, id: event.id as string, type: 'checkout.session.completed', occurredAt: new Date().toISOString(), receivedAt: new Date().toISOString(), payload: event, body: { raw, contentType: 'application/json', signatureHeaders: {} } };

@@ -3,7 +3,7 @@ import { loadReceiverConfig } from '../../src/config';
 import { loadBody } from '../../src/db/event-bodies';
 import { SourceRegistry } from '../../src/providers/registry';
 import { EventOperations } from '../../src/temporal/operations';
-import { workflowExists } from '../../src/temporal/start-event';
+import { workflowExists } from '../../src/temporal/availability';
 import {
   adyenBody,
   adyenItem,

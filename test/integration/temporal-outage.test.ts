@@ -8,7 +8,7 @@ import { prepareNamespace } from '../../src/temporal/namespace';
 import { eventually } from '../support/eventually';
 import { SECRETS, stripeEvent, stripeHeaders } from '../support/signing';
 import { freePort } from '../support/ports';
-import { workflowExists } from '../../src/temporal/start-event';
+import { workflowExists } from '../../src/temporal/availability';
 import { post, startStack, type Stack } from '../support/stack';
 
 /**

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ProviderKind, type WebhookEvent } from '../../contracts';
 import { Router } from '../../src/flows';
-import { startOptions } from '../../src/temporal/start-event';
+import { startOptions } from '../../src/intake/start-data';
 import { CATALOG_SECRETS, SECRETS, shopifyHeaders, standardHeaders, stripeEvent, stripeHeaders } from './signing';
 
 export interface SignedDelivery {

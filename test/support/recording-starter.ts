@@ -1,6 +1,6 @@
 import { eventWorkflowId, type EventVia, type WebhookEvent } from '../../contracts';
 import { TemporalUnavailableError } from '../../src/errors';
-import type { EventStarter, StartResult, StartTarget } from '../../src/temporal/start-event';
+import type { EventStarter, StartResult, StartTarget } from '../../src/intake/port';
 
 /** Temporal's default `limit.maxIDLength`: longer workflow IDs are refused with INVALID_ARGUMENT. */
 const MAX_WORKFLOW_ID_BYTES = 1000;

@@ -1,5 +1,6 @@
 import { Router } from '../../src/flows';
-import { MAX_SUMMARY_BYTES, startOptions, summaryOf, type ReceivedEvent } from '../../src/temporal/start-event';
+import type { ReceivedEvent } from '../../src/intake/port';
+import { MAX_SUMMARY_BYTES, startOptions, summaryOf } from '../../src/intake/start-data';
 
 const event = (subject: string): Omit<ReceivedEvent, 'body'> => ({
   source: 'standard',

@@ -4,7 +4,8 @@ import type { Queryable } from '../db/database';
 import { deferStart, type PendingStart } from '../db/inbox';
 import { messageWithCauses } from '../errors';
 import { withoutAddresses } from '../redact';
-import { DEFAULT_START_TIMEOUT_MS, isUnavailable, workflowStartOptions } from '../temporal/start-event';
+import { isUnavailable } from '../temporal/availability';
+import { DEFAULT_START_TIMEOUT_MS, workflowStartOptions } from './start-data';
 
 /**
  * Starts the workflow of a committed body, as the receiver would have: same ID, input, policies,

@@ -1,0 +1,86 @@
+import { eventWorkflowId, MAX_FIELD_LENGTH, WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE, WEBHOOK_TENANT, WEBHOOK_VIA, type EventFlow, type EventVia, type WebhookEvent } from '../../contracts';
+import type { StartSpec } from '../db/event-bodies';
+import type { ReceivedEvent, StartTarget } from './port';
+
+/** How long a delivery waits for Temporal before the receiver answers 503. */
+export const DEFAULT_START_TIMEOUT_MS = 5_000;
+
+/**
+ * How long the process that stored a body has to start its workflow before a sweeper may: longer
+ * than a start waits for Temporal, so a sweeper takes only what that process did not do.
+ */
+export const START_LEASE_MS = 2 * DEFAULT_START_TIMEOUT_MS;
+
+/**
+ * How an event's workflow is started: its flow, what the inbox keeps to start it (`spec`), and the
+ * options `client.workflow.start` gets; `ignored` when its source's routes say `ignore` for its type
+ * (stored, nothing started). `npm run bench` starts the same raw.
+ */
+export function startOptions(event: Omit<ReceivedEvent, 'body'>, { workflowIdPrefix, router }: StartTarget, via: EventVia, taskQueue: string) {
+  const flow = router.flowFor(event.type);
+  const input = workflowInput(event, flow, router.decidesFromBody);
+  const tenant = flow.readTenant(event.payload);
+  const spec: StartSpec = { flow: flow.name, input, summary: summaryOf(event, flow.summarize(input.fields!)), ...(tenant !== undefined && { tenant }) };
+  return { flow, spec, ignored: router.ignores(event.type), options: workflowStartOptions(eventWorkflowId(workflowIdPrefix, event.id), spec, via, taskQueue) };
+}
+
+/**
+ * The options of every start of an event workflow, by the receiver or from the inbox: its ID, input,
+ * dedupe policies, search attributes and summary.
+ */
+export function workflowStartOptions(workflowId: string, spec: StartSpec, via: EventVia, taskQueue: string) {
+  return {
+    workflowId,
+    taskQueue,
+    args: [spec.input] as [WebhookEvent],
+    // A closed run with this ID blocks a new one, and so does a running one: the engine is the dedupe.
+    workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
+    workflowIdConflictPolicy: 'FAIL' as const,
+    typedSearchAttributes: [
+      { key: WEBHOOK_SOURCE, value: spec.input.source },
+      { key: WEBHOOK_EVENT_TYPE, value: spec.input.type },
+      { key: WEBHOOK_VIA, value: via },
+      ...(spec.tenant !== undefined ? [{ key: WEBHOOK_TENANT, value: spec.tenant }] : []),
+    ],
+    staticSummary: spec.summary,
+    // Where the cluster enables task queue fairness (docs/operating.md#bulk-days), one tenant's backlog of tasks does not delay another's.
+    ...(spec.tenant !== undefined && { priority: { fairnessKey: spec.tenant } }),
+  };
+}
+
+/** The workflow's input: the event's identity and the fields its flow copies, without the body. */
+function workflowInput(event: Omit<ReceivedEvent, 'body'>, flow: EventFlow, decidesFromBody: boolean): WebhookEvent {
+  const { source, provider, id, type, occurredAt, receivedAt, subject, bodySha256 } = event;
+  // A source whose flows all decide from the signed body may take the same bytes under another unsigned type.
+  const replayScope = bodySha256 !== undefined && decidesFromBody ? type : undefined;
+  return {
+    source,
+    provider,
+    id,
+    type,
+    occurredAt,
+    receivedAt,
+    ...(subject !== undefined && subject.length <= MAX_FIELD_LENGTH && { subject }),
+    ...(bodySha256 !== undefined && { bodySha256 }),
+    ...(replayScope !== undefined && { replayScope }),
+    fields: flow.readFields(event.payload),
+  };
+}
+
+/** Temporal refuses a static summary over 200 bytes. */
+export const MAX_SUMMARY_BYTES = 200;
+
+/**
+ * One line a person can read in the Temporal UI's workflow list: `stripe · checkout.session.completed · cs_… · 42.00 EUR`,
+ * the last part the flow's own (`FlowDeclaration.summary`), cut to Temporal's 200 bytes on a character boundary.
+ */
+export function summaryOf(event: Pick<ReceivedEvent, 'source' | 'type' | 'subject'>, flowPart?: string): string {
+  const summary = [event.source, event.type, event.subject, flowPart].filter(Boolean).join(' · ');
+  if (Buffer.byteLength(summary) <= MAX_SUMMARY_BYTES) return summary;
+  let cut = '';
+  for (const character of summary) {
+    if (Buffer.byteLength(cut + character + '…') > MAX_SUMMARY_BYTES) break;
+    cut += character;
+  }
+  return cut + '…';
+}
