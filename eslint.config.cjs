@@ -1,6 +1,8 @@
 // CommonJS so tests can load it with require() and hand it to the ESLint API.
 const js = require('@eslint/js');
 const tseslint = require('typescript-eslint');
+const importX = require('eslint-plugin-import-x');
+const { createTypeScriptImportResolver } = require('eslint-import-resolver-typescript');
 // Which folder may import which: contracts/ is loaded into the workflow sandbox, workflows/ sees only
 // the contracts, activities/ implement them with src/, and src/ wires activities/ in one place.
 // Outside the worker's bundle, only src/flows.ts loads workflows/: the flow declarations, from which
@@ -10,6 +12,30 @@ const noTestImports = { group: ['**/test', '**/test/**'], message: 'Shipped code
 const noWorkflowImports = { group: ['**/workflows', '**/workflows/**'], message: 'Only src/flows.ts loads workflows/ (the flow declarations); import flows from there, and names, definitions and types from contracts/.' };
 const noActivityImports = { group: ['**/activities', '**/activities/**'], message: 'Only src/services.ts wires activities/; share types through contracts/.' };
 const sandboxOnly = (allowed, message) => ({ regex: `^(?!(${allowed.join('|')})$)`, message });
+
+// The layers inside src/ (docs/architecture.md#layers-inside-src), lowest first: a folder or file
+// imports only from the layers below its own, never from above nor from another part of its own.
+const LAYERS = [
+  ['src/core'],
+  ['src/db', 'src/email'],
+  ['src/flows.ts'],
+  ['src/providers'],
+  ['src/config'],
+  ['src/temporal', 'src/outbound'],
+  ['src/intake'],
+  ['src/backfill'],
+  ['src/http', 'src/cluster', 'src/dev'],
+  ['src/cli', 'src/services.ts'],
+  ['src/receiver.ts', 'src/worker.ts', 'src/temporal-server.ts', 'src/temporal-cluster.ts', 'src/build-workflow-bundle.ts'],
+  ['src/dev.ts'],
+];
+const layerZones = LAYERS.flatMap((layer, level) =>
+  layer.map((part) => ({
+    target: `./${part}`,
+    from: [...layer.filter((other) => other !== part), ...LAYERS.slice(level + 1).flat()].map((other) => `./${other}`),
+    message: `${part} is in layer ${level + 1} of docs/architecture.md#layers-inside-src: it imports only from the layers below it.`,
+  })),
+).filter((zone) => zone.from.length > 0);
 
 module.exports = tseslint.config(
   { ignores: ['dist/', 'node_modules/', '.tools/', '.data/', 'test-results/'] },
@@ -22,13 +48,20 @@ module.exports = tseslint.config(
   },
   {
     // The console's one browser script, served as it is.
-    files: ['src/console/assets/*.js'],
+    files: ['src/http/console/assets/*.js'],
     languageOptions: { sourceType: 'script', globals: { document: 'readonly', window: 'readonly', fetch: 'readonly', setTimeout: 'readonly' } },
   },
   {
     files: ['*.js', '**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly', __dirname: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
+    files: ['src/**/*.ts', 'src/**/*.tsx'],
+    plugins: { 'import-x': importX },
+    settings: { 'import-x/resolver-next': [createTypeScriptImportResolver()] },
+    // Cycles, type-only ones included, are dependency-cruiser's (.dependency-cruiser.cjs, in npm run lint).
+    rules: { 'import-x/no-restricted-paths': ['error', { zones: layerZones }] },
   },
   {
     files: ['src/**/*.ts', 'src/**/*.tsx'],

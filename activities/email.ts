@@ -3,7 +3,7 @@ import { describeText, FailureType, type Activities } from '../contracts';
 import type { Database } from '../src/db/database';
 import { callOnce } from '../src/db/ledger';
 import type { EmailSender } from '../src/email/sender';
-import { PermanentEmailError } from '../src/errors';
+import { PermanentEmailError } from '../src/core/errors';
 import { fieldText, readEventBody, readsBody, renderText } from './event-body';
 import { count } from './metrics';
 

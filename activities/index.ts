@@ -12,7 +12,7 @@ import { createSubscriptionActivities } from './subscriptions';
 import { createReconcileActivities } from './reconcile';
 import { createBulkActivities } from './bulk';
 import type { CommonConfig } from '../src/config';
-import type { SourceConfig } from '../src/config/sources';
+import type { SourceConfig } from '../src/providers/source';
 
 export interface ActivityDeps {
   db: Database;

@@ -4,8 +4,8 @@ import type { Activities, BackfillCounts } from '../contracts';
 import type { ListedEvent } from '../src/backfill/backfill';
 import { runBackfill } from '../src/backfill/run';
 import type { CommonConfig } from '../src/config';
-import type { SourceConfig } from '../src/config/sources';
-import { OperationRejectedError } from '../src/errors';
+import type { SourceConfig } from '../src/providers/source';
+import { OperationRejectedError } from '../src/core/errors';
 import type { Database } from '../src/db/database';
 
 /** What a reconciliation attempt heartbeats: its counts so far and the last event it settled. */

@@ -6,7 +6,7 @@ import { banner } from './dev/banner';
 import { endOfLifeWarning } from './dev/node-support';
 import { startDevServer, type DevServer } from './dev/dev-server';
 import { isLoopback, isServing } from './temporal/server-process';
-import { createLogger } from './logger';
+import { createLogger } from './core/logger';
 import { startReceiver } from './receiver';
 import { RetentionPurger } from './intake/retention';
 import { StartSweeper } from './intake/sweeper';
@@ -15,7 +15,7 @@ import { lazyClient, temporalSettings } from './temporal/connection';
 import { prepareNamespace } from './temporal/namespace';
 import { installRuntime } from './temporal/runtime';
 import { startWorker } from './temporal/worker';
-import { startTracing } from './tracing';
+import { startTracing } from './core/tracing';
 
 /**
  * `npm run dev`: the Temporal dev server (unless one already answers), the worker and the receiver

@@ -1,6 +1,6 @@
 import * as workflows from '../workflows';
 import { isFlow, type EventFlow, type Flow, type ProviderKind } from '../contracts';
-import { ConfigError } from './errors';
+import { ConfigError } from './core/errors';
 
 /** The internal workflows' declarations, for the code that starts them. */
 export { backfillFlow, bulkActionFlow, buildCheckFlow, deliverMessageFlow, publishMessageFlow, reconcileFlow, subscriptionEntityFlow } from '../workflows';

@@ -2,12 +2,12 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { Activities } from '../contracts';
 import { createActivities } from '../activities';
-import { ConfigError } from './errors';
+import { ConfigError } from './core/errors';
 import type { WorkerConfig } from './config';
 import { embeddedDatabaseDir, openDatabase, type Database } from './db/database';
 import { migrate } from './db/migrations';
 import { STRIPE_STAND_IN_KEY } from './dev/stripe-stand-in';
-import { createStripeClient } from './stripe-client';
+import { createStripeClient } from './core/stripe-client';
 import { captureSender, resendSender, smtpSender, type EmailSender } from './email/sender';
 
 export interface WorkerServices {

@@ -2,9 +2,9 @@ import path from 'node:path';
 import { Connection, type ConnectionOptions } from '@temporalio/client';
 import { hasPostgresBinaries, startLocalPostgres, type LocalPostgres } from './cluster/postgres';
 import { DEFAULT_TEMPORAL_DB_URL, HISTORY_SHARDS, MIN_NODE_UPTIME_MS, startCluster, TEMPORAL_SERVER_VERSION, type ClusterNode, type ClusterTls, type RunningCluster } from './cluster/server';
-import { ConfigError, PostgresUnreachableError } from './errors';
+import { ConfigError, PostgresUnreachableError } from './core/errors';
 import { loadCommonConfig } from './config';
-import { createLogger } from './logger';
+import { createLogger } from './core/logger';
 import { temporalSettings } from './temporal/connection';
 import { prepareNamespace } from './temporal/namespace';
 

@@ -1,7 +1,7 @@
 import { Connection } from '@temporalio/client';
 import { loadCommonConfig } from './config';
 import { startDevServer } from './dev/dev-server';
-import { createLogger } from './logger';
+import { createLogger } from './core/logger';
 import { temporalSettings } from './temporal/connection';
 import { prepareNamespace } from './temporal/namespace';
 

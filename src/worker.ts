@@ -1,14 +1,14 @@
 import { loadWorkerConfig } from './config';
 import { listenForMetrics } from './http/metrics';
-import { messageWithCauses } from './errors';
-import { createLogger } from './logger';
+import { messageWithCauses } from './core/errors';
+import { createLogger } from './core/logger';
 import { RetentionPurger } from './intake/retention';
 import { StartSweeper } from './intake/sweeper';
 import { createWorkerServices } from './services';
 import { lazyClient, temporalSettings } from './temporal/connection';
 import { installRuntime, portIsFree } from './temporal/runtime';
 import { prebuiltWorkflowBundle, startWorker } from './temporal/worker';
-import { startTracing } from './tracing';
+import { startTracing } from './core/tracing';
 
 /** `npm run worker`: polls the task queue until SIGINT/SIGTERM, then finishes running tasks and exits. */
 async function main(): Promise<void> {

@@ -1,8 +1,8 @@
 import { retry } from '@octokit/plugin-retry';
 import { Octokit } from '@octokit/rest';
-import { createLogger } from '../logger';
+import { createLogger } from '../core/logger';
 import { readGitHubEvent } from '../providers/github';
-import { ProviderApiError } from '../errors';
+import { ProviderApiError } from '../core/errors';
 import type { ListedEvent } from './backfill';
 
 const RetryingOctokit = Octokit.plugin(retry);

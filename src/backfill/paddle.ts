@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { ProviderApiError } from '../errors';
+import { ProviderApiError } from '../core/errors';
 import { readPaddleEvent } from '../providers/paddle';
 import type { VerifiedEvent } from '../providers/types';
 import type { ListedEvent } from './backfill';

@@ -1,11 +1,11 @@
 import type { Client } from '@temporalio/client';
 import { ProviderKind } from '../../contracts';
 import type { CommonConfig } from '../config';
-import type { SourceConfig } from '../config/sources';
+import type { SourceConfig } from '../providers/source';
 import type { Queryable } from '../db/database';
-import { OperationRejectedError } from '../errors';
+import { OperationRejectedError } from '../core/errors';
 import { createSource, type Source } from '../providers/registry';
-import { createStripeClient } from '../stripe-client';
+import { createStripeClient } from '../core/stripe-client';
 import { EventIntake } from '../intake/starter';
 import { workflowExists } from '../temporal/availability';
 import { backfill, type BackfillCounts, type BackfillDeps, type BackfillLine, type ListedEvent } from './backfill';

@@ -1,4 +1,4 @@
-import { ProviderApiError } from '../errors';
+import { ProviderApiError } from '../core/errors';
 import { readSquareEvent } from '../providers/square';
 import type { VerifiedEvent } from '../providers/types';
 import type { ListedEvent } from './backfill';

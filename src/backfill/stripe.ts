@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import Stripe from 'stripe';
 import { readStripeEvent } from '../providers/stripe';
 import type { VerifiedEvent } from '../providers/types';
-import { ProviderApiError } from '../errors';
+import { ProviderApiError } from '../core/errors';
 import type { ListedEvent } from './backfill';
 
 /** Stripe keeps events for 30 days; the Events API lists nothing older. */

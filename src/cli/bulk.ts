@@ -1,10 +1,10 @@
 import { userInfo } from 'node:os';
 import { Command, Option } from 'commander';
 import type { BulkInput } from '../../contracts';
-import { OperationRejectedError } from '../errors';
+import { OperationRejectedError } from '../core/errors';
 import { CONFIRM_OVER, type BulkJobs, type BulkJobView } from '../temporal/bulk-jobs';
 import { EVENT_STATUSES, FILTER_FIELDS, type EventFilter } from '../temporal/visibility';
-import type { Operations } from './events';
+import type { Operations } from './operations';
 import { rateOption } from './options';
 import { print } from './output';
 

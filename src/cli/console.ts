@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { listSessions, revokeSessions, type SessionListing } from '../db/console-sessions';
-import { OperationRejectedError } from '../errors';
+import { OperationRejectedError } from '../core/errors';
 import { withDatabase } from './database';
 import { jsonOption, print } from './output';
 

@@ -1,6 +1,6 @@
 import { loadCommonConfig } from '../config';
 import { openDatabase, type Database } from '../db/database';
-import { OperationRejectedError } from '../errors';
+import { OperationRejectedError } from '../core/errors';
 
 /** Runs `work` on the database of DATABASE_URL (the one `npm run dev` runs is found by itself), closed after. */
 export async function withDatabase(command: string, work: (db: Database) => Promise<void>): Promise<void> {

@@ -1,16 +1,12 @@
 import { Command } from 'commander';
 import { randomUUID } from 'node:crypto';
 import { hostname, userInfo } from 'node:os';
-import { loadReceiverConfig } from '../config';
-import { openDatabase } from '../db/database';
-import { SourceRegistry } from '../providers/registry';
-import { OperationRejectedError } from '../errors';
-import { lazyClient, temporalSettings } from '../temporal/connection';
-import { EventOperations, type EventView } from '../temporal/operations';
+import { OperationRejectedError } from '../core/errors';
+import type { EventView } from '../temporal/event-view';
 import { parseResetTarget } from '../temporal/reset-points';
 import type { EventFilter, EventSummary } from '../temporal/visibility';
-import { BulkJobs } from '../temporal/bulk-jobs';
 import { addBulkOptions, addFilterOptions, BULK_COMMANDS, givenFilter, runBulk, type BulkOptions } from './bulk';
+import { createOperations, type Operations } from './operations';
 import { jsonOption, print } from './output';
 
 /** `durable-webhooks events …`: operate on event workflows by event ID, with Temporal's own settings. */
@@ -144,24 +140,6 @@ export function eventsCommand(): Command {
 
   for (const command of events.commands.filter((each) => BULK_COMMANDS.includes(each.name()))) addBulkOptions(command);
   return events;
-}
-
-export interface Operations {
-  operations: EventOperations;
-  jobs: BulkJobs;
-}
-
-/**
- * With DATABASE_URL, `show` adds the event's ledger record (claim and steps) to what Temporal says,
- * and `verify` and `erase` reach the body store; `verify` checks with the receiver's secrets. Bulk
- * jobs run on the worker's task queue (TEMPORAL_TASK_QUEUE).
- */
-export async function createOperations(): Promise<Operations> {
-  const config = loadReceiverConfig();
-  const db = config.databaseUrl ? await openDatabase({ url: config.databaseUrl, exitOnIdle: true }) : undefined;
-  const client = lazyClient(temporalSettings());
-  const operations = new EventOperations(client, { uiUrl: config.temporalUiUrl, db, sources: new SourceRegistry(config.sources) });
-  return { operations, jobs: new BulkJobs(client, operations, { taskQueue: config.taskQueue }) };
 }
 
 /** `user@host`, for the erasure record when --by is not given. */

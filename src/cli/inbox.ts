@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { loadCommonConfig } from '../config';
 import { openDatabase } from '../db/database';
 import { retryDeadLetters, wakeSweepers } from '../db/inbox';
-import { OperationRejectedError } from '../errors';
+import { OperationRejectedError } from '../core/errors';
 import { jsonOption, print } from './output';
 
 /** `durable-webhooks inbox …`: the committed events whose workflow is not started yet. */

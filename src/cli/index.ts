@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 import { loadCommonConfig } from '../config';
 import { takeHandoff } from '../dev/handoff';
-import { messageWithCauses } from '../errors';
-import { createLogger } from '../logger';
+import { messageWithCauses } from '../core/errors';
+import { createLogger } from '../core/logger';
 import { buildProgram } from './program';
 
 const program = buildProgram();

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { describeJob, watchJob } from './bulk';
-import { createOperations } from './events';
+import { createOperations } from './operations';
 import { jsonOption, print } from './output';
 
 /** `durable-webhooks jobs …`: the bulk jobs `events retry|reset|cancel|terminate|signal` start with a filter. */

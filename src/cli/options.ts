@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from 'commander';
-import { millisecondsOf } from '../duration';
+import { millisecondsOf } from '../core/duration';
 import { readRate } from '../config/sources';
 
 /** A command-line option's parser for a duration of at least a second (`15m`, `72h`), in milliseconds. */

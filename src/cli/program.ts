@@ -21,7 +21,7 @@ import { PROVIDERS } from '../providers/index';
 import { statusCommand } from './status';
 import { workersCommand } from './workers';
 import { jsonOption, print } from './output';
-import { positiveIntegerOf } from '../config/env';
+import { positiveIntegerOf } from '../core/env';
 
 /** The `durable-webhooks` command with every subcommand; src/cli/index.ts runs it. */
 export function buildProgram(): Command {

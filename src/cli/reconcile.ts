@@ -6,7 +6,7 @@ import { lazyClient, temporalSettings } from '../temporal/connection';
 import { RECONCILE_PROVIDERS, ReconcileSchedules, type ReconcileStatus } from '../temporal/schedules';
 import { durationMs } from './options';
 import { jsonOption, print } from './output';
-import { millisecondsOf } from '../duration';
+import { millisecondsOf } from '../core/duration';
 
 /** `durable-webhooks reconcile …`: backfill on a Temporal Schedule, run by the worker. */
 export function reconcileCommand(): Command {

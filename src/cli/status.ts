@@ -6,7 +6,7 @@ import { listHolds, type Hold } from '../db/holds';
 import { UNROUTED_WINDOW_MS, unroutedTypes, type UnroutedType } from '../db/event-bodies';
 import { DEFAULT_FLOW } from '../flows';
 import { describeHold } from './holds';
-import { OperationRejectedError } from '../errors';
+import { OperationRejectedError } from '../core/errors';
 import { lazyClient, temporalSettings } from '../temporal/connection';
 import { jsonOption, print } from './output';
 

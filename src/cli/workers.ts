@@ -1,11 +1,11 @@
 import { Command } from 'commander';
 import { loadCommonConfig, workerDeploymentOf } from '../config';
-import { OperationRejectedError } from '../errors';
+import { OperationRejectedError } from '../core/errors';
 import { lazyClient, temporalSettings } from '../temporal/connection';
 import { promoteBuild } from '../temporal/deployments';
 import { durationMs } from './options';
 import { jsonOption, print } from './output';
-import { millisecondsOf } from '../duration';
+import { millisecondsOf } from '../core/duration';
 
 /** `durable-webhooks workers …`: the Worker Deployment that versioned workers (WORKER_BUILD_ID) belong to. */
 export function workersCommand(): Command {

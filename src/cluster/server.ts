@@ -4,9 +4,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { stringify } from 'yaml';
-import { ConfigError, PostgresUnreachableError } from '../errors';
+import { ConfigError, PostgresUnreachableError } from '../core/errors';
 import { isLoopback, SERVER_DYNAMIC_CONFIG, splitAddress, stopChild, waitUntilServing } from '../temporal/server-process';
-import { temporalServerPath, temporalSqlToolPath } from '../tools';
+import { temporalServerPath, temporalSqlToolPath } from '../core/tools';
 
 /** The Temporal server version scripts/install-temporal-server.sh builds, and docker-compose.yml runs. */
 export const TEMPORAL_SERVER_VERSION = '1.32.2';

@@ -1,6 +1,6 @@
-import { ConfigError } from '../errors';
-import { durationMs, flag, splitList } from './env';
-import { dataDirOf } from './paths';
+import { ConfigError } from '../core/errors';
+import { durationMs, flag, splitList } from '../core/env';
+import { dataDirOf } from '../core/paths';
 
 /** What every process reads (the receiver, the worker and the CLI), and the parsers they share. */
 

@@ -1,10 +1,10 @@
-import { ConfigError } from '../errors';
-import { isLoopbackHost, oneOf, portNumber, positiveDurationMs, positiveInteger, splitList } from './env';
+import { ConfigError } from '../core/errors';
+import { isLoopbackHost, oneOf, portNumber, positiveDurationMs, positiveInteger, splitList } from '../core/env';
 import { loadCommonConfig, metricsAddressOf, type CommonConfig, type LoadOptions } from './common';
-import { loadSources, type DevelopmentSecret, type SourceConfig } from './sources';
+import type { SourceConfig } from '../providers/source';
+import { loadSources, type DevelopmentSecret } from './sources';
 import { providerOf, PROVIDERS } from '../providers/index';
 import { adminTokens, apiTokens, DEVELOPMENT_ADMIN_TOKEN, longToken, viewerTokens, type ApiToken, type NamedToken } from './tokens';
-import type { Acknowledge } from '../intake/starter';
 
 /** The receiver's configuration: its HTTP edge, its sources (./sources.ts) and its tokens (./tokens.ts). */
 
@@ -99,6 +99,11 @@ export interface AlertConfig {
   consoleUrl?: string;
 }
 
+/**
+ * ACKNOWLEDGE: what a 2xx waits for (src/intake/starter.ts): `temporal`, the workflow's start;
+ * `database`, the body's commit to PostgreSQL.
+ */
+export type Acknowledge = 'database' | 'temporal';
 /**
  * A receiver with PostgreSQL (`npm run receiver`) answers at commit: measured, 5–7× the
  * acknowledgements of waiting for Temporal, as fast end to end, and open while Temporal is away

@@ -1,42 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { isMap, isScalar, LineCounter, parseDocument, type YAMLParseError } from 'yaml';
-import { ConfigError } from '../errors';
-import { fileOf, PREVIOUS, withPrevious } from './secret-values';
-import { readSize } from './env';
+import { ConfigError } from '../core/errors';
+import { fileOf, PREVIOUS, withPrevious } from '../providers/secret-values';
+import { readSize } from '../core/env';
 import { Router, type Routes } from '../flows';
-import { readHmacSpec, type HmacSpec } from '../providers/hmac';
+import { readHmacSpec } from '../providers/hmac';
+import type { SourceConfig } from '../providers/source';
 import { PROVIDERS } from '../providers/index';
 import { INTERNAL_WORKFLOW_ID_PREFIX, isInternalWorkflowId, ProviderKind } from '../../contracts';
-
-/** One webhook source: `POST /webhooks/<name>`, verified as its provider kind. */
-export interface SourceConfig {
-  name: string;
-  kind: ProviderKind;
-  /** Signing secrets, each taken whole; every one is accepted, the first signs (rotation). */
-  secrets: string[];
-  /** Standard Webhooks `whpk_` ed25519 public keys for `v1a` signatures. */
-  publicKeys: string[];
-  /** Put before the event ID to make the workflow ID; empty for the built-in sources. */
-  workflowIdPrefix: string;
-  /** A Stripe source's own API key (from its `apiKeyEnv`), for `backfill stripe --source`. */
-  apiKey?: string;
-  /** The public URL a URL-signing provider (Square, Twilio, an `hmac` source signing `{url}`) posts to and signs. */
-  url?: string;
-  /** How an `hmac` source signs, and where its event ID and type are. */
-  hmac?: HmacSpec;
-  /** Its event types (or `prefix*`) to flows, over the kind's defaults. */
-  routes?: Routes;
-  /** Its standing rate: workflow starts per second, across every receiver and worker (`rate: 50/s`). */
-  rate?: number;
-  /** Its largest body, in bytes, over its kind's (`defineProvider`'s `maxBodyBytes`); `MAX_BODY_BYTES` caps it. */
-  maxBodyBytes?: number;
-  /**
-   * The file its current secret (or key) was read from (`<NAME>_FILE`), which the receiver re-reads
-   * when it changes (a Kubernetes Secret mounted as files): `secrets[0]` (or `publicKeys[0]` for a
-   * kind whose key is public) is that file's value.
-   */
-  secretFile?: { env: string; path: string; publicKey: boolean };
-}
 
 /** A development secret in use because its variable is unset; `npm run dev` prints these. */
 export interface DevelopmentSecret {

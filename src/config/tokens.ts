@@ -1,5 +1,5 @@
-import { ConfigError } from '../errors';
-import { splitList } from './env';
+import { ConfigError } from '../core/errors';
+import { splitList } from '../core/env';
 
 /** The bearer tokens of `/admin`, `/codec` and `/v1`: who may use each and how long each must be. */
 

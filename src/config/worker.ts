@@ -1,10 +1,11 @@
 import type { Duration } from '@temporalio/common';
 import { ProviderKind, type FlowSettings } from '../../contracts';
 import type { Retention } from '../db/retention';
-import { ConfigError } from '../errors';
+import { ConfigError } from '../core/errors';
 import { loadCommonConfig, metricsAddressOf, type CommonConfig, type LoadOptions } from './common';
-import { positiveDurationMs, positiveInteger, retentionMs } from './env';
-import { loadSources, type SourceConfig } from './sources';
+import { positiveDurationMs, positiveInteger, retentionMs } from '../core/env';
+import type { SourceConfig } from '../providers/source';
+import { loadSources } from './sources';
 
 /** The worker's configuration: the APIs its activities call, its versioning, its retention. */
 

@@ -4,7 +4,7 @@ import { chownSync, existsSync, mkdirSync, openSync, closeSync, readFileSync, st
 import { createServer } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
-import { isRunning } from '../pid';
+import { isRunning } from '../core/pid';
 
 /** A PostgreSQL server this process started, and what stops it. */
 export interface EmbeddedPostgres {

@@ -1,4 +1,4 @@
-import { EventNotFoundError, EventRunningError } from '../errors';
+import { EventNotFoundError, EventRunningError } from '../core/errors';
 import type { Database, Queryable } from './database';
 
 /** Who erased an event's personal data (the operator or token), for whom if they said, when, and why. */

@@ -1,4 +1,4 @@
-import { OperationRejectedError } from '../errors';
+import { OperationRejectedError } from '../core/errors';
 import type { Queryable } from './database';
 
 /**

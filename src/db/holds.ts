@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { HoldNotFoundError, OperationRejectedError } from '../errors';
+import { HoldNotFoundError, OperationRejectedError } from '../core/errors';
 import type { Database, Queryable } from './database';
 
 /**

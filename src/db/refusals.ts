@@ -1,6 +1,6 @@
 import type { Queryable } from './database';
-import type { Logger } from '../logger';
-import { errorLine } from '../redact';
+import type { Logger } from '../core/logger';
+import { errorLine } from '../core/redact';
 
 /**
  * Deliveries refused before they were recorded (bad signature, stale timestamp, unknown source, too

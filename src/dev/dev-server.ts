@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { temporalCliPath } from '../tools';
+import { temporalCliPath } from '../core/tools';
 import { devServerDynamicConfigArgs, splitAddress, stopChild, waitUntilServing } from '../temporal/server-process';
 
 export interface DevServer {

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { isRunning } from '../pid';
+import { isRunning } from '../core/pid';
 
 /**
  * What a running `npm run dev` hands the `durable-webhooks` CLI, so that every documented command

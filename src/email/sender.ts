@@ -2,8 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import { Resend } from 'resend';
-import { withoutAddresses } from '../redact';
-import { PermanentEmailError } from '../errors';
+import { withoutAddresses } from '../core/redact';
+import { PermanentEmailError } from '../core/errors';
 
 export interface EmailMessage {
   to: string;

@@ -1,7 +1,7 @@
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import type { AddressAllowlist } from '../config';
-import type { Logger } from '../logger';
-import { errorLine } from '../redact';
+import type { Logger } from '../core/logger';
+import { errorLine } from '../core/redact';
 
 /** How long one read of a published list may take. */
 const READ_TIMEOUT_MS = 10_000;

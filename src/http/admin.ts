@@ -1,22 +1,22 @@
 import express, { type Request, type RequestHandler, type Router } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import type { NamedToken } from '../config';
-import { AdminAuthError, OperationRejectedError, TooManyFailedAttemptsError } from '../errors';
+import { AdminAuthError, OperationRejectedError, TooManyFailedAttemptsError } from '../core/errors';
 import { safeEqual } from '../providers/secrets';
-import type { Logger } from '../logger';
+import type { Logger } from '../core/logger';
 import { routeErrorHandler, sendProblem, toProblem } from './problem';
 import type { EventOperations } from '../temporal/operations';
 import { parseResetTarget } from '../temporal/reset-points';
 import { RECONCILE_PROVIDERS } from '../temporal/schedules';
 import { FILTER_FIELDS, pointInTime, type EventFilter } from '../temporal/visibility';
 import type { BackfillInput } from '../../contracts';
-import type { Backfills } from '../temporal/backfills';
+import type { Backfills } from '../backfill/jobs';
 import { readConfirmation, type BulkJobs } from '../temporal/bulk-jobs';
 import { BULK_ACTIONS, type BulkActionName } from '../../contracts';
 import type { Database } from '../db/database';
 import { createHold, listHolds, releaseHolds } from '../db/holds';
 import { readRate } from '../config/sources';
-import { ConfigError } from '../errors';
+import { ConfigError } from '../core/errors';
 
 /** What `/admin/holds` needs: the body store, and the sources a hold may name. */
 export interface AdminHolds {

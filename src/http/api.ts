@@ -1,12 +1,12 @@
 import express, { type Request, type Router } from 'express';
 import { parse as parseLossless } from 'lossless-json';
 import type { Database } from '../db/database';
-import { ApiAuthError, InvalidRequestError, ResourceNotFoundError } from '../errors';
+import { ApiAuthError, InvalidRequestError, ResourceNotFoundError } from '../core/errors';
 import { checkDestination } from '../outbound/destination';
 import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateSecret, updateEndpoint } from '../db/endpoints';
 import type { MessageService } from '../outbound/messages';
 import type { ApiToken } from '../config';
-import type { Logger } from '../logger';
+import type { Logger } from '../core/logger';
 import { safeEqual } from '../providers/secrets';
 import { bearerToken, limitFailedAttempts } from './admin';
 import { routeErrorHandler } from './problem';

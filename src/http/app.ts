@@ -1,7 +1,7 @@
 import express, { type Express, type Request, type Response } from 'express';
 import { bodyLimits, loadReceiverConfig, type BodyLimits, type NamedToken } from '../config';
-import { isLoopbackHost } from '../config/env';
-import { createLogger, type Logger } from '../logger';
+import { isLoopbackHost } from '../core/env';
+import { createLogger, type Logger } from '../core/logger';
 import type { SourceRegistry } from '../providers/registry';
 import type { EventOperations } from '../temporal/operations';
 import type { EventStarter } from '../intake/port';
@@ -13,7 +13,7 @@ import { createCodecRouter, type CodecDeps } from './codec';
 import { createMetrics, type Metrics } from './metrics';
 import { problemType, sendProblem } from './problem';
 import { createWebhookRouter } from './webhooks';
-import { createConsoleRouter, type ConsoleDeps } from '../console/router';
+import { createConsoleRouter, type ConsoleDeps } from './console/router';
 import type { RefusalLog } from '../db/refusals';
 
 export interface AppDeps {

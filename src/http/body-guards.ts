@@ -1,5 +1,5 @@
 import express, { type Request, type RequestHandler, type Response } from 'express';
-import { BodyTooSlowError, PayloadTooLargeError, TooManyLargeBodiesError, TooManyLargeBodiesFromAddressError, UnsupportedContentEncodingError } from '../errors';
+import { BodyTooSlowError, PayloadTooLargeError, TooManyLargeBodiesError, TooManyLargeBodiesFromAddressError, UnsupportedContentEncodingError } from '../core/errors';
 import type { BodyLimits } from '../config';
 
 /**

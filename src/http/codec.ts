@@ -3,8 +3,8 @@ import express, { type Router } from 'express';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 // The SDK exports its proto3 JSON form of a payload (what the UI and the CLI send) only from here.
 import { JSONToPayload, payloadToJSON, type JSONPayload } from '@temporalio/common/lib/proto-utils';
-import { InvalidRequestError } from '../errors';
-import type { Logger } from '../logger';
+import { InvalidRequestError } from '../core/errors';
+import type { Logger } from '../core/logger';
 import type { NamedToken } from '../config';
 import { limitFailedAttempts, requireToken } from './admin';
 import { routeErrorHandler } from './problem';

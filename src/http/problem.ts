@@ -1,7 +1,7 @@
-import { errorLine } from '../redact';
+import { errorLine } from '../core/redact';
 import type { ErrorRequestHandler, Response } from 'express';
-import { PayloadTooLargeError, ProblemError, UnsupportedContentEncodingError } from '../errors';
-import type { Logger } from '../logger';
+import { PayloadTooLargeError, ProblemError, UnsupportedContentEncodingError } from '../core/errors';
+import type { Logger } from '../core/logger';
 
 /** An RFC 9457 problem document. Never carries a payload, secret or signature. */
 export interface Problem {

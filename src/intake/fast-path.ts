@@ -2,8 +2,8 @@ import { context, type Context } from '@opentelemetry/api';
 import type { Client } from '@temporalio/client';
 import type { Queryable } from '../db/database';
 import { markStarted, wakeSweepers, type PendingStart } from '../db/inbox';
-import type { Logger } from '../logger';
-import { errorLine } from '../redact';
+import type { Logger } from '../core/logger';
+import { errorLine } from '../core/redact';
 import { recordFailedStart, startPending } from './relay';
 import { DEFAULT_START_TIMEOUT_MS, START_LEASE_MS } from './start-data';
 

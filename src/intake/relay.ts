@@ -2,8 +2,8 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import type { EventVia } from '../../contracts';
 import type { Queryable } from '../db/database';
 import { deferStart, type PendingStart } from '../db/inbox';
-import { messageWithCauses } from '../errors';
-import { withoutAddresses } from '../redact';
+import { messageWithCauses } from '../core/errors';
+import { withoutAddresses } from '../core/redact';
 import { isUnavailable } from '../temporal/availability';
 import { DEFAULT_START_TIMEOUT_MS, workflowStartOptions } from './start-data';
 

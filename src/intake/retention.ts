@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/database';
 import { purgeExpired, type Purged, type Retention } from '../db/retention';
-import type { Logger } from '../logger';
-import { errorLine } from '../redact';
+import type { Logger } from '../core/logger';
+import { errorLine } from '../core/redact';
 
 /** How often a worker purges what is past its retention. */
 export const RETENTION_INTERVAL_MS = 60 * 60 * 1000;

@@ -1,21 +1,15 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { EventVia } from '../../contracts';
+import type { Acknowledge } from '../config/receiver';
 import type { Queryable } from '../db/database';
 import { storeBody, type Stored } from '../db/event-bodies';
 import { markStarted, type PendingStart } from '../db/inbox';
-import { BodyStoreUnavailableError, EventIdConflictError, TemporalUnavailableError } from '../errors';
-import type { Logger } from '../logger';
+import { BodyStoreUnavailableError, EventIdConflictError, TemporalUnavailableError } from '../core/errors';
+import type { Logger } from '../core/logger';
 import { isUnavailable } from '../temporal/availability';
 import { FastPath } from './fast-path';
 import type { EventStarter, ReceivedEvent, StartResult, StartTarget } from './port';
 import { DEFAULT_START_TIMEOUT_MS, START_LEASE_MS, startOptions } from './start-data';
-
-/**
- * What a 2xx waits for: `temporal`, the body committed to PostgreSQL and the workflow started;
- * `database`, the body committed (its workflow started right after the answer, by this process's
- * fast path or, failing that, a sweeper).
- */
-export type Acknowledge = 'temporal' | 'database';
 
 export interface IntakeOptions {
   acknowledge: Acknowledge;

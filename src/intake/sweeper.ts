@@ -1,9 +1,9 @@
-import { messageWithCauses } from '../errors';
-import { errorLine, withoutAddresses } from '../redact';
+import { messageWithCauses } from '../core/errors';
+import { errorLine, withoutAddresses } from '../core/redact';
 import type { Client } from '@temporalio/client';
 import type { Database } from '../db/database';
 import { claimDueStarts, claimPacedStarts, INBOX_CHANNEL, markStarted, startBudgets, type PendingStart } from '../db/inbox';
-import type { Logger } from '../logger';
+import type { Logger } from '../core/logger';
 import { recordFailedStart, startPending } from './relay';
 
 export interface SweeperOptions {

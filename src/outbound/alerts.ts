@@ -3,8 +3,8 @@ import type { AlertConfig } from '../config';
 import type { Database } from '../db/database';
 import { syncInternalEndpoint } from '../db/endpoints';
 import { failureGroups, type FailureGroup } from '../db/event-list';
-import type { Logger } from '../logger';
-import { errorLine, withoutInternalAddresses } from '../redact';
+import type { Logger } from '../core/logger';
+import { errorLine, withoutInternalAddresses } from '../core/redact';
 import type { MessageService } from './messages';
 
 /** The internal scopes of the alert endpoints; no API token's scope has a colon. */

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import { Agent } from 'undici';
-import { UnsafeDestinationError } from '../errors';
+import { UnsafeDestinationError } from '../core/errors';
 
 /**
  * Loopback, private, link-local (cloud metadata 169.254.169.254 included), carrier-grade NAT,

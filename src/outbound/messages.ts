@@ -6,7 +6,7 @@ import { deliverMessageFlow, publishMessageFlow } from '../flows';
 import type { Database } from '../db/database';
 import { attemptsOf } from '../db/delivery-attempts';
 import { subscribedEndpoints } from '../db/endpoints';
-import { IdempotencyConflictError, IdempotencyKeyReusedError, MessageDeliveringError, ResourceNotFoundError, UndeliverableMessageError } from '../errors';
+import { IdempotencyConflictError, IdempotencyKeyReusedError, MessageDeliveringError, ResourceNotFoundError, UndeliverableMessageError } from '../core/errors';
 import { erasePayload, erasureOfMessage, storePayload, type MessageErasure } from '../db/messages';
 import { isLosslessNumber, stringify as stringifyLossless } from 'lossless-json';
 

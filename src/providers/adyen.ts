@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import HmacValidator from '@adyen/api-library/lib/src/utils/hmacValidator';
 import type { NotificationRequestItem } from '@adyen/api-library/lib/src/typings/notification/models';
-import { ConfigError, MalformedEventError, SignatureVerificationError } from '../errors';
+import { ConfigError, MalformedEventError, SignatureVerificationError } from '../core/errors';
 import { batchItems, MIB } from './limits';
 import { isoTime, parseJsonObject } from './json';
 import { firstSecret } from './secrets';

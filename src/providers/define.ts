@@ -1,6 +1,6 @@
-import type { SourceConfig } from '../config/sources';
-import { ConfigError } from '../errors';
+import { ConfigError } from '../core/errors';
 import type { ProviderKind } from '../../contracts';
+import type { SourceConfig } from './source';
 import type { ProviderAdapter } from './types';
 
 /**

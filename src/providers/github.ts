@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { MalformedEventError, SignatureVerificationError } from '../errors';
+import { MalformedEventError, SignatureVerificationError } from '../core/errors';
 import { objectId, parseJsonObject, requireString, stringsAt } from './json';
 import { firstSecret, hmacSha256Hex, safeEqual } from './secrets';
 import { ProviderKind } from '../../contracts';

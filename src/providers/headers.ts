@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { SignatureVerificationError } from '../errors';
+import { SignatureVerificationError } from '../core/errors';
 
 /** A signing header's value, or `SignatureVerificationError` naming it when it is missing or repeated. */
 export function requiredHeader(headers: IncomingHttpHeaders, name: string, source: string): string {

@@ -1,5 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { ConfigError, SignatureVerificationError } from '../errors';
+import { ConfigError, SignatureVerificationError } from '../core/errors';
 import { checkTolerance, requiredHeader } from './headers';
 import { isoTime, objectId, parseJsonObject, requireString } from './json';
 import { firstSecret, safeEqual } from './secrets';
@@ -7,34 +7,7 @@ import { ProviderKind, readPointer } from '../../contracts';
 import { adapter, type Delivery, type ProviderAdapter, type SampleEvent } from './types';
 import { MIB } from './limits';
 import { defineProvider } from './define';
-
-/** Where a value is read: a header (the signature covers it only if `signed` says so), or a JSON pointer into the signed body. */
-export type FieldSource = { header: string } | { pointer: string };
-
-/**
- * The generic `hmac` kind: how a sender of the long tail signs, declared in WEBHOOKS_CONFIG with
- * every field named after what it means (Hookdeck and Convoy declare sources the same way).
- */
-export interface HmacSpec {
-  /** The header carrying the signature (lower-case). */
-  header: string;
-  algorithm: 'sha1' | 'sha256' | 'sha512';
-  encoding: 'hex' | 'base64';
-  /** Text before the signature in the header, such as `sha256=`. @default '' */
-  prefix: string;
-  /** What is signed: `{body}`, `{timestamp}.{body}`, `{url}{body}`, or another arrangement of those three. */
-  signed: string;
-  /** The header with the signed timestamp (whole seconds), when `signed` has `{timestamp}`. */
-  timestampHeader?: string;
-  /** How far the signed timestamp may be from the receiver's clock. @default 300 */
-  toleranceSeconds: number;
-  /** The public URL the sender signs, when `signed` has `{url}`: configuration, never the request's. */
-  url?: string;
-  /** Where the event ID is. */
-  id: FieldSource;
-  /** Where the event type is. */
-  type: FieldSource;
-}
+import type { FieldSource, HmacSpec } from './source';
 
 /**
  * A sender that signs an HMAC of the body (and perhaps a timestamp and its URL) with a shared

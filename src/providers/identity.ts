@@ -1,5 +1,5 @@
 import { isInternalWorkflowId, eventWorkflowId, INTERNAL_WORKFLOW_ID_PREFIX } from '../../contracts';
-import { MalformedEventError } from '../errors';
+import { MalformedEventError } from '../core/errors';
 import type { ProviderAdapter, VerifiedEvent } from './types';
 
 /**

@@ -1,4 +1,4 @@
-import { MalformedEventError } from '../errors';
+import { MalformedEventError } from '../core/errors';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 

@@ -1,4 +1,4 @@
-import { MalformedEventError, SignatureVerificationError } from '../errors';
+import { MalformedEventError, SignatureVerificationError } from '../core/errors';
 
 /**
  * What one delivery may make the receiver do before it is authenticated. Each limit is far above

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { LinearWebhookClient } from '@linear/sdk/webhooks';
-import { SignatureVerificationError } from '../errors';
+import { SignatureVerificationError } from '../core/errors';
 import { checkTolerance, requiredHeader } from './headers';
 import { isoTime, objectId, parseJsonObject, requireString } from './json';
 import { firstSecret, hmacSha256Hex } from './secrets';

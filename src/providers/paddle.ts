@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { SignatureVerificationError } from '../errors';
+import { SignatureVerificationError } from '../core/errors';
 import { checkTolerance, requiredHeader } from './headers';
 import { isoTime, objectId, parseJsonObject, requireString } from './json';
 import { MIB, signatureEntries } from './limits';

@@ -1,5 +1,5 @@
-import type { SourceConfig } from '../config/sources';
-import { UnknownSourceError } from '../errors';
+import type { SourceConfig } from './source';
+import { UnknownSourceError } from '../core/errors';
 import { Router } from '../flows';
 import { providerOf } from './index';
 import type { ProviderAdapter } from './types';

@@ -1,8 +1,8 @@
 import { unwatchFile, watchFile } from 'node:fs';
-import { readSecretFile } from '../config/secret-values';
-import type { SourceConfig } from '../config/sources';
-import type { Logger } from '../logger';
-import { errorLine } from '../redact';
+import { readSecretFile } from './secret-values';
+import type { SourceConfig } from './source';
+import type { Logger } from '../core/logger';
+import { errorLine } from '../core/redact';
 import type { SourceRegistry } from './registry';
 
 /** How often a secret file is looked at. */

@@ -1,5 +1,5 @@
 import { createPrivateKey, createPublicKey, randomBytes, sign as signEcdsa, verify as verifyEcdsa, type KeyObject } from 'node:crypto';
-import { ConfigError, MalformedEventError, SignatureVerificationError } from '../errors';
+import { ConfigError, MalformedEventError, SignatureVerificationError } from '../core/errors';
 import { isoTime } from './json';
 import { checkTolerance, requiredHeader } from './headers';
 import { batchItems, MIB } from './limits';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { ApiVersion, LogSeverity, shopifyApi, type Shopify } from '@shopify/shopify-api';
-import { SignatureVerificationError } from '../errors';
+import { SignatureVerificationError } from '../core/errors';
 import { optionalHeader, requiredHeader } from './headers';
 import { isoTime, objectId, parseJsonObject, utf8Text } from './json';
 import { firstSecret, hmacSha256 } from './secrets';

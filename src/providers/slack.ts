@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { verifySlackRequest } from '@slack/bolt/dist/receivers/verify-request';
-import { SignatureVerificationError } from '../errors';
+import { SignatureVerificationError } from '../core/errors';
 import { checkTolerance, requiredHeader } from './headers';
 import { isoTime, parseJsonObject, requireString, utf8Text } from './json';
 import { firstSecret, hmacSha256Hex } from './secrets';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { SignatureVerificationError } from '../errors';
+import { SignatureVerificationError } from '../core/errors';
 import { requiredHeader } from './headers';
 import { isoTime, objectId, parseJsonObject, requireString } from './json';
 import { firstSecret, hmacSha256, safeEqual } from './secrets';

@@ -1,6 +1,6 @@
 import { createHmac, createPublicKey, randomBytes, verify as verifyEd25519, type KeyObject } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { ConfigError, SignatureVerificationError } from '../errors';
+import { ConfigError, SignatureVerificationError } from '../core/errors';
 import { checkTolerance, requiredHeader } from './headers';
 import { objectId, parseJsonObject, requireString, utf8Text } from './json';
 import { MAX_ED25519_SIGNATURES, MIB, signatureEntries } from './limits';

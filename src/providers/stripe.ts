@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
-import { MalformedEventError, SignatureVerificationError } from '../errors';
+import { MalformedEventError, SignatureVerificationError } from '../core/errors';
 import { objectId, parseJsonObject, requireString, stringsAt } from './json';
 import { firstSecret } from './secrets';
 import { ProviderKind } from '../../contracts';

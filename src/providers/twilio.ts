@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { getExpectedTwilioSignature, getSignatureAlgorithm } from 'twilio/lib/webhooks/webhooks';
-import { MalformedEventError, SignatureVerificationError } from '../errors';
+import { MalformedEventError, SignatureVerificationError } from '../core/errors';
 import { optionalHeader, requiredHeader } from './headers';
 import { KIB, MAX_FORM_FIELDS } from './limits';
 import { firstSecret, safeEqual } from './secrets';

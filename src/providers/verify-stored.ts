@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database';
 import { loadBodyByWorkflowId } from '../db/event-bodies';
-import { EventNotFoundError, MalformedEventError, SignatureVerificationError } from '../errors';
+import { EventNotFoundError, MalformedEventError, SignatureVerificationError } from '../core/errors';
 import type { SourceRegistry } from './registry';
 
 /** What `events verify` found: the stored body's signature checked against today's secrets. */

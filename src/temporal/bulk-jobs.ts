@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { bulkJobWorkflowId, bulkProgressQuery, isBulkJobId, MAX_BULK_EVENTS, type BulkConfirmation, type BulkInput, type BulkProgress } from '../../contracts';
-import { OperationRejectedError, ResourceNotFoundError } from '../errors';
+import { OperationRejectedError, ResourceNotFoundError } from '../core/errors';
 import { bulkActionFlow } from '../flows';
 import type { EventOperations } from './operations';
 import { pointInTime, visibilityQuery, type EventFilter, type EventSummary } from './visibility';

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { ConfigError } from '../errors';
+import { ConfigError } from '../core/errors';
 
 /** One data key of `PAYLOAD_ENCRYPTION_KEYS`. */
 export interface EncryptionKey {

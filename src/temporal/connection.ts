@@ -2,8 +2,8 @@ import { Client, Connection, type ConnectionOptions, type DataConverter } from '
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { NativeConnection } from '@temporalio/worker';
-import { flag } from '../config/env';
-import { messageWithCauses } from '../errors';
+import { flag } from '../core/env';
+import { messageWithCauses } from '../core/errors';
 import { EncryptionCodec, parseEncryptionKeys } from './codec';
 
 /** The address the dev server listens on, and the one used when nothing else is configured. */

@@ -2,8 +2,9 @@ import { status as grpcStatus } from '@grpc/grpc-js';
 import { isGrpcServiceError, type Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { INTERNAL_WORKFLOW_ID_PREFIX } from '../../contracts';
-import type { WorkerDeployment } from '../config';
 import { buildCheckFlow } from '../flows';
+import type { WorkerDeployment } from '../config/worker';
+
 
 /** What `promoteBuild` did. */
 export interface Promotion {

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/database';
 import { loadBodyByWorkflowId, type StoredBody } from '../db/event-bodies';
 import { erasureOf } from '../db/erasure';
-import type { BodyView, EventView, InboxStatusName } from './operations';
+import type { BodyView, EventView, InboxStatusName } from './event-view';
 
 /** The view of an event the body store holds and Temporal has no workflow for (held, ignored, not started yet). */
 export async function inboxView(db: Queryable, eventId: string, uiUrl: string): Promise<EventView | undefined> {

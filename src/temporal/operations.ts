@@ -3,55 +3,19 @@ import { isGrpcServiceError, WorkflowFailedError, WorkflowNotFoundError, type Cl
 import { status as grpcStatus } from '@grpc/grpc-js';
 import Long from 'long';
 import type { Database } from '../db/database';
-import { erase, erasureOf, type Erasure, type ErasureReport, type ErasureRequest, type ErasureTemporal } from '../db/erasure';
+import { erase, erasureOf, type ErasureReport, type ErasureRequest, type ErasureTemporal } from '../db/erasure';
 import { SourceRegistry } from '../providers/registry';
 import { verifyStoredEvent, type Verification } from '../providers/verify-stored';
-import { statusQuery, type BulkActionName, type BulkItemResult, type EventProgress } from '../../contracts';
+import { statusQuery, type BulkActionName, type BulkItemResult } from '../../contracts';
 import { flowNamed } from '../flows';
 import { loadBodyByWorkflowId } from '../db/event-bodies';
 import { failureGroupMembers } from '../db/event-list';
+import type { EventView } from './event-view';
 import { bodyView, inboxView } from './inbox-view';
-import { ledgerRecord, recordStopped, type LedgerRecord } from '../db/ledger';
-import { EventNotFoundError, EventRunningError, OperationRejectedError, SignalNotAwaitedError } from '../errors';
+import { ledgerRecord, recordStopped } from '../db/ledger';
+import { EventNotFoundError, EventRunningError, OperationRejectedError, SignalNotAwaitedError } from '../core/errors';
 import { parseResetTarget, resetPoint, type ResetTarget } from './reset-points';
 import { findEvents, toSummary, type EventFilter, type EventSummary } from './visibility';
-
-/** Where an event stands that has no workflow: stored and held, ignored by a route, or not started yet (dead-lettered, when Temporal kept refusing it). */
-export type InboxStatusName = 'held' | 'ignored' | 'not started' | 'dead-lettered';
-
-export interface EventView extends Omit<EventSummary, 'status'> {
-  status: EventSummary['status'] | InboxStatusName;
-  summary: string | null;
-  /** The `status` query's answer; null when no worker answered it. */
-  progress: EventProgress | null;
-  /** The event's claim and recorded steps in the ledger; null without database access or before the claim. */
-  ledger: LedgerRecord | null;
-  /** Who erased the event's personal data, when and why; null when it was not erased (or without database access). */
-  erasure: Erasure | null;
-  /** The stored body: its size and hash, and whether it is still there; null without database access or when none was stored. */
-  body: BodyView | null;
-  result: unknown;
-  /** The failure and its causes, outermost first, as `Type: message`. */
-  failure: string[] | null;
-  /** Activities scheduled or running now: their attempt and, when retrying, the last attempt's failure. */
-  pendingActivities: PendingActivity[];
-  uiUrl: string;
-}
-
-export interface PendingActivity {
-  activityType: string;
-  attempt: number;
-  lastFailure: string | null;
-}
-
-export interface BodyView {
-  state: 'stored' | 'erased' | 'purged';
-  bytes: number;
-  sha256: string;
-  receivedAt: string;
-  /** When it was purged, past BODY_RETENTION. */
-  purgedAt: string | null;
-}
 
 /**
  * Operations on event workflows, addressed by event ID (the workflow ID), shared by the

@@ -1,5 +1,5 @@
 import { temporal } from '@temporalio/proto';
-import { OperationRejectedError } from '../errors';
+import { OperationRejectedError } from '../core/errors';
 
 const EventType = temporal.api.enums.v1.EventType;
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;

@@ -1,8 +1,8 @@
 import { createServer } from 'node:net';
 import { DefaultLogger, makeTelemetryFilterString, Runtime, type LogEntry } from '@temporalio/worker';
 import { isInternalWorkflowId } from '../../contracts';
-import type { Logger } from '../logger';
-import { describeError } from '../redact';
+import type { Logger } from '../core/logger';
+import { describeError } from '../core/redact';
 
 /**
  * Installs the Temporal runtime of a worker process: its logger forwards every SDK and Core line

@@ -1,8 +1,8 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
 import { INTERNAL_WORKFLOW_ID_PREFIX, reconcileScheduleId, type BackfillCounts, type ReconcileInput, type ReconcileProvider } from '../../contracts';
 import { reconcileFlow } from '../flows';
-import { millisecondsOf } from '../duration';
-import { OperationRejectedError } from '../errors';
+import { millisecondsOf } from '../core/duration';
+import { OperationRejectedError } from '../core/errors';
 
 /** One provider's reconciliation, as `reconcile status` shows it. */
 export interface ReconcileStatus {

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Connection, type TLSConfig } from '@temporalio/client';
-import { isLoopbackHost } from '../config/env';
+import { isLoopbackHost } from '../core/env';
 
 /** True when a Temporal frontend answers at the address within a second (over TLS with `tls`). */
 export async function isServing(address: string, tls?: TLSConfig): Promise<boolean> {

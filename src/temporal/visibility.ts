@@ -1,5 +1,5 @@
 import type { Client, WorkflowExecutionDescription, WorkflowExecutionInfo } from '@temporalio/client';
-import { OperationRejectedError } from '../errors';
+import { OperationRejectedError } from '../core/errors';
 import { WEBHOOK_ERROR_CLASS, WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE, WEBHOOK_TENANT, WEBHOOK_VIA, type EventVia } from '../../contracts';
 
 const VIAS: readonly string[] = ['delivery', 'backfill'] satisfies EventVia[];

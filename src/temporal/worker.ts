@@ -10,11 +10,11 @@ import type { Context } from '@temporalio/activity';
 import { Worker, type DataConverter, type InjectedSinks, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Queryable } from '../db/database';
 import { stuckEvents } from './stuck-events';
-import type { WorkerDeployment } from '../config';
-import type { Tracing } from '../tracing';
+import type { WorkerDeployment } from '../config/worker';
+import type { Tracing } from '../core/tracing';
 import type { Activities } from '../../contracts';
-import { PROJECT_ROOT } from '../config/paths';
-import { ConfigError } from '../errors';
+import { PROJECT_ROOT } from '../core/paths';
+import { ConfigError } from '../core/errors';
 import { connectWorkerConnection, type TemporalSettings } from './connection';
 
 /** The workflow bundle's entry, resolved the same way from `src/` (tsx, Jest) and from `dist/`. */

@@ -35,7 +35,7 @@ import { MAX_MEMBERSHIP_PORT } from '../../src/cluster/server';
 import { loadReceiverConfig, loadWorkerConfig } from '../../src/config';
 import { startStripeStandIn } from '../../src/dev/stripe-stand-in';
 import { startDevServer } from '../../src/dev/dev-server';
-import { silentLogger } from '../../src/logger';
+import { silentLogger } from '../../src/core/logger';
 import { Router } from '../../src/flows';
 import { createStripeAdapter } from '../../src/providers/stripe';
 import { startReceiver } from '../../src/receiver';

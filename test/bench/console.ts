@@ -4,7 +4,7 @@ import { startLocalPostgres } from '../../src/cluster/postgres';
 import { loadReceiverConfig } from '../../src/config';
 import { openDatabase } from '../../src/db/database';
 import { migrate } from '../../src/db/migrations';
-import { silentLogger } from '../../src/logger';
+import { silentLogger } from '../../src/core/logger';
 import { startReceiver } from '../../src/receiver';
 import { lazyClient } from '../../src/temporal/connection';
 import { createTestDatabase } from '../support/database';

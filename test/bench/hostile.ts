@@ -8,7 +8,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ProviderKind } from '../../contracts';
 import { loadReceiverConfig } from '../../src/config';
-import { silentLogger } from '../../src/logger';
+import { silentLogger } from '../../src/core/logger';
 import type { Delivery, ProviderAdapter } from '../../src/providers/types';
 import { HOSTILE_RECEIVED_AT, hostileDeliveries, hostileFiller, hostileSources, measureLoad, MIB, postStreamed } from '../support/hostile';
 import { ROOT } from '../support/processes';

@@ -7,7 +7,7 @@ import { getExpectedTwilioSignature } from 'twilio/lib/webhooks/webhooks';
 import { FLOWS } from '../../src/flows';
 import { loadReceiverConfig } from '../../src/config';
 import { createApp } from '../../src/http/app';
-import { silentLogger } from '../../src/logger';
+import { silentLogger } from '../../src/core/logger';
 import { createAdapter, SourceRegistry } from '../../src/providers/registry';
 import { HOSTILE_RECEIVED_AT, hostileDeliveries, hostileSources, MIB } from '../support/hostile';
 import { RecordingStarter } from '../support/recording-starter';

@@ -4,7 +4,7 @@ import { loadReceiverConfig } from '../../src/config';
 import { AddressAllowlists } from '../../src/http/address-allowlists';
 import { createApp } from '../../src/http/app';
 import { createMetrics } from '../../src/http/metrics';
-import { silentLogger } from '../../src/logger';
+import { silentLogger } from '../../src/core/logger';
 import { SourceRegistry } from '../../src/providers/registry';
 import { RecordingStarter } from '../support/recording-starter';
 import { githubHeaders, SECRETS, SECRETS_ENV, stripeEvent, stripeHeaders } from '../support/signing';

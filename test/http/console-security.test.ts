@@ -1,5 +1,5 @@
 import { DEVELOPMENT_ADMIN_TOKEN, loadReceiverConfig } from '../../src/config';
-import { silentLogger } from '../../src/logger';
+import { silentLogger } from '../../src/core/logger';
 import { startReceiver, type RunningReceiver } from '../../src/receiver';
 import { lazyClient } from '../../src/temporal/connection';
 import { openTestDatabase, type TestDatabase } from '../support/database';

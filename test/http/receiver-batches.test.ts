@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { loadReceiverConfig } from '../../src/config';
 import { createApp } from '../../src/http/app';
-import { silentLogger } from '../../src/logger';
+import { silentLogger } from '../../src/core/logger';
 import { SourceRegistry } from '../../src/providers/registry';
 import { adyenBody, adyenItem, CATALOG_SECRETS, CATALOG_SECRETS_ENV, SENDGRID_KEYS } from '../support/signing';
 import { RecordingStarter } from '../support/recording-starter';

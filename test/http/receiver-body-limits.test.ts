@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ProviderKind } from '../../contracts';
 import { loadReceiverConfig } from '../../src/config';
-import { silentLogger } from '../../src/logger';
+import { silentLogger } from '../../src/core/logger';
 import { PROVIDERS } from '../../src/providers/index';
 import { KIB, MIB } from '../../src/providers/limits';
 import { startReceiver, type RunningReceiver } from '../../src/receiver';

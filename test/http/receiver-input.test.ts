@@ -9,7 +9,7 @@ import { subscriptionWorkflowId } from '../../contracts';
 import { applySubscriptionEventFlow, fulfilCheckoutFlow, notifyGitHubFlow, recordEventFlow } from '../../workflows';
 import { loadReceiverConfig } from '../../src/config';
 import { createApp } from '../../src/http/app';
-import { silentLogger } from '../../src/logger';
+import { silentLogger } from '../../src/core/logger';
 import { SourceRegistry } from '../../src/providers/registry';
 import { githubHeaders, SECRETS, SECRETS_ENV, standardHeaders, stripeEvent, stripeHeaders } from '../support/signing';
 import { RecordingStarter } from '../support/recording-starter';

@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { DEVELOPMENT_ADMIN_TOKEN, loadReceiverConfig } from '../../src/config';
 import { UNREACHABLE_DATABASE } from '../support/database';
-import { silentLogger } from '../../src/logger';
+import { silentLogger } from '../../src/core/logger';
 import { startReceiver, type RunningReceiver } from '../../src/receiver';
 import { lazyClient } from '../../src/temporal/connection';
 import { eventually } from '../support/eventually';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { loadReceiverConfig } from '../../src/config';
 import { createApp } from '../../src/http/app';
 import { createMetrics } from '../../src/http/metrics';
-import { silentLogger } from '../../src/logger';
+import { silentLogger } from '../../src/core/logger';
 import { SourceRegistry } from '../../src/providers/registry';
 import { SecretFileWatcher } from '../../src/providers/secret-files';
 import { eventually } from '../support/eventually';

@@ -2,7 +2,7 @@ import { ProviderKind } from '../../contracts';
 import { storeBody } from '../../src/db/event-bodies';
 import { deferStart, markStarted } from '../../src/db/inbox';
 import { claimEvent, completeEvent } from '../../src/db/ledger';
-import { silentLogger } from '../../src/logger';
+import { silentLogger } from '../../src/core/logger';
 import { AlertChecker } from '../../src/outbound/alerts';
 import type { MessageService } from '../../src/outbound/messages';
 import { openTestDatabase, type TestDatabase } from '../support/database';

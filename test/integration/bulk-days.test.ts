@@ -5,7 +5,7 @@ import type { Client } from '@temporalio/client';
 import { burstOf } from '../../src/db/holds';
 import { startBacklog } from '../../src/db/inbox';
 import { StartSweeper } from '../../src/intake/sweeper';
-import { silentLogger } from '../../src/logger';
+import { silentLogger } from '../../src/core/logger';
 import { startReceiver } from '../../src/receiver';
 import { loadReceiverConfig } from '../../src/config';
 import { checkoutCompleted, type SignedDelivery } from '../support/events';

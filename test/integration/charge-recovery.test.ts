@@ -8,7 +8,7 @@ import { createOrderActivities } from '../../activities/orders';
 import { createStripeActivities } from '../../activities/stripe';
 import type { Database } from '../../src/db/database';
 import { startStripeStandIn, type StripeStandIn } from '../../src/dev/stripe-stand-in';
-import { createStripeClient } from '../../src/stripe-client';
+import { createStripeClient } from '../../src/core/stripe-client';
 import { timeSkippingEnvironment } from '../support/time-skipping';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 import { workflowSinks } from '../../src/temporal/worker';

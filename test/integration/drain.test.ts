@@ -4,7 +4,7 @@ import { loadReceiverConfig } from '../../src/config';
 import { burstOf, createHold, listHolds, releaseHolds, syncStandingRates } from '../../src/db/holds';
 import { startBacklog } from '../../src/db/inbox';
 import { StartSweeper } from '../../src/intake/sweeper';
-import { silentLogger } from '../../src/logger';
+import { silentLogger } from '../../src/core/logger';
 import { SourceRegistry } from '../../src/providers/registry';
 import type { EventStarter } from '../../src/intake/port';
 import { EventIntake } from '../../src/intake/starter';

@@ -6,7 +6,7 @@ import { createCipheriv } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
 import { EncryptionCodec, parseEncryptionKeys } from '../../src/temporal/codec';
 import { temporalSettings } from '../../src/temporal/connection';
-import { temporalCliPath } from '../../src/tools';
+import { temporalCliPath } from '../../src/core/tools';
 import { checkoutCompleted } from '../support/events';
 import { post, startStack, type WorkerStack } from '../support/stack';
 

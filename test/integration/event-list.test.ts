@@ -5,7 +5,7 @@ import { deferStart, markStarted } from '../../src/db/inbox';
 import { createHold } from '../../src/db/holds';
 import { claimEvent, completeEvent } from '../../src/db/ledger';
 import { listRefusals, RefusalLog } from '../../src/db/refusals';
-import { silentLogger } from '../../src/logger';
+import { silentLogger } from '../../src/core/logger';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 
 /**

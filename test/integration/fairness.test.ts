@@ -8,7 +8,7 @@ import { SourceRegistry } from '../../src/providers/registry';
 import { prepareNamespace } from '../../src/temporal/namespace';
 import { devServerDynamicConfigArgs } from '../../src/temporal/server-process';
 import { EventIntake } from '../../src/intake/starter';
-import { temporalCliPath } from '../../src/tools';
+import { temporalCliPath } from '../../src/core/tools';
 import { workflowSinks } from '../../src/temporal/worker';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';

@@ -8,7 +8,7 @@ import { createMetrics, serveMetrics } from '../../src/http/metrics';
 import { StartSweeper } from '../../src/intake/sweeper';
 import { FAST_PATH_CONCURRENCY } from '../../src/intake/fast-path';
 import { EventIntake } from '../../src/intake/starter';
-import { silentLogger } from '../../src/logger';
+import { silentLogger } from '../../src/core/logger';
 import { SourceRegistry } from '../../src/providers/registry';
 import { startReceiver } from '../../src/receiver';
 import { loadReceiverConfig } from '../../src/config';

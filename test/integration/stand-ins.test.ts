@@ -1,6 +1,6 @@
 import { Resend } from 'resend';
 import Stripe from 'stripe';
-import { createStripeClient } from '../../src/stripe-client';
+import { createStripeClient } from '../../src/core/stripe-client';
 import { startResendStandIn, type ResendStandIn } from '../support/resend-stand-in';
 import { startStripeStandIn, type StripeStandIn } from '../../src/dev/stripe-stand-in';
 

@@ -2,7 +2,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Charge } from '../../contracts';
 import { createStripeActivities } from '../../activities/stripe';
 import { stripeEvents } from '../../src/backfill/stripe';
-import { createStripeClient } from '../../src/stripe-client';
+import { createStripeClient } from '../../src/core/stripe-client';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 import { GO_TOOL_TIMEOUT_MS } from '../support/go-tools';
 import { startStripeMock } from '../support/stripe-mock';

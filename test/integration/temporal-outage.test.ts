@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { temporalCliPath } from '../../src/tools';
+import { temporalCliPath } from '../../src/core/tools';
 import { prepareNamespace } from '../../src/temporal/namespace';
 import { eventually } from '../support/eventually';
 import { SECRETS, stripeEvent, stripeHeaders } from '../support/signing';

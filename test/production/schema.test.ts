@@ -5,7 +5,7 @@ import pg from 'pg';
 import { parse } from 'yaml';
 import { startLocalPostgres, type LocalPostgres } from '../../src/cluster/postgres';
 import { ensureSchemas, TEMPORAL_DATABASES } from '../../src/cluster/server';
-import { temporalSqlToolPath } from '../../src/tools';
+import { temporalSqlToolPath } from '../../src/core/tools';
 import { freePort } from '../support/ports';
 import { ROOT, spawnTs } from '../support/processes';
 

@@ -12,7 +12,7 @@ import { buildCheckFlow } from '../../src/flows';
 import { createWorkerServices, type WorkerServices } from '../../src/services';
 import { temporalSettings } from '../../src/temporal/connection';
 import { startWorker, workflowSinks, type RunningWorker } from '../../src/temporal/worker';
-import { temporalCliPath } from '../../src/tools';
+import { temporalCliPath } from '../../src/core/tools';
 import { bundleWithChange } from '../support/bundles';
 import { eventually } from '../support/eventually';
 import { orderCreated } from '../support/events';

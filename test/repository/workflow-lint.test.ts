@@ -1,4 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ESLint } from 'eslint';
 import config from '../../eslint.config.cjs';
@@ -98,5 +100,54 @@ describe('lint rules for shipped code (src/, activities/)', () => {
   it('accepts imports within src/ and of the contracts', async () => {
     expect(await lintIn('src', "import { startStripeStandIn } from './dev/stripe-stand-in';\nexport const used = startStripeStandIn;")).toEqual([]);
     expect(await lintIn('activities', "import { FailureType } from '../contracts';\nimport { callOnce } from '../src/db/ledger';\nexport const used = [FailureType, callOnce];")).toEqual([]);
+  });
+});
+
+describe('the layers inside src/ (docs/architecture.md#layers-inside-src)', () => {
+  it.each([
+    ['src/providers', "import { loadSources } from '../config/sources';"],
+    ['src/db', "import type { EventStarter } from '../intake/port';"],
+    ['src/core', "import { createLogger } from '../db/database';"],
+    ['src/temporal', "import { AlertChecker } from '../outbound/alerts';"],
+    ['src/intake', "import { createWebhookRouter } from '../http/webhooks';"],
+    ['src/http', "import { program } from '../cli/program';"],
+  ])('rejects from %s an import up the layers or across its own: %s', async (folder, code) => {
+    expect(await lintIn(folder, `${code}\nexport type Used = unknown;`)).toContain('import-x/no-restricted-paths');
+  });
+
+  it('accepts imports down the layers', async () => {
+    const code = "import { isUnavailable } from '../temporal/availability';\nimport { markStarted } from '../db/inbox';\nimport { ConfigError } from '../core/errors';\nexport const used = [isUnavailable, markStarted, ConfigError];";
+    expect(await lintIn('src/intake', code)).toEqual([]);
+  });
+
+  it('keeps the real src/ within its layers', async () => {
+    const files = readdirSync(path.join(root, 'src'), { recursive: true, encoding: 'utf8' }).filter((file) => /\.tsx?$/.test(file));
+    expect(files.length).toBeGreaterThan(150);
+    const broken: string[] = [];
+    for (const file of files) {
+      const [result] = await eslint.lintText(readFileSync(path.join(root, 'src', file), 'utf8'), { filePath: path.join(root, 'src', file) });
+      broken.push(...result!.messages.filter((message) => message.ruleId === 'import-x/no-restricted-paths').map((message) => `src/${file}: ${message.message}`));
+    }
+    expect(broken).toEqual([]);
+  });
+});
+
+describe('no import cycle inside src/ (.dependency-cruiser.cjs)', () => {
+  const cruise = (dir: string) => spawnSync(path.join(root, 'node_modules/.bin/depcruise'), ['src', '--config', path.join(root, '.dependency-cruiser.cjs'), '--output-type', 'err'], { cwd: dir, encoding: 'utf8' });
+
+  it('rejects a cycle of type-only imports, which ESLint does not see', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cycle-'));
+    mkdirSync(path.join(dir, 'src'));
+    writeFileSync(path.join(dir, 'tsconfig.json'), '{ "compilerOptions": { "strict": true } }');
+    writeFileSync(path.join(dir, 'src/operations.ts'), "import type { View } from './view';\nexport const show = (view: View) => view;\n");
+    writeFileSync(path.join(dir, 'src/view.ts'), "import type { show } from './operations';\nexport type View = { shown: typeof show };\n");
+    const result = cruise(dir);
+    expect(result.status).not.toBe(0);
+    expect(result.stdout).toMatch(/no-cycle: src\/(operations|view)\.ts/);
+  });
+
+  it('finds none in the real src/', () => {
+    const result = cruise(root);
+    expect({ status: result.status, output: result.stdout + result.stderr }).toMatchObject({ status: 0 });
   });
 });

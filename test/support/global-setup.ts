@@ -1,6 +1,6 @@
 import { Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { temporalCliPath } from '../../src/tools';
+import { temporalCliPath } from '../../src/core/tools';
 import { prepareNamespace } from '../../src/temporal/namespace';
 import { devServerDynamicConfigArgs } from '../../src/temporal/server-process';
 import { startLocalPostgres } from '../../src/cluster/postgres';

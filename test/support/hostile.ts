@@ -5,7 +5,7 @@ import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { ProviderKind } from '../../contracts';
 import { loadReceiverConfig } from '../../src/config';
-import type { SourceConfig } from '../../src/config/sources';
+import type { SourceConfig } from '../../src/providers/source';
 import { KIB, MAX_BATCH_ITEMS, MAX_FORM_FIELDS, MAX_SIGNATURE_ENTRIES } from '../../src/providers/limits';
 import type { Delivery } from '../../src/providers/types';
 import { ed25519KeyPair } from './signing';

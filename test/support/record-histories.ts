@@ -20,7 +20,7 @@ import { send } from '../../src/cli/send';
 import { loadReceiverConfig } from '../../src/config';
 import { FLOWS } from '../../src/flows';
 import { DECLINED_PAYMENT_METHOD, type StripeEvent } from '../../src/dev/stripe-stand-in';
-import { temporalCliPath } from '../../src/tools';
+import { temporalCliPath } from '../../src/core/tools';
 import { startEndpointServer } from './endpoint-server';
 import { eventually } from './eventually';
 import { checkoutCompleted, orderCreated, shopifyOrderPaid, subscriptionEvent, type SignedDelivery } from './events';

@@ -1,5 +1,5 @@
 import { eventWorkflowId, type EventVia, type WebhookEvent } from '../../contracts';
-import { TemporalUnavailableError } from '../../src/errors';
+import { TemporalUnavailableError } from '../../src/core/errors';
 import type { EventStarter, StartResult, StartTarget } from '../../src/intake/port';
 
 /** Temporal's default `limit.maxIDLength`: longer workflow IDs are refused with INVALID_ARGUMENT. */

@@ -7,7 +7,7 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import { loadReceiverConfig, loadWorkerConfig } from '../../src/config';
 import type { Database } from '../../src/db/database';
-import { silentLogger } from '../../src/logger';
+import { silentLogger } from '../../src/core/logger';
 import { startReceiver } from '../../src/receiver';
 import { createWorkerServices, type WorkerServices } from '../../src/services';
 import { startWorker, WORKFLOW_BUNDLE_PATH, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH, type RunningWorker } from '../../src/temporal/worker';

@@ -1,6 +1,6 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { indexedTypes } from '../../src/temporal/namespace';
-import { temporalTestServerPath } from '../../src/tools';
+import { temporalTestServerPath } from '../../src/core/tools';
 
 /**
  * The time-skipping test server (the pinned one from .tools/bin, never a download), with our search

@@ -1,9 +1,9 @@
 import { ProviderKind } from '../../contracts';
-import { decodeDelivery } from '../../src/console/delivery';
+import { decodeDelivery } from '../../src/http/console/delivery';
 import type { StoredBody } from '../../src/db/event-bodies';
 import githubIssuesOpened from '../../src/providers/fixtures/github.issues.opened.json';
 import twilioMessageDelivered from '../../src/providers/fixtures/twilio.message.delivered.json';
-import { MASK } from '../../src/redact';
+import { MASK } from '../../src/core/redact';
 
 /**
  * What a viewer sees of a stored body on the event page: decoded as the activities read it, with

@@ -1,4 +1,4 @@
-import { UnsafeDestinationError } from '../../src/errors';
+import { UnsafeDestinationError } from '../../src/core/errors';
 import { checkDestination, isBlockedAddress } from '../../src/outbound/destination';
 
 describe('isBlockedAddress', () => {

@@ -1,6 +1,6 @@
 import { ProviderKind } from '../../contracts';
 import { applySubscriptionEventFlow, chargeOrderFlow, fulfilCheckoutFlow, notifyGitHubFlow, recordEventFlow } from '../../workflows';
-import { ConfigError } from '../../src/errors';
+import { ConfigError } from '../../src/core/errors';
 import { listFlows } from '../../src/cli/flows';
 import { Router } from '../../src/flows';
 

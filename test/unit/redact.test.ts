@@ -1,4 +1,4 @@
-import { describeError, errorLine, MASK, maskPersonal, withoutAddresses, withoutInternalAddresses } from '../../src/redact';
+import { describeError, errorLine, MASK, maskPersonal, withoutAddresses, withoutInternalAddresses } from '../../src/core/redact';
 
 describe('what an error may say in a log line', () => {
   const smtp = Object.assign(new Error("Can't send mail - all recipients were rejected: 550 5.1.1 <ada@example.com>: Recipient address rejected"), {

@@ -1,5 +1,5 @@
 import { temporal } from '@temporalio/proto';
-import { OperationRejectedError } from '../../src/errors';
+import { OperationRejectedError } from '../../src/core/errors';
 import { parseResetTarget, resetPoint } from '../../src/temporal/reset-points';
 
 const T = temporal.api.enums.v1.EventType;

@@ -1,4 +1,4 @@
-import { OperationRejectedError } from '../../src/errors';
+import { OperationRejectedError } from '../../src/core/errors';
 import { visibilityQuery } from '../../src/temporal/visibility';
 
 describe('visibilityQuery', () => {

@@ -1,5 +1,5 @@
 import { createAdyenAdapter } from '../../../src/providers/adyen';
-import { MalformedEventError, SignatureVerificationError } from '../../../src/errors';
+import { MalformedEventError, SignatureVerificationError } from '../../../src/core/errors';
 import { adyenBody, adyenItem, CATALOG_SECRETS } from '../../support/signing';
 
 const adapter = createAdyenAdapter({ source: 'adyen', secrets: [CATALOG_SECRETS.adyen, CATALOG_SECRETS.adyenRotated] });

@@ -1,4 +1,4 @@
-import { ConfigError, MalformedEventError, SignatureVerificationError } from '../../../src/errors';
+import { ConfigError, MalformedEventError, SignatureVerificationError } from '../../../src/core/errors';
 import { createStandardWebhooksAdapter } from '../../../src/providers/standard-webhooks';
 import { ed25519KeyPair, SECRETS, standardHeaders } from '../../support/signing';
 

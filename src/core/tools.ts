@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { PROJECT_ROOT } from './config/paths';
+import { PROJECT_ROOT } from './paths';
 
 /** The git-ignored folder our install scripts put pinned binaries in. */
 const TOOLS_BIN = path.join(PROJECT_ROOT, '.tools', 'bin');

@@ -1,9 +1,9 @@
-import type { BulkConfirmation } from '../../../contracts';
-import type { BulkJobView } from '../../temporal/bulk-jobs';
-import type { EventSummary } from '../../temporal/visibility';
-import type { ConsoleSession } from '../../db/console-sessions';
-import type { FailureGroup } from '../../db/event-list';
-import { STUCK_AFTER_ATTEMPTS } from '../../temporal/stuck-events';
+import type { BulkConfirmation } from '../../../../contracts';
+import type { BulkJobView } from '../../../temporal/bulk-jobs';
+import type { EventSummary } from '../../../temporal/visibility';
+import type { ConsoleSession } from '../../../db/console-sessions';
+import type { FailureGroup } from '../../../db/event-list';
+import { STUCK_AFTER_ATTEMPTS } from '../../../temporal/stuck-events';
 import { BASE, CsrfField, eventPath, Layout, Notice, Status, Time } from './layout';
 
 /** Failed and stuck events grouped by source × type × failure class (a stable fingerprint, never the failure's text). */

@@ -1,10 +1,10 @@
 import express from 'express';
-import { audit } from '../db/console-sessions';
-import type { Database } from '../db/database';
-import { failureGroups } from '../db/event-list';
-import { OperationRejectedError, ResourceNotFoundError } from '../errors';
-import type { Logger } from '../logger';
-import { readConfirmation, type BulkJobs } from '../temporal/bulk-jobs';
+import { audit } from '../../db/console-sessions';
+import type { Database } from '../../db/database';
+import { failureGroups } from '../../db/event-list';
+import { OperationRejectedError, ResourceNotFoundError } from '../../core/errors';
+import type { Logger } from '../../core/logger';
+import { readConfirmation, type BulkJobs } from '../../temporal/bulk-jobs';
 import { FailureGroupPage, FailuresPage, JobPage } from './pages/failures';
 import { BASE } from './pages/layout';
 import { page } from './render';

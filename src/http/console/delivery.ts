@@ -1,8 +1,8 @@
-import { readPointer } from '../../contracts';
-import type { StoredBody } from '../db/event-bodies';
-import { parseStoredBody } from '../providers/body';
-import { providerOf } from '../providers/index';
-import { MASK, maskPersonal, withoutAddresses } from '../redact';
+import { readPointer } from '../../../contracts';
+import type { StoredBody } from '../../db/event-bodies';
+import { parseStoredBody } from '../../providers/body';
+import { providerOf } from '../../providers/index';
+import { MASK, maskPersonal, withoutAddresses } from '../../core/redact';
 import type { DeliveryView } from './pages/event';
 
 /** The most of a body the event page shows. */

@@ -1,5 +1,5 @@
-import type { ConsoleSession } from '../../db/console-sessions';
-import { LISTED_STATUSES, type ListedEvent } from '../../db/event-list';
+import type { ConsoleSession } from '../../../db/console-sessions';
+import { LISTED_STATUSES, type ListedEvent } from '../../../db/event-list';
 import { BASE, eventPath, Layout, Status, Time } from './layout';
 import { clean } from './refused';
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError } from '../errors';
+import { ConfigError } from '../core/errors';
 
 /**
  * How a secret's value is read from the environment: the variable, or the file `<NAME>_FILE` names,

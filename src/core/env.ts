@@ -1,5 +1,5 @@
-import { millisecondsOf } from '../duration';
-import { ConfigError } from '../errors';
+import { millisecondsOf } from './duration';
+import { ConfigError } from './errors';
 
 /** Reading one environment variable as a typed value; each throws `ConfigError` naming the variable. */
 

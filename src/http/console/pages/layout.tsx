@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import type { ConsoleSession } from '../../db/console-sessions';
+import type { ConsoleSession } from '../../../db/console-sessions';
 
 /** Where the console is served; every link and form starts here. */
 export const BASE = '/console';

@@ -1,8 +1,8 @@
-import type { FlowSignal } from '../../../contracts';
-import type { AuditEntry, ConsoleSession } from '../../db/console-sessions';
-import type { ListedEvent } from '../../db/event-list';
-import type { Verification } from '../../providers/verify-stored';
-import type { EventView } from '../../temporal/operations';
+import type { FlowSignal } from '../../../../contracts';
+import type { AuditEntry, ConsoleSession } from '../../../db/console-sessions';
+import type { ListedEvent } from '../../../db/event-list';
+import type { Verification } from '../../../providers/verify-stored';
+import type { EventView } from '../../../temporal/event-view';
 import { CsrfField, eventPath, Layout, Notice, Status, Time } from './layout';
 
 /** What the event page shows of the stored delivery: its headers, and its body decoded, masked unless revealed. */

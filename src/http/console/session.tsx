@@ -1,12 +1,12 @@
 import cookieParser from 'cookie-parser';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
-import type { NamedToken } from '../config';
-import { audit, createSession, deleteSession, findSession, hashOf, type ConsoleRole, type ConsoleSession, type SessionToken } from '../db/console-sessions';
-import type { Queryable } from '../db/database';
-import { AdminAuthError, ConsoleForbiddenError, TooManyFailedAttemptsError } from '../errors';
-import type { Logger } from '../logger';
-import { safeEqual } from '../providers/secrets';
+import type { NamedToken } from '../../config';
+import { audit, createSession, deleteSession, findSession, hashOf, type ConsoleRole, type ConsoleSession, type SessionToken } from '../../db/console-sessions';
+import type { Queryable } from '../../db/database';
+import { AdminAuthError, ConsoleForbiddenError, TooManyFailedAttemptsError } from '../../core/errors';
+import type { Logger } from '../../core/logger';
+import { safeEqual } from '../../providers/secrets';
 import { BASE } from './pages/layout';
 import { SignInPage } from './pages/sign-in';
 import { page } from './render';

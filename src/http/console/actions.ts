@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { OperationRejectedError, ResourceNotFoundError } from '../errors';
+import { OperationRejectedError, ResourceNotFoundError } from '../../core/errors';
 
 /** The actions of the event page, and what each confirmation says will happen. */
 export const ACTIONS = ['signal', 'retry', 'reset', 'cancel', 'erase'] as const;

@@ -1,6 +1,6 @@
-import type { ConsoleSession } from '../../db/console-sessions';
-import type { RefusalRow } from '../../db/refusals';
-import { MASK } from '../../redact';
+import type { ConsoleSession } from '../../../db/console-sessions';
+import type { RefusalRow } from '../../../db/refusals';
+import { MASK } from '../../../core/redact';
 import { BASE, Layout, Time } from './layout';
 
 /**

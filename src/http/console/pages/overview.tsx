@@ -1,6 +1,6 @@
-import type { ConsoleSession } from '../../db/console-sessions';
-import type { FailureGroup } from '../../db/event-list';
-import type { Backlog } from '../../db/inbox';
+import type { ConsoleSession } from '../../../db/console-sessions';
+import type { FailureGroup } from '../../../db/event-list';
+import type { Backlog } from '../../../db/inbox';
 import { BASE, Layout, Status, Time } from './layout';
 
 export interface OverviewData {

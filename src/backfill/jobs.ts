@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { backfillWorkflowId, type BackfillCounts, type BackfillInput } from '../../contracts';
-import { checkBackfillRequest } from '../backfill/run';
-import { BackfillRunningError, ResourceNotFoundError } from '../errors';
+import { checkBackfillRequest } from './run';
+import { BackfillRunningError, ResourceNotFoundError } from '../core/errors';
 import { backfillFlow } from '../flows';
 
 /** A backfill as `GET /admin/backfill/:source` shows it. */
