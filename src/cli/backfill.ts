@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import pg from 'pg';
 import { summaryLine } from '../backfill/backfill';
 import { runBackfill, type BackfillRequest } from '../backfill/run';
-import { pointInTime } from '../temporal/visibility';
+import { pointInTime } from '../core/duration';
 import { SQUARE_EVENT_RETENTION_DAYS } from '../backfill/square';
 import { STRIPE_EVENT_RETENTION_DAYS } from '../backfill/stripe';
 import { loadCommonConfig, loadReceiverConfig } from '../config';

@@ -4,7 +4,8 @@ import { bulkJobWorkflowId, bulkProgressQuery, isBulkJobId, MAX_BULK_EVENTS, typ
 import { OperationRejectedError, ResourceNotFoundError } from '../core/errors';
 import { bulkActionFlow } from '../flows';
 import type { EventOperations } from './operations';
-import { pointInTime, visibilityQuery, type EventFilter, type EventSummary } from './visibility';
+import { pointInTime } from '../core/duration';
+import { visibilityQuery, type EventFilter, type EventSummary } from './visibility';
 
 /**
  * A dry run's `confirm` sent back (a JSON body's numbers, or a form's text): the job then acts on at

@@ -1,6 +1,7 @@
 import type { Client, WorkflowExecutionDescription, WorkflowExecutionInfo } from '@temporalio/client';
 import { OperationRejectedError } from '../core/errors';
 import { WEBHOOK_ERROR_CLASS, WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE, WEBHOOK_TENANT, WEBHOOK_VIA, type EventVia } from '../../contracts';
+import { pointInTime } from '../core/duration';
 
 const VIAS: readonly string[] = ['delivery', 'backfill'] satisfies EventVia[];
 
@@ -108,21 +109,6 @@ function closingQuote(query: string, start: number): number {
     else if (query[index] === query[start]) return index;
   }
   return -1;
-}
-
-/**
- * An operator's point in time: a duration back from `now` (`30m`, `72h`, `7d`) or an ISO 8601 time.
- * `field` names it in the error (`since`, `until`), which the CLI's flags and `/admin` share.
- */
-export function pointInTime(value: string, field: string, now = new Date()): Date {
-  const relative = /^(\d+)(m|h|d)$/.exec(value);
-  if (relative) {
-    const unitMs = { m: 60_000, h: 3_600_000, d: 86_400_000 }[relative[2] as 'm' | 'h' | 'd'];
-    return new Date(now.getTime() - Number(relative[1]) * unitMs);
-  }
-  const time = new Date(value);
-  if (Number.isNaN(time.getTime())) throw new OperationRejectedError(`"${field}" must be a duration (30m, 2h, 3d) or an ISO 8601 time, not "${value}".`);
-  return time;
 }
 
 const STATUS_NAMES: Record<EventStatusName, string> = {

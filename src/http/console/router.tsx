@@ -17,7 +17,7 @@ import type { BulkJobs } from '../../temporal/bulk-jobs';
 import type { EventView } from '../../temporal/event-view';
 import type { EventOperations } from '../../temporal/operations';
 import { parseResetTarget } from '../../temporal/reset-points';
-import { pointInTime } from '../../temporal/visibility';
+import { pointInTime } from '../../core/duration';
 import { toProblem } from '../problem';
 import { actionOf, CONFIRM, DONE, signalData, type EventAction } from './actions';
 import { receivedChart } from './charts';
