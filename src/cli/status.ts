@@ -13,7 +13,7 @@ import { jsonOption, print } from './output';
 /** What `durable-webhooks status` reports. */
 export interface Status {
   temporal: { address: string; namespace: string; answering: boolean };
-  /** Committed bodies whose workflow Temporal has not confirmed yet (src/inbox/). */
+  /** Committed bodies whose workflow Temporal has not confirmed yet (src/intake/). */
   backlog: Backlog;
   /** The active holds, and how many events each holds now. */
   holds: Hold[];

@@ -51,7 +51,7 @@ export type Stored =
 /**
  * Stores the body and what to start for it, once per source and event ID: a redelivery, or a retry
  * after Temporal answered 503, stores nothing again, and an erased body stays erased. The start is
- * the storing process's for `leaseMs`, then any sweeper's (src/inbox/). `bodySha256` is the body's
+ * the storing process's for `leaseMs`, then any sweeper's (src/intake/). `bodySha256` is the body's
  * hash when the adapter asks for replays to be found (GitHub's, whose delivery ID is unsigned): a
  * body this source stored under another event ID, erased or not, is not stored again (only under the
  * same type, when the input has a `replayScope`). Two copies
