@@ -8,8 +8,14 @@ const { createTypeScriptImportResolver } = require('eslint-import-resolver-types
 // Outside the worker's bundle, only src/flows.ts loads workflows/: the flow declarations, from which
 // everything else takes its flows.
 // Shipped code (what the image builds) never reaches into test/: the Dockerfile never copies it.
-const noTestImports = { group: ['**/test', '**/test/**'], message: 'Shipped code never imports test/; shared helpers live under src/ (development stand-ins in src/dev/).' };
-const noWorkflowImports = { group: ['**/workflows', '**/workflows/**'], message: 'Only src/flows.ts loads workflows/ (the flow declarations); import flows from there, and names, definitions and types from contracts/.' };
+const noTestImports = {
+  group: ['**/test', '**/test/**'],
+  message: 'Shipped code never imports test/; shared helpers live under src/ (development stand-ins in src/dev/).',
+};
+const noWorkflowImports = {
+  group: ['**/workflows', '**/workflows/**'],
+  message: 'Only src/flows.ts loads workflows/ (the flow declarations); import flows from there, and names, definitions and types from contracts/.',
+};
 const noActivityImports = { group: ['**/activities', '**/activities/**'], message: 'Only src/services.ts wires activities/; share types through contracts/.' };
 const sandboxOnly = (allowed, message) => ({ regex: `^(?!(${allowed.join('|')})$)`, message });
 
@@ -77,7 +83,14 @@ module.exports = tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [sandboxOnly(['@temporalio/workflow', '@temporalio/common', '\\./[\\w-]+'], 'contracts/ runs in the workflow sandbox: it imports only @temporalio/workflow, @temporalio/common and its own files.')] },
+        {
+          patterns: [
+            sandboxOnly(
+              ['@temporalio/workflow', '@temporalio/common', '\\./[\\w-]+'],
+              'contracts/ runs in the workflow sandbox: it imports only @temporalio/workflow, @temporalio/common and its own files.',
+            ),
+          ],
+        },
       ],
     },
   },

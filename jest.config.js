@@ -8,8 +8,15 @@ module.exports = {
   // Octokit and the packages it uses ship only ES modules; compile them to CommonJS with the tests.
   // So do @linear/sdk and svix (whose library signs the tests' Svix deliveries).
   // The console's pages are TSX, rendered by React on the server.
-  transform: { '^.+\\.(tsx?|js|mjs)$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript', tsx: true }, transform: { react: { runtime: 'automatic' } } }, module: { type: 'commonjs' } }] },
-  transformIgnorePatterns: ['/node_modules/(?!(@octokit|universal-user-agent|before-after-hook|json-with-bigint|fast-content-type-parse|content-type|@linear|svix|standardwebhooks)/)'],
+  transform: {
+    '^.+\\.(tsx?|js|mjs)$': [
+      '@swc/jest',
+      { jsc: { target: 'es2022', parser: { syntax: 'typescript', tsx: true }, transform: { react: { runtime: 'automatic' } } }, module: { type: 'commonjs' } },
+    ],
+  },
+  transformIgnorePatterns: [
+    '/node_modules/(?!(@octokit|universal-user-agent|before-after-hook|json-with-bigint|fast-content-type-parse|content-type|@linear|svix|standardwebhooks)/)',
+  ],
   // Their package exports offer only an `import` condition, which Jest's CommonJS resolver skips.
   moduleNameMapper: {
     '^@octokit/webhooks-methods$': '<rootDir>/node_modules/@octokit/webhooks-methods/dist-node/index.js',

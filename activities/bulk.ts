@@ -22,7 +22,9 @@ export function createBulkActivities({ db, temporal }: { db: Database; temporal:
     async bulkApply({ jobId, action, eventIds, to, reason, signal, by }) {
       const results = [...((Context.current().info.heartbeatDetails as Progress | undefined)?.results ?? [])];
       for (const eventId of eventIds.slice(results.length)) {
-        results.push(await operations.apply(action, eventId, { to, reason: `${reason} (bulk job ${jobId}, by ${by})`, signal, requestId: `${jobId}:${eventId}` }));
+        results.push(
+          await operations.apply(action, eventId, { to, reason: `${reason} (bulk job ${jobId}, by ${by})`, signal, requestId: `${jobId}:${eventId}` }),
+        );
         Context.current().heartbeat({ results } satisfies Progress);
       }
       return results;

@@ -28,10 +28,15 @@ export function createDeliveryActivities({ db, allowPrivateEndpoints }: { db: Da
     if (endpoint.disabled) return { result: 'endpoint_disabled' };
 
     const data = input.payload === undefined ? await loadPayload(db, input.messageId, input.fingerprint) : JSON.stringify(input.payload);
-    if (data === undefined || data === null) throw ApplicationFailure.nonRetryable(`The payload of message ${input.messageId} is ${data === null ? 'erased' : 'not stored'}.`, FailureType.PAYLOAD_MISSING);
+    if (data === undefined || data === null)
+      throw ApplicationFailure.nonRetryable(
+        `The payload of message ${input.messageId} is ${data === null ? 'erased' : 'not stored'}.`,
+        FailureType.PAYLOAD_MISSING,
+      );
     // The payload's JSON text goes out as it was sent: no parse and re-serialise to change a number.
     // An endpoint that takes the payload as it is (a Slack incoming webhook) gets it unwrapped.
-    const body = endpoint.bodyFormat === 'payload' ? data : `{"type":${JSON.stringify(input.eventType)},"timestamp":${JSON.stringify(input.createdAt)},"data":${data}}`;
+    const body =
+      endpoint.bodyFormat === 'payload' ? data : `{"type":${JSON.stringify(input.eventType)},"timestamp":${JSON.stringify(input.createdAt)},"data":${data}}`;
     const attemptedAt = new Date();
     const started = performance.now();
     let statusCode: number | null = null;

@@ -19,7 +19,12 @@ export function createEmailActivities({ db, email }: { db: Database; email: Emai
         const to = typeof input.to === 'string' ? input.to : fieldText(body, input.to);
         if (to === '') throw ApplicationFailure.nonRetryable(`Event ${input.eventId} has no address at ${describeText(input.to)}.`, FailureType.EMAIL_REJECTED);
         try {
-          const { id } = await email.send({ to, subject: renderText(body, input.subject), text: renderText(body, input.text), idempotencyKey: input.idempotencyKey });
+          const { id } = await email.send({
+            to,
+            subject: renderText(body, input.subject),
+            text: renderText(body, input.text),
+            idempotencyKey: input.idempotencyKey,
+          });
           count('emails');
           return { externalId: id, result: { messageId: id } };
         } catch (error) {

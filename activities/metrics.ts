@@ -8,7 +8,10 @@ import { metricMeter } from '@temporalio/activity';
 const COUNTERS = {
   charges: { name: 'durable_webhooks_charges', description: 'Charges made through Stripe, by outcome (succeeded, declined)' },
   emails: { name: 'durable_webhooks_emails_sent', description: 'Emails handed to the email provider' },
-  duplicates: { name: 'durable_webhooks_ledger_duplicates', description: 'Events the ledger caught after Temporal had forgotten them, by kind (duplicate, replay)' },
+  duplicates: {
+    name: 'durable_webhooks_ledger_duplicates',
+    description: 'Events the ledger caught after Temporal had forgotten them, by kind (duplicate, replay)',
+  },
   deliveries: { name: 'durable_webhooks_deliveries', description: 'Outbound /v1 delivery attempts, by outcome' },
 } as const;
 

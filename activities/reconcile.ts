@@ -14,7 +14,17 @@ interface Progress {
   lastSettled?: string;
 }
 
-export function createReconcileActivities({ db, temporal, config, sources = () => [] }: { db: Database; temporal: Client; config: CommonConfig; sources?: () => readonly SourceConfig[] }): Pick<Activities, 'reconcileProvider'> {
+export function createReconcileActivities({
+  db,
+  temporal,
+  config,
+  sources = () => [],
+}: {
+  db: Database;
+  temporal: Client;
+  config: CommonConfig;
+  sources?: () => readonly SourceConfig[];
+}): Pick<Activities, 'reconcileProvider'> {
   return {
     /**
      * The backfill, run by the worker for a schedule. After each event it heartbeats its counts and

@@ -39,7 +39,8 @@ export function createStripeActivities({ db, stripe }: { db: Database; stripe: S
           return { paymentIntentId: intent.id, status: intent.status };
         }
         // Temporal retries this until the other attempt has ended (its activity is still running, or retrying).
-        if (standing.attempt !== attempt) throw new Error(`Charge attempt ${standing.attempt} of event ${input.eventId} is still pending; attempt ${attempt} waits for it to end.`);
+        if (standing.attempt !== attempt)
+          throw new Error(`Charge attempt ${standing.attempt} of event ${input.eventId} is still pending; attempt ${attempt} waits for it to end.`);
       }
 
       const options = { idempotencyKey: input.idempotencyKey };
@@ -49,7 +50,15 @@ export function createStripeActivities({ db, stripe }: { db: Database; stripe: S
           input.paymentIntentId
             ? stripe.paymentIntents.confirm(input.paymentIntentId, { payment_method: input.paymentMethod, off_session: true }, options)
             : stripe.paymentIntents.create(
-                { amount: input.amount, currency: input.currency, customer: input.customer, payment_method: input.paymentMethod, confirm: true, off_session: true, metadata },
+                {
+                  amount: input.amount,
+                  currency: input.currency,
+                  customer: input.customer,
+                  payment_method: input.paymentMethod,
+                  confirm: true,
+                  off_session: true,
+                  metadata,
+                },
                 options,
               ),
         );
@@ -60,7 +69,11 @@ export function createStripeActivities({ db, stripe }: { db: Database; stripe: S
         if (error instanceof ApplicationFailure && (refused || error.type === FailureType.CARD_DECLINED)) {
           const details = (error.details?.[0] ?? {}) as Record<string, unknown>;
           const failure = { type: error.type!, message: error.message, details };
-          await finishChargeAttempt(db, key, attempt, { outcome: refused ? 'refused' : 'declined', paymentIntentId: details.paymentIntentId as string | undefined, failure });
+          await finishChargeAttempt(db, key, attempt, {
+            outcome: refused ? 'refused' : 'declined',
+            paymentIntentId: details.paymentIntentId as string | undefined,
+            failure,
+          });
         }
         throw error;
       }
@@ -70,7 +83,11 @@ export function createStripeActivities({ db, stripe }: { db: Database; stripe: S
     async markPaymentIntentFulfilled(input) {
       await callOnce(db, { source: input.source, eventId: input.eventId, step: 'mark-fulfilled', idempotencyKey: input.idempotencyKey }, async () => {
         const intent = await callStripe(() =>
-          stripe.paymentIntents.update(input.paymentIntentId, { metadata: { fulfilled: 'true', order_id: input.orderId } }, { idempotencyKey: input.idempotencyKey }),
+          stripe.paymentIntents.update(
+            input.paymentIntentId,
+            { metadata: { fulfilled: 'true', order_id: input.orderId } },
+            { idempotencyKey: input.idempotencyKey },
+          ),
         );
         // Only the keys this step wrote: the rest of the PaymentIntent's metadata is the merchant's, and may name a person.
         return { externalId: intent.id, result: { metadata: { fulfilled: intent.metadata.fulfilled, order_id: intent.metadata.order_id } } };

@@ -6,7 +6,15 @@ import { bodyRead, holdBodyForReader } from '../src/db/retention';
 import { storeIfNewer } from '../src/db/subscriptions';
 import { readEventBody } from './event-body';
 
-export function createSubscriptionActivities({ db, temporal, taskQueue }: { db: Database; temporal: Client; taskQueue: string }): Pick<Activities, 'forwardSubscriptionUpdate' | 'storeSubscription' | 'skipSubscriptionUpdate'> {
+export function createSubscriptionActivities({
+  db,
+  temporal,
+  taskQueue,
+}: {
+  db: Database;
+  temporal: Client;
+  taskQueue: string;
+}): Pick<Activities, 'forwardSubscriptionUpdate' | 'storeSubscription' | 'skipSubscriptionUpdate'> {
   return {
     /**
      * Signal-with-start of the subscription's entity workflow. A repeat (activity retry, reset)

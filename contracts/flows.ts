@@ -135,7 +135,8 @@ export function defineFlow<W extends Workflow, Personal extends string = never>(
   // default, src/temporal/worker.ts). Temporal refuses a behaviour from an unversioned worker, so
   // PINNED is declared only to a run whose first task a versioned worker took (an unversioned one has
   // a build ID of its own, but no deployment name).
-  if (versioning.behavior === 'PINNED') setWorkflowOptions(() => (workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior: 'PINNED' } : {}), workflow);
+  if (versioning.behavior === 'PINNED')
+    setWorkflowOptions(() => (workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior: 'PINNED' } : {}), workflow);
   const fields: EventFieldSpec = { copy: declaration.fields?.copy ?? {}, ...(declaration.fields?.personal && { personal: declaration.fields.personal }) };
   return {
     name: workflow.name,
@@ -167,7 +168,8 @@ function copyFields(spec: EventFieldSpec, payload: unknown): EventFields {
   const fields: EventFields = {};
   for (const [name, pointer] of Object.entries(spec.copy)) {
     const value = readPointer(payload, pointer);
-    if (value === null || typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'string' && value.length <= MAX_FIELD_LENGTH)) fields[name] = value;
+    if (value === null || typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'string' && value.length <= MAX_FIELD_LENGTH))
+      fields[name] = value;
   }
   for (const [name, pointer] of Object.entries(spec.personal ?? {})) {
     const value = readPointer(payload, pointer);
@@ -185,14 +187,19 @@ export function isFlow(value: unknown): value is Flow {
  * Checks a signal argument that is a JSON object of optional string fields (`{"by":"ops"}`): absent
  * or null is no argument; anything else named.
  */
-export function readOptionalStrings<Keys extends string>(signal: string, keys: readonly Keys[]): ((input: unknown) => Checked<Partial<Record<Keys, string>> | undefined>) & { fields: readonly Keys[] } {
+export function readOptionalStrings<Keys extends string>(
+  signal: string,
+  keys: readonly Keys[],
+): ((input: unknown) => Checked<Partial<Record<Keys, string>> | undefined>) & { fields: readonly Keys[] } {
   const read = (input: unknown): Checked<Partial<Record<Keys, string>> | undefined> => {
     if (input === undefined || input === null) return { ok: true, value: undefined };
-    if (typeof input !== 'object' || Array.isArray(input)) return { ok: false, error: `the ${signal} argument must be a JSON object such as {"${keys[0]}":"…"}` };
+    if (typeof input !== 'object' || Array.isArray(input))
+      return { ok: false, error: `the ${signal} argument must be a JSON object such as {"${keys[0]}":"…"}` };
     const unknown = Object.keys(input).filter((key) => !(keys as readonly string[]).includes(key));
     if (unknown.length > 0) return { ok: false, error: `${signal} takes ${keys.join(' and ')}, not ${unknown.join(', ')}` };
     for (const [key, value] of Object.entries(input)) {
-      if (typeof value !== 'string' || value.length > MAX_FIELD_LENGTH) return { ok: false, error: `${key} must be a string of up to ${MAX_FIELD_LENGTH} characters` };
+      if (typeof value !== 'string' || value.length > MAX_FIELD_LENGTH)
+        return { ok: false, error: `${key} must be a string of up to ${MAX_FIELD_LENGTH} characters` };
     }
     return { ok: true, value: input as Partial<Record<Keys, string>> };
   };

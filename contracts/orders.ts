@@ -35,12 +35,17 @@ export function readRetryPayment(data: unknown): Checked<RetryPayment> {
   const { paymentMethod, by, attempt, ...rest } = data as Record<string, unknown>;
   const unknown = Object.keys(rest);
   if (unknown.length > 0) return refuse(`retryPayment takes paymentMethod, by and attempt, not ${unknown.join(', ')}`);
-  if (paymentMethod !== undefined && (typeof paymentMethod !== 'string' || !STRIPE_ID.test(paymentMethod))) return refuse('paymentMethod must be a Stripe payment method ID such as pm_card_visa');
+  if (paymentMethod !== undefined && (typeof paymentMethod !== 'string' || !STRIPE_ID.test(paymentMethod)))
+    return refuse('paymentMethod must be a Stripe payment method ID such as pm_card_visa');
   if (by !== undefined && typeof by !== 'string') return refuse('by must be a string');
   if (attempt !== undefined && !(Number.isSafeInteger(attempt) && (attempt as number) > 1)) return refuse('attempt must be a whole number above 1');
   return {
     ok: true,
-    value: { ...(paymentMethod !== undefined && { paymentMethod: paymentMethod as string }), ...(by !== undefined && { by: by as string }), ...(attempt !== undefined && { attempt: attempt as number }) },
+    value: {
+      ...(paymentMethod !== undefined && { paymentMethod: paymentMethod as string }),
+      ...(by !== undefined && { by: by as string }),
+      ...(attempt !== undefined && { attempt: attempt as number }),
+    },
   };
 }
 

@@ -50,13 +50,17 @@ export function readSubscriptionUpdate(input: unknown, { workflowId }: SignalTar
   if (!isShortText(eventId)) return refuse('eventId must be the ID of a stored event');
   if (!Number.isSafeInteger(created) || (created as number) < 0) return refuse("created must be the event's created time, whole seconds");
   if (typeof deleted !== 'boolean') return refuse('deleted must be true or false');
-  if (typeof subscription !== 'object' || subscription === null || Array.isArray(subscription)) return refuse('subscription must be a JSON object with id and status');
+  if (typeof subscription !== 'object' || subscription === null || Array.isArray(subscription))
+    return refuse('subscription must be a JSON object with id and status');
   const { id, customer, status, ...others } = subscription as Record<string, unknown>;
   if (Object.keys(others).length > 0) return refuse(`subscription takes id, customer and status, not ${Object.keys(others).join(', ')}`);
   if (!isShortText(id) || subscriptionWorkflowId(id) !== workflowId) return refuse(`subscription.id must be the subscription of ${workflowId}`);
   if (customer !== undefined && customer !== null && !isShortText(customer)) return refuse('subscription.customer must be a customer ID or null');
   if (!isShortText(status)) return refuse('subscription.status must be a Stripe subscription status');
-  return { ok: true, value: { source, eventId, created: created as number, subscription: { id, status, ...(customer !== undefined && { customer }) }, deleted } };
+  return {
+    ok: true,
+    value: { source, eventId, created: created as number, subscription: { id, status, ...(customer !== undefined && { customer }) }, deleted },
+  };
 }
 
 const isShortText = (value: unknown): value is string => typeof value === 'string' && value.length > 0 && value.length <= MAX_FIELD_LENGTH;

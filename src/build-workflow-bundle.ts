@@ -8,7 +8,11 @@ import { WORKFLOW_BUNDLE_PATH, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } fr
  * code instead of running webpack at every start.
  */
 async function main(): Promise<void> {
-  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES, logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} } });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
+    logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} },
+  });
   mkdirSync(path.dirname(WORKFLOW_BUNDLE_PATH), { recursive: true });
   writeFileSync(WORKFLOW_BUNDLE_PATH, code);
   console.log(`workflow bundle: ${path.relative(process.cwd(), WORKFLOW_BUNDLE_PATH)} (${Math.round(code.length / 1024)} KiB)`);

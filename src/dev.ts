@@ -39,7 +39,8 @@ async function main(): Promise<void> {
     if (!isLoopback(address)) throw new Error(`Temporal does not answer at ${address}.`);
     logger.info({ address, dataDir: config.dataDir }, 'starting the Temporal dev server');
     // With encryption on, the UI decodes payloads through the receiver's codec endpoint.
-    const uiCodecEndpoint = settings.dataConverter && (config.codecToken || config.adminTokens.length > 0) ? `http://localhost:${config.port}/codec` : undefined;
+    const uiCodecEndpoint =
+      settings.dataConverter && (config.codecToken || config.adminTokens.length > 0) ? `http://localhost:${config.port}/codec` : undefined;
     devServer = await startDevServer({ address, dataDir: config.dataDir, stdio: 'ignore', uiCodecEndpoint });
   }
 
@@ -50,7 +51,14 @@ async function main(): Promise<void> {
   const client = lazyClient(settings);
   const stripeStandIn = workerConfig.stripe.secretKey ? undefined : await startStripeStandIn();
   const services = await createWorkerServices(workerConfig, { temporal: client, embedded: true, stripeStandIn: stripeStandIn?.url });
-  const worker = await startWorker({ settings, taskQueue: config.taskQueue, activities: services.activities, workflows: 'bundle-now', tracing, bodyStore: services.db });
+  const worker = await startWorker({
+    settings,
+    taskQueue: config.taskQueue,
+    activities: services.activities,
+    workflows: 'bundle-now',
+    tracing,
+    bodyStore: services.db,
+  });
   const sweeper = new StartSweeper(services.db, client, { taskQueue: config.taskQueue, logger: createLogger('worker', logging) });
   await sweeper.start();
   const purger = new RetentionPurger(services.db, workerConfig.retention, createLogger('worker', logging));
@@ -65,7 +73,21 @@ async function main(): Promise<void> {
     PORT: new URL(receiver.url).port,
   });
   process.stdout.write(
-    banner({ config, receiverUrl: receiver.url, temporalAddress: address, namespace: settings.namespace, devServer, downstream: [...services.describe(), payloadsLine(Boolean(settings.dataConverter), config.codecToken ? 'CODEC_TOKEN' : config.adminTokens.length > 0 ? 'ADMIN_TOKEN' : undefined, receiver.url)] }),
+    banner({
+      config,
+      receiverUrl: receiver.url,
+      temporalAddress: address,
+      namespace: settings.namespace,
+      devServer,
+      downstream: [
+        ...services.describe(),
+        payloadsLine(
+          Boolean(settings.dataConverter),
+          config.codecToken ? 'CODEC_TOKEN' : config.adminTokens.length > 0 ? 'ADMIN_TOKEN' : undefined,
+          receiver.url,
+        ),
+      ],
+    }),
   );
 
   // The SDK's runtime turns SIGINT/SIGTERM into a graceful worker shutdown, which ends it.

@@ -103,7 +103,9 @@ export class Router {
 
   /** The patterns routed to `ignore`. */
   ignored(): string[] {
-    return Object.entries(this.routes).filter(([, name]) => name === IGNORE).map(([pattern]) => pattern);
+    return Object.entries(this.routes)
+      .filter(([, name]) => name === IGNORE)
+      .map(([pattern]) => pattern);
   }
 
   private route(type: string): EventFlow | typeof IGNORE {
@@ -116,7 +118,11 @@ export class Router {
    */
   routedTo(flow: Flow): string[] {
     const routed = [...(DEFAULTS.get(this.kind) ?? new Map<string, EventFlow>()).keys()].filter((type) => this.route(type) === flow);
-    routed.push(...Object.entries(this.routes).filter(([pattern, name]) => name === flow.name && !routed.includes(pattern)).map(([pattern]) => pattern));
+    routed.push(
+      ...Object.entries(this.routes)
+        .filter(([pattern, name]) => name === flow.name && !routed.includes(pattern))
+        .map(([pattern]) => pattern),
+    );
     if (flow === DEFAULT_FLOW && !this.prefixes.some(([prefix]) => prefix === '')) routed.push('* (everything else)');
     return routed;
   }

@@ -62,7 +62,9 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
   await sweeper?.start();
   // The sources' standing rates (WEBHOOKS_CONFIG `rate:`) are budgets every sweeper of the cluster draws from.
   // A receiver starts whether PostgreSQL answers or not (/readyz says which); the next start syncs them.
-  await syncStandingRates(db, config.sources).catch((error: unknown) => logger.warn({ error: errorLine(error) }, 'standing rates not synced: the body store did not answer'));
+  await syncStandingRates(db, config.sources).catch((error: unknown) =>
+    logger.warn({ error: errorLine(error) }, 'standing rates not synced: the body store did not answer'),
+  );
   const metrics = createMetrics(
     () => startBacklog(db),
     () => heldCounts(db),
@@ -107,19 +109,21 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
       : undefined,
     admin:
       config.adminTokens.length > 0
-      ? {
-          operations,
-          jobs,
-          tokens: config.adminTokens,
-          holds: { db, sources: config.sources.map((source) => source.name) },
-          backfills: new Backfills(client, {
-            taskQueue: config.taskQueue,
-            stripeSources: config.sources.filter((source) => source.kind === ProviderKind.STRIPE && source.name !== 'stripe').map((source) => source.name),
-          }),
-        }
-      : undefined,
+        ? {
+            operations,
+            jobs,
+            tokens: config.adminTokens,
+            holds: { db, sources: config.sources.map((source) => source.name) },
+            backfills: new Backfills(client, {
+              taskQueue: config.taskQueue,
+              stripeSources: config.sources.filter((source) => source.kind === ProviderKind.STRIPE && source.name !== 'stripe').map((source) => source.name),
+            }),
+          }
+        : undefined,
     codec:
-      codec && codecTokens.length > 0 ? { codec, namespace: client.options.namespace, tokens: codecTokens, origins: [new URL(config.temporalUiUrl).origin] } : undefined,
+      codec && codecTokens.length > 0
+        ? { codec, namespace: client.options.namespace, tokens: codecTokens, origins: [new URL(config.temporalUiUrl).origin] }
+        : undefined,
     api:
       config.apiTokens.length > 0
         ? {
@@ -148,7 +152,9 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
     operatorRoutes: config.adminPort === undefined ? 'with-webhooks' : 'apart',
   });
   // Alerts go out as messages of our own delivery, from every receiver; each is claimed once in PostgreSQL.
-  const alerts = config.alerts && new AlertChecker(db, new MessageService(client, db, { taskQueue: config.taskQueue, scheduleMs: config.deliveryScheduleMs }), config.alerts, logger);
+  const alerts =
+    config.alerts &&
+    new AlertChecker(db, new MessageService(client, db, { taskQueue: config.taskQueue, scheduleMs: config.deliveryScheduleMs }), config.alerts, logger);
   await alerts?.start();
   const server = await listen(app, config, config.port);
   const adminServer = config.adminPort === undefined ? undefined : await listen(createOperatorApp(operatorDeps), config, config.adminPort);
@@ -179,7 +185,10 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
  * longer than that; at most MAX_CONNECTIONS at once.
  */
 async function listen(app: RequestListener, config: ReceiverConfig, port: number): Promise<Server> {
-  const server = createServer({ requestTimeout: config.requestTimeoutMs, headersTimeout: Math.ceil(config.requestTimeoutMs / 3), connectionsCheckingInterval: 1000 }, app);
+  const server = createServer(
+    { requestTimeout: config.requestTimeoutMs, headersTimeout: Math.ceil(config.requestTimeoutMs / 3), connectionsCheckingInterval: 1000 },
+    app,
+  );
   server.maxConnections = config.maxConnections;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -201,7 +210,9 @@ async function main(): Promise<void> {
     logger.warn({ source: source.name }, `source ${source.name} disabled: ${source.env} is unset`);
   }
   if (!config.databaseUrl) {
-    throw new ConfigError('DATABASE_URL is required: every body is stored there before its workflow starts (npm run dev uses an embedded database in its one process).');
+    throw new ConfigError(
+      'DATABASE_URL is required: every body is stored there before its workflow starts (npm run dev uses an embedded database in its one process).',
+    );
   }
   const tracing = startTracing('durable-webhooks-receiver');
   const settings = temporalSettings();

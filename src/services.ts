@@ -23,7 +23,10 @@ export interface WorkerServices {
  * Without DATABASE_URL, `embedded` allows the embedded PostgreSQL under DATA_DIR (`npm run dev` alone passes it);
  * `stripeStandIn` names a local stand-in used when no STRIPE_SECRET_KEY is set.
  */
-export async function createWorkerServices(config: WorkerConfig, options: { temporal: Client; embedded?: boolean; stripeStandIn?: string }): Promise<WorkerServices> {
+export async function createWorkerServices(
+  config: WorkerConfig,
+  options: { temporal: Client; embedded?: boolean; stripeStandIn?: string },
+): Promise<WorkerServices> {
   const { databaseUrl, dataDir, taskQueue } = config;
   if (!databaseUrl && !options.embedded) {
     throw new ConfigError('DATABASE_URL is required when the worker runs on its own (npm run dev uses an embedded database in its one process).');

@@ -1,7 +1,16 @@
 import path from 'node:path';
 import { Connection, type ConnectionOptions } from '@temporalio/client';
 import { hasPostgresBinaries, startLocalPostgres, type LocalPostgres } from './cluster/postgres';
-import { DEFAULT_TEMPORAL_DB_URL, HISTORY_SHARDS, MIN_NODE_UPTIME_MS, startCluster, TEMPORAL_SERVER_VERSION, type ClusterNode, type ClusterTls, type RunningCluster } from './cluster/server';
+import {
+  DEFAULT_TEMPORAL_DB_URL,
+  HISTORY_SHARDS,
+  MIN_NODE_UPTIME_MS,
+  startCluster,
+  TEMPORAL_SERVER_VERSION,
+  type ClusterNode,
+  type ClusterTls,
+  type RunningCluster,
+} from './cluster/server';
 import { ConfigError, PostgresUnreachableError } from './core/errors';
 import { loadCommonConfig } from './config';
 import { createLogger } from './core/logger';
@@ -77,7 +86,9 @@ async function main(): Promise<void> {
   // Ctrl-C reaches the server too (one process group); the handler above finishes the shutdown.
   if (stopping) return;
   postgres?.stop();
-  throw new Error(`a Temporal node exited (code ${code}) again within ${MIN_NODE_UPTIME_MS / 1000} s of being restarted; see its log under ${path.dirname(cluster.logFile)}`);
+  throw new Error(
+    `a Temporal node exited (code ${code}) again within ${MIN_NODE_UPTIME_MS / 1000} s of being restarted; see its log under ${path.dirname(cluster.logFile)}`,
+  );
 }
 
 /** `--nodes <n>`: server processes on the same databases, one ring (1 to 5). */
@@ -85,7 +96,8 @@ function nodeCount(args: string[]): number {
   const at = args.indexOf('--nodes');
   if (at === -1) return 1;
   const count = Number(args[at + 1]);
-  if (!Number.isInteger(count) || count < 1 || count > 5) throw new ConfigError(`--nodes takes a number of server processes from 1 to 5, not "${args[at + 1] ?? ''}".`);
+  if (!Number.isInteger(count) || count < 1 || count > 5)
+    throw new ConfigError(`--nodes takes a number of server processes from 1 to 5, not "${args[at + 1] ?? ''}".`);
   return count;
 }
 
@@ -99,12 +111,20 @@ function clusterTls(env: NodeJS.ProcessEnv, client: ConnectionOptions['tls']): C
   if (!certFile) return undefined;
   const keyFile = env.TEMPORAL_CLUSTER_TLS_KEY_PATH;
   const clientCaFile = env.TEMPORAL_CLUSTER_TLS_CLIENT_CA_PATH;
-  if (!keyFile || !clientCaFile) throw new ConfigError('TEMPORAL_CLUSTER_TLS_CERT_PATH needs TEMPORAL_CLUSTER_TLS_KEY_PATH and TEMPORAL_CLUSTER_TLS_CLIENT_CA_PATH too.');
+  if (!keyFile || !clientCaFile)
+    throw new ConfigError('TEMPORAL_CLUSTER_TLS_CERT_PATH needs TEMPORAL_CLUSTER_TLS_KEY_PATH and TEMPORAL_CLUSTER_TLS_CLIENT_CA_PATH too.');
   const pair = typeof client === 'object' && client ? client : undefined;
   if (!pair?.clientCertPair || !pair.serverRootCACertificate) {
-    throw new ConfigError("A frontend with mTLS needs this process's client certificate too, for the server's system worker: set TEMPORAL_TLS_CLIENT_CERT_PATH, TEMPORAL_TLS_CLIENT_KEY_PATH and TEMPORAL_TLS_SERVER_CA_CERT_PATH.");
+    throw new ConfigError(
+      "A frontend with mTLS needs this process's client certificate too, for the server's system worker: set TEMPORAL_TLS_CLIENT_CERT_PATH, TEMPORAL_TLS_CLIENT_KEY_PATH and TEMPORAL_TLS_SERVER_CA_CERT_PATH.",
+    );
   }
-  return { certFile, keyFile, clientCaFile, client: { crt: Buffer.from(pair.clientCertPair.crt), key: Buffer.from(pair.clientCertPair.key), serverCa: Buffer.from(pair.serverRootCACertificate) } };
+  return {
+    certFile,
+    keyFile,
+    clientCaFile,
+    client: { crt: Buffer.from(pair.clientCertPair.crt), key: Buffer.from(pair.clientCertPair.key), serverCa: Buffer.from(pair.serverRootCACertificate) },
+  };
 }
 
 main().catch((error: Error) => {

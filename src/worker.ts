@@ -22,7 +22,15 @@ async function main(): Promise<void> {
   const settings = temporalSettings(process.env, { worker: true });
   const client = lazyClient(settings);
   const services = await createWorkerServices(config, { temporal: client });
-  const worker = await startWorker({ settings, taskQueue: config.taskQueue, deployment: config.deployment, activities: services.activities, workflows, tracing, bodyStore: services.db });
+  const worker = await startWorker({
+    settings,
+    taskQueue: config.taskQueue,
+    deployment: config.deployment,
+    activities: services.activities,
+    workflows,
+    tracing,
+    bodyStore: services.db,
+  });
   // Every worker starts what receivers committed and did not start (src/intake/).
   const sweeper = new StartSweeper(services.db, client, { taskQueue: config.taskQueue, logger });
   await sweeper.start();

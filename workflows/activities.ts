@@ -17,7 +17,10 @@ const LOCAL_DB_STEPS = 'database-steps-as-local-activities';
  * as activities where its history says so (`patched`).
  */
 export const dbActivity = new Proxy({} as Activities, {
-  get: (_target, name: keyof Activities) => (...args: [never]) => (patched(LOCAL_DB_STEPS) ? localDb : remoteDb)[name](...args),
+  get:
+    (_target, name: keyof Activities) =>
+    (...args: [never]) =>
+      (patched(LOCAL_DB_STEPS) ? localDb : remoteDb)[name](...args),
 });
 
 /**
@@ -49,5 +52,7 @@ export function sendEmail(input: EmailInput) {
 /** Charges the order through Stripe, its activity summarised as `charge 42.00 EUR to cus_…` (and `(attempt 2, pm_…)` on a retry). */
 export function charge(input: ChargeInput) {
   const retry = input.attempt && input.attempt > 1 ? ` (attempt ${input.attempt}, ${input.paymentMethod})` : '';
-  return externalActivity.chargeOrder.executeWithOptions({ summary: `charge ${formatAmount(input.amount, input.currency)} to ${input.customer}${retry}` }, [input]);
+  return externalActivity.chargeOrder.executeWithOptions({ summary: `charge ${formatAmount(input.amount, input.currency)} to ${input.customer}${retry}` }, [
+    input,
+  ]);
 }

@@ -1,11 +1,25 @@
 import { CancellationScope, isCancellation, proxyActivities, setCurrentDetails, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
-import { bulkBatchSize, bulkProgressQuery, defineFlow, MAX_BULK_EVENTS, MAX_LISTED_FAILURES, type Activities, type BulkInput, type BulkItemResult, type BulkProgress } from '../contracts';
+import {
+  bulkBatchSize,
+  bulkProgressQuery,
+  defineFlow,
+  MAX_BULK_EVENTS,
+  MAX_LISTED_FAILURES,
+  type Activities,
+  type BulkInput,
+  type BulkItemResult,
+  type BulkProgress,
+} from '../contracts';
 
 export const bulkActionFlow = defineFlow({
   workflow: bulkAction,
-  description: 'A bulk action an operator started (durable-webhooks events retry --source …): acts on every matching event at most at its rate, skips what it must not touch, and stops when cancelled.',
+  description:
+    'A bulk action an operator started (durable-webhooks events retry --source …): acts on every matching event at most at its rate, skips what it must not touch, and stops when cancelled.',
   internal: true,
-  versioning: { behavior: 'AUTO_UPGRADE', why: 'Acts on up to 10,000 events at an operator-chosen rate, for minutes to hours; a deploy during it must not strand it.' },
+  versioning: {
+    behavior: 'AUTO_UPGRADE',
+    why: 'Acts on up to 10,000 events at an operator-chosen rate, for minutes to hours; a deploy during it must not strand it.',
+  },
 });
 
 /** Listing and acting heartbeat: a worker that dies is noticed within 10 s, and a retry resumes after the last event done. */
@@ -35,7 +49,8 @@ export async function bulkAction(input: BulkInput): Promise<BulkProgress> {
     for (let next = 0; next < eventIds.length; next += size) {
       if (CancellationScope.current().consideredCancelled) throw new CancelledBetweenBatches();
       const batch = eventIds.slice(next, next + size);
-      const apply = () => activities.bulkApply({ jobId, action: input.action, eventIds: batch, to: input.to, reason: input.reason, signal: input.signal, by: input.by });
+      const apply = () =>
+        activities.bulkApply({ jobId, action: input.action, eventIds: batch, to: input.to, reason: input.reason, signal: input.signal, by: input.by });
       count(progress, await CancellationScope.nonCancellable(apply));
       setCurrentDetails(`**Now:** ${input.action} ${progress.done + progress.failed + skippedCount(progress)} of ${progress.total}`);
       // The batch's share of a second at the rate: never faster than it, a little slower by the batch's own time.

@@ -33,7 +33,10 @@ export const chargeOrderFlow = defineFlow({
   workflow: chargeOrder,
   description: 'Holds large orders for review, charges the card through Stripe and emails a receipt; a decline waits for retryPayment.',
   handles: { 'standard-webhooks': ['order.created'] },
-  versioning: { behavior: 'AUTO_UPGRADE', why: 'Waits up to REVIEW_TIMEOUT for review, then up to PAYMENT_RETRY_WINDOW (7 days) for retryPayment; no build is kept running that long, so it moves to the current build, and each change to it is patched() and replayed against its recorded histories.' },
+  versioning: {
+    behavior: 'AUTO_UPGRADE',
+    why: 'Waits up to REVIEW_TIMEOUT for review, then up to PAYMENT_RETRY_WINDOW (7 days) for retryPayment; no build is kept running that long, so it moves to the current build, and each change to it is patched() and replayed against its recorded histories.',
+  },
   fields: {
     copy: { orderId: '/data/orderId', amount: '/data/amount', currency: '/data/currency', customer: '/data/customer', paymentMethod: '/data/paymentMethod' },
     personal: { email: '/data/email' },
@@ -120,7 +123,11 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
     progress.done('charge');
 
     await dbActivity.saveOrder({ ...stepOf(event, 'order:paid'), order: order('paid', charge.paymentIntentId) });
-    await email('email:receipt', `Receipt for order ${data.orderId}`, `We charged ${formatAmount(data.amount, data.currency)} for order ${data.orderId}. Thank you!`);
+    await email(
+      'email:receipt',
+      `Receipt for order ${data.orderId}`,
+      `We charged ${formatAmount(data.amount, data.currency)} for order ${data.orderId}. Thank you!`,
+    );
     progress.done('email:receipt');
     return finish(event, progress, 'charged', { status: 'completed', detail: { orderId: data.orderId, paymentIntentId: charge.paymentIntentId } });
   });
@@ -182,7 +189,11 @@ async function chargeUntilPaid(
  * `payment-retries` marker): keyed by the event, and a decline fails the workflow after the
  * customer is told.
  */
-async function chargeOnce(payment: Omit<ChargeInput, 'idempotencyKey'>, progress: Progress, tellCustomer: (declined: string) => Promise<void>): Promise<Charge> {
+async function chargeOnce(
+  payment: Omit<ChargeInput, 'idempotencyKey'>,
+  progress: Progress,
+  tellCustomer: (declined: string) => Promise<void>,
+): Promise<Charge> {
   try {
     return await chargeCard({ ...payment, idempotencyKey: idempotencyKey() });
   } catch (error) {
@@ -237,7 +248,9 @@ class RetryRequests {
 
 function readOrder(event: WebhookEvent): OrderCreated {
   const data = fieldsOf(event, chargeOrderFlow);
-  const missing: string[] = (['orderId', 'currency', 'customer', 'paymentMethod'] as const).filter((field) => typeof data[field] !== 'string' || data[field] === '');
+  const missing: string[] = (['orderId', 'currency', 'customer', 'paymentMethod'] as const).filter(
+    (field) => typeof data[field] !== 'string' || data[field] === '',
+  );
   if (!Number.isSafeInteger(data.amount) || (data.amount as number) <= 0) missing.push('amount');
   if (data.email !== true) missing.push('email');
   if (missing.length > 0) throw ApplicationFailure.nonRetryable(`order.created is missing or has invalid: ${missing.join(', ')}`, FailureType.INVALID_ORDER);

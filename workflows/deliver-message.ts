@@ -5,7 +5,10 @@ export const deliverMessageFlow = defineFlow({
   workflow: deliverMessage,
   description: 'One message to one endpoint, attempted on the delivery schedule until it is taken.',
   internal: true,
-  versioning: { behavior: 'AUTO_UPGRADE', why: 'Sleeps on the delivery schedule for up to days between attempts; each attempt runs on the build current then.' },
+  versioning: {
+    behavior: 'AUTO_UPGRADE',
+    why: 'Sleeps on the delivery schedule for up to days between attempts; each attempt runs on the build current then.',
+  },
   queries: [deliveryStateQuery],
 });
 
@@ -24,7 +27,9 @@ export async function deliverMessage(input: DeliveryInput): Promise<DeliveryStat
   setHandler(deliveryStateQuery, () => state);
 
   const show = (doing: string) =>
-    setCurrentDetails(`**Attempts:** ${state.attempts} of ${input.scheduleMs.length}${state.lastOutcome ? ` · last: ${state.lastOutcome.result}` : ''}\n\n**Now:** ${doing}`);
+    setCurrentDetails(
+      `**Attempts:** ${state.attempts} of ${input.scheduleMs.length}${state.lastOutcome ? ` · last: ${state.lastOutcome.result}` : ''}\n\n**Now:** ${doing}`,
+    );
   for (const delayMs of input.scheduleMs) {
     if (delayMs > 0) {
       show(`waiting ${Math.round(delayMs / 1000)} s before attempt ${state.attempts + 1}`);

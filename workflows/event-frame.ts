@@ -1,5 +1,24 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, patched, TemporalFailure, TimeoutFailure, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { WEBHOOK_ERROR_CLASS, type BodyStep, type ClaimResult, type EventFields, type EventOutcome, type EventStatus, type Flow, type WebhookEvent } from '../contracts';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  isCancellation,
+  patched,
+  TemporalFailure,
+  TimeoutFailure,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import {
+  WEBHOOK_ERROR_CLASS,
+  type BodyStep,
+  type ClaimResult,
+  type EventFields,
+  type EventOutcome,
+  type EventStatus,
+  type Flow,
+  type WebhookEvent,
+} from '../contracts';
 import { dbActivity } from './activities';
 import { Progress } from './progress';
 
@@ -12,7 +31,12 @@ import { Progress } from './progress';
  * Records how the event ended in the ledger, sets the outcome the `status` query reports, and
  * returns it as the workflow's result: the last step of every event workflow that claimed its event.
  */
-export async function finish(event: WebhookEvent, progress: Progress, outcome: string, ledger: { status: EventStatus; detail: unknown }): Promise<EventOutcome> {
+export async function finish(
+  event: WebhookEvent,
+  progress: Progress,
+  outcome: string,
+  ledger: { status: EventStatus; detail: unknown },
+): Promise<EventOutcome> {
   await dbActivity.completeEvent({ source: event.source, eventId: event.id, status: ledger.status, outcome: ledger.detail });
   progress.end(outcome);
   return { outcome, source: event.source, eventId: event.id, type: event.type };
@@ -32,10 +56,14 @@ export async function handleEvent(event: WebhookEvent, flow: (progress: Progress
     return await flow(progress);
   } catch (error) {
     if (!(error instanceof TemporalFailure)) throw error;
-    const outcome = isCancellation(error) ? { cancelled: true, errorClass: 'Cancelled' } : { failure: error.message, type: error instanceof ApplicationFailure ? error.type : error.name, errorClass: errorClass(error) };
+    const outcome = isCancellation(error)
+      ? { cancelled: true, errorClass: 'Cancelled' }
+      : { failure: error.message, type: error instanceof ApplicationFailure ? error.type : error.name, errorClass: errorClass(error) };
     // Histories recorded before the attribute replay without it.
     if (patched(ERROR_CLASS_ATTRIBUTE)) upsertSearchAttributes([{ key: WEBHOOK_ERROR_CLASS, value: searchableClass(outcome.errorClass) }]);
-    await CancellationScope.nonCancellable(() => dbActivity.completeEvent({ source: event.source, eventId: event.id, status: 'failed', outcome: { ...outcome, ...failureDetail(error) } }));
+    await CancellationScope.nonCancellable(() =>
+      dbActivity.completeEvent({ source: event.source, eventId: event.id, status: 'failed', outcome: { ...outcome, ...failureDetail(error) } }),
+    );
     if (progress.outcome === null) progress.end(isCancellation(error) ? 'cancelled' : 'failed');
     throw error;
   }
@@ -80,7 +108,15 @@ function nothingToDo(event: WebhookEvent, progress: Progress, outcome: 'duplicat
 /** Claims the event in the ledger for this run chain; see `ClaimResult`. */
 async function claim(event: WebhookEvent, progress: Progress): Promise<ClaimResult> {
   const { workflowId, firstExecutionRunId } = workflowInfo();
-  const claimed = await dbActivity.claimEvent({ source: event.source, eventId: event.id, type: event.type, workflowId, firstExecutionRunId, bodySha256: event.bodySha256, ...(event.replayScope !== undefined && { replayScope: event.replayScope }) });
+  const claimed = await dbActivity.claimEvent({
+    source: event.source,
+    eventId: event.id,
+    type: event.type,
+    workflowId,
+    firstExecutionRunId,
+    bodySha256: event.bodySha256,
+    ...(event.replayScope !== undefined && { replayScope: event.replayScope }),
+  });
   progress.done('claim');
   return claimed;
 }

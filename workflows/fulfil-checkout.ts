@@ -7,7 +7,10 @@ export const fulfilCheckoutFlow = defineFlow({
   workflow: fulfilCheckout,
   description: 'Records the order, marks the PaymentIntent fulfilled in Stripe and emails the customer.',
   handles: { stripe: ['checkout.session.completed'] },
-  versioning: { behavior: 'AUTO_UPGRADE', why: 'Ends in seconds, unless Stripe or the email API is down: its activities retry for up to 23 hours, longer than a rolling deploy keeps the old build.' },
+  versioning: {
+    behavior: 'AUTO_UPGRADE',
+    why: 'Ends in seconds, unless Stripe or the email API is down: its activities retry for up to 23 hours, longer than a rolling deploy keeps the old build.',
+  },
   fields: {
     copy: {
       sessionId: '/data/object/id',

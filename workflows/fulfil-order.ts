@@ -10,7 +10,11 @@ import type { Progress } from './progress';
  * An order another event fulfilled first (two Shopify topics about one paid order) is recorded and
  * nothing else: `alreadyFulfilled` (`fulfilledBy` names that event).
  */
-export async function fulfilOrder(event: WebhookEvent, progress: Progress, { order: fields, customerEmail: to, label }: { order: SavedOrder; customerEmail: BodyField | null; label?: string }) {
+export async function fulfilOrder(
+  event: WebhookEvent,
+  progress: Progress,
+  { order: fields, customerEmail: to, label }: { order: SavedOrder; customerEmail: BodyField | null; label?: string },
+) {
   const order = await dbActivity.saveOrder({ ...stepOf(event, 'order:fulfilled'), order: { ...fields, customerEmail: to } });
   progress.done('order');
   if (alreadyFulfilled(event, order)) return order;

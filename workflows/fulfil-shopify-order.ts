@@ -10,8 +10,14 @@ export const fulfilShopifyOrderFlow = defineFlow({
   // the signed body's financial_status decides.
   handles: { shopify: ['orders/create', 'orders/updated', 'orders/paid'] },
   decidesFromBody: true,
-  versioning: { behavior: 'AUTO_UPGRADE', why: 'Ends in seconds, unless the email API is down and its retries (up to 23 hours) outlast the build that started it.' },
-  fields: { copy: { orderId: '/id', orderName: '/name', amount: '/total_price', currency: '/currency', financialStatus: '/financial_status' }, personal: { email: '/email' } },
+  versioning: {
+    behavior: 'AUTO_UPGRADE',
+    why: 'Ends in seconds, unless the email API is down and its retries (up to 23 hours) outlast the build that started it.',
+  },
+  fields: {
+    copy: { orderId: '/id', orderName: '/name', amount: '/total_price', currency: '/currency', financialStatus: '/financial_status' },
+    personal: { email: '/email' },
+  },
   summary: ({ amount, currency }) => (typeof amount === 'string' && typeof currency === 'string' ? `${amount} ${currency.toUpperCase()}` : undefined),
 });
 
@@ -44,7 +50,8 @@ export async function fulfilShopifyOrder(event: WebhookEvent): Promise<EventOutc
       customerEmail: shopifyOrder.email === true ? customerEmail : null,
       label: typeof shopifyOrder.orderName === 'string' ? shopifyOrder.orderName : undefined,
     });
-    if (alreadyFulfilled(event, order)) return finish(event, progress, 'already-fulfilled', { status: 'completed', detail: { orderId: order.id, fulfilledBy: order.fulfilledBy } });
+    if (alreadyFulfilled(event, order))
+      return finish(event, progress, 'already-fulfilled', { status: 'completed', detail: { orderId: order.id, fulfilledBy: order.fulfilledBy } });
     return finish(event, progress, 'fulfilled', { status: 'completed', detail: { orderId: order.id } });
   });
 }

@@ -6,7 +6,10 @@ export const notifyGitHubFlow = defineFlow({
   workflow: notifyGitHub,
   description: 'Emails NOTIFY_EMAIL about a new issue, or that the webhook is connected.',
   handles: { github: ['issues.opened', 'ping'] },
-  versioning: { behavior: 'AUTO_UPGRADE', why: 'One email, whose retries (up to 23 hours) can outlast a rolling deploy; pinned, it would wait for a build that is gone.' },
+  versioning: {
+    behavior: 'AUTO_UPGRADE',
+    why: 'One email, whose retries (up to 23 hours) can outlast a rolling deploy; pinned, it would wait for a build that is gone.',
+  },
   // The GitHub App installation the event is for (absent for a repository's own webhook).
   tenant: '/installation/id',
 });

@@ -4,7 +4,10 @@ import { finish, handleEvent } from './event-frame';
 export const recordEventFlow = defineFlow({
   workflow: recordEvent,
   description: 'Records an event no other flow handles, completed as ignored (the default for every type not routed).',
-  versioning: { behavior: 'AUTO_UPGRADE', why: 'One ledger step, but its next task after a deploy may find no worker of the build that started it; whichever build is current finishes it.' },
+  versioning: {
+    behavior: 'AUTO_UPGRADE',
+    why: 'One ledger step, but its next task after a deploy may find no worker of the build that started it; whichever build is current finishes it.',
+  },
   // It records whatever type it is given and acts on none.
   decidesFromBody: true,
 });

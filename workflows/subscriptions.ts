@@ -28,7 +28,10 @@ export const subscriptionEntityFlow = defineFlow({
   workflow: subscriptionEntity,
   description: 'One per subscription: applies its updates in order and stores the newest.',
   internal: true,
-  versioning: { behavior: 'AUTO_UPGRADE', why: 'Lives as long as its subscription (continue-as-new keeps its history short), so it can only ever run on the current build.' },
+  versioning: {
+    behavior: 'AUTO_UPGRADE',
+    why: 'Lives as long as its subscription (continue-as-new keeps its history short), so it can only ever run on the current build.',
+  },
   signals: [flowSignal(applySignal, readSubscriptionUpdate, { description: 'applies an update of a stored event, if it is newer than the last one applied' })],
   queries: [subscriptionStateQuery],
 });
@@ -46,7 +49,9 @@ export async function applySubscriptionEvent(event: WebhookEvent): Promise<Event
       created: fields.created as number,
       // The entity's activity reads the whole object from the body store; an event started before
       // bodies were stored carries it instead.
-      ...(event.payload === undefined ? { source: event.source, subscription } : { subscription: (event.payload as { data: { object: SubscriptionUpdate['subscription'] } }).data.object }),
+      ...(event.payload === undefined
+        ? { source: event.source, subscription }
+        : { subscription: (event.payload as { data: { object: SubscriptionUpdate['subscription'] } }).data.object }),
       deleted: event.type === 'customer.subscription.deleted',
     });
     progress.done('forwarded');
@@ -71,7 +76,9 @@ export async function subscriptionEntity(input: SubscriptionEntityInput): Promis
   setHandler(subscriptionStateQuery, () => state);
 
   const show = (waiting: string) =>
-    setCurrentDetails(`**Status:** ${state.status ?? 'unknown'} · **last applied:** ${state.last?.eventId ?? 'none'} · **updates seen:** ${state.updatesSeen}\n\n**Waiting for:** ${waiting}`);
+    setCurrentDetails(
+      `**Status:** ${state.status ?? 'unknown'} · **last applied:** ${state.last?.eventId ?? 'none'} · **updates seen:** ${state.updatesSeen}\n\n**Waiting for:** ${waiting}`,
+    );
 
   for (;;) {
     show(`the next update (completes after ${IDLE_TIMEOUT} idle)`);

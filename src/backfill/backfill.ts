@@ -24,7 +24,6 @@ export interface BackfillLine {
   outcome: string;
 }
 
-
 export interface BackfillDeps {
   source: Source;
   /** Stores each body and starts the event; needed only to start (not for a dry run or a redelivery). */
@@ -77,7 +76,11 @@ async function settle(listed: ListedEvent, { source, starter, exists, db, mode =
   const verified = await listed.read();
   // The provider's API gives the event, not the signed delivery: its body is stored without signature headers.
   const body = { raw: Buffer.from(JSON.stringify(verified.payload)), contentType: 'application/json', signatureHeaders: {} };
-  const result = await starter.start({ source: source.name, provider: source.adapter.kind, ...verified, receivedAt: now().toISOString(), body }, source, 'backfill');
+  const result = await starter.start(
+    { source: source.name, provider: source.adapter.kind, ...verified, receivedAt: now().toISOString(), body },
+    source,
+    'backfill',
+  );
   // Stored now and started, or stored to start later (paced by the source's rate, held), or ignored by a route: new to us.
   return result.status === 'duplicate' ? 'already recorded' : 'started';
 }

@@ -20,13 +20,19 @@ export function createGitHubClient(token: string, apiUrl = 'https://api.github.c
     userAgent: 'durable-webhooks',
     retry: { retries: 4, retryAfterBaseValue: options.retryAfterBaseValue ?? 1000 },
     // Octokit's own lines (a refused request) as ours: JSON on stderr, like every line we write.
-    log: { debug: () => undefined, info: () => undefined, warn: (message: string) => githubLog.warn(message), error: (message: string) => githubLog.error(message) },
+    log: {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: (message: string) => githubLog.warn(message),
+      error: (message: string) => githubLog.error(message),
+    },
   });
   // Pagination follows the Link header's absolute URLs, with the token: never to another host.
   const api = new URL(apiUrl);
   octokit.hook.before('request', (request) => {
     const target = new URL(request.url.startsWith('/') ? `${request.baseUrl}${request.url}` : request.url);
-    if (target.origin !== api.origin) throw new ProviderApiError(`GitHub's API sent a link to ${target.origin}, not ${api.origin} (GITHUB_API_URL); it is not followed with the token.`);
+    if (target.origin !== api.origin)
+      throw new ProviderApiError(`GitHub's API sent a link to ${target.origin}, not ${api.origin} (GITHUB_API_URL); it is not followed with the token.`);
   });
   return octokit;
 }
@@ -42,7 +48,6 @@ interface DeliverySummary {
 interface DeliveryDetail extends DeliverySummary {
   request: { headers: Record<string, string> | null; payload: Record<string, unknown> | null };
 }
-
 
 /**
  * Every delivery GUID of the hooks since `since`, newest first (GitHub lists deliveries newest first,
@@ -97,6 +102,9 @@ function describeFailure(error: unknown, hook?: string): Error {
   const status = (error as { status?: number }).status;
   const where = hook ? ` for ${hook}` : '';
   if (status === 401) return new ProviderApiError(`GitHub refused the token (GITHUB_TOKEN)${where}: ${(error as Error).message}`);
-  if (status === 403 || status === 404) return new ProviderApiError(`GitHub answered ${status}${where}: the token needs admin:repo_hook (or admin:org_hook) on that hook, and the hook must exist.`);
+  if (status === 403 || status === 404)
+    return new ProviderApiError(
+      `GitHub answered ${status}${where}: the token needs admin:repo_hook (or admin:org_hook) on that hook, and the hook must exist.`,
+    );
   return error as Error;
 }

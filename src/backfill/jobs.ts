@@ -43,7 +43,8 @@ export class Backfills {
       });
       return { workflowId, runId: handle.firstExecutionRunId };
     } catch (error) {
-      if (error instanceof WorkflowExecutionAlreadyStartedError) throw new BackfillRunningError(`A backfill of ${input.source ?? input.provider} is running (${workflowId}); wait for it to end.`);
+      if (error instanceof WorkflowExecutionAlreadyStartedError)
+        throw new BackfillRunningError(`A backfill of ${input.source ?? input.provider} is running (${workflowId}); wait for it to end.`);
       throw error;
     }
   }

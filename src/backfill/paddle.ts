@@ -31,7 +31,11 @@ interface EventsPage {
  * The API is called directly: `@paddle/paddle-node-sdk` turns events into camel-cased entities,
  * while a notification's body, and so every stored body and flow, has Paddle's own field names.
  */
-export async function* paddleEvents(api: { apiKey: string; apiUrl?: string }, listing: PaddleListing, source: string): AsyncGenerator<ListedEvent & VerifiedEvent> {
+export async function* paddleEvents(
+  api: { apiKey: string; apiUrl?: string },
+  listing: PaddleListing,
+  source: string,
+): AsyncGenerator<ListedEvent & VerifiedEvent> {
   const base = new URL(api.apiUrl ?? PADDLE_API_URL);
   const first = new URL('/events', base);
   first.searchParams.set('order_by', 'id[DESC]');
@@ -50,7 +54,10 @@ export async function* paddleEvents(api: { apiKey: string; apiUrl?: string }, li
     const next = page.meta?.pagination?.next;
     if (!page.meta?.pagination?.has_more || !next || page.data.length === 0) return;
     url = new URL(next, base);
-    if (url.origin !== base.origin) throw new ProviderApiError(`Paddle's events API pointed the next page at ${url.origin}, not ${base.origin}; the listing stops rather than send the API key there.`);
+    if (url.origin !== base.origin)
+      throw new ProviderApiError(
+        `Paddle's events API pointed the next page at ${url.origin}, not ${base.origin}; the listing stops rather than send the API key there.`,
+      );
   }
 }
 

@@ -72,7 +72,14 @@ export async function runBackfill(
   const { source, stripeKey } = sourceOf(request, config, sources);
   return backfill(
     from(listing(request, config, source.name, stripeKey)),
-    { source, starter: db && new EventIntake(client, db, { acknowledge: 'temporal', taskQueue: config.taskQueue }), exists: (workflowId) => workflowExists(client, workflowId), db, mode: request.mode, counts },
+    {
+      source,
+      starter: db && new EventIntake(client, db, { acknowledge: 'temporal', taskQueue: config.taskQueue }),
+      exists: (workflowId) => workflowExists(client, workflowId),
+      db,
+      mode: request.mode,
+      counts,
+    },
     onLine,
   );
 }
@@ -97,9 +104,12 @@ function listing(request: BackfillRequest, config: CommonConfig, sourceName: str
     return squareEvents({ token: config.square.token, apiUrl: config.square.apiUrl }, request, sourceName);
   }
   if (config.github.hooks.length === 0) {
-    throw new OperationRejectedError('A GitHub backfill needs GITHUB_HOOKS: the hooks to list, as repos/<owner>/<repo>/hooks/<id> or orgs/<org>/hooks/<id>, separated by spaces.');
+    throw new OperationRejectedError(
+      'A GitHub backfill needs GITHUB_HOOKS: the hooks to list, as repos/<owner>/<repo>/hooks/<id> or orgs/<org>/hooks/<id>, separated by spaces.',
+    );
   }
-  if (!config.github.token) throw new OperationRejectedError('A GitHub backfill needs GITHUB_TOKEN (a token that may read the hooks: admin:repo_hook or admin:org_hook).');
+  if (!config.github.token)
+    throw new OperationRejectedError('A GitHub backfill needs GITHUB_TOKEN (a token that may read the hooks: admin:repo_hook or admin:org_hook).');
   return gitHubDeliveries(createGitHubClient(config.github.token, config.github.apiUrl), config.github.hooks, request.since);
 }
 
@@ -112,9 +122,13 @@ function sourceOf(request: BackfillRequest, config: CommonConfig, sources: reado
   if (name === request.provider) {
     const kind = { stripe: ProviderKind.STRIPE, github: ProviderKind.GITHUB, paddle: ProviderKind.PADDLE, square: ProviderKind.SQUARE }[request.provider];
     // This adapter names the event's fields and verifies nothing (it has no secret); Square's also wants the URL it would verify.
-    return { source: createSource({ name, kind, secrets: [], publicKeys: [], workflowIdPrefix: '', url: 'https://backfill.invalid/' }), stripeKey: config.stripe.secretKey };
+    return {
+      source: createSource({ name, kind, secrets: [], publicKeys: [], workflowIdPrefix: '', url: 'https://backfill.invalid/' }),
+      stripeKey: config.stripe.secretKey,
+    };
   }
   const found = sources.find((candidate) => candidate.name === name);
-  if (request.provider !== 'stripe' || found?.kind !== ProviderKind.STRIPE) throw new OperationRejectedError(`No Stripe source named "${name}" in WEBHOOKS_CONFIG.`);
+  if (request.provider !== 'stripe' || found?.kind !== ProviderKind.STRIPE)
+    throw new OperationRejectedError(`No Stripe source named "${name}" in WEBHOOKS_CONFIG.`);
   return { source: createSource(found), stripeKey: found.apiKey };
 }

@@ -21,7 +21,11 @@ export interface SquareListing {
  * what a notification's body holds. Square records events only while they are enabled
  * (`PUT /v2/events/enable`, once per account). https://developer.squareup.com/reference/square/events-api/search-events
  */
-export async function* squareEvents(api: { token: string; apiUrl?: string }, listing: SquareListing, source: string): AsyncGenerator<ListedEvent & VerifiedEvent> {
+export async function* squareEvents(
+  api: { token: string; apiUrl?: string },
+  listing: SquareListing,
+  source: string,
+): AsyncGenerator<ListedEvent & VerifiedEvent> {
   // Loaded here: the SDK's entry point takes two seconds, which only a Square backfill pays.
   const { SquareClient, SquareError, serialization } = await import('square');
   const client = new SquareClient({ token: api.token, ...(api.apiUrl && { baseUrl: api.apiUrl }), timeoutInSeconds: 10, maxRetries: listing.maxRetries ?? 5 });

@@ -26,7 +26,16 @@ export async function* stripeEvents(stripe: Stripe, listing: StripeListing, sour
   const created = { gte: Math.floor(listing.since.getTime() / 1000), ...(listing.until && { lte: Math.floor(listing.until.getTime() / 1000) }) };
   let startingAfter: string | undefined;
   for (;;) {
-    const page = await withRetries(() => stripe.events.list({ created, limit: 100, ...(listing.types?.length && { types: listing.types }), ...(startingAfter && { starting_after: startingAfter }) }), listing.retryDelaysMs);
+    const page = await withRetries(
+      () =>
+        stripe.events.list({
+          created,
+          limit: 100,
+          ...(listing.types?.length && { types: listing.types }),
+          ...(startingAfter && { starting_after: startingAfter }),
+        }),
+      listing.retryDelaysMs,
+    );
     for (const event of page.data) {
       const verified = readStripeEvent(event, source);
       yield { ...verified, read: async () => verified };
@@ -44,8 +53,12 @@ async function withRetries<T>(call: () => Promise<T>, delaysMs = [1000, 2000, 40
       if (error instanceof Stripe.errors.StripeAuthenticationError || error instanceof Stripe.errors.StripePermissionError) {
         throw new ProviderApiError(`Stripe refused the API key (STRIPE_SECRET_KEY): ${error.message}`);
       }
-      const transient = error instanceof Stripe.errors.StripeRateLimitError || error instanceof Stripe.errors.StripeConnectionError || (error instanceof Stripe.errors.StripeError && (error.statusCode ?? 0) >= 500);
-      if (!transient || attempt >= delaysMs.length) throw error instanceof Stripe.errors.StripeError ? new ProviderApiError(`Stripe's Events API failed: ${error.message}`) : error;
+      const transient =
+        error instanceof Stripe.errors.StripeRateLimitError ||
+        error instanceof Stripe.errors.StripeConnectionError ||
+        (error instanceof Stripe.errors.StripeError && (error.statusCode ?? 0) >= 500);
+      if (!transient || attempt >= delaysMs.length)
+        throw error instanceof Stripe.errors.StripeError ? new ProviderApiError(`Stripe's Events API failed: ${error.message}`) : error;
       await delay(delaysMs[attempt]!);
     }
   }

@@ -21,7 +21,9 @@ interface BackfillOptions {
 
 /** `durable-webhooks backfill …`: start the events a provider has that never arrived by webhook. */
 export function backfillCommand(): Command {
-  const command = new Command('backfill').description("Start, from the provider's own API, the events the receiver never got; what Temporal or the ledger has is reported, not started.");
+  const command = new Command('backfill').description(
+    "Start, from the provider's own API, the events the receiver never got; what Temporal or the ledger has is reported, not started.",
+  );
   const since = () => new Option('--since <when>', 'how far back: a duration (30m, 72h, 7d) or an ISO time').makeOptionMandatory();
   const dryRun = () => new Option('--dry-run', 'list what would start, start nothing');
   const json = () => jsonOption('print one JSON line per event, then the counts');
@@ -33,7 +35,12 @@ export function backfillCommand(): Command {
       .description(description)
       .addOption(since())
       .option('--until <when>', 'up to: a duration ago or an ISO time (default now)')
-      .option('--types <types>', 'only these event types, comma-separated', (value) => value.split(',').map((type) => type.trim()).filter(Boolean))
+      .option('--types <types>', 'only these event types, comma-separated', (value) =>
+        value
+          .split(',')
+          .map((type) => type.trim())
+          .filter(Boolean),
+      )
       .addOption(dryRun())
       .addOption(json())
       .action((options: BackfillOptions) => run(provider, options));
@@ -43,11 +50,16 @@ export function backfillCommand(): Command {
     'a Stripe source from WEBHOOKS_CONFIG: its workflow-ID prefix and its API key (apiKeyEnv)',
   );
   eventsApi('paddle', "Paddle's events API (PADDLE_API_KEY, PADDLE_API_URL), newest first down to --since.");
-  eventsApi('square', `Square's Events API (SQUARE_ACCESS_TOKEN, SQUARE_API_URL); it searches ${SQUARE_EVENT_RETENTION_DAYS} days, and only while events are enabled for the account.`);
+  eventsApi(
+    'square',
+    `Square's Events API (SQUARE_ACCESS_TOKEN, SQUARE_API_URL); it searches ${SQUARE_EVENT_RETENTION_DAYS} days, and only while events are enabled for the account.`,
+  );
 
   command
     .command('github')
-    .description("Each hook's deliveries (GITHUB_HOOKS, GITHUB_TOKEN, GITHUB_API_URL): every delivery GUID not recorded is fetched and started, or with --redeliver redelivered by GitHub.")
+    .description(
+      "Each hook's deliveries (GITHUB_HOOKS, GITHUB_TOKEN, GITHUB_API_URL): every delivery GUID not recorded is fetched and started, or with --redeliver redelivered by GitHub.",
+    )
     .addOption(since())
     .option('--redeliver', 'ask GitHub to redeliver each missing delivery (signed, to the hook URL) instead of starting it here')
     .addOption(dryRun())

@@ -47,7 +47,8 @@ export function addBulkOptions(command: Command): void {
     .option('--rate <n/s>', 'bulk: at most this many events a second (20/s, 600/m)', rateOption('--rate'))
     .option('--dry-run', 'bulk: only count the matches and show five')
     .option('--yes', `bulk: act on more than ${CONFIRM_OVER} matches (without, it is a dry run)`);
-  if (!command.options.some((option) => option.long === '--reason')) command.option('--reason <reason>', 'bulk: why, kept in the job and in each event\'s history');
+  if (!command.options.some((option) => option.long === '--reason'))
+    command.option('--reason <reason>', "bulk: why, kept in the job and in each event's history");
 }
 
 /** The filter the options give, or undefined when they give none. */
@@ -60,17 +61,33 @@ export function givenFilter(options: EventFilter): EventFilter | undefined {
  * A bulk action from the CLI: the dry run's count and examples, or the job started and watched to
  * its end (a progress bar on a terminal), then one line per failure; exit 1 when any failed.
  */
-export async function runBulk({ jobs }: Operations, action: Pick<BulkInput, 'action' | 'to' | 'reason' | 'signal'>, options: BulkOptions & { json?: boolean }): Promise<void> {
+export async function runBulk(
+  { jobs }: Operations,
+  action: Pick<BulkInput, 'action' | 'to' | 'reason' | 'signal'>,
+  options: BulkOptions & { json?: boolean },
+): Promise<void> {
   const filter = givenFilter(options);
-  if (!filter) throw new OperationRejectedError(`Give an event ID, or a filter (--source, --type, --status, --since, --until, --via, --tenant, --error-class, --query, --group) for many.`);
-  const answer = await jobs.request({ ...action, filter, rate: options.rate, by: `cli user "${userInfo().username}"` }, { dryRun: options.dryRun, yes: options.yes });
+  if (!filter)
+    throw new OperationRejectedError(
+      `Give an event ID, or a filter (--source, --type, --status, --since, --until, --via, --tenant, --error-class, --query, --group) for many.`,
+    );
+  const answer = await jobs.request(
+    { ...action, filter, rate: options.rate, by: `cli user "${userInfo().username}"` },
+    { dryRun: options.dryRun, yes: options.yes },
+  );
   if (answer.dryRun && answer.count === 0) {
     print(options.json, answer, () => `Nothing to ${action.action}: ${answer.reason}.`);
     return;
   }
   if (answer.dryRun) {
     print(options.json, answer, () =>
-      [`Would ${action.action} ${answer.count} event(s) (${answer.reason}); for example:`, ...answer.examples.map((event) => `  ${event.eventId}  ${event.source ?? '-'}  ${event.eventType ?? '-'}  ${event.status}`), options.dryRun ? '' : 'Run again with --yes to do it.'].filter(Boolean).join('\n'),
+      [
+        `Would ${action.action} ${answer.count} event(s) (${answer.reason}); for example:`,
+        ...answer.examples.map((event) => `  ${event.eventId}  ${event.source ?? '-'}  ${event.eventType ?? '-'}  ${event.status}`),
+        options.dryRun ? '' : 'Run again with --yes to do it.',
+      ]
+        .filter(Boolean)
+        .join('\n'),
     );
     return;
   }

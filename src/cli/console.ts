@@ -9,7 +9,7 @@ import { jsonOption, print } from './output';
  * sessions. A session also ends by itself when its token is removed or given another role.
  */
 export function consoleCommand(): Command {
-  const sessions = new Command('sessions').description('The console\'s sign-ins: each token name, its role, and when its session began and ends.');
+  const sessions = new Command('sessions').description("The console's sign-ins: each token name, its role, and when its session began and ends.");
   sessions
     .command('list')
     .description('List the console sessions that have not expired (never their IDs or tokens).')

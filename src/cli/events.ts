@@ -43,10 +43,14 @@ export function eventsCommand(): Command {
     .action(async (first: string, second: string | undefined, options: { data?: string; json?: boolean } & BulkOptions) => {
       const data = options.data === undefined ? undefined : parseJson(options.data);
       if (givenFilter(options)) {
-        if (second !== undefined) throw new OperationRejectedError('With a filter, name only the signal: durable-webhooks events signal approve --source … --status running.');
+        if (second !== undefined)
+          throw new OperationRejectedError('With a filter, name only the signal: durable-webhooks events signal approve --source … --status running.');
         return runBulk(await ops(), { action: 'signal', signal: { name: first, data }, reason: options.reason ?? `signal ${first}` }, options);
       }
-      if (second === undefined) throw new OperationRejectedError('Name the event and the signal (events signal <eventId> <name>), or the signal and a filter (--source, --type, --status, --since).');
+      if (second === undefined)
+        throw new OperationRejectedError(
+          'Name the event and the signal (events signal <eventId> <name>), or the signal and a filter (--source, --type, --status, --since).',
+        );
       await (await ops()).operations.signal(first, second, data);
       print(options.json, { eventId: first, signal: second, status: 'sent' }, () => `Sent ${second} to ${first}.`);
     });
@@ -86,25 +90,37 @@ export function eventsCommand(): Command {
   events
     .command('retry')
     .argument('[eventId]', 'the event; or a filter (--source, --status failed, …) for many')
-    .description('Run a failed (or timed-out, cancelled, terminated) event again from just before its failure, once its cause is fixed; a completed event is left alone (skipped: completed), so nothing is done twice.')
+    .description(
+      'Run a failed (or timed-out, cancelled, terminated) event again from just before its failure, once its cause is fixed; a completed event is left alone (skipped: completed), so nothing is done twice.',
+    )
     .option('--reason <reason>', 'why; kept in the history', 'retried once the cause was fixed')
     .addOption(json)
     .action(async (eventId: string | undefined, options: { reason: string; json?: boolean } & BulkOptions) => {
       if (!eventId) return runBulk(await ops(), { action: 'retry', reason: options.reason }, options);
       const result = await (await ops()).operations.apply('retry', eventId, { reason: options.reason, requestId: randomUUID() });
-      print(options.json, result, () => `${result.outcome === 'done' ? 'Retried' : result.outcome === 'skipped' ? 'Skipped' : 'Not retried'} ${eventId}: ${result.detail}.`);
+      print(
+        options.json,
+        result,
+        () => `${result.outcome === 'done' ? 'Retried' : result.outcome === 'skipped' ? 'Skipped' : 'Not retried'} ${eventId}: ${result.detail}.`,
+      );
       if (result.outcome === 'failed') process.exitCode = 1;
     });
 
   events
     .command('verify')
     .argument('<eventId>')
-    .description("Check the stored body's signature again, with today's secrets (exit 1 when it does not verify; 0 when its body was purged after BODY_RETENTION).")
+    .description(
+      "Check the stored body's signature again, with today's secrets (exit 1 when it does not verify; 0 when its body was purged after BODY_RETENTION).",
+    )
     .addOption(json)
     .action(async (eventId: string, options: { json?: boolean }) => {
       const result = await (await ops()).operations.verify(eventId);
       const verdict = result.verified ? 'Verified' : result.body === 'purged' ? 'Body purged' : 'NOT verified';
-      print(options.json, result, () => `${verdict}: ${eventId} (${result.source}, ${result.bytes} bytes, sha256 ${result.sha256}, received ${result.receivedAt}): ${result.detail}.`);
+      print(
+        options.json,
+        result,
+        () => `${verdict}: ${eventId} (${result.source}, ${result.bytes} bytes, sha256 ${result.sha256}, received ${result.receivedAt}): ${result.detail}.`,
+      );
       if (!result.verified && result.body !== 'purged') process.exitCode = 1;
     });
 
@@ -168,13 +184,16 @@ function showText(view: EventView): string {
     `Closed     ${view.closeTime ?? '-'}`,
     `Steps      ${view.progress ? view.progress.stepsDone.join(', ') || '(none yet)' : '(no worker answered the status query)'}`,
   ];
-  if (view.progress?.waitingFor) lines.push(`Waiting    ${view.progress.waitingFor}${view.progress.awaiting?.until ? `, until ${view.progress.awaiting.until}` : ''}`);
+  if (view.progress?.waitingFor)
+    lines.push(`Waiting    ${view.progress.waitingFor}${view.progress.awaiting?.until ? `, until ${view.progress.awaiting.until}` : ''}`);
   if (view.ledger) {
     lines.push(`Ledger     ${view.ledger.status}, claimed ${view.ledger.claimedAt}`);
     for (const step of view.ledger.steps) lines.push(`           ${step.step}${step.externalId ? ` → ${step.externalId}` : ''}  (${step.recordedAt})`);
     for (const charge of view.ledger.charges) {
       const detail = charge.failure ? `: ${charge.failure.message}` : charge.paymentIntentId ? ` → ${charge.paymentIntentId}` : '';
-      lines.push(`Charge ${String(charge.attempt).padEnd(4)}${charge.outcome}${detail}  (key ${charge.idempotencyKey}, ${charge.paymentMethod ?? 'payment method not recorded'}, ${charge.startedAt})`);
+      lines.push(
+        `Charge ${String(charge.attempt).padEnd(4)}${charge.outcome}${detail}  (key ${charge.idempotencyKey}, ${charge.paymentMethod ?? 'payment method not recorded'}, ${charge.startedAt})`,
+      );
     }
   }
   if (view.body) {
@@ -182,7 +201,10 @@ function showText(view: EventView): string {
     const where = state === 'stored' ? 'stored' : state === 'purged' ? `purged at ${purgedAt}, past BODY_RETENTION` : 'erased';
     lines.push(`Body       ${bytes} bytes, sha256 ${sha256}, received ${receivedAt}: ${where}`);
   }
-  if (view.erasure) lines.push(`Erased     ${view.erasure.erasedAt} by ${view.erasure.erasedBy}${view.erasure.requestedBy ? ` for ${view.erasure.requestedBy}` : ''}: ${view.erasure.reason}`);
+  if (view.erasure)
+    lines.push(
+      `Erased     ${view.erasure.erasedAt} by ${view.erasure.erasedBy}${view.erasure.requestedBy ? ` for ${view.erasure.requestedBy}` : ''}: ${view.erasure.reason}`,
+    );
   if (view.result !== null) lines.push(`Result     ${JSON.stringify(view.result)}`);
   if (view.failure) lines.push('Failure', ...view.failure.map((cause, depth) => `${'  '.repeat(depth + 1)}${cause}`));
   lines.push(`UI         ${view.uiUrl}`);
@@ -196,8 +218,23 @@ function table(events: EventSummary[]): string {
   const classes = events.some((event) => event.errorClass);
   const rows = [
     ['EVENT', 'SOURCE', 'TYPE', 'STATUS', ...(tenants ? ['TENANT'] : []), ...(classes ? ['FAILED AS'] : []), 'STARTED'],
-    ...events.map((event) => [event.eventId, event.source ?? '-', event.eventType ?? '-', event.status, ...(tenants ? [event.tenant ?? '-'] : []), ...(classes ? [event.errorClass ?? '-'] : []), event.startTime]),
+    ...events.map((event) => [
+      event.eventId,
+      event.source ?? '-',
+      event.eventType ?? '-',
+      event.status,
+      ...(tenants ? [event.tenant ?? '-'] : []),
+      ...(classes ? [event.errorClass ?? '-'] : []),
+      event.startTime,
+    ]),
   ];
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }

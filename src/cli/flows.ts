@@ -35,15 +35,21 @@ export interface FlowListing {
 /** Every flow, with what each source routes to it, from the declarations and the sources' routes. */
 export function listFlows(sources: readonly { name: string; router: Router; unsignedType?: string }[]): FlowListing[] {
   return FLOWS.map((flow) => {
-    const events: Record<string, string[]> = flow.internal ? {} : Object.fromEntries(sources.map((source) => [source.name, source.router.routedTo(flow)]).filter(([, types]) => types!.length > 0));
+    const events: Record<string, string[]> = flow.internal
+      ? {}
+      : Object.fromEntries(sources.map((source) => [source.name, source.router.routedTo(flow)]).filter(([, types]) => types!.length > 0));
     return {
       name: flow.name,
       description: flow.description,
       internal: flow.internal,
       events,
-      unsignedTypes: Object.fromEntries(sources.filter((source) => source.unsignedType !== undefined && source.name in events).map((source) => [source.name, source.unsignedType!])),
+      unsignedTypes: Object.fromEntries(
+        sources.filter((source) => source.unsignedType !== undefined && source.name in events).map((source) => [source.name, source.unsignedType!]),
+      ),
       decidesFromBody: flow.decidesFromBody,
-      replaysByType: sources.filter((source) => source.unsignedType !== undefined && source.name in events && source.router.decidesFromBody).map((source) => source.name),
+      replaysByType: sources
+        .filter((source) => source.unsignedType !== undefined && source.name in events && source.router.decidesFromBody)
+        .map((source) => source.name),
       signals: flow.signals.map(({ name, description, onlyWhileAwaited }) => ({ name, description, onlyWhileAwaited })),
       fields: { copy: Object.keys(flow.fields.copy), personal: Object.keys(flow.fields.personal ?? {}) },
       tenant: flow.tenant ?? null,
@@ -55,7 +61,9 @@ export function listFlows(sources: readonly { name: string; router: Router; unsi
 
 export function flowsCommand(): Command {
   return new Command('flows')
-    .description("List every flow: the event types each source routes to it (its routes in WEBHOOKS_CONFIG, then its kind's defaults), its signals, fields, queries and worker-build versioning.")
+    .description(
+      "List every flow: the event types each source routes to it (its routes in WEBHOOKS_CONFIG, then its kind's defaults), its signals, fields, queries and worker-build versioning.",
+    )
     .addOption(jsonOption('print the list as JSON'))
     .action((options: { json?: boolean }) => {
       // Every source the receiver knows, built-in ones whether or not their secret is set here.
@@ -75,11 +83,11 @@ function describe(flow: FlowListing): string {
   const events = Object.entries(flow.events).map(([source, types]) => {
     const unsigned = flow.unsignedTypes[source];
     const replays = flow.replaysByType.includes(source)
-      ? "every flow of this source decides from the signed body, so the same body as another type is an event of its own"
+      ? 'every flow of this source decides from the signed body, so the same body as another type is an event of its own'
       : 'the same body as another type is refused as a replay';
     return `${source}: ${types.join(', ')}${unsigned ? ` (type from the ${unsigned}, which the provider does not sign; ${replays})` : ''}`;
   });
-  if (!flow.internal) lines.push(`  events   ${events.length ? events.join('\n           ') : 'none (route some with a source\'s routes)'}`);
+  if (!flow.internal) lines.push(`  events   ${events.length ? events.join('\n           ') : "none (route some with a source's routes)"}`);
   for (const signal of flow.signals) lines.push(`  signal   ${signal.name}${signal.onlyWhileAwaited ? ' (only while awaited)' : ''}: ${signal.description}`);
   if (flow.fields.copy.length || flow.fields.personal.length) {
     lines.push(`  fields   ${[...flow.fields.copy, ...flow.fields.personal.map((name) => `${name} (personal: read from the body store)`)].join(', ')}`);

@@ -11,7 +11,9 @@ const operator = () => `cli user "${userInfo().username}"`;
 /** `durable-webhooks hold`, `release` and `holds`: stop a source's starts while its deliveries keep being accepted. */
 export function holdCommands(): Command[] {
   const hold = new Command('hold')
-    .description("Hold a source's events (or its types matching --type): deliveries are still verified, stored and answered 2xx, and no workflow starts until `release`.")
+    .description(
+      "Hold a source's events (or its types matching --type): deliveries are still verified, stored and answered 2xx, and no workflow starts until `release`.",
+    )
     .argument('<source>', 'the source to hold')
     .option('--type <pattern>', 'only these event types: a type, or a prefix ending in * (checkout.*)')
     .option('--reason <text>', 'why, kept with the hold (its audit trail)')
@@ -19,15 +21,26 @@ export function holdCommands(): Command[] {
     .action(async (source: string, options: { type?: string; reason?: string; json?: boolean }) =>
       withDatabase('hold', async (db) => {
         const created = await createHold(db, { source, typePattern: options.type, reason: options.reason, by: operator() });
-        print(options.json, created, () => `Held ${describeTarget(created)} as ${created.id}: deliveries are stored and answered, nothing starts; ${created.held} stored event(s) not started yet are held too. Release with: durable-webhooks release ${source}${created.typePattern ? ` --type '${created.typePattern}'` : ''} [--rate 20/s]`);
+        print(
+          options.json,
+          created,
+          () =>
+            `Held ${describeTarget(created)} as ${created.id}: deliveries are stored and answered, nothing starts; ${created.held} stored event(s) not started yet are held too. Release with: durable-webhooks release ${source}${created.typePattern ? ` --type '${created.typePattern}'` : ''} [--rate 20/s]`,
+        );
       }),
     );
 
   const release = new Command('release')
-    .description("Release a source's holds (or only the one of --type): the held events start, oldest first with tenants taking turns, at --rate across every receiver and worker.")
+    .description(
+      "Release a source's holds (or only the one of --type): the held events start, oldest first with tenants taking turns, at --rate across every receiver and worker.",
+    )
     .argument('<source-or-hold-id>', 'the source whose holds to release, or one hold ID (hold_…)')
     .option('--type <pattern>', 'only the hold of exactly this pattern')
-    .option('--rate <n/s>', 'at most this many starts per second, cluster-wide (20/s, 600/m); else at once (or at the source\'s standing rate)', rateOption('--rate'))
+    .option(
+      '--rate <n/s>',
+      "at most this many starts per second, cluster-wide (20/s, 600/m); else at once (or at the source's standing rate)",
+      rateOption('--rate'),
+    )
     .addOption(jsonOption('print the released holds as JSON'))
     .action(async (target: string, options: { type?: string; rate?: number; json?: boolean }) =>
       withDatabase('release', async (db) => {

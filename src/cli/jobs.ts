@@ -12,12 +12,14 @@ export function jobsCommand(): Command {
     .addOption(jsonOption('print the jobs as JSON'))
     .action(async (options: { json?: boolean }) => {
       const found = await (await createOperations()).jobs.list();
-      print(options.json, { jobs: found }, () => (found.length === 0 ? 'No bulk jobs.' : found.map((job) => `${job.jobId}  ${job.status}  started ${job.startTime}`).join('\n')));
+      print(options.json, { jobs: found }, () =>
+        found.length === 0 ? 'No bulk jobs.' : found.map((job) => `${job.jobId}  ${job.status}  started ${job.startTime}`).join('\n'),
+      );
     });
   jobs
     .command('show')
     .argument('<jobId>')
-    .description('A job\'s progress: matched, done, skipped by reason, failed (one line each); with --watch, until it ends.')
+    .description("A job's progress: matched, done, skipped by reason, failed (one line each); with --watch, until it ends.")
     .option('--watch', 'follow it to its end, with a progress bar on a terminal')
     .addOption(jsonOption('print the progress as JSON'))
     .action(async (jobId: string, options: { watch?: boolean; json?: boolean }) => {
@@ -32,7 +34,11 @@ export function jobsCommand(): Command {
     .addOption(jsonOption())
     .action(async (jobId: string, options: { json?: boolean }) => {
       await (await createOperations()).jobs.stop(jobId);
-      print(options.json, { jobId, status: 'stop requested' }, () => `Stop requested for ${jobId}; durable-webhooks jobs show '${jobId}' reports where it stopped.`);
+      print(
+        options.json,
+        { jobId, status: 'stop requested' },
+        () => `Stop requested for ${jobId}; durable-webhooks jobs show '${jobId}' reports where it stopped.`,
+      );
     });
   return jobs;
 }

@@ -30,7 +30,10 @@ export function buildProgram(): Command {
   program
     .command('send')
     .description('Post a correctly signed sample event to a receiver, like `stripe trigger`; repeats are the same delivery.')
-    .argument('<source>', `the source to send to: ${PROVIDERS.flatMap((provider) => (provider.builtIn ? [provider.builtIn.name] : [])).join(', ')}, or one from WEBHOOKS_CONFIG`)
+    .argument(
+      '<source>',
+      `the source to send to: ${PROVIDERS.flatMap((provider) => (provider.builtIn ? [provider.builtIn.name] : [])).join(', ')}, or one from WEBHOOKS_CONFIG`,
+    )
     .argument(
       '<fixture-or-type>',
       `an event type (built-in samples: ${PROVIDERS.flatMap((provider) => (provider.builtIn ? Object.keys(provider.samples).map((type) => `${provider.builtIn!.name} ${type}`) : [])).join(', ')}) or a JSON file {"type","payload"}`,
@@ -77,7 +80,8 @@ export function buildProgram(): Command {
       print(
         options.json,
         { namespace: settings.namespace, address, searchAttributes, minRetentionDays: MIN_RETENTION_SECONDS / 86400 },
-        () => `Namespace "${settings.namespace}" at ${address}: search attributes ${searchAttributes.join(', ')} registered, retention at least ${MIN_RETENTION_SECONDS / 86400} days.`,
+        () =>
+          `Namespace "${settings.namespace}" at ${address}: search attributes ${searchAttributes.join(', ')} registered, retention at least ${MIN_RETENTION_SECONDS / 86400} days.`,
       );
     });
 
@@ -91,7 +95,9 @@ export function buildProgram(): Command {
       const db = await openDatabase({ url: databaseUrl });
       try {
         const applied = await migrate(db);
-        print(options.json, { applied }, () => (applied.length > 0 ? `Applied ${applied.length} migration(s): ${applied.join(', ')}.` : 'The database is up to date.'));
+        print(options.json, { applied }, () =>
+          applied.length > 0 ? `Applied ${applied.length} migration(s): ${applied.join(', ')}.` : 'The database is up to date.',
+        );
       } finally {
         await db.close();
       }
@@ -117,4 +123,3 @@ function positiveInteger(value: string): number {
   if (parsed === undefined) throw new InvalidArgumentError('must be a positive integer.');
   return parsed;
 }
-

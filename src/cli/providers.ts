@@ -27,8 +27,15 @@ export function listProviders(): ProviderListing[] {
     return {
       kind: provider.kind,
       description: provider.description,
-      builtIn: builtIn ? { source: builtIn.name, variables: [builtIn.secretEnv, ...(builtIn.publicKeyEnv ? [builtIn.publicKeyEnv] : []), ...(builtIn.urlEnv ? [builtIn.urlEnv] : [])] } : null,
-      fields: adapter ? { id: adapter.fields.id, type: adapter.fields.type, unsigned: [...(adapter.fields.unsigned ?? [])] } : { id: 'as its source declares', type: 'as its source declares', unsigned: [] },
+      builtIn: builtIn
+        ? {
+            source: builtIn.name,
+            variables: [builtIn.secretEnv, ...(builtIn.publicKeyEnv ? [builtIn.publicKeyEnv] : []), ...(builtIn.urlEnv ? [builtIn.urlEnv] : [])],
+          }
+        : null,
+      fields: adapter
+        ? { id: adapter.fields.id, type: adapter.fields.type, unsigned: [...(adapter.fields.unsigned ?? [])] }
+        : { id: 'as its source declares', type: 'as its source declares', unsigned: [] },
       batch: adapter?.batch ?? false,
       samples: Object.keys(provider.samples),
     };
@@ -37,7 +44,9 @@ export function listProviders(): ProviderListing[] {
 
 export function providersCommand(): Command {
   return new Command('providers')
-    .description('List every provider kind: its built-in source and variables, where its event ID and type come from (and whether they are signed), and its samples for send.')
+    .description(
+      'List every provider kind: its built-in source and variables, where its event ID and type come from (and whether they are signed), and its samples for send.',
+    )
     .addOption(jsonOption('print the list as JSON'))
     .action((options: { json?: boolean }) => {
       const listing = listProviders();
@@ -47,7 +56,9 @@ export function providersCommand(): Command {
 
 function describe(provider: ProviderListing): string {
   const lines = [`${provider.kind}: ${provider.description}`];
-  lines.push(`  source   ${provider.builtIn ? `/webhooks/${provider.builtIn.source}, on with ${provider.builtIn.variables.join(', ')}` : 'none built in: declare one in WEBHOOKS_CONFIG'}`);
+  lines.push(
+    `  source   ${provider.builtIn ? `/webhooks/${provider.builtIn.source}, on with ${provider.builtIn.variables.join(', ')}` : 'none built in: declare one in WEBHOOKS_CONFIG'}`,
+  );
   const unsigned = (field: string) => (provider.fields.unsigned.includes(field) ? ' (not signed)' : '');
   lines.push(`  id       ${provider.fields.id}${unsigned('id')}`, `  type     ${provider.fields.type}${unsigned('type')}`);
   if (provider.batch) lines.push('  batch    one delivery carries many events, each its own workflow');

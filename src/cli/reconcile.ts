@@ -10,7 +10,9 @@ import { millisecondsOf } from '../core/duration';
 
 /** `durable-webhooks reconcile …`: backfill on a Temporal Schedule, run by the worker. */
 export function reconcileCommand(): Command {
-  const command = new Command('reconcile').description("Backfill on a schedule: a Temporal Schedule (reconcile-stripe, reconcile-github, reconcile-paddle, reconcile-square) whose runs list the provider's API and start what never arrived.");
+  const command = new Command('reconcile').description(
+    "Backfill on a schedule: a Temporal Schedule (reconcile-stripe, reconcile-github, reconcile-paddle, reconcile-square) whose runs list the provider's API and start what never arrived.",
+  );
   const provider = () => new Argument('<provider>', RECONCILE_PROVIDERS.join(', ')).choices([...RECONCILE_PROVIDERS]);
   const json = () => jsonOption();
   const schedules = () => {
@@ -55,7 +57,9 @@ export function reconcileCommand(): Command {
 
 function statusText(status: ReconcileStatus): string {
   if (!status.enabled && status.everyMs === null) return `${status.provider}: off (durable-webhooks reconcile enable ${status.provider})`;
-  const lines = [`${status.provider}: every ${status.everyMs! / 1000} s, looking back ${status.lookbackMs! / 3_600_000} h; next run ${status.nextRun ?? '—'} (schedule ${status.scheduleId})`];
+  const lines = [
+    `${status.provider}: every ${status.everyMs! / 1000} s, looking back ${status.lookbackMs! / 3_600_000} h; next run ${status.nextRun ?? '—'} (schedule ${status.scheduleId})`,
+  ];
   for (const run of status.runs) {
     lines.push(`  ${run.startedAt}  ${run.status.padEnd(10)} ${run.counts ? summaryLine(run.counts) : ''}`);
   }

@@ -24,7 +24,8 @@ export async function send(config: ReceiverConfig, options: SendOptions, onAttem
   if (!sourceConfig) {
     throw new Error(`No source named "${options.source}"; configured: ${config.sources.map((source) => source.name).join(', ')}.`);
   }
-  if (sourceConfig.secrets.length === 0 && sourceConfig.publicKeys.length === 0) throw new Error(`Source "${options.source}" has no signing secret to sign samples with.`);
+  if (sourceConfig.secrets.length === 0 && sourceConfig.publicKeys.length === 0)
+    throw new Error(`Source "${options.source}" has no signing secret to sign samples with.`);
   const { type, payload, builtIn } = samplePayload(sourceConfig.kind, options.fixtureOrType);
   const adapter = createAdapter(sourceConfig);
   const id = options.eventId ?? adapter.sampleId();

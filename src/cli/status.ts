@@ -23,19 +23,30 @@ export interface Status {
 
 export function statusCommand(): Command {
   return new Command('status')
-    .description('Say whether Temporal answers, how many committed events wait for their workflow to start (the inbox backlog) and for how long, and how many starts are dead-lettered, and the holds; exits 1 when Temporal does not answer or a start is dead-lettered.')
+    .description(
+      'Say whether Temporal answers, how many committed events wait for their workflow to start (the inbox backlog) and for how long, and how many starts are dead-lettered, and the holds; exits 1 when Temporal does not answer or a start is dead-lettered.',
+    )
     .addOption(jsonOption('print the status as JSON'))
     .action(async (options: { json?: boolean }) => {
       const config = loadCommonConfig();
-      if (!config.databaseUrl) throw new OperationRejectedError('status reads the body store: set DATABASE_URL (while npm run dev runs, the CLI finds its database by itself).');
+      if (!config.databaseUrl)
+        throw new OperationRejectedError('status reads the body store: set DATABASE_URL (while npm run dev runs, the CLI finds its database by itself).');
       const settings = temporalSettings();
       const client = lazyClient(settings);
       const db = await openDatabase({ url: config.databaseUrl, exitOnIdle: true });
       try {
         const answering = await client.connection
           .withDeadline(Date.now() + 5_000, () => client.workflowService.describeNamespace({ namespace: settings.namespace }))
-          .then(() => true, () => false);
-        const status: Status = { temporal: { address: settings.connectionOptions.address!, namespace: settings.namespace, answering }, backlog: await startBacklog(db), holds: await listHolds(db), unrouted: await unroutedTypes(db, DEFAULT_FLOW.name, UNROUTED_WINDOW_MS, 20) };
+          .then(
+            () => true,
+            () => false,
+          );
+        const status: Status = {
+          temporal: { address: settings.connectionOptions.address!, namespace: settings.namespace, answering },
+          backlog: await startBacklog(db),
+          holds: await listHolds(db),
+          unrouted: await unroutedTypes(db, DEFAULT_FLOW.name, UNROUTED_WINDOW_MS, 20),
+        };
         print(options.json, status, () => describe(status));
         if (!answering || status.backlog.deadLettered > 0) process.exitCode = 1;
       } finally {

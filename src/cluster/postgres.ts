@@ -52,7 +52,16 @@ export function startLocalPostgres({ port, user, dir }: LocalPostgresOptions): L
   }
   const password = readFileSync(passwordFile, 'utf8').trim();
   const start = () =>
-    run('pg_ctl', ['-D', dataDir, '-w', '-l', path.join(home, 'postgres.log'), '-o', `-p ${port} -k ${home} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300`, 'start']);
+    run('pg_ctl', [
+      '-D',
+      dataDir,
+      '-w',
+      '-l',
+      path.join(home, 'postgres.log'),
+      '-o',
+      `-p ${port} -k ${home} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300`,
+      'start',
+    ]);
   start();
   return {
     url: `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,

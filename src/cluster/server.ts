@@ -100,7 +100,10 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   writeFileSync(path.join(options.dir, 'dynamicconfig.yaml'), stringify(DYNAMIC_CONFIG));
   const { host, port } = splitAddress(options.address);
   const count = options.nodes ?? 1;
-  const tls = options.tls && { clientCertPair: { crt: options.tls.client.crt, key: options.tls.client.key }, serverRootCACertificate: options.tls.client.serverCa };
+  const tls = options.tls && {
+    clientCertPair: { crt: options.tls.client.crt, key: options.tls.client.key },
+    serverRootCACertificate: options.tls.client.serverCa,
+  };
 
   let stopping = false;
   let gaveUp: (code: number | null) => void = () => undefined;
@@ -117,7 +120,10 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
     const configFile = path.join(options.dir, node.index === 0 ? 'config.yaml' : `config-${node.index}.yaml`);
     writeFileSync(configFile, stringify(serverConfig({ ...options, address: node.address }, options.address)));
     const log = createWriteStream(node.logFile, { flags: 'a' });
-    const child = spawn(temporalServerPath(), ['--config-file', configFile, '--allow-no-auth', 'start'], { cwd: options.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(temporalServerPath(), ['--config-file', configFile, '--allow-no-auth', 'start'], {
+      cwd: options.dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     for (const stream of [child.stdout!, child.stderr!]) {
       stream.pipe(log, { end: false });
       if (options.output === 'inherit') stream.pipe(process.stderr, { end: false });
@@ -162,7 +168,9 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
 export function servicePorts(frontendPort: number) {
   // Temporal's SQL schema stores membership ports as smallint.
   if (frontendPort - 300 > MAX_MEMBERSHIP_PORT || frontendPort < 1324) {
-    throw new ConfigError(`npm run cluster needs a TEMPORAL_ADDRESS port from 1324 to ${MAX_MEMBERSHIP_PORT + 294}, not ${frontendPort}: its membership ports (300 below) must fit Temporal's schema.`);
+    throw new ConfigError(
+      `npm run cluster needs a TEMPORAL_ADDRESS port from 1324 to ${MAX_MEMBERSHIP_PORT + 294}, not ${frontendPort}: its membership ports (300 below) must fit Temporal's schema.`,
+    );
   }
   const grpc = { frontend: frontendPort, history: frontendPort + 1, matching: frontendPort + 2, worker: frontendPort + 6 };
   return {
@@ -215,7 +223,11 @@ function serverConfig({ address, dbUrl, dir, tls }: ClusterOptions, clusterAddre
             server: { certFile: tls.certFile, keyFile: tls.keyFile, clientCaFiles: [tls.clientCaFile], requireClientAuth: true },
             client: { serverName: broadcastHost, rootCaFiles: [path.join(dir, 'server-ca.crt')] },
           },
-          systemWorker: { certFile: path.join(dir, 'system-worker.crt'), keyFile: path.join(dir, 'system-worker.key'), client: { serverName: broadcastHost, rootCaFiles: [path.join(dir, 'server-ca.crt')] } },
+          systemWorker: {
+            certFile: path.join(dir, 'system-worker.crt'),
+            keyFile: path.join(dir, 'system-worker.key'),
+            client: { serverName: broadcastHost, rootCaFiles: [path.join(dir, 'server-ca.crt')] },
+          },
         },
       }),
     },
@@ -225,7 +237,9 @@ function serverConfig({ address, dbUrl, dir, tls }: ClusterOptions, clusterAddre
       failoverVersionIncrement: 10,
       masterClusterName: 'active',
       currentClusterName: 'active',
-      clusterInformation: { active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: `${broadcastHost}:${splitAddress(clusterAddress).port}` } },
+      clusterInformation: {
+        active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: `${broadcastHost}:${splitAddress(clusterAddress).port}` },
+      },
     },
     dcRedirectionPolicy: { policy: 'noop' },
     dynamicConfigClient: { filepath: 'dynamicconfig.yaml', pollInterval: '10s' },
@@ -251,11 +265,16 @@ export async function ensureSchemas(dbUrl: string): Promise<void> {
   const existing = await existingDatabases(dbUrl);
   const url = new URL(dbUrl);
   const connection = [
-    '--plugin', 'postgres12',
-    '--ep', url.hostname,
-    '--port', url.port || '5432',
-    '--user', decodeURIComponent(url.username),
-    '--password', decodeURIComponent(url.password),
+    '--plugin',
+    'postgres12',
+    '--ep',
+    url.hostname,
+    '--port',
+    url.port || '5432',
+    '--user',
+    decodeURIComponent(url.username),
+    '--password',
+    decodeURIComponent(url.password),
   ];
   for (const [database, schemaName] of Object.entries(TEMPORAL_DATABASES)) {
     const tool = (...args: string[]) => sqlTool([...connection, '--db', database, ...args]);
@@ -292,4 +311,3 @@ async function sqlTool(args: string[]): Promise<void> {
     throw new Error(`temporal-sql-tool ${command} failed: ${(stderr || stdout || (error as Error).message).trim()}`, { cause: error });
   }
 }
-

@@ -55,7 +55,11 @@ export function loadCommonConfig(env: NodeJS.ProcessEnv = process.env, { develop
     allowPrivateEndpoints: flag(env, 'ALLOW_PRIVATE_ENDPOINTS'),
     deliveryScheduleMs: splitList(env.DELIVERY_SCHEDULE || DEFAULT_DELIVERY_SCHEDULE).map((step) => durationMs(step, 'DELIVERY_SCHEDULE')),
     stripe: { secretKey: env.STRIPE_SECRET_KEY || undefined, apiUrl: providerApiUrl('STRIPE_API_URL', env.STRIPE_API_URL, development) },
-    github: { token: env.GITHUB_TOKEN || undefined, apiUrl: providerApiUrl('GITHUB_API_URL', env.GITHUB_API_URL, development), hooks: hookPaths(env.GITHUB_HOOKS) },
+    github: {
+      token: env.GITHUB_TOKEN || undefined,
+      apiUrl: providerApiUrl('GITHUB_API_URL', env.GITHUB_API_URL, development),
+      hooks: hookPaths(env.GITHUB_HOOKS),
+    },
     paddle: { apiKey: env.PADDLE_API_KEY || undefined, apiUrl: providerApiUrl('PADDLE_API_URL', env.PADDLE_API_URL, development) },
     square: { token: env.SQUARE_ACCESS_TOKEN || undefined, apiUrl: providerApiUrl('SQUARE_API_URL', env.SQUARE_API_URL, development) },
   };
@@ -75,7 +79,9 @@ function providerApiUrl(name: string, value: string | undefined, development: bo
   }
   const loopback = url.hostname === 'localhost' || url.hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(url.hostname);
   if (url.protocol === 'https:' || (url.protocol === 'http:' && (loopback || development))) return value;
-  throw new ConfigError(`${name} must be an https URL (plain http only on loopback or in development): it carries the API key, not "${url.protocol}//${url.host}".`);
+  throw new ConfigError(
+    `${name} must be an https URL (plain http only on loopback or in development): it carries the API key, not "${url.protocol}//${url.host}".`,
+  );
 }
 
 /** A hook whose deliveries can be listed: `repos/<owner>/<repo>/hooks/<id>` or `orgs/<org>/hooks/<id>`. */

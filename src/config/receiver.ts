@@ -127,7 +127,10 @@ export const DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT = 8;
 export const DEFAULT_MIN_BODY_RATE = 16 * 1024;
 
 /** Reads and validates the receiver's configuration, sources included; throws `ConfigError` naming the bad setting. */
-export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { development = false, developmentAdminToken = false }: LoadOptions = {}): ReceiverConfig {
+export function loadReceiverConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  { development = false, developmentAdminToken = false }: LoadOptions = {},
+): ReceiverConfig {
   const port = portNumber(env, 'PORT', 3000);
   const { sources, developmentSecrets, disabledSources } = loadSources(env, { development, port });
   const maxLargeBodiesInFlight = positiveInteger(env, 'MAX_LARGE_BODIES_IN_FLIGHT', DEFAULT_MAX_LARGE_BODIES_IN_FLIGHT);
@@ -137,7 +140,10 @@ export function loadReceiverConfig(env: NodeJS.ProcessEnv = process.env, { devel
   const host = env.HOST || (development ? '127.0.0.1' : undefined);
   const onLoopback = host !== undefined && isLoopbackHost(host);
   if (development && !onLoopback) {
-    const publicValues = [...developmentSecrets.map((secret) => secret.env), ...(admins.some(({ token }) => token === DEVELOPMENT_ADMIN_TOKEN) ? ['ADMIN_TOKEN'] : [])];
+    const publicValues = [
+      ...developmentSecrets.map((secret) => secret.env),
+      ...(admins.some(({ token }) => token === DEVELOPMENT_ADMIN_TOKEN) ? ['ADMIN_TOKEN'] : []),
+    ];
     if (publicValues.length > 0) {
       throw new ConfigError(
         `HOST=${host ?? '(every interface)'} would let other machines reach npm run dev, whose development token and secrets are public: set ADMIN_TOKEN and ${publicValues.filter((name) => name !== 'ADMIN_TOKEN').join(', ') || 'every source secret'}, or leave HOST on loopback.`,
@@ -183,7 +189,10 @@ function alertConfig(env: NodeJS.ProcessEnv): AlertConfig | undefined {
   const slackUrl = httpUrl(env, 'ALERT_SLACK_WEBHOOK_URL');
   if (!webhookUrl && !slackUrl) return undefined;
   const secret = env.ALERT_WEBHOOK_SECRET;
-  if (webhookUrl && !secret?.startsWith('whsec_')) throw new ConfigError('ALERT_WEBHOOK_URL is set, so ALERT_WEBHOOK_SECRET must be too: a Standard Webhooks secret (whsec_ and base64) the endpoint verifies alerts with.');
+  if (webhookUrl && !secret?.startsWith('whsec_'))
+    throw new ConfigError(
+      'ALERT_WEBHOOK_URL is set, so ALERT_WEBHOOK_SECRET must be too: a Standard Webhooks secret (whsec_ and base64) the endpoint verifies alerts with.',
+    );
   return {
     ...(webhookUrl && { webhook: { url: webhookUrl, secret: secret! } }),
     ...(slackUrl && { slackUrl }),
@@ -235,7 +244,8 @@ function trustProxy(value: string | undefined): number | string[] | undefined {
   const entries = splitList(value.replace(/,/g, ' '));
   const named = new Set(['loopback', 'linklocal', 'uniquelocal']);
   const bad = entries.find((entry) => !named.has(entry) && !/^[\d.:a-fA-F]+(?:\/\d{1,3})?$/.test(entry));
-  if (bad !== undefined) throw new ConfigError(`TRUST_PROXY lists "${bad.slice(0, 50)}"; give a number of hops, or addresses and subnets (10.0.0.0/8, loopback).`);
+  if (bad !== undefined)
+    throw new ConfigError(`TRUST_PROXY lists "${bad.slice(0, 50)}"; give a number of hops, or addresses and subnets (10.0.0.0/8, loopback).`);
   return entries;
 }
 
@@ -251,7 +261,9 @@ export interface BodyLimits {
   bodyPace: { minRate: number; timeoutMs: number };
 }
 
-export function bodyLimits(config: Pick<ReceiverConfig, 'maxBodyBytes' | 'largeBodyBytes' | 'maxLargeBodiesInFlight' | 'maxLargeBodiesPerAddress' | 'minBodyRate' | 'requestTimeoutMs'>): BodyLimits {
+export function bodyLimits(
+  config: Pick<ReceiverConfig, 'maxBodyBytes' | 'largeBodyBytes' | 'maxLargeBodiesInFlight' | 'maxLargeBodiesPerAddress' | 'minBodyRate' | 'requestTimeoutMs'>,
+): BodyLimits {
   return {
     maxBodyBytes: config.maxBodyBytes,
     largeBodies: { thresholdBytes: config.largeBodyBytes, maxInFlight: config.maxLargeBodiesInFlight, maxPerAddress: config.maxLargeBodiesPerAddress },

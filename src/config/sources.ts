@@ -23,7 +23,9 @@ const BUILT_IN_SOURCES = PROVIDERS.flatMap((provider) => (provider.builtIn ? [{ 
  * the tests), so they work with no setup, from each kind's declaration. They are printed in the
  * banner and public in this repository: the production processes never use them, whatever NODE_ENV says.
  */
-export const DEVELOPMENT_SECRETS: Readonly<Record<string, string>> = Object.fromEntries(BUILT_IN_SOURCES.map((source) => [source.secretEnv, source.developmentSecret]));
+export const DEVELOPMENT_SECRETS: Readonly<Record<string, string>> = Object.fromEntries(
+  BUILT_IN_SOURCES.map((source) => [source.secretEnv, source.developmentSecret]),
+);
 
 const SOURCE_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 /** Keeps `prefix + event ID` and every idempotency key made from it inside Stripe's 255 characters. */
@@ -56,7 +58,8 @@ export function loadSources(env: NodeJS.ProcessEnv, { development, port }: { dev
     if (builtIn.urlEnv) {
       url = env[builtIn.urlEnv] || undefined;
       if (url === undefined) {
-        if (!development) throw new ConfigError(`${builtIn.secretEnv} is set, so ${builtIn.urlEnv} must be too: ${builtIn.kind} signs the public URL it posts to.`);
+        if (!development)
+          throw new ConfigError(`${builtIn.secretEnv} is set, so ${builtIn.urlEnv} must be too: ${builtIn.kind} signs the public URL it posts to.`);
         url = `http://localhost:${port}/webhooks/${builtIn.name}`;
         developmentSecrets.push({ env: builtIn.urlEnv, value: url });
       }
@@ -162,7 +165,8 @@ function readSourcesFile(file: string, env: NodeJS.ProcessEnv): SourceConfig[] {
     if (typeof prefix !== 'string' || !WORKFLOW_ID_PREFIX.test(prefix)) {
       throw new ConfigError(`${where} (${name}): "workflowIdPrefix" must be up to ${MAX_WORKFLOW_ID_PREFIX_LENGTH} letters, digits, "-", "_", "." or ":".`);
     }
-    if (isInternalWorkflowId(prefix)) throw new ConfigError(`${where} (${name}): "workflowIdPrefix" may not start with "${INTERNAL_WORKFLOW_ID_PREFIX}", the prefix of internal workflows.`);
+    if (isInternalWorkflowId(prefix))
+      throw new ConfigError(`${where} (${name}): "workflowIdPrefix" may not start with "${INTERNAL_WORKFLOW_ID_PREFIX}", the prefix of internal workflows.`);
     const apiKeyEnv = entry.apiKeyEnv;
     if (apiKeyEnv !== undefined && (kind !== ProviderKind.STRIPE || typeof apiKeyEnv !== 'string')) {
       throw new ConfigError(`${where} (${name}): "apiKeyEnv" names the variable with a Stripe source's API key.`);
@@ -172,7 +176,9 @@ function readSourcesFile(file: string, env: NodeJS.ProcessEnv): SourceConfig[] {
     if (url !== undefined) checkUrl(url, `${where} (${name}): "url"`);
     const hmac = kind === ProviderKind.HMAC ? readHmacSpec(entry, url, `${where} (${name})`) : undefined;
     if (kind !== ProviderKind.HMAC && ['signature', 'id', 'type', 'unsignedHeadersOk'].some((key) => key in entry)) {
-      throw new ConfigError(`${where} (${name}): "signature", "id", "type" and "unsignedHeadersOk" are declared for hmac sources only; a ${kind} source reads them as its provider documents.`);
+      throw new ConfigError(
+        `${where} (${name}): "signature", "id", "type" and "unsignedHeadersOk" are declared for hmac sources only; a ${kind} source reads them as its provider documents.`,
+      );
     }
     const routesNode = parsed.getIn(['sources', index, 'routes'], true) as { range?: [number, number, number] } | undefined;
     const routesLine = routesNode?.range ? ` line ${lineCounter.linePos(routesNode.range[0]).line}` : '';
@@ -211,12 +217,31 @@ function readRoutes(value: unknown, kind: ProviderKind, where: string): Routes |
 export function readRate(value: unknown, what: string): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(?:\/\s*([sm]))?\s*$/.exec(String(value));
   const rate = match ? Number(match[1]) / (match[2] === 'm' ? 60 : 1) : NaN;
-  if (!(rate > 0) || (typeof value !== 'string' && typeof value !== 'number')) throw new ConfigError(`${what} must be a positive rate of starts, such as 50/s or 600/m.`);
+  if (!(rate > 0) || (typeof value !== 'string' && typeof value !== 'number'))
+    throw new ConfigError(`${what} must be a positive rate of starts, such as 50/s or 600/m.`);
   return rate;
 }
 
 /** Every setting a source may have; anything else is a misspelling or a feature this version lacks. */
-const SOURCE_KEYS = ['name', 'kind', 'secret', 'secretEnv', 'publicKey', 'publicKeyEnv', 'workflowIdPrefix', 'apiKeyEnv', 'url', 'urlEnv', 'signature', 'id', 'type', 'unsignedHeadersOk', 'routes', 'rate', 'maxBodyBytes'];
+const SOURCE_KEYS = [
+  'name',
+  'kind',
+  'secret',
+  'secretEnv',
+  'publicKey',
+  'publicKeyEnv',
+  'workflowIdPrefix',
+  'apiKeyEnv',
+  'url',
+  'urlEnv',
+  'signature',
+  'id',
+  'type',
+  'unsignedHeadersOk',
+  'routes',
+  'rate',
+  'maxBodyBytes',
+];
 
 /**
  * Stops on a key WEBHOOKS_CONFIG does not know, naming it and its line: a misspelt `secretEnv`

@@ -25,12 +25,18 @@ const SCOPE_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 /** `API_TOKENS="shop:tok_… billing:tok_…"`: `<scope>:<token>` entries separated by spaces or commas, each token at least 32 characters. */
 export function apiTokens(value: string | undefined): ApiToken[] {
-  return namedTokens('API_TOKENS', value, 'scope').map(({ name, token }) => ({ scope: name, token: longToken(`API_TOKENS' token for the scope "${name}"`, token) }));
+  return namedTokens('API_TOKENS', value, 'scope').map(({ name, token }) => ({
+    scope: name,
+    token: longToken(`API_TOKENS' token for the scope "${name}"`, token),
+  }));
 }
 
 /** ADMIN_TOKEN (named `admin`) and `ADMIN_TOKENS="alice:… ci:…"`, each at least 32 characters. */
 export function adminTokens(env: NodeJS.ProcessEnv): NamedToken[] {
-  const named = namedTokens('ADMIN_TOKENS', env.ADMIN_TOKENS, 'name').map(({ name, token }) => ({ name, token: longToken(`ADMIN_TOKENS' token "${name}"`, token) }));
+  const named = namedTokens('ADMIN_TOKENS', env.ADMIN_TOKENS, 'name').map(({ name, token }) => ({
+    name,
+    token: longToken(`ADMIN_TOKENS' token "${name}"`, token),
+  }));
   const tokens = [...(env.ADMIN_TOKEN ? [{ name: 'admin', token: longToken('ADMIN_TOKEN', env.ADMIN_TOKEN) }] : []), ...named];
   if (new Set(tokens.map(({ token }) => token)).size !== tokens.length) throw new ConfigError('ADMIN_TOKEN and ADMIN_TOKENS name the same token twice.');
   if (new Set(tokens.map(({ name }) => name)).size !== tokens.length) throw new ConfigError('ADMIN_TOKENS names one name twice (ADMIN_TOKEN is "admin").');
@@ -42,8 +48,12 @@ export function adminTokens(env: NodeJS.ProcessEnv): NamedToken[] {
  * and reveal nothing; at least 32 characters each, none also an admin token.
  */
 export function viewerTokens(env: NodeJS.ProcessEnv, admins: readonly NamedToken[]): NamedToken[] {
-  const tokens = namedTokens('VIEWER_TOKENS', env.VIEWER_TOKENS, 'name').map(({ name, token }) => ({ name, token: longToken(`VIEWER_TOKENS' token "${name}"`, token) }));
-  if (tokens.some(({ token }) => admins.some((admin) => admin.token === token))) throw new ConfigError('VIEWER_TOKENS lists a token that is also an admin token.');
+  const tokens = namedTokens('VIEWER_TOKENS', env.VIEWER_TOKENS, 'name').map(({ name, token }) => ({
+    name,
+    token: longToken(`VIEWER_TOKENS' token "${name}"`, token),
+  }));
+  if (tokens.some(({ token }) => admins.some((admin) => admin.token === token)))
+    throw new ConfigError('VIEWER_TOKENS lists a token that is also an admin token.');
   return tokens;
 }
 

@@ -47,12 +47,17 @@ export const DEFAULT_WORKER_DEPLOYMENT_NAME = 'durable-webhooks';
 export function workerDeploymentOf(env: NodeJS.ProcessEnv): WorkerDeployment | undefined {
   const buildId = env.WORKER_BUILD_ID?.trim();
   if (!buildId) {
-    if (env.WORKER_DEPLOYMENT_NAME) throw new ConfigError('WORKER_DEPLOYMENT_NAME needs WORKER_BUILD_ID: set the build ID (the image tag, say) to version this worker, or neither.');
+    if (env.WORKER_DEPLOYMENT_NAME)
+      throw new ConfigError('WORKER_DEPLOYMENT_NAME needs WORKER_BUILD_ID: set the build ID (the image tag, say) to version this worker, or neither.');
     return undefined;
   }
   const name = env.WORKER_DEPLOYMENT_NAME || DEFAULT_WORKER_DEPLOYMENT_NAME;
-  if (!/^[\w-]{1,200}$/.test(name)) throw new ConfigError(`WORKER_DEPLOYMENT_NAME must be letters, digits, "-" and "_" (no dot: Temporal writes a version as <deployment>.<build ID>), not "${name}".`);
-  if (!/^[\w.+-]{1,200}$/.test(buildId)) throw new ConfigError(`WORKER_BUILD_ID must be letters, digits, ".", "+", "-" and "_" (an image tag or a commit, say), not "${buildId}".`);
+  if (!/^[\w-]{1,200}$/.test(name))
+    throw new ConfigError(
+      `WORKER_DEPLOYMENT_NAME must be letters, digits, "-" and "_" (no dot: Temporal writes a version as <deployment>.<build ID>), not "${name}".`,
+    );
+  if (!/^[\w.+-]{1,200}$/.test(buildId))
+    throw new ConfigError(`WORKER_BUILD_ID must be letters, digits, ".", "+", "-" and "_" (an image tag or a commit, say), not "${buildId}".`);
   return { name, buildId };
 }
 

@@ -87,6 +87,7 @@ export function isLoopbackHost(host: string): boolean {
 export function readSize(value: unknown, what: string): number {
   const match = /^\s*(\d+)\s*(KiB|MiB)?\s*$/.exec(String(value));
   const bytes = match ? Number(match[1]) * (match[2] === 'MiB' ? 1024 * 1024 : match[2] === 'KiB' ? 1024 : 1) : NaN;
-  if (!(bytes > 0) || !Number.isSafeInteger(bytes) || (typeof value !== 'string' && typeof value !== 'number')) throw new ConfigError(`${what} must be a positive number of bytes, such as 65536, 64KiB or 5MiB.`);
+  if (!(bytes > 0) || !Number.isSafeInteger(bytes) || (typeof value !== 'string' && typeof value !== 'number'))
+    throw new ConfigError(`${what} must be a positive number of bytes, such as 65536, 64KiB or 5MiB.`);
   return bytes;
 }

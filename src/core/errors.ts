@@ -152,7 +152,9 @@ export class EventIdConflictError extends problem(409, 'event-id-conflict', 'Eve
     readonly eventId: string,
     readonly otherSource: string,
   ) {
-    super(`The event ID ${eventId} is already recorded for the source "${otherSource}", and the two share workflow IDs; give one of them a "workflowIdPrefix" in WEBHOOKS_CONFIG, then let the provider retry.`);
+    super(
+      `The event ID ${eventId} is already recorded for the source "${otherSource}", and the two share workflow IDs; give one of them a "workflowIdPrefix" in WEBHOOKS_CONFIG, then let the provider retry.`,
+    );
   }
   override get extensions() {
     return { source: this.source, eventId: this.eventId, otherSource: this.otherSource };
@@ -193,7 +195,10 @@ export class BatchNotRecordedError extends problem(503, 'batch-not-recorded', 'S
     readonly notRecorded: readonly string[],
     options?: { cause?: unknown },
   ) {
-    super(`${notRecorded.length} item(s) of the batch were not recorded; retry the delivery: the ${recorded.length} recorded one(s) will be duplicates.`, options);
+    super(
+      `${notRecorded.length} item(s) of the batch were not recorded; retry the delivery: the ${recorded.length} recorded one(s) will be duplicates.`,
+      options,
+    );
   }
   override get extensions() {
     return { recorded: this.recorded, notRecorded: this.notRecorded };
@@ -223,7 +228,9 @@ export class AddressNotAllowedError extends problem(403, 'address-not-allowed', 
 /** The source keeps to its provider's published addresses, and no list of them could be read yet: retried, nothing is lost. */
 export class AddressListUnavailableError extends problem(503, 'address-list-unavailable', 'Address list unavailable') {
   constructor(readonly source: string) {
-    super(`Source "${source}" accepts deliveries only from its provider's published addresses, and their list could not be read yet; the event was not recorded. Retry the delivery.`);
+    super(
+      `Source "${source}" accepts deliveries only from its provider's published addresses, and their list could not be read yet; the event was not recorded. Retry the delivery.`,
+    );
   }
   override get extensions() {
     return { source: this.source };
@@ -242,7 +249,10 @@ export class TooManyLargeBodiesFromAddressError extends problem(429, 'too-many-l
 
 /** The body arrived too slowly to finish in time; the connection is closed. */
 export class BodyTooSlowError extends problem(408, 'body-too-slow', 'Body too slow') {
-  constructor(readonly received: number, readonly seconds: number) {
+  constructor(
+    readonly received: number,
+    readonly seconds: number,
+  ) {
     super(`${received} bytes of the body arrived in ${seconds} s, too slowly to finish within REQUEST_TIMEOUT (MIN_BODY_RATE); the event was not recorded.`);
   }
 }

@@ -19,7 +19,9 @@ export interface LoggerOptions {
 
 export function createLogger(component: string, { to = 'stdout', pretty: readable = false }: LoggerOptions = {}): Logger {
   const fd = to === 'stdout' ? 1 : 2;
-  const destination = readable ? pretty({ destination: fd, sync: true, messageKey: 'message', translateTime: 'SYS:HH:MM:ss' }) : pino.destination({ fd, sync: true });
+  const destination = readable
+    ? pretty({ destination: fd, sync: true, messageKey: 'message', translateTime: 'SYS:HH:MM:ss' })
+    : pino.destination({ fd, sync: true });
   return pino(
     {
       base: { component },

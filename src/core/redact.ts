@@ -26,7 +26,12 @@ export function errorLine(error: unknown): string {
  * pino's `redact` paths for fields that can hold an address, wherever a line puts an error or a
  * message: removed from the line, not masked.
  */
-export const REDACTED_LOG_FIELDS = ['to', 'email', 'customerEmail', ...['error', 'err'].flatMap((key) => ['response', 'rejected', 'rejectedErrors', 'envelope', 'stack'].map((field) => `${key}.${field}`))];
+export const REDACTED_LOG_FIELDS = [
+  'to',
+  'email',
+  'customerEmail',
+  ...['error', 'err'].flatMap((key) => ['response', 'rejected', 'rejectedErrors', 'envelope', 'stack'].map((field) => `${key}.${field}`)),
+];
 
 /** Keys whose values name or reach a person: masked in the console until an audited reveal. */
 const PERSONAL_KEY = /e-?mail|name|phone|address|line[12]|postal|zip|city|birth|ip_?address|(^|_)ip$|remote_?addr|tax_?id|ssn|card_?holder|login/i;
@@ -53,7 +58,8 @@ export const MASK = '••••';
 export function maskPersonal(value: unknown, key = '', insidePersonal = false): unknown {
   const personal = insidePersonal || PERSONAL_KEY.test(key) || IP_KEY.test(key);
   if (Array.isArray(value)) return value.map((item) => maskPersonal(item, key, personal));
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, maskPersonal(item, name, personal)]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, maskPersonal(item, name, personal)]));
   if (personal && value !== null && typeof value !== 'boolean') return MASK;
   return typeof value === 'string' ? value.replace(ADDRESS, MASK).replace(IPV4, MASK) : value;
 }

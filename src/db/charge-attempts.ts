@@ -99,13 +99,24 @@ export async function finishChargeAttempt(
     `UPDATE charge_attempts SET outcome = $4, payment_intent_id = COALESCE($5, payment_intent_id), payment_intent_status = COALESCE($6, payment_intent_status),
        failure = $7, finished_at = now()
      WHERE source = $1 AND event_id = $2 AND attempt = $3 AND outcome = 'pending'`,
-    [key.source, key.eventId, attempt, end.outcome, end.paymentIntentId ?? null, end.paymentIntentStatus ?? null, end.failure ? JSON.stringify(end.failure) : null],
+    [
+      key.source,
+      key.eventId,
+      attempt,
+      end.outcome,
+      end.paymentIntentId ?? null,
+      end.paymentIntentStatus ?? null,
+      end.failure ? JSON.stringify(end.failure) : null,
+    ],
   );
 }
 
 /** Every charge attempt of the event, first first. */
 export async function chargeAttempts(db: Queryable, key: EventKey): Promise<ChargeAttempt[]> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM charge_attempts WHERE source = $1 AND event_id = $2 ORDER BY attempt`, [key.source, key.eventId]);
+  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM charge_attempts WHERE source = $1 AND event_id = $2 ORDER BY attempt`, [
+    key.source,
+    key.eventId,
+  ]);
   return rows.map(toAttempt);
 }
 

@@ -23,7 +23,10 @@ export interface ConsoleSession {
 /** SHA-256 (hex) of a session ID or a token: what the table keeps instead of either. */
 export const hashOf = (secret: string) => createHash('sha256').update(secret).digest('hex');
 
-export async function createSession(db: Queryable, signIn: { tokenName: string; role: ConsoleRole; tokenSha256: string; ttlMs: number }): Promise<{ id: string } & ConsoleSession> {
+export async function createSession(
+  db: Queryable,
+  signIn: { tokenName: string; role: ConsoleRole; tokenSha256: string; ttlMs: number },
+): Promise<{ id: string } & ConsoleSession> {
   const id = randomBytes(32).toString('base64url');
   const csrf = randomBytes(32).toString('base64url');
   await db.query(`DELETE FROM console_sessions WHERE expires_at < now()`);
@@ -74,7 +77,10 @@ export async function listSessions(db: Queryable): Promise<SessionListing[]> {
 
 /** Ends every session, or those of one token name; returns how many. */
 export async function revokeSessions(db: Queryable, which: { all: true } | { tokenName: string }): Promise<number> {
-  const { rows } = 'all' in which ? await db.query('DELETE FROM console_sessions RETURNING 1') : await db.query('DELETE FROM console_sessions WHERE token_name = $1 RETURNING 1', [which.tokenName]);
+  const { rows } =
+    'all' in which
+      ? await db.query('DELETE FROM console_sessions RETURNING 1')
+      : await db.query('DELETE FROM console_sessions WHERE token_name = $1 RETURNING 1', [which.tokenName]);
   return rows.length;
 }
 

@@ -21,10 +21,16 @@ export async function recordAttempt(db: Queryable, messageId: string, record: Om
 
 /** Every attempt for a message, by endpoint, then attempt number. */
 export async function attemptsOf(db: Queryable, messageId: string): Promise<AttemptRecord[]> {
-  const { rows } = await db.query<{ endpoint_id: string; attempt: number; attempted_at: Date; status_code: number | null; latency_ms: number; error: string | null }>(
-    'SELECT endpoint_id, attempt, attempted_at, status_code, latency_ms, error FROM delivery_attempts WHERE message_id = $1 ORDER BY endpoint_id, attempt',
-    [messageId],
-  );
+  const { rows } = await db.query<{
+    endpoint_id: string;
+    attempt: number;
+    attempted_at: Date;
+    status_code: number | null;
+    latency_ms: number;
+    error: string | null;
+  }>('SELECT endpoint_id, attempt, attempted_at, status_code, latency_ms, error FROM delivery_attempts WHERE message_id = $1 ORDER BY endpoint_id, attempt', [
+    messageId,
+  ]);
   return rows.map((row) => ({
     endpointId: row.endpoint_id,
     attempt: row.attempt,

@@ -44,7 +44,12 @@ export async function startEmbeddedPostgres(requested: string): Promise<Embedded
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
     writeFileSync(passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
     if (owner) chownSync(passwordFile, owner.uid, owner.gid);
-    run(bin.initdb, ['-D', dataDir, '-U', 'webhooks', '--auth=scram-sha-256', `--pwfile=${passwordFile}`, '-E', 'UTF8', '--locale=C'], owner, path.join(dir, 'initdb.log'));
+    run(
+      bin.initdb,
+      ['-D', dataDir, '-U', 'webhooks', '--auth=scram-sha-256', `--pwfile=${passwordFile}`, '-E', 'UTF8', '--locale=C'],
+      owner,
+      path.join(dir, 'initdb.log'),
+    );
   }
   const password = readFileSync(passwordFile, 'utf8').trim();
   const logFile = path.join(dir, 'postgres.log');
@@ -131,7 +136,9 @@ function serverUser(): { uid: number; gid: number } | undefined {
     const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
     return { uid: id('-u'), gid: id('-g') };
   } catch {
-    throw new Error('PostgreSQL does not run as root, and there is no user "postgres" to run the embedded database as: create one (useradd --system postgres), run as another user, or set DATABASE_URL.');
+    throw new Error(
+      'PostgreSQL does not run as root, and there is no user "postgres" to run the embedded database as: create one (useradd --system postgres), run as another user, or set DATABASE_URL.',
+    );
   }
 }
 

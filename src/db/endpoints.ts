@@ -103,7 +103,10 @@ export async function updateEndpoint(
 }
 
 export async function deleteEndpoint(db: Queryable, scope: string, id: string): Promise<boolean> {
-  const { rows } = await db.query('UPDATE endpoints SET deleted_at = now() WHERE token_scope = $1 AND id = $2 AND deleted_at IS NULL RETURNING id', [scope, id]);
+  const { rows } = await db.query('UPDATE endpoints SET deleted_at = now() WHERE token_scope = $1 AND id = $2 AND deleted_at IS NULL RETURNING id', [
+    scope,
+    id,
+  ]);
   return rows.length > 0;
 }
 
@@ -132,10 +135,15 @@ export async function subscribedEndpoints(db: Queryable, scope: string, eventTyp
 
 /** What a delivery attempt needs: where to send and which secrets sign it. */
 export async function endpointSecrets(db: Queryable, id: string): Promise<EndpointSecrets | undefined> {
-  const { rows } = await db.query<{ url: string; secret: string; previous_secret: string | null; previous_secret_expires_at: Date | null; disabled_at: Date | null; deleted_at: Date | null; body_format: BodyFormat }>(
-    'SELECT url, secret, previous_secret, previous_secret_expires_at, disabled_at, deleted_at, body_format FROM endpoints WHERE id = $1',
-    [id],
-  );
+  const { rows } = await db.query<{
+    url: string;
+    secret: string;
+    previous_secret: string | null;
+    previous_secret_expires_at: Date | null;
+    disabled_at: Date | null;
+    deleted_at: Date | null;
+    body_format: BodyFormat;
+  }>('SELECT url, secret, previous_secret, previous_secret_expires_at, disabled_at, deleted_at, body_format FROM endpoints WHERE id = $1', [id]);
   const row = rows[0];
   if (!row) return undefined;
   const previousValid = row.previous_secret && row.previous_secret_expires_at && new Date(row.previous_secret_expires_at) > new Date();
@@ -159,7 +167,11 @@ export async function disableEndpoint(db: Queryable, id: string, reason: string)
  * again, or deleted when `url` is unset. Internal scopes contain a
  * colon, which no API token's scope can, so no `/v1` caller sees or changes them.
  */
-export async function syncInternalEndpoint(db: Queryable, scope: string, target: { url: string; secret?: string; bodyFormat: BodyFormat } | undefined): Promise<void> {
+export async function syncInternalEndpoint(
+  db: Queryable,
+  scope: string,
+  target: { url: string; secret?: string; bodyFormat: BodyFormat } | undefined,
+): Promise<void> {
   const existing = await listEndpoints(db, scope);
   if (!target) {
     for (const endpoint of existing) await deleteEndpoint(db, scope, endpoint.id);
@@ -168,10 +180,8 @@ export async function syncInternalEndpoint(db: Queryable, scope: string, target:
   const [kept, ...extra] = existing;
   for (const endpoint of extra) await deleteEndpoint(db, scope, endpoint.id);
   const id = kept?.id ?? (await createEndpoint(db, scope, { url: target.url, description: 'alerts (configured by the receivers)', eventTypes: null })).id;
-  await db.query('UPDATE endpoints SET url = $2, secret = COALESCE($3, secret), body_format = $4, disabled_at = NULL, disabled_reason = NULL, updated_at = now() WHERE id = $1', [
-    id,
-    target.url,
-    target.secret ?? null,
-    target.bodyFormat,
-  ]);
+  await db.query(
+    'UPDATE endpoints SET url = $2, secret = COALESCE($3, secret), body_format = $4, disabled_at = NULL, disabled_reason = NULL, updated_at = now() WHERE id = $1',
+    [id, target.url, target.secret ?? null, target.bodyFormat],
+  );
 }

@@ -57,13 +57,19 @@ export async function eraseEvent(db: Database, workflowId: string, request: Eras
          AND (event_id = $2 OR sha256 = (SELECT sha256 FROM event_bodies WHERE source = $1 AND event_id = $2))`,
       [source, eventId],
     );
-    const orders = await tx.query(`UPDATE orders SET customer_email = NULL, updated_at = now() WHERE source = $1 AND event_id = $2 AND customer_email IS NOT NULL RETURNING id`, [source, eventId]);
+    const orders = await tx.query(
+      `UPDATE orders SET customer_email = NULL, updated_at = now() WHERE source = $1 AND event_id = $2 AND customer_email IS NOT NULL RETURNING id`,
+      [source, eventId],
+    );
     const subscriptions = await tx.query(
       `UPDATE subscriptions SET data = '{}', updated_at = now()
        WHERE last_event_id = $2 AND (last_event_source = $1 OR last_event_source IS NULL) AND data <> '{}' RETURNING id`,
       [source, eventId],
     );
-    await tx.query(`UPDATE event_steps SET result = result - 'customerEmail' WHERE source = $1 AND event_id = $2 AND jsonb_typeof(result) = 'object' AND result ? 'customerEmail'`, [source, eventId]);
+    await tx.query(
+      `UPDATE event_steps SET result = result - 'customerEmail' WHERE source = $1 AND event_id = $2 AND jsonb_typeof(result) = 'object' AND result ? 'customerEmail'`,
+      [source, eventId],
+    );
     return {
       ...(await erasureOf(tx, workflowId))!,
       erasedNow: inserted.rows.length > 0,

@@ -60,10 +60,24 @@ export type Stored =
  */
 export async function storeBody(
   db: Queryable,
-  event: { source: string; eventId: string; workflowId: string; provider: ProviderKind; via: EventVia; receivedAt: string; bodySha256?: string; start: StartSpec; leaseMs: number; ignored?: boolean },
+  event: {
+    source: string;
+    eventId: string;
+    workflowId: string;
+    provider: ProviderKind;
+    via: EventVia;
+    receivedAt: string;
+    bodySha256?: string;
+    start: StartSpec;
+    leaseMs: number;
+    ignored?: boolean;
+  },
   body: ReceivedBody,
 ): Promise<Stored> {
-  const taken = await db.query<{ source: string }>('SELECT source FROM event_bodies WHERE workflow_id = $1 AND source <> $2 LIMIT 1', [event.workflowId, event.source]);
+  const taken = await db.query<{ source: string }>('SELECT source FROM event_bodies WHERE workflow_id = $1 AND source <> $2 LIMIT 1', [
+    event.workflowId,
+    event.source,
+  ]);
   if (taken.rows[0]) return { stored: false, takenBy: taken.rows[0].source };
   if (event.bodySha256 !== undefined) {
     // Under any type, or (a flow deciding from the body) under this one: `WebhookEvent.replayScope`.

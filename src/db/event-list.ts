@@ -73,7 +73,11 @@ const STATUS = `CASE WHEN ignored_at IS NOT NULL THEN 'ignored'
   ELSE ledger_status END`;
 
 /** A page of events, newest first, and the cursor of the next page (null on the last). */
-export async function listEvents(db: Queryable, filter: ListFilter, page: { after?: string; limit: number }): Promise<{ events: ListedEvent[]; next: string | null }> {
+export async function listEvents(
+  db: Queryable,
+  filter: ListFilter,
+  page: { after?: string; limit: number },
+): Promise<{ events: ListedEvent[]; next: string | null }> {
   const params: unknown[] = [];
   const param = (value: unknown) => `$${params.push(value)}`;
   const where: string[] = [];
@@ -93,7 +97,18 @@ export async function listEvents(db: Queryable, filter: ListFilter, page: { afte
     const cursor = readCursor(page.after);
     where.push(`(received_at, source, event_id) < (${param(cursor.receivedAt)}, ${param(cursor.source)}, ${param(cursor.eventId)})`);
   }
-  const { rows } = await db.query<{ source: string; event_id: string; workflow_id: string; type: string | null; status: ListedStatus; tenant: string | null; error_class: string | null; via: string; size: number; received_at: Date }>(
+  const { rows } = await db.query<{
+    source: string;
+    event_id: string;
+    workflow_id: string;
+    type: string | null;
+    status: ListedStatus;
+    tenant: string | null;
+    error_class: string | null;
+    via: string;
+    size: number;
+    received_at: Date;
+  }>(
     `SELECT source, event_id, workflow_id, ${EVENT_TYPE} AS type, ${STATUS} AS status, tenant, error_class, via, size, received_at
      FROM event_bodies ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
      ORDER BY received_at DESC, source DESC, event_id DESC LIMIT ${param(page.limit + 1)}`,
@@ -120,12 +135,14 @@ export async function listedEvent(db: Queryable, workflowId: string): Promise<Li
   return (await listEvents(db, { workflowId }, { limit: 1 })).events[0];
 }
 
-const writeCursor = (event: Pick<ListedEvent, 'receivedAt' | 'source' | 'eventId'>) => Buffer.from(JSON.stringify([event.receivedAt.toISOString(), event.source, event.eventId])).toString('base64url');
+const writeCursor = (event: Pick<ListedEvent, 'receivedAt' | 'source' | 'eventId'>) =>
+  Buffer.from(JSON.stringify([event.receivedAt.toISOString(), event.source, event.eventId])).toString('base64url');
 
 function readCursor(cursor: string): { receivedAt: Date; source: string; eventId: string } {
   try {
     const [receivedAt, source, eventId] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as unknown[];
-    if (typeof receivedAt === 'string' && typeof source === 'string' && typeof eventId === 'string' && !Number.isNaN(Date.parse(receivedAt))) return { receivedAt: new Date(receivedAt), source, eventId };
+    if (typeof receivedAt === 'string' && typeof source === 'string' && typeof eventId === 'string' && !Number.isNaN(Date.parse(receivedAt)))
+      return { receivedAt: new Date(receivedAt), source, eventId };
   } catch {
     // Answered below: a cursor is only ever one this module wrote.
   }
@@ -148,7 +165,17 @@ export interface FailureGroup {
 
 /** Failed and stuck events grouped by state, source, type and failure class, largest first. */
 export async function failureGroups(db: Queryable, options: { limit: number; fingerprint?: string }): Promise<FailureGroup[]> {
-  const { rows } = await db.query<{ fingerprint: string; state: 'failed' | 'stuck'; source: string; type: string | null; error_class: string; count: number; first_seen: Date; last_seen: Date; examples: string[] }>(
+  const { rows } = await db.query<{
+    fingerprint: string;
+    state: 'failed' | 'stuck';
+    source: string;
+    type: string | null;
+    error_class: string;
+    count: number;
+    first_seen: Date;
+    last_seen: Date;
+    examples: string[];
+  }>(
     `SELECT ${FINGERPRINT} AS fingerprint, ${GROUP_STATE} AS state, source, ${EVENT_TYPE} AS type, error_class, count(*)::int AS count, min(received_at) AS first_seen, max(received_at) AS last_seen,
        (array_agg(workflow_id ORDER BY received_at DESC))[1:3] AS examples
      FROM event_bodies WHERE error_class IS NOT NULL ${options.fingerprint ? `AND ${FINGERPRINT} = $2` : ''}
@@ -189,10 +216,15 @@ export async function receivedPerMinute(db: Queryable, minutes: number): Promise
 
 /** Marks a running event stuck: one of its activities keeps failing with this class (src/temporal/stuck-events.ts). */
 export async function markStuck(db: Queryable, workflowId: string, errorClass: string): Promise<void> {
-  await db.query(`UPDATE event_bodies SET error_class = $2 WHERE workflow_id = $1 AND ledger_status = 'processing' AND error_class IS DISTINCT FROM $2`, [workflowId, errorClass]);
+  await db.query(`UPDATE event_bodies SET error_class = $2 WHERE workflow_id = $1 AND ledger_status = 'processing' AND error_class IS DISTINCT FROM $2`, [
+    workflowId,
+    errorClass,
+  ]);
 }
 
 /** A stuck event's activity succeeded: it is running, not stuck. */
 export async function markRecovered(db: Queryable, workflowId: string): Promise<void> {
-  await db.query(`UPDATE event_bodies SET error_class = NULL WHERE workflow_id = $1 AND ledger_status = 'processing' AND error_class IS NOT NULL`, [workflowId]);
+  await db.query(`UPDATE event_bodies SET error_class = NULL WHERE workflow_id = $1 AND ledger_status = 'processing' AND error_class IS NOT NULL`, [
+    workflowId,
+  ]);
 }

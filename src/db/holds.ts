@@ -33,7 +33,8 @@ export interface Hold {
  * SQL: does the event type `type` match the hold pattern `pattern` (null: every type; `prefix*`;
  * or the exact type)? The same rule as a source's routes.
  */
-const matches = (type: string, pattern: string) => `(${pattern} IS NULL OR ${pattern} = ${type} OR (right(${pattern}, 1) = '*' AND starts_with(${type}, left(${pattern}, -1))))`;
+const matches = (type: string, pattern: string) =>
+  `(${pattern} IS NULL OR ${pattern} = ${type} OR (right(${pattern}, 1) = '*' AND starts_with(${type}, left(${pattern}, -1))))`;
 
 /** The type of a stored event, from what its start holds. */
 const ROW_TYPE = `(start->'input'->>'type')`;
@@ -59,7 +60,8 @@ export function burstOf(rate: number): number {
 /** @throws OperationRejectedError unless `pattern` is an event type or a prefix ending in `*`. */
 export function checkTypePattern(pattern: string): string {
   const star = pattern.indexOf('*');
-  if (pattern === '' || (star !== -1 && star !== pattern.length - 1)) throw new OperationRejectedError(`"${pattern}" must be an event type, or a prefix ending in "*" such as "checkout.*".`);
+  if (pattern === '' || (star !== -1 && star !== pattern.length - 1))
+    throw new OperationRejectedError(`"${pattern}" must be an event type, or a prefix ending in "*" such as "checkout.*".`);
   return pattern;
 }
 
@@ -71,7 +73,13 @@ export async function createHold(db: Database, request: { source: string; typePa
   const id = `hold_${randomBytes(8).toString('hex')}`;
   const pattern = request.typePattern === undefined ? null : checkTypePattern(request.typePattern);
   await db.transaction(async (tx) => {
-    await tx.query('INSERT INTO holds (id, source, type_pattern, reason, created_by) VALUES ($1, $2, $3, $4, $5)', [id, request.source, pattern, request.reason ?? null, request.by]);
+    await tx.query('INSERT INTO holds (id, source, type_pattern, reason, created_by) VALUES ($1, $2, $3, $4, $5)', [
+      id,
+      request.source,
+      pattern,
+      request.reason ?? null,
+      request.by,
+    ]);
     await tx.query(
       `UPDATE event_bodies SET held_by = $1
        WHERE source = $2 AND started_at IS NULL AND held_by IS NULL AND start IS NOT NULL AND ${matches(ROW_TYPE, '$3::text')}`,
@@ -103,7 +111,9 @@ export async function releaseHolds(
       `UPDATE holds SET released_at = now(), released_by = $4, release_rate = $5
        WHERE released_at IS NULL AND (id = $1 OR (source = $2 AND ($3::text IS NULL OR type_pattern = $3)))
        RETURNING id`,
-      'id' in which ? [which.id, null, null, options.by, options.rate ?? null] : [null, which.source, which.typePattern ?? null, options.by, options.rate ?? null],
+      'id' in which
+        ? [which.id, null, null, options.by, options.rate ?? null]
+        : [null, which.source, which.typePattern ?? null, options.by, options.rate ?? null],
     );
     const released = rows.map((row) => row.id).sort();
     if (released.length === 0) return { released, due: 0 };

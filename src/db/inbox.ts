@@ -22,7 +22,14 @@ export const INBOX_CHANNEL = 'durable_webhooks_inbox';
 
 type PendingRow = { source: string; event_id: string; workflow_id: string; via: string; start: StartSpec; start_attempts: number };
 const PENDING_COLUMNS = 'b.source, b.event_id, b.workflow_id, b.via, b.start, b.start_attempts';
-const toPending = (row: PendingRow): PendingStart => ({ source: row.source, eventId: row.event_id, workflowId: row.workflow_id, via: row.via, start: row.start, attempts: row.start_attempts });
+const toPending = (row: PendingRow): PendingStart => ({
+  source: row.source,
+  eventId: row.event_id,
+  workflowId: row.workflow_id,
+  via: row.via,
+  start: row.start,
+  attempts: row.start_attempts,
+});
 
 /**
  * Takes up to `limit` due starts, oldest first, and holds them for `leaseMs` (no other sweeper takes
@@ -56,7 +63,12 @@ export async function startBudgets(db: Queryable): Promise<string[]> {
  * another sweeper is skipped. `waitMs`: when enough tokens for the next claim will be there; null
  * when nothing is due. A release's budget whose rows have all started is removed.
  */
-export async function claimPacedStarts(db: Database, budget: string, limit: number, leaseMs: number): Promise<{ claimed: PendingStart[]; waitMs: number | null }> {
+export async function claimPacedStarts(
+  db: Database,
+  budget: string,
+  limit: number,
+  leaseMs: number,
+): Promise<{ claimed: PendingStart[]; waitMs: number | null }> {
   return db.transaction(async (tx) => {
     const { rows: buckets } = await tx.query<{ rate: number; burst: number; available: number; at: Date }>(
       `SELECT rate, burst, least(burst, tokens + rate * greatest(0, EXTRACT(EPOCH FROM clock_timestamp() - refilled_at)))::float8 AS available, clock_timestamp() AS at

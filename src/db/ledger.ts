@@ -43,10 +43,12 @@ export async function isRecorded(db: Queryable, source: string, eventId: string)
 }
 
 export async function completeEvent(db: Queryable, event: EventCompletion): Promise<void> {
-  await db.query(
-    `UPDATE processed_events SET status = $3, outcome = $4, completed_at = now() WHERE source = $1 AND event_id = $2`,
-    [event.source, event.eventId, event.status, JSON.stringify(event.outcome)],
-  );
+  await db.query(`UPDATE processed_events SET status = $3, outcome = $4, completed_at = now() WHERE source = $1 AND event_id = $2`, [
+    event.source,
+    event.eventId,
+    event.status,
+    JSON.stringify(event.outcome),
+  ]);
 }
 
 /**
@@ -96,13 +98,10 @@ async function beginStep<Result>(db: Queryable, key: StepKey & { idempotencyKey?
 
 /** Writes what a step made and its result, and marks it done. */
 async function complete<Result>(db: Queryable, key: StepKey, record: StepRecord<Result>): Promise<Result> {
-  await db.query('UPDATE event_steps SET external_id = $4, result = $5, pending = false, recorded_at = now() WHERE source = $1 AND event_id = $2 AND step = $3', [
-    key.source,
-    key.eventId,
-    key.step,
-    record.externalId,
-    JSON.stringify(record.result),
-  ]);
+  await db.query(
+    'UPDATE event_steps SET external_id = $4, result = $5, pending = false, recorded_at = now() WHERE source = $1 AND event_id = $2 AND step = $3',
+    [key.source, key.eventId, key.step, record.externalId, JSON.stringify(record.result)],
+  );
   return record.result;
 }
 
@@ -115,7 +114,11 @@ async function complete<Result>(db: Queryable, key: StepKey, record: StepRecord<
  *
  * If A rolls back instead, B's insert goes through and B does the write.
  */
-export async function writeOnce<Result>(db: Database, step: StepKey, write: (tx: Queryable) => Promise<StepRecord<Result>>): Promise<StepRecord<Result> & { replayed: boolean }> {
+export async function writeOnce<Result>(
+  db: Database,
+  step: StepKey,
+  write: (tx: Queryable) => Promise<StepRecord<Result>>,
+): Promise<StepRecord<Result> & { replayed: boolean }> {
   return db.transaction(async (tx) => {
     const { rows } = await tx.query(
       `INSERT INTO event_steps (source, event_id, step) VALUES ($1, $2, $3)
@@ -160,7 +163,13 @@ export async function ledgerRecord(db: Queryable, workflowId: string): Promise<L
     outcome: claim.outcome,
     claimedAt: new Date(claim.claimed_at).toISOString(),
     completedAt: claim.completed_at && new Date(claim.completed_at).toISOString(),
-    steps: steps.rows.map((row) => ({ step: row.step, externalId: row.external_id, recordedAt: new Date(row.recorded_at).toISOString(), pending: row.pending, idempotencyKey: row.idempotency_key })),
+    steps: steps.rows.map((row) => ({
+      step: row.step,
+      externalId: row.external_id,
+      recordedAt: new Date(row.recorded_at).toISOString(),
+      pending: row.pending,
+      idempotencyKey: row.idempotency_key,
+    })),
     charges: await chargeAttempts(db, { source: claim.source, eventId: claim.event_id }),
   };
 }

@@ -6,7 +6,10 @@ import type { Queryable } from './database';
  * fingerprint, never the payload. Keyed by fingerprint too, so a retried publish whose first try
  * was never started cannot leave another body under the message ID.
  */
-export async function storePayload(db: Queryable, message: { id: string; fingerprint: string; scope: string; eventType: string; payloadJson: string }): Promise<void> {
+export async function storePayload(
+  db: Queryable,
+  message: { id: string; fingerprint: string; scope: string; eventType: string; payloadJson: string },
+): Promise<void> {
   await db.query(
     `INSERT INTO message_payloads (message_id, fingerprint, token_scope, event_type, payload) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (message_id, fingerprint) DO NOTHING`,
@@ -16,7 +19,10 @@ export async function storePayload(db: Queryable, message: { id: string; fingerp
 
 /** The payload's JSON text; null once erased, undefined when it was never stored. */
 export async function loadPayload(db: Queryable, messageId: string, fingerprint: string): Promise<string | null | undefined> {
-  const { rows } = await db.query<{ payload: string | null }>('SELECT payload FROM message_payloads WHERE message_id = $1 AND fingerprint = $2', [messageId, fingerprint]);
+  const { rows } = await db.query<{ payload: string | null }>('SELECT payload FROM message_payloads WHERE message_id = $1 AND fingerprint = $2', [
+    messageId,
+    fingerprint,
+  ]);
   return rows[0]?.payload;
 }
 

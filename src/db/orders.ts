@@ -13,7 +13,17 @@ export async function upsertOrder(db: Queryable, source: string, eventId: string
        payment_intent_id = COALESCE(EXCLUDED.payment_intent_id, orders.payment_intent_id),
        fulfilled_by = COALESCE(orders.fulfilled_by, EXCLUDED.fulfilled_by), updated_at = now()
      RETURNING fulfilled_by`,
-    [order.id, source, eventId, order.status, order.customerEmail, order.amount, order.currency, order.paymentIntentId ?? null, order.checkoutSessionId ?? null],
+    [
+      order.id,
+      source,
+      eventId,
+      order.status,
+      order.customerEmail,
+      order.amount,
+      order.currency,
+      order.paymentIntentId ?? null,
+      order.checkoutSessionId ?? null,
+    ],
   );
   return { fulfilledBy: rows[0]!.fulfilled_by };
 }

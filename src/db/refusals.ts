@@ -39,7 +39,13 @@ export interface RefusalLimits {
   flushMs: number;
 }
 
-export const DEFAULT_REFUSAL_LIMITS: RefusalLimits = { maxRows: 10_000, maxRowsPerAddress: 1_000, retentionMs: 7 * 24 * 3600_000, maxBuffered: 500, flushMs: 1000 };
+export const DEFAULT_REFUSAL_LIMITS: RefusalLimits = {
+  maxRows: 10_000,
+  maxRowsPerAddress: 1_000,
+  retentionMs: 7 * 24 * 3600_000,
+  maxBuffered: 500,
+  flushMs: 1000,
+};
 
 /** Longest detail, path and header list kept per refusal. */
 const MAX_TEXT = 300;
@@ -130,7 +136,17 @@ export interface RefusalRow extends Refusal {
 
 /** The newest refusals first, optionally of one source or reason; `before` pages by id. */
 export async function listRefusals(db: Queryable, filter: { source?: string; reason?: string; before?: string; limit: number }): Promise<RefusalRow[]> {
-  const { rows } = await db.query<{ id: string; refused_at: Date; source: string; path: string; status: number; reason: string; detail: string | null; client: string | null; header_names: string[] }>(
+  const { rows } = await db.query<{
+    id: string;
+    refused_at: Date;
+    source: string;
+    path: string;
+    status: number;
+    reason: string;
+    detail: string | null;
+    client: string | null;
+    header_names: string[];
+  }>(
     `SELECT id::text, refused_at, source, path, status, reason, detail, client, header_names FROM refused_deliveries
      WHERE ($1::text IS NULL OR source = $1) AND ($2::text IS NULL OR reason = $2) AND ($3::bigint IS NULL OR id < $3)
      ORDER BY id DESC LIMIT $4`,

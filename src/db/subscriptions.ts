@@ -17,7 +17,15 @@ export async function storeIfNewer(db: Queryable, update: SubscriptionUpdate, da
        last_event_source = EXCLUDED.last_event_source, updated_at = now()
      WHERE (subscriptions.last_event_created, subscriptions.last_event_id COLLATE "C") < (EXCLUDED.last_event_created, EXCLUDED.last_event_id COLLATE "C")
      RETURNING id`,
-    [subscription.id, subscription.customer ?? null, update.deleted ? 'deleted' : subscription.status, JSON.stringify(data), update.eventId, update.created, update.source ?? null],
+    [
+      subscription.id,
+      subscription.customer ?? null,
+      update.deleted ? 'deleted' : subscription.status,
+      JSON.stringify(data),
+      update.eventId,
+      update.created,
+      update.source ?? null,
+    ],
   );
   return rows.length > 0;
 }

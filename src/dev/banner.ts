@@ -36,10 +36,14 @@ export function banner({ config, receiverUrl, temporalAddress, namespace, devSer
   ];
   if (devServer) lines.push(`  Temporal UI  ${devServer.uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows`);
   lines.push(...downstream.map((line) => `  ${line}`));
-  lines.push(`  Our API      ${config.apiTokens.length ? `${receiverUrl}/v1 (Authorization: Bearer <one of API_TOKENS>)` : 'off (set API_TOKENS to turn on /v1)'}`);
+  lines.push(
+    `  Our API      ${config.apiTokens.length ? `${receiverUrl}/v1 (Authorization: Bearer <one of API_TOKENS>)` : 'off (set API_TOKENS to turn on /v1)'}`,
+  );
   // Without ADMIN_TOKEN, the public development token stands in: printed, like the development secrets.
   const token = config.adminTokens.some(({ token }) => token === DEVELOPMENT_ADMIN_TOKEN) ? DEVELOPMENT_ADMIN_TOKEN : '$ADMIN_TOKEN';
-  lines.push(`  Admin API    ${config.adminTokens.length > 0 ? `${receiverUrl}/admin (Authorization: Bearer ${token})` : 'off (set ADMIN_TOKEN to turn on /admin)'}`);
+  lines.push(
+    `  Admin API    ${config.adminTokens.length > 0 ? `${receiverUrl}/admin (Authorization: Bearer ${token})` : 'off (set ADMIN_TOKEN to turn on /admin)'}`,
+  );
   lines.push(`  Console      ${config.console.enabled ? `${receiverUrl}/console (sign in with ${token})` : 'off (CONSOLE=off, or no admin or viewer token)'}`);
   lines.push(...reconcileLines(config));
   if (config.developmentSecrets.length > 0) {

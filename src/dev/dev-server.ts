@@ -36,7 +36,24 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const sqlite = ['--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=full'];
   const child = spawn(
     temporalCliPath(),
-    ['server', 'start-dev', '--ip', host, '--port', String(port), '--ui-port', String(uiPort), '--db-filename', dbFile, ...sqlite, '--log-level', 'error', '--ui-disable-news-fetch', ...devServerDynamicConfigArgs(), ...(options.uiCodecEndpoint ? ['--ui-codec-endpoint', options.uiCodecEndpoint] : [])],
+    [
+      'server',
+      'start-dev',
+      '--ip',
+      host,
+      '--port',
+      String(port),
+      '--ui-port',
+      String(uiPort),
+      '--db-filename',
+      dbFile,
+      ...sqlite,
+      '--log-level',
+      'error',
+      '--ui-disable-news-fetch',
+      ...devServerDynamicConfigArgs(),
+      ...(options.uiCodecEndpoint ? ['--ui-codec-endpoint', options.uiCodecEndpoint] : []),
+    ],
     { stdio: ['ignore', options.stdio ?? 'inherit', options.stdio ?? 'inherit'] },
   );
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

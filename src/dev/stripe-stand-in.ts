@@ -92,7 +92,8 @@ export async function startStripeStandIn() {
     next();
   });
 
-  const idempotent = (handle: (req: express.Request, params: Record<string, unknown>) => Promise<StoredResponse>): express.RequestHandler =>
+  const idempotent =
+    (handle: (req: express.Request, params: Record<string, unknown>) => Promise<StoredResponse>): express.RequestHandler =>
     async (req, res) => {
       const params = parseForm(typeof req.body === 'string' ? req.body : '');
       const key = req.header('idempotency-key');
@@ -107,11 +108,22 @@ export async function startStripeStandIn() {
       if (outcome.kind === 'mismatch') {
         record(false);
         res.status(400).json({
-          error: { type: 'idempotency_error', message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}'.` },
+          error: {
+            type: 'idempotency_error',
+            message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}'.`,
+          },
         });
       } else if (outcome.kind === 'in-flight') {
         record(false);
-        res.status(409).json({ error: { type: 'idempotency_error', code: 'idempotency_key_in_use', message: 'There is currently another in-progress request using this idempotency key.' } });
+        res
+          .status(409)
+          .json({
+            error: {
+              type: 'idempotency_error',
+              code: 'idempotency_key_in_use',
+              message: 'There is currently another in-progress request using this idempotency key.',
+            },
+          });
       } else if (outcome.kind === 'replay') {
         record(true);
         res.status(outcome.response.status).set('Idempotent-Replayed', 'true').json(outcome.response.body);
@@ -152,7 +164,11 @@ export async function startStripeStandIn() {
     '/v1/payment_intents/:id/confirm',
     idempotent(async (req, params) => {
       const intent = paymentIntents.get(String(req.params.id));
-      if (!intent) return { status: 404, body: { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such payment_intent: '${req.params.id}'` } } };
+      if (!intent)
+        return {
+          status: 404,
+          body: { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such payment_intent: '${req.params.id}'` } },
+        };
       if (intent.status !== 'requires_payment_method' && intent.status !== 'requires_confirmation') {
         return {
           status: 400,
@@ -208,7 +224,8 @@ export async function startStripeStandIn() {
     '/v1/payment_intents/:id',
     idempotent(async (req, params) => {
       const id = String(req.params.id);
-      if (!id.startsWith('pi_')) return { status: 404, body: { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such payment_intent: '${id}'` } } };
+      if (!id.startsWith('pi_'))
+        return { status: 404, body: { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such payment_intent: '${id}'` } } };
       // Checkout Sessions create their PaymentIntent inside Stripe; one we have not seen is taken as such.
       const intent = paymentIntents.get(id) ?? createdByCheckout(id);
       paymentIntents.set(id, intent);
@@ -254,7 +271,10 @@ export type StripeStandIn = Awaited<ReturnType<typeof startStripeStandIn>>;
 
 /** Stripe's answer to a payment method it does not have: a request error, stored under no key. */
 function noSuchPaymentMethod(id: string): StoredResponse {
-  return { status: 400, body: { error: { type: 'invalid_request_error', code: 'resource_missing', param: 'payment_method', message: `No such PaymentMethod: '${id}'` } } };
+  return {
+    status: 400,
+    body: { error: { type: 'invalid_request_error', code: 'resource_missing', param: 'payment_method', message: `No such PaymentMethod: '${id}'` } },
+  };
 }
 
 /** Stripe's answer to a declined card: 402, the PaymentIntent left waiting for another payment method. */
@@ -262,7 +282,9 @@ function decline(intent: PaymentIntent): StoredResponse {
   intent.status = 'requires_payment_method';
   return {
     status: 402,
-    body: { error: { type: 'card_error', code: 'card_declined', decline_code: 'generic_decline', message: 'Your card was declined.', payment_intent: { ...intent } } },
+    body: {
+      error: { type: 'card_error', code: 'card_declined', decline_code: 'generic_decline', message: 'Your card was declined.', payment_intent: { ...intent } },
+    },
   };
 }
 

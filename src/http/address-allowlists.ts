@@ -64,7 +64,10 @@ export class AddressAllowlists {
           if (list.size === 0) throw new Error(`${url} lists no address`);
           this.lists.set(source, list.blocks);
         } catch (error) {
-          this.options.logger.warn({ source, url, error: errorLine(error), kept: this.lists.has(source) }, 'the published address list could not be read; the last good one stays');
+          this.options.logger.warn(
+            { source, url, error: errorLine(error), kept: this.lists.has(source) },
+            'the published address list could not be read; the last good one stays',
+          );
         }
       }),
     );

@@ -32,7 +32,14 @@ export type AdminBackfills = Pick<Backfills, 'start' | 'status' | 'stripeSources
  * `/admin`: the operator CLI's operations over HTTP, by event ID, behind `Authorization: Bearer
  * <ADMIN_TOKEN or one of ADMIN_TOKENS>` (compared in constant time); the token's name is who acts.
  */
-export function createAdminRouter(operations: EventOperations, tokens: NamedToken[], logger: Logger, backfills?: AdminBackfills, holds?: AdminHolds, jobs?: BulkJobs): Router {
+export function createAdminRouter(
+  operations: EventOperations,
+  tokens: NamedToken[],
+  logger: Logger,
+  backfills?: AdminBackfills,
+  holds?: AdminHolds,
+  jobs?: BulkJobs,
+): Router {
   const router = express.Router();
 
   router.use(limitFailedAttempts(tokens.map(({ token }) => token)), requireToken(tokens, 'ADMIN_TOKEN'));
@@ -53,7 +60,8 @@ export function createAdminRouter(operations: EventOperations, tokens: NamedToke
 
   router.post('/events/:eventId/reset', async (req, res) => {
     const { to, reason } = (req.body ?? {}) as { to?: unknown; reason?: unknown };
-    if (typeof reason !== 'string' || reason.trim() === '') throw new OperationRejectedError('Give a "reason" for the reset; it is kept in the workflow history.');
+    if (typeof reason !== 'string' || reason.trim() === '')
+      throw new OperationRejectedError('Give a "reason" for the reset; it is kept in the workflow history.');
     res.json(await operations.reset(req.params.eventId, parseResetTarget(to ?? 'last-failure'), reason));
   });
 
@@ -63,20 +71,34 @@ export function createAdminRouter(operations: EventOperations, tokens: NamedToke
 
   router.post('/events/:eventId/erase', async (req, res) => {
     const { reason, by } = (req.body ?? {}) as { reason?: unknown; by?: unknown };
-    if (typeof reason !== 'string' || reason.trim() === '') throw new OperationRejectedError('Give a "reason" for the erasure (the request it answers); it is kept in the ledger.');
+    if (typeof reason !== 'string' || reason.trim() === '')
+      throw new OperationRejectedError('Give a "reason" for the erasure (the request it answers); it is kept in the ledger.');
     if (by !== undefined && (typeof by !== 'string' || by.trim() === '')) throw new OperationRejectedError('"by" must name who asks for the erasure.');
     // Who erased is the token's name; what the caller says (`by`) is kept beside it, as who asked.
-    res.json(await operations.erase(req.params.eventId, { by: `admin token "${res.locals.tokenName as string}"`, requestedBy: by as string | undefined, reason }));
+    res.json(
+      await operations.erase(req.params.eventId, { by: `admin token "${res.locals.tokenName as string}"`, requestedBy: by as string | undefined, reason }),
+    );
   });
 
   router.post('/backfill', async (req, res) => {
     if (!backfills) throw new OperationRejectedError('Backfill is not available on this receiver.');
-    const body = (req.body ?? {}) as { provider?: unknown; source?: unknown; since?: unknown; until?: unknown; types?: unknown; dryRun?: unknown; redeliver?: unknown };
-    if (!(RECONCILE_PROVIDERS as readonly unknown[]).includes(body.provider)) throw new OperationRejectedError(`"provider" must be ${RECONCILE_PROVIDERS.join(', ')}.`);
-    if (body.source !== undefined && (typeof body.source !== 'string' || !backfills.stripeSources.includes(body.source))) throw new OperationRejectedError('"source" must name a Stripe source of WEBHOOKS_CONFIG.');
+    const body = (req.body ?? {}) as {
+      provider?: unknown;
+      source?: unknown;
+      since?: unknown;
+      until?: unknown;
+      types?: unknown;
+      dryRun?: unknown;
+      redeliver?: unknown;
+    };
+    if (!(RECONCILE_PROVIDERS as readonly unknown[]).includes(body.provider))
+      throw new OperationRejectedError(`"provider" must be ${RECONCILE_PROVIDERS.join(', ')}.`);
+    if (body.source !== undefined && (typeof body.source !== 'string' || !backfills.stripeSources.includes(body.source)))
+      throw new OperationRejectedError('"source" must name a Stripe source of WEBHOOKS_CONFIG.');
     if (typeof body.since !== 'string') throw new OperationRejectedError('"since" is required: a duration (30m, 72h, 7d) or an ISO 8601 time.');
     if (body.until !== undefined && typeof body.until !== 'string') throw new OperationRejectedError('"until" must be a duration or an ISO 8601 time.');
-    if (body.types !== undefined && !(Array.isArray(body.types) && body.types.every((type) => typeof type === 'string'))) throw new OperationRejectedError('"types" must be a list of event types.');
+    if (body.types !== undefined && !(Array.isArray(body.types) && body.types.every((type) => typeof type === 'string')))
+      throw new OperationRejectedError('"types" must be a list of event types.');
     const started = await backfills.start({
       provider: body.provider as BackfillInput['provider'],
       ...(typeof body.source === 'string' && { source: body.source }),
@@ -108,11 +130,15 @@ export function createAdminRouter(operations: EventOperations, tokens: NamedToke
   router.post('/holds', async (req, res) => {
     const { db, sources } = holdStore();
     const { source, type, reason } = (req.body ?? {}) as { source?: unknown; type?: unknown; reason?: unknown };
-    if (typeof source !== 'string' || !sources.includes(source)) throw new OperationRejectedError(`"source" must name a source of this receiver: ${sources.join(', ')}.`);
+    if (typeof source !== 'string' || !sources.includes(source))
+      throw new OperationRejectedError(`"source" must name a source of this receiver: ${sources.join(', ')}.`);
     if (type !== undefined && typeof type !== 'string') throw new OperationRejectedError('"type" must be an event type, or a prefix ending in "*".');
     if (reason !== undefined && typeof reason !== 'string') throw new OperationRejectedError('"reason" must be text.');
     const hold = await createHold(db, { source, typePattern: type, reason, by: actor(res) });
-    logger.warn({ hold: hold.id, source, type, reason, by: hold.createdBy }, 'hold created: matching deliveries are stored and answered, and start nothing until released');
+    logger.warn(
+      { hold: hold.id, source, type, reason, by: hold.createdBy },
+      'hold created: matching deliveries are stored and answered, and start nothing until released',
+    );
     res.status(201).json(hold);
   });
 
@@ -139,17 +165,31 @@ export function createAdminRouter(operations: EventOperations, tokens: NamedToke
   };
 
   router.post('/bulk', async (req, res) => {
-    const body = (req.body ?? {}) as { action?: unknown; filter?: unknown; to?: unknown; reason?: unknown; signal?: unknown; rate?: unknown; dryRun?: unknown; yes?: unknown; confirm?: unknown };
+    const body = (req.body ?? {}) as {
+      action?: unknown;
+      filter?: unknown;
+      to?: unknown;
+      reason?: unknown;
+      signal?: unknown;
+      rate?: unknown;
+      dryRun?: unknown;
+      yes?: unknown;
+      confirm?: unknown;
+    };
     if (!(BULK_ACTIONS as readonly unknown[]).includes(body.action)) throw new OperationRejectedError(`"action" must be one of ${BULK_ACTIONS.join(', ')}.`);
     const action = body.action as BulkActionName;
     const filter = (body.filter ?? {}) as Record<string, unknown>;
-    if (typeof filter !== 'object' || Array.isArray(filter) || Object.keys(filter).length === 0) throw new OperationRejectedError(`"filter" must name what to act on: ${FILTER_FIELDS.join(', ')}.`);
+    if (typeof filter !== 'object' || Array.isArray(filter) || Object.keys(filter).length === 0)
+      throw new OperationRejectedError(`"filter" must name what to act on: ${FILTER_FIELDS.join(', ')}.`);
     const unknown = Object.keys(filter).filter((key) => !(FILTER_FIELDS as readonly string[]).includes(key));
-    if (unknown.length > 0 || Object.values(filter).some((value) => typeof value !== 'string')) throw new OperationRejectedError(`"filter" takes text values of ${FILTER_FIELDS.join(', ')}${unknown.length ? `, not ${unknown.join(', ')}` : ''}.`);
-    if (typeof body.reason !== 'string' || body.reason.trim() === '') throw new OperationRejectedError('Give a "reason"; it is kept in the job and in each event\'s history.');
+    if (unknown.length > 0 || Object.values(filter).some((value) => typeof value !== 'string'))
+      throw new OperationRejectedError(`"filter" takes text values of ${FILTER_FIELDS.join(', ')}${unknown.length ? `, not ${unknown.join(', ')}` : ''}.`);
+    if (typeof body.reason !== 'string' || body.reason.trim() === '')
+      throw new OperationRejectedError('Give a "reason"; it is kept in the job and in each event\'s history.');
     if (action === 'reset') parseResetTarget(body.to ?? 'last-failure');
     const signal = body.signal as { name?: unknown; data?: unknown } | undefined;
-    if (action === 'signal' && (typeof signal !== 'object' || signal === null || typeof signal.name !== 'string')) throw new OperationRejectedError('A bulk signal needs "signal": {"name": …, "data": …}.');
+    if (action === 'signal' && (typeof signal !== 'object' || signal === null || typeof signal.name !== 'string'))
+      throw new OperationRejectedError('A bulk signal needs "signal": {"name": …, "data": …}.');
     const answer = await bulkJobs().request(
       {
         action,
@@ -160,7 +200,14 @@ export function createAdminRouter(operations: EventOperations, tokens: NamedToke
         ...(body.rate !== undefined && { rate: rateOf(body.rate) }),
         by: actor(res),
       },
-      { dryRun: body.dryRun === true, yes: body.yes === true, confirmed: body.confirm === undefined ? undefined : readConfirmation((body.confirm as { count?: unknown } | null)?.count, (body.confirm as { until?: unknown } | null)?.until) },
+      {
+        dryRun: body.dryRun === true,
+        yes: body.yes === true,
+        confirmed:
+          body.confirm === undefined
+            ? undefined
+            : readConfirmation((body.confirm as { count?: unknown } | null)?.count, (body.confirm as { until?: unknown } | null)?.until),
+      },
     );
     if (!answer.dryRun) logger.warn({ jobId: answer.jobId, action, count: answer.count, by: actor(res) }, 'bulk job started');
     res.status(answer.dryRun ? 200 : 202).json(answer);
@@ -180,7 +227,14 @@ export function createAdminRouter(operations: EventOperations, tokens: NamedToke
     res.status(202).json({ jobId: req.params.jobId, status: 'stop requested' });
   });
 
-  router.use(routeErrorHandler({ realm: 'durable-webhooks admin', internalDetail: 'The operation failed on our side; nothing is known to have changed. See the receiver log.', logger, what: 'admin request' }));
+  router.use(
+    routeErrorHandler({
+      realm: 'durable-webhooks admin',
+      internalDetail: 'The operation failed on our side; nothing is known to have changed. See the receiver log.',
+      logger,
+      what: 'admin request',
+    }),
+  );
   return router;
 }
 

@@ -76,14 +76,19 @@ export function createApiRouter(deps: ApiDeps): Router {
 
   router.post('/messages/:id/erase', async (req, res) => {
     const { reason } = objectBody(req);
-    if (typeof reason !== 'string' || reason.trim() === '' || reason.length > 500) throw new InvalidRequestError('"reason" is required: why the payload is erased (at most 500 characters).');
+    if (typeof reason !== 'string' || reason.trim() === '' || reason.length > 500)
+      throw new InvalidRequestError('"reason" is required: why the payload is erased (at most 500 characters).');
     res.json(await messages.erase(scopeOf(res), req.params.id!, reason));
   });
 
   router.post('/endpoints', async (req, res) => {
     const body = objectBody(req);
     const url = await checkDestination(body.url, { allowPrivate: deps.allowPrivateEndpoints });
-    const endpoint = await createEndpoint(db, scopeOf(res), { url: url.toString(), description: description(body.description), eventTypes: eventTypes(body.eventTypes) });
+    const endpoint = await createEndpoint(db, scopeOf(res), {
+      url: url.toString(),
+      description: description(body.description),
+      eventTypes: eventTypes(body.eventTypes),
+    });
     res.status(201).json(endpoint);
   });
 
@@ -117,7 +122,14 @@ export function createApiRouter(deps: ApiDeps): Router {
     res.json(found(await rotateSecret(db, scopeOf(res), req.params.id!), req.params.id!));
   });
 
-  router.use(routeErrorHandler({ realm: 'durable-webhooks api', internalDetail: 'The request failed on our side; retry it with the same Idempotency-Key.', logger: deps.logger, what: 'API request' }));
+  router.use(
+    routeErrorHandler({
+      realm: 'durable-webhooks api',
+      internalDetail: 'The request failed on our side; retry it with the same Idempotency-Key.',
+      logger: deps.logger,
+      what: 'API request',
+    }),
+  );
   return router;
 }
 

@@ -136,7 +136,8 @@ function baseApp({ trustProxy, loopbackHostsOnly }: Pick<AppDeps, 'trustProxy' |
 }
 
 function mountOperatorRoutes(app: Express, deps: Pick<AppDeps, 'admin' | 'console' | 'codec' | 'api'>, logger: Logger): void {
-  if (deps.admin) app.use('/admin', createAdminRouter(deps.admin.operations, deps.admin.tokens, logger, deps.admin.backfills, deps.admin.holds, deps.admin.jobs));
+  if (deps.admin)
+    app.use('/admin', createAdminRouter(deps.admin.operations, deps.admin.tokens, logger, deps.admin.backfills, deps.admin.holds, deps.admin.jobs));
   if (deps.console) app.use('/console', createConsoleRouter(deps.console));
   if (deps.api) app.use('/v1', createApiRouter({ ...deps.api, logger }));
   if (deps.codec) app.use('/codec', createCodecRouter({ ...deps.codec, logger }));

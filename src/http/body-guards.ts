@@ -1,5 +1,11 @@
 import express, { type Request, type RequestHandler, type Response } from 'express';
-import { BodyTooSlowError, PayloadTooLargeError, TooManyLargeBodiesError, TooManyLargeBodiesFromAddressError, UnsupportedContentEncodingError } from '../core/errors';
+import {
+  BodyTooSlowError,
+  PayloadTooLargeError,
+  TooManyLargeBodiesError,
+  TooManyLargeBodiesFromAddressError,
+  UnsupportedContentEncodingError,
+} from '../core/errors';
 import type { BodyLimits } from '../config';
 
 /**

@@ -28,7 +28,9 @@ export interface CodecDeps {
  */
 export function createCodecRouter(deps: CodecDeps): Router {
   const router = express.Router();
-  router.use(cors({ origin: deps.origins, methods: ['POST'], allowedHeaders: ['Content-Type', 'Authorization', 'X-Namespace'], credentials: true, maxAge: 600 }));
+  router.use(
+    cors({ origin: deps.origins, methods: ['POST'], allowedHeaders: ['Content-Type', 'Authorization', 'X-Namespace'], credentials: true, maxAge: 600 }),
+  );
   router.use(limitFailedAttempts(deps.tokens.map(({ token }) => token)), requireToken(deps.tokens, 'CODEC_TOKEN or ADMIN_TOKEN'));
   router.use(express.json({ limit: '8mb', inflate: false }));
   for (const direction of ['encode', 'decode'] as const) {
@@ -42,7 +44,14 @@ export function createCodecRouter(deps: CodecDeps): Router {
       res.json({ payloads: done.map(payloadToJSON) });
     });
   }
-  router.use(routeErrorHandler({ realm: 'durable-webhooks admin', internalDetail: 'The codec could not process these payloads (a key it does not hold?). See the receiver log.', logger: deps.logger, what: 'codec request' }));
+  router.use(
+    routeErrorHandler({
+      realm: 'durable-webhooks admin',
+      internalDetail: 'The codec could not process these payloads (a key it does not hold?). See the receiver log.',
+      logger: deps.logger,
+      what: 'codec request',
+    }),
+  );
   return router;
 }
 

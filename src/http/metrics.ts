@@ -15,7 +15,10 @@ export function createMetrics(
   if (backlog) {
     // One query per scrape serves both gauges; while the database does not answer, they keep their last values.
     let reading: Promise<Backlog | undefined> | undefined;
-    const read = () => (reading ??= backlog().catch(() => undefined).finally(() => setImmediate(() => (reading = undefined))));
+    const read = () =>
+      (reading ??= backlog()
+        .catch(() => undefined)
+        .finally(() => setImmediate(() => (reading = undefined))));
     new Gauge({
       name: 'webhook_start_backlog',
       help: 'Events committed to the body store whose workflow Temporal has not confirmed yet.',
@@ -44,8 +47,20 @@ export function createMetrics(
       },
     });
   }
-  if (held) countsBySourceAndType(registry, 'webhook_held_events', 'Events stored and waiting for an operator to release their hold (durable-webhooks holds), by source and type (the 100 largest).', held);
-  if (unrouted) countsBySourceAndType(registry, 'webhook_unrouted_events', "Events of a type no route maps (recorded and ignored) over the last 7 days, by source and type (the 100 most frequent): a provider's new event type.", unrouted);
+  if (held)
+    countsBySourceAndType(
+      registry,
+      'webhook_held_events',
+      'Events stored and waiting for an operator to release their hold (durable-webhooks holds), by source and type (the 100 largest).',
+      held,
+    );
+  if (unrouted)
+    countsBySourceAndType(
+      registry,
+      'webhook_unrouted_events',
+      "Events of a type no route maps (recorded and ignored) over the last 7 days, by source and type (the 100 most frequent): a provider's new event type.",
+      unrouted,
+    );
   return {
     registry,
     verifications: new Counter({
@@ -79,7 +94,12 @@ export function createMetrics(
 export type Metrics = ReturnType<typeof createMetrics>;
 
 /** A gauge by source and type, read from the body store at each scrape; while it does not answer, the last values stay. */
-function countsBySourceAndType(registry: Registry, name: string, help: string, read: () => Promise<Array<{ source: string; type: string; count: number }>>): void {
+function countsBySourceAndType(
+  registry: Registry,
+  name: string,
+  help: string,
+  read: () => Promise<Array<{ source: string; type: string; count: number }>>,
+): void {
   new Gauge({
     name,
     help,
@@ -109,7 +129,8 @@ export async function listenForMetrics(address: string, logger: Logger, listen: 
   for (let port = wanted; port <= (wanted === 0 ? 0 : wanted + METRICS_PORT_TRIES); port++) {
     try {
       await listen(host, port);
-      if (port !== wanted) logger.warn({ wanted: address, metrics: `${address.slice(0, colon)}:${port}` }, `metrics port ${wanted} is busy; serving metrics on ${port}`);
+      if (port !== wanted)
+        logger.warn({ wanted: address, metrics: `${address.slice(0, colon)}:${port}` }, `metrics port ${wanted} is busy; serving metrics on ${port}`);
       return `${address.slice(0, colon)}:${port}`;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
@@ -131,14 +152,17 @@ export async function serveMetrics(metrics: Metrics, address: string, logger: Lo
       () => res.writeHead(500).end(),
     );
   });
-  const bound = await listenForMetrics(address, logger, (host, port) =>
-    new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    }),
+  const bound = await listenForMetrics(
+    address,
+    logger,
+    (host, port) =>
+      new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      }),
   );
   const port = bound && (server.address() as AddressInfo).port;
   return { server, address: bound && `${bound.slice(0, bound.lastIndexOf(':'))}:${port}` };

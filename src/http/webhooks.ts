@@ -3,7 +3,16 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import type { BodyLimits } from '../config';
-import { AddressListUnavailableError, AddressNotAllowedError, BatchItemsRefusedError, BatchNotRecordedError, EventNotRecordedError, MalformedEventError, UnsupportedContentTypeError, type RecordedItem } from '../core/errors';
+import {
+  AddressListUnavailableError,
+  AddressNotAllowedError,
+  BatchItemsRefusedError,
+  BatchNotRecordedError,
+  EventNotRecordedError,
+  MalformedEventError,
+  UnsupportedContentTypeError,
+  type RecordedItem,
+} from '../core/errors';
 import type { Logger } from '../core/logger';
 import { errorLine } from '../core/redact';
 import { checkEventIdentity } from '../providers/identity';
@@ -109,7 +118,10 @@ export function createWebhookRouter(deps: {
       const result = await start(event, source, req);
       span.setAttribute('webhook.outcome', result.status);
       if (adapter.acknowledgement) {
-        res.status(result.status === 'duplicate' ? 200 : 202).type(adapter.acknowledgement.contentType).send(adapter.acknowledgement.body);
+        res
+          .status(result.status === 'duplicate' ? 200 : 202)
+          .type(adapter.acknowledgement.contentType)
+          .send(adapter.acknowledgement.body);
       } else {
         const { status, ...rest } = result;
         res.status(status === 'duplicate' ? 200 : 202).json({ status, eventId: event.id, ...rest });
@@ -144,7 +156,12 @@ export function createWebhookRouter(deps: {
       }
     });
     if (notRecorded.length > 0) throw new BatchNotRecordedError(recorded, notRecorded, { cause: failure });
-    if (refused.length > 0) throw new BatchItemsRefusedError(source.name, recorded, refused.sort((a, b) => a.index - b.index));
+    if (refused.length > 0)
+      throw new BatchItemsRefusedError(
+        source.name,
+        recorded,
+        refused.sort((a, b) => a.index - b.index),
+      );
     const status = recorded.some((item) => item.status !== 'duplicate') ? 202 : 200;
     span.setAttribute('webhook.outcome', status === 202 ? 'recorded' : 'duplicate');
     if (adapter.acknowledgement) res.status(status).type(adapter.acknowledgement.contentType).send(adapter.acknowledgement.body);
@@ -159,14 +176,29 @@ export function createWebhookRouter(deps: {
     logger.info({ source: source.name, eventId: event.id, type: event.type, workflowId: result.workflowId }, `event ${result.status}`);
     // Answered 200 so the sender stops, but nothing was recorded: a refusal an operator should see.
     if (result.status === 'duplicate' && result.replayOf !== undefined) {
-      recordRefusal(req, source.name, 200, 'replay', `The signed body of event ${result.replayOf} was sent again as event ${event.id} (${event.type}); nothing was started.`);
+      recordRefusal(
+        req,
+        source.name,
+        200,
+        'replay',
+        `The signed body of event ${result.replayOf} was sent again as event ${event.id} (${event.type}); nothing was started.`,
+      );
     }
     return result;
   };
 
   const recordRefusal = (req: Request, source: string, status: number, reason: string, detail: string) =>
     // What the console's refused page shows: never the body, and of the headers only their names.
-    refusals?.record({ refusedAt: now(), source, path: req.originalUrl.split('?')[0]!, status, reason, detail, client: req.ip, headerNames: Object.keys(req.headers) });
+    refusals?.record({
+      refusedAt: now(),
+      source,
+      path: req.originalUrl.split('?')[0]!,
+      status,
+      reason,
+      detail,
+      client: req.ip,
+      headerNames: Object.keys(req.headers),
+    });
 
   // The webhook route owns its errors: they are deliveries, counted by source and outcome, and
   // worded for the provider that will retry them.
@@ -232,4 +264,3 @@ async function forEachLimited<T>(items: readonly T[], limit: number, task: (item
 function pickHeaders(headers: IncomingHttpHeaders, names: readonly string[]): Record<string, string> {
   return Object.fromEntries(names.flatMap((name) => (typeof headers[name] === 'string' ? [[name, headers[name]]] : [])));
 }
-

@@ -90,7 +90,10 @@ export class FastPath {
       await startPending(this.client, this.options.taskQueue, pending);
       await markStarted(this.db, [pending]);
     } catch (error) {
-      this.options.logger.warn({ eventId: pending.eventId, workflowId: pending.workflowId, error: errorLine(error) }, 'workflow not started yet; a sweeper will start it');
+      this.options.logger.warn(
+        { eventId: pending.eventId, workflowId: pending.workflowId, error: errorLine(error) },
+        'workflow not started yet; a sweeper will start it',
+      );
       await recordFailedStart(this.db, pending, error)
         .then(() => wakeSweepers(this.db))
         .catch(() => undefined);

@@ -13,7 +13,11 @@ import { DEFAULT_START_TIMEOUT_MS, workflowStartOptions } from './start-data';
  * workflow exists (another replica, or the receiver's own fast path, was first): either way the
  * row is done. Throws when Temporal did not answer.
  */
-export async function startPending(client: Client, taskQueue: string, pending: Pick<PendingStart, 'workflowId' | 'via' | 'start'>): Promise<'started' | 'already started'> {
+export async function startPending(
+  client: Client,
+  taskQueue: string,
+  pending: Pick<PendingStart, 'workflowId' | 'via' | 'start'>,
+): Promise<'started' | 'already started'> {
   try {
     await client.connection.withDeadline(Date.now() + DEFAULT_START_TIMEOUT_MS, () =>
       client.workflow.start(pending.start.flow, workflowStartOptions(pending.workflowId, pending.start, pending.via as EventVia, taskQueue)),

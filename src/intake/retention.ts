@@ -24,7 +24,9 @@ export class RetentionPurger {
   start(): void {
     if (this.retention.bodyMs === null && this.retention.dedupeMs === null) return;
     const run = () => {
-      this.pass = this.purge().catch((error: unknown) => this.logger.warn({ error: errorLine(error) }, 'retention: the body store did not answer; trying again in an hour'));
+      this.pass = this.purge().catch((error: unknown) =>
+        this.logger.warn({ error: errorLine(error) }, 'retention: the body store did not answer; trying again in an hour'),
+      );
       this.timer = setTimeout(run, RETENTION_INTERVAL_MS).unref();
     };
     run();

@@ -1,4 +1,14 @@
-import { eventWorkflowId, MAX_FIELD_LENGTH, WEBHOOK_EVENT_TYPE, WEBHOOK_SOURCE, WEBHOOK_TENANT, WEBHOOK_VIA, type EventFlow, type EventVia, type WebhookEvent } from '../../contracts';
+import {
+  eventWorkflowId,
+  MAX_FIELD_LENGTH,
+  WEBHOOK_EVENT_TYPE,
+  WEBHOOK_SOURCE,
+  WEBHOOK_TENANT,
+  WEBHOOK_VIA,
+  type EventFlow,
+  type EventVia,
+  type WebhookEvent,
+} from '../../contracts';
 import type { StartSpec } from '../db/event-bodies';
 import type { ReceivedEvent, StartTarget } from './port';
 

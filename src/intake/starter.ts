@@ -65,7 +65,12 @@ export class EventIntake implements EventStarter {
   }
 
   private async store(event: ReceivedEvent, via: EventVia, pending: PendingStart, ignored: boolean): Promise<Stored> {
-    const store = () => storeBody(this.db, { ...pending, via, provider: event.provider, receivedAt: event.receivedAt, bodySha256: event.bodySha256, leaseMs: START_LEASE_MS, ignored }, event.body);
+    const store = () =>
+      storeBody(
+        this.db,
+        { ...pending, via, provider: event.provider, receivedAt: event.receivedAt, bodySha256: event.bodySha256, leaseMs: START_LEASE_MS, ignored },
+        event.body,
+      );
     try {
       return await (this.fastPath ? this.fastPath.whileStoring(store) : store());
     } catch (error) {

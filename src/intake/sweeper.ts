@@ -45,10 +45,12 @@ export class StartSweeper {
 
   async start(): Promise<void> {
     this.running = true;
-    this.stopListening = await this.db.listen?.(INBOX_CHANNEL, () => this.wake()).catch((error: unknown) => {
-      this.options.logger.warn({ error: errorLine(error) }, 'start sweeper: LISTEN failed; polling only');
-      return undefined;
-    });
+    this.stopListening = await this.db
+      .listen?.(INBOX_CHANNEL, () => this.wake())
+      .catch((error: unknown) => {
+        this.options.logger.warn({ error: errorLine(error) }, 'start sweeper: LISTEN failed; polling only');
+        return undefined;
+      });
     this.loop = this.run();
   }
 
@@ -86,14 +88,18 @@ export class StartSweeper {
           started.push(pending);
         } catch (error) {
           if (await recordFailedStart(this.db, pending, error, this.options.maxAttempts)) {
-            this.options.logger.error({ eventId: pending.eventId, workflowId: pending.workflowId, attempts: pending.attempts + 1, error: withoutAddresses(messageWithCauses(error)) }, 'start sweeper: Temporal keeps refusing this start; dead-lettered until durable-webhooks inbox retry');
+            this.options.logger.error(
+              { eventId: pending.eventId, workflowId: pending.workflowId, attempts: pending.attempts + 1, error: withoutAddresses(messageWithCauses(error)) },
+              'start sweeper: Temporal keeps refusing this start; dead-lettered until durable-webhooks inbox retry',
+            );
           }
         }
       }
     };
     await Promise.all(Array.from({ length: Math.min(CONCURRENCY, due.length) }, lane));
     await markStarted(this.db, started);
-    if (due.length > started.length) this.options.logger.warn({ claimed: due.length, started: started.length }, 'start sweeper: Temporal did not confirm every start; they are due again');
+    if (due.length > started.length)
+      this.options.logger.warn({ claimed: due.length, started: started.length }, 'start sweeper: Temporal did not confirm every start; they are due again');
     return due.length;
   }
 

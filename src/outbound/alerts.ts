@@ -48,9 +48,15 @@ export class AlertChecker {
 
   async start(): Promise<void> {
     await syncInternalEndpoint(this.db, ALERT_SCOPES.webhook, this.config.webhook && { ...this.config.webhook, bodyFormat: 'standard-webhooks' });
-    await syncInternalEndpoint(this.db, ALERT_SCOPES.slack, this.config.slackUrl === undefined ? undefined : { url: this.config.slackUrl, bodyFormat: 'payload' });
+    await syncInternalEndpoint(
+      this.db,
+      ALERT_SCOPES.slack,
+      this.config.slackUrl === undefined ? undefined : { url: this.config.slackUrl, bodyFormat: 'payload' },
+    );
     const run = () => {
-      this.pass = this.check().catch((error: unknown) => this.logger.warn({ error: errorLine(error) }, 'alerts: the check failed; trying again at the next interval'));
+      this.pass = this.check().catch((error: unknown) =>
+        this.logger.warn({ error: errorLine(error) }, 'alerts: the check failed; trying again at the next interval'),
+      );
       void this.pass.then(() => {
         if (!this.stopped) this.timer = setTimeout(run, this.config.intervalMs).unref();
       });
@@ -108,7 +114,15 @@ export class AlertChecker {
       type,
       key: `${type}:${group.fingerprint}:${generation}`,
       text: `${type === 'failure_group.new' ? 'New failure group' : `Failure group past ${this.config.groupThreshold} events`}: ${what}.${this.link(`/failures/${group.fingerprint}`)}`,
-      data: { fingerprint: group.fingerprint, state: group.state, source: group.source, type: group.type, errorClass: group.errorClass, count: group.count, examples: group.examples },
+      data: {
+        fingerprint: group.fingerprint,
+        state: group.state,
+        source: group.source,
+        type: group.type,
+        errorClass: group.errorClass,
+        count: group.count,
+        examples: group.examples,
+      },
       unclaim: (db) =>
         type === 'failure_group.new'
           ? db.query('DELETE FROM alerted_groups WHERE fingerprint = $1', [group.fingerprint])
@@ -127,17 +141,24 @@ export class AlertChecker {
     if (rows.length === 0) return [];
     const named = rows.slice(0, DEAD_LETTERS_NAMED);
     const [first] = rows;
-    const events = named.map((row) => `${row.source} ${row.event_id}`).join(', ') + (rows.length > named.length ? ` and ${rows.length - named.length} more` : '');
+    const events =
+      named.map((row) => `${row.source} ${row.event_id}`).join(', ') + (rows.length > named.length ? ` and ${rows.length - named.length} more` : '');
     const cause = withoutInternalAddresses(first!.start_error ?? 'Temporal refused it');
     return [
       {
         type: 'inbox.dead_lettered' as const,
         // The claimed rows name the alert: another pass claims others, and names another.
-        key: `inbox.dead_lettered:${createHash('sha256').update(rows.map((row) => `${row.source}\n${row.event_id}`).join('\n')).digest('hex').slice(0, 32)}`,
+        key: `inbox.dead_lettered:${createHash('sha256')
+          .update(rows.map((row) => `${row.source}\n${row.event_id}`).join('\n'))
+          .digest('hex')
+          .slice(0, 32)}`,
         text: `Dead-lettered: ${rows.length} event(s) not started (${events}; the first because: ${cause}); \`durable-webhooks inbox retry\` starts them once the cause is fixed.${this.link(rows.length === 1 ? `/events/${encodeURIComponent(first!.workflow_id)}` : '/events?status=dead-lettered')}`,
         data: { count: rows.length, sources: [...new Set(rows.map((row) => row.source))], examples: named.map((row) => row.workflow_id), error: cause },
         unclaim: (db: Database) =>
-          db.query('DELETE FROM alerted_dead_letters WHERE (source, event_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))', [rows.map((row) => row.source), rows.map((row) => row.event_id)]),
+          db.query('DELETE FROM alerted_dead_letters WHERE (source, event_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))', [
+            rows.map((row) => row.source),
+            rows.map((row) => row.event_id),
+          ]),
       },
     ];
   }
@@ -146,7 +167,8 @@ export class AlertChecker {
     if (this.config.webhook) {
       await this.messages.publish(ALERT_SCOPES.webhook, alert.key, { eventType: alert.type, payload: { ...alert.data, text: alert.text } });
     }
-    if (this.config.slackUrl) await this.messages.publish(ALERT_SCOPES.slack, alert.key, { eventType: alert.type, payload: { text: slackEscaped(alert.text) } });
+    if (this.config.slackUrl)
+      await this.messages.publish(ALERT_SCOPES.slack, alert.key, { eventType: alert.type, payload: { text: slackEscaped(alert.text) } });
     this.logger.warn({ alert: alert.type, key: alert.key }, alert.text);
   }
 

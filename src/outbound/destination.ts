@@ -112,6 +112,8 @@ export function safeAgent({ allowPrivate }: { allowPrivate: boolean }): Agent {
 
 async function resolveAll(host: string): Promise<string[]> {
   return new Promise((resolve, reject) =>
-    dnsLookup(host, { all: true }, (error, addresses) => (error ? reject(new UnsafeDestinationError(`${host} does not resolve: ${error.code}`)) : resolve(addresses.map((entry) => entry.address)))),
+    dnsLookup(host, { all: true }, (error, addresses) =>
+      error ? reject(new UnsafeDestinationError(`${host} does not resolve: ${error.code}`)) : resolve(addresses.map((entry) => entry.address)),
+    ),
   );
 }

@@ -42,7 +42,10 @@ function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>).filter(([, item]) => item !== undefined);
-    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
+    return `{${entries
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value);
 }
@@ -150,7 +153,14 @@ export class MessageService {
     }
     // The payload is stored before the workflow starts, so every delivery finds it.
     await storePayload(this.db, { id: messageId, fingerprint, scope, eventType: body.eventType, payloadJson: stringifyLossless(body.payload)! });
-    const input: PublishInput = { messageId, eventType: body.eventType, fingerprint, createdAt: receipt.createdAt, endpointIds: receipt.endpoints, scheduleMs: this.options.scheduleMs };
+    const input: PublishInput = {
+      messageId,
+      eventType: body.eventType,
+      fingerprint,
+      createdAt: receipt.createdAt,
+      endpointIds: receipt.endpoints,
+      scheduleMs: this.options.scheduleMs,
+    };
     try {
       await this.client.workflow.start(publishMessageFlow.workflow, {
         workflowId: messageWorkflowId(messageId),
@@ -213,7 +223,12 @@ export async function redeliverMessage(
       const workflowId = redeliveryWorkflowId(messageId, id, randomUUID().slice(0, 8));
       const { eventType, fingerprint, createdAt, payload } = input;
       const delivery: DeliveryInput = { messageId, eventType, fingerprint, createdAt, payload, endpointId: id, scheduleMs: options.scheduleMs };
-      await client.workflow.start(deliverMessageFlow.workflow, { workflowId, taskQueue: options.taskQueue, args: [delivery], staticSummary: `redeliver ${messageId} to ${id}` });
+      await client.workflow.start(deliverMessageFlow.workflow, {
+        workflowId,
+        taskQueue: options.taskQueue,
+        args: [delivery],
+        staticSummary: `redeliver ${messageId} to ${id}`,
+      });
       return workflowId;
     }),
   );
@@ -223,5 +238,11 @@ export async function redeliverMessage(
 function settlement(promise: Promise<unknown>, ms: number): Promise<'fulfilled' | 'rejected' | 'pending'> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<'pending'>((resolve) => (timer = setTimeout(() => resolve('pending'), ms)));
-  return Promise.race([promise.then(() => 'fulfilled' as const, () => 'rejected' as const), timeout]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    promise.then(
+      () => 'fulfilled' as const,
+      () => 'rejected' as const,
+    ),
+    timeout,
+  ]).finally(() => clearTimeout(timer));
 }

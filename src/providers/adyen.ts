@@ -48,7 +48,13 @@ export function createAdyenAdapter(options: { source: string; secrets: readonly 
     async check({ rawBody }: Delivery) {
       const { items } = itemsOf(rawBody);
       // A batch in which no item even carries a signature is refused whole, before any per-item work.
-      if (!items.some((entry) => typeof (entry as { NotificationRequestItem?: { additionalData?: { hmacSignature?: unknown } } } | null)?.NotificationRequestItem?.additionalData?.hmacSignature === 'string')) {
+      if (
+        !items.some(
+          (entry) =>
+            typeof (entry as { NotificationRequestItem?: { additionalData?: { hmacSignature?: unknown } } } | null)?.NotificationRequestItem?.additionalData
+              ?.hmacSignature === 'string',
+        )
+      ) {
         throw new SignatureVerificationError(`No item of the ${items.length} in the batch is signed with a configured HMAC key.`, source);
       }
       const refused: RefusedItem[] = [];
@@ -57,7 +63,8 @@ export function createAdyenAdapter(options: { source: string; secrets: readonly 
         if (reason) refused.push({ index, reason });
       });
       // Nothing in it is Adyen's: refused as a whole, its items not listed.
-      if (refused.length === items.length) throw new SignatureVerificationError(`No item of the ${items.length} in the batch is signed with a configured HMAC key.`, source);
+      if (refused.length === items.length)
+        throw new SignatureVerificationError(`No item of the ${items.length} in the batch is signed with a configured HMAC key.`, source);
       return { refused };
     },
 
@@ -107,7 +114,10 @@ export function createAdyenAdapter(options: { source: string; secrets: readonly 
         ...payload,
       } as unknown as NotificationRequestItem;
       item.additionalData = { ...item.additionalData, hmacSignature: validator.calculateHmac(item, firstSecret(secrets, source)) };
-      return { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ live: 'false', notificationItems: [{ NotificationRequestItem: item }] }) };
+      return {
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ live: 'false', notificationItems: [{ NotificationRequestItem: item }] }),
+      };
     },
   });
 }

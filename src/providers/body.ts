@@ -14,7 +14,9 @@ export function parseStoredBody(body: { provider: ProviderKind; contentType: str
     case ProviderKind.TWILIO:
       return formParams(raw, body.source);
     case ProviderKind.ADYEN: {
-      const [entry] = (parseJsonObject(raw.toString('utf8'), body.source).notificationItems ?? []) as Array<{ NotificationRequestItem?: Record<string, unknown> }>;
+      const [entry] = (parseJsonObject(raw.toString('utf8'), body.source).notificationItems ?? []) as Array<{
+        NotificationRequestItem?: Record<string, unknown>;
+      }>;
       return entry?.NotificationRequestItem ?? {};
     }
     default:

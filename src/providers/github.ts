@@ -68,7 +68,17 @@ export function createGitHubAdapter(options: { source: string; secrets: readonly
  * The event the receiver makes of a GitHub delivery, whether it came as a webhook or from the
  * deliveries API (backfill): ID = the delivery GUID, type = event name + `.action`.
  */
-export function readGitHubEvent({ id, event, payload, occurredAt }: { id: string; event: string; payload: Record<string, unknown>; occurredAt: Date }): VerifiedEvent {
+export function readGitHubEvent({
+  id,
+  event,
+  payload,
+  occurredAt,
+}: {
+  id: string;
+  event: string;
+  payload: Record<string, unknown>;
+  occurredAt: Date;
+}): VerifiedEvent {
   const action = typeof payload.action === 'string' ? payload.action : undefined;
   return { id, type: action ? `${event}.${action}` : event, occurredAt: occurredAt.toISOString(), subject: subjectOf(payload), payload };
 }

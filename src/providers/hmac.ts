@@ -69,7 +69,10 @@ export function createHmacAdapter(options: { source: string; secrets: readonly s
     sign({ id, type, payload, timestamp }: SampleEvent) {
       const document: Record<string, unknown> = { data: payload };
       const headers: Record<string, string> = { 'content-type': 'application/json' };
-      for (const [field, value] of [[spec.id, id], [spec.type, type]] as const) {
+      for (const [field, value] of [
+        [spec.id, id],
+        [spec.type, type],
+      ] as const) {
         if ('header' in field) headers[field.header] = value;
         else setPointer(document, field.pointer, value);
       }
@@ -92,7 +95,10 @@ function stringOf(value: unknown): unknown {
 
 /** Writes a value at a JSON pointer of a sample document, creating the objects on the way. */
 function setPointer(document: Record<string, unknown>, pointer: string, value: string): void {
-  const keys = pointer.slice(1).split('/').map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const keys = pointer
+    .slice(1)
+    .split('/')
+    .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'));
   let target = document;
   for (const key of keys.slice(0, -1)) target = (target[key] ??= {}) as Record<string, unknown>;
   target[keys.at(-1)!] = value;
@@ -112,7 +118,8 @@ const SIGNATURE_KEYS = new Set(['header', 'algorithm', 'encoding', 'prefix', 'si
  */
 export function readHmacSpec(entry: Record<string, unknown>, url: string | undefined, where: string): HmacSpec {
   const signature = entry.signature as Record<string, unknown> | undefined;
-  if (typeof signature !== 'object' || signature === null) throw new ConfigError(`${where}: an hmac source declares "signature" (header, algorithm, encoding, prefix, signed).`);
+  if (typeof signature !== 'object' || signature === null)
+    throw new ConfigError(`${where}: an hmac source declares "signature" (header, algorithm, encoding, prefix, signed).`);
   const unknown = Object.keys(signature).find((key) => !SIGNATURE_KEYS.has(key));
   if (unknown !== undefined) throw new ConfigError(`${where}: "signature.${unknown}" is not a setting; use ${[...SIGNATURE_KEYS].join(', ')}.`);
   const text = (key: string, fallback?: string) => {
@@ -126,12 +133,14 @@ export function readHmacSpec(entry: Record<string, unknown>, url: string | undef
   const encoding = text('encoding', 'hex');
   if (!(ENCODINGS as readonly string[]).includes(encoding)) throw new ConfigError(`${where}: "signature.encoding" is one of ${ENCODINGS.join(', ')}.`);
   const signed = text('signed', '{body}');
-  if (signed.split('{body}').length !== 2) throw new ConfigError(`${where}: "signature.signed" must hold {body} once, such as "{body}", "{timestamp}.{body}" or "{url}{body}".`);
+  if (signed.split('{body}').length !== 2)
+    throw new ConfigError(`${where}: "signature.signed" must hold {body} once, such as "{body}", "{timestamp}.{body}" or "{url}{body}".`);
   const timestampHeader = signature.timestampHeader === undefined ? undefined : text('timestampHeader').toLowerCase();
   if (signed.includes('{timestamp}') !== (timestampHeader !== undefined)) {
     throw new ConfigError(`${where}: "signature.signed" has {timestamp} exactly when "signature.timestampHeader" names the header it comes from.`);
   }
-  if (signed.includes('{url}') && url === undefined) throw new ConfigError(`${where}: "signature.signed" has {url}, so set "url" or "urlEnv" to the public URL the sender signs.`);
+  if (signed.includes('{url}') && url === undefined)
+    throw new ConfigError(`${where}: "signature.signed" has {url}, so set "url" or "urlEnv" to the public URL the sender signs.`);
   const toleranceSeconds = signature.toleranceSeconds ?? 300;
   if (typeof toleranceSeconds !== 'number' || !Number.isInteger(toleranceSeconds) || toleranceSeconds <= 0) {
     throw new ConfigError(`${where}: "signature.toleranceSeconds" must be a positive whole number.`);
@@ -157,7 +166,8 @@ export function readHmacSpec(entry: Record<string, unknown>, url: string | undef
 function identity(entry: Record<string, unknown>, where: string): Pick<HmacSpec, 'id' | 'type'> {
   const id = fieldSource(entry.id, 'id', where);
   const type = fieldSource(entry.type, 'type', where);
-  if (entry.unsignedHeadersOk !== undefined && typeof entry.unsignedHeadersOk !== 'boolean') throw new ConfigError(`${where}: "unsignedHeadersOk" is true or false.`);
+  if (entry.unsignedHeadersOk !== undefined && typeof entry.unsignedHeadersOk !== 'boolean')
+    throw new ConfigError(`${where}: "unsignedHeadersOk" is true or false.`);
   const unsigned = (['id', 'type'] as const).filter((key) => 'header' in { id, type }[key]);
   if (unsigned.length > 0 && entry.unsignedHeadersOk !== true) {
     throw new ConfigError(

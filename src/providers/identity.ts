@@ -21,11 +21,18 @@ const PRINTABLE = /^[\x21-\x7e]+$/;
  * `MalformedEventError` (400) naming the field and the limit: an event that cannot be started must
  * be refused as bad input, not answered 500 on every retry.
  */
-export function checkEventIdentity(event: Pick<VerifiedEvent, 'id' | 'type'>, adapter: ProviderAdapter, source: { name: string; workflowIdPrefix: string }): void {
+export function checkEventIdentity(
+  event: Pick<VerifiedEvent, 'id' | 'type'>,
+  adapter: ProviderAdapter,
+  source: { name: string; workflowIdPrefix: string },
+): void {
   check(event.id, `event ID (${adapter.fields.id})`, MAX_EVENT_ID_LENGTH, source.name);
   check(event.type, `event type (${adapter.fields.type})`, MAX_EVENT_TYPE_LENGTH, source.name);
   if (isInternalWorkflowId(eventWorkflowId(source.workflowIdPrefix, event.id))) {
-    throw new MalformedEventError(`The event ID (${adapter.fields.id}) may not start with "${INTERNAL_WORKFLOW_ID_PREFIX}", which is reserved for durable-webhooks' own workflows.`, source.name);
+    throw new MalformedEventError(
+      `The event ID (${adapter.fields.id}) may not start with "${INTERNAL_WORKFLOW_ID_PREFIX}", which is reserved for durable-webhooks' own workflows.`,
+      source.name,
+    );
   }
 }
 

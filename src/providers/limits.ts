@@ -40,6 +40,7 @@ export function signatureEntries<T>(entries: readonly T[], header: string, sourc
 
 /** A batch's items, refused whole when there are more than `MAX_BATCH_ITEMS`. */
 export function batchItems(items: readonly unknown[], source: string): readonly unknown[] {
-  if (items.length > MAX_BATCH_ITEMS) throw new MalformedEventError(`The batch has ${items.length} items; at most ${MAX_BATCH_ITEMS} are accepted in one delivery.`, source);
+  if (items.length > MAX_BATCH_ITEMS)
+    throw new MalformedEventError(`The batch has ${items.length} items; at most ${MAX_BATCH_ITEMS} are accepted in one delivery.`, source);
   return items;
 }

@@ -79,7 +79,12 @@ export function createLinearAdapter(options: { source: string; secrets: readonly
         webhookId: 'development',
       });
       return {
-        headers: { 'content-type': 'application/json', 'linear-delivery': id, 'linear-event': entity ?? type, 'linear-signature': hmacSha256Hex(firstSecret(secrets, source), body) },
+        headers: {
+          'content-type': 'application/json',
+          'linear-delivery': id,
+          'linear-event': entity ?? type,
+          'linear-signature': hmacSha256Hex(firstSecret(secrets, source), body),
+        },
         body,
       };
     },

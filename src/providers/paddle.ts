@@ -49,7 +49,13 @@ export function createPaddleAdapter(options: { source: string; secrets: readonly
     sampleId: () => `evt_${randomBytes(13).toString('hex')}`,
 
     sign({ id, type, payload, timestamp }: SampleEvent) {
-      const body = JSON.stringify({ event_id: id, event_type: type, occurred_at: timestamp.toISOString(), notification_id: `ntf_${randomBytes(13).toString('hex')}`, data: payload });
+      const body = JSON.stringify({
+        event_id: id,
+        event_type: type,
+        occurred_at: timestamp.toISOString(),
+        notification_id: `ntf_${randomBytes(13).toString('hex')}`,
+        data: payload,
+      });
       const ts = Math.floor(timestamp.getTime() / 1000);
       return {
         headers: { 'content-type': 'application/json', 'paddle-signature': `ts=${ts};h1=${hmacSha256Hex(firstSecret(secrets, source), `${ts}:${body}`)}` },

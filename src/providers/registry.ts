@@ -27,7 +27,9 @@ export function createSource(config: SourceConfig): Source {
     adapter: createAdapter(config),
     router: new Router(config.kind, config.routes),
     maxBodyBytes: config.maxBodyBytes ?? providerOf(config.kind).maxBodyBytes,
-    ...((config.secrets.length > 1 || config.publicKeys.length > 1) && { currentOnly: createAdapter({ ...config, secrets: config.secrets.slice(0, 1), publicKeys: config.publicKeys.slice(0, 1) }) }),
+    ...((config.secrets.length > 1 || config.publicKeys.length > 1) && {
+      currentOnly: createAdapter({ ...config, secrets: config.secrets.slice(0, 1), publicKeys: config.publicKeys.slice(0, 1) }),
+    }),
   };
 }
 

@@ -60,11 +60,17 @@ export class SecretFileWatcher {
       return;
     }
     this.configs.set(name, rotated);
-    this.options.logger.info({ source: name, graceSeconds: Math.round(this.options.graceMs / 1000) }, `${env} rotated from its file; the previous one is accepted for the grace period`);
+    this.options.logger.info(
+      { source: name, graceSeconds: Math.round(this.options.graceMs / 1000) },
+      `${env} rotated from its file; the previous one is accepted for the grace period`,
+    );
     const expiry = setTimeout(() => {
       this.expiries.delete(expiry);
       const current = this.configs.get(name)!;
-      const without = this.withKeys(current, (publicKey ? current.publicKeys : current.secrets).filter((key) => key !== replaced));
+      const without = this.withKeys(
+        current,
+        (publicKey ? current.publicKeys : current.secrets).filter((key) => key !== replaced),
+      );
       this.registry.replace(without);
       this.configs.set(name, without);
       this.options.logger.info({ source: name }, `${env}'s previous value is no longer accepted: its grace period ended`);

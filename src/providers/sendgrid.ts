@@ -17,7 +17,8 @@ const TIMESTAMP_HEADER = 'x-twilio-email-event-webhook-timestamp';
  */
 export const SENDGRID_DEVELOPMENT_KEYS = {
   publicKey: 'MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEdc3rQVXgf1QRqBJq3R6v/eHrqBLxCbP0GqNJCIUrsa7iioFI+yZv695aZ6RaIpkgTcHJu6gVZJDL5EAbz1ukAw==',
-  privateKey: 'MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgmi0oBF/9pOvzD2FltuL2XbUP8F2sfUVnDn60Bga8i86hRANCAAR1zetBVeB/VBGoEmrdHq/94euoEvEJs/Qao0kIhSuxruKKgUj7Jm/r3lpnpFoimSBNwcm7qBVkkMvkQBvPW6QD',
+  privateKey:
+    'MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgmi0oBF/9pOvzD2FltuL2XbUP8F2sfUVnDn60Bga8i86hRANCAAR1zetBVeB/VBGoEmrdHq/94euoEvEJs/Qao0kIhSuxruKKgUj7Jm/r3lpnpFoimSBNwcm7qBVkkMvkQBvPW6QD',
 } as const;
 
 /**
@@ -80,7 +81,16 @@ export function createSendGridAdapter(options: { source: string; publicKeys: rea
         throw new Error(`Source "${source}": SendGrid signs with its own private key; samples can be signed only for the development key.`);
       }
       const seconds = Math.floor(timestamp.getTime() / 1000);
-      const body = JSON.stringify([{ email: 'customer@example.com', timestamp: seconds, event: type, sg_event_id: id, sg_message_id: `${randomBytes(11).toString('base64url')}.filter`, ...payload }]);
+      const body = JSON.stringify([
+        {
+          email: 'customer@example.com',
+          timestamp: seconds,
+          event: type,
+          sg_event_id: id,
+          sg_message_id: `${randomBytes(11).toString('base64url')}.filter`,
+          ...payload,
+        },
+      ]);
       const key = createPrivateKey({ key: Buffer.from(SENDGRID_DEVELOPMENT_KEYS.privateKey, 'base64'), format: 'der', type: 'pkcs8' });
       return {
         headers: {

@@ -76,7 +76,12 @@ export function readSquareEvent(payload: Record<string, unknown>, receivedAt: Da
 export const squareProvider = defineProvider({
   kind: ProviderKind.SQUARE,
   description: 'Square: `X-Square-HmacSha256-Signature`, HMAC-SHA256 over the notification URL and the body.',
-  builtIn: { name: 'square', secretEnv: 'SQUARE_WEBHOOK_SIGNATURE_KEY', developmentSecret: 'square-durable-webhooks-development-only', urlEnv: 'SQUARE_WEBHOOK_URL' },
+  builtIn: {
+    name: 'square',
+    secretEnv: 'SQUARE_WEBHOOK_SIGNATURE_KEY',
+    developmentSecret: 'square-durable-webhooks-development-only',
+    urlEnv: 'SQUARE_WEBHOOK_URL',
+  },
   create: (config) => createSquareAdapter({ source: config.name, secrets: config.secrets, url: signedUrl(config) }),
   samples: { 'payment.updated': squarePaymentUpdated },
   // One object's JSON; Square documents no maximum.

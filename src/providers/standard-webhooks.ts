@@ -55,7 +55,10 @@ export function createStandardWebhooksAdapter(options: {
       // The specification signs text: strictly decoded, so what is verified are the bytes received.
       utf8Text(rawBody, source);
       const signed = Buffer.concat([Buffer.from(`${id}.${seconds}.`), rawBody]);
-      if (!hmacMatches(keys, versioned, signed) && !ed25519Matches(versioned, Buffer.concat([Buffer.from(`${id}.${timestamp}.`), rawBody]), publicKeys, signatureHeader, source)) {
+      if (
+        !hmacMatches(keys, versioned, signed) &&
+        !ed25519Matches(versioned, Buffer.concat([Buffer.from(`${id}.${timestamp}.`), rawBody]), publicKeys, signatureHeader, source)
+      ) {
         throw new SignatureVerificationError(`${signatureHeader} does not match the body with any configured secret or public key.`, source);
       }
       return {};
@@ -160,7 +163,12 @@ function subjectOf(data: unknown): string | undefined {
 export const standardWebhooksProvider = defineProvider({
   kind: ProviderKind.STANDARD_WEBHOOKS,
   description: 'Standard Webhooks: `webhook-signature`, HMAC-SHA256 (`v1`) over `<id>.<timestamp>.<body>`, or ed25519 (`v1a`) with `whpk_` public keys.',
-  builtIn: { name: 'standard', secretEnv: 'STANDARD_WEBHOOK_SECRET', developmentSecret: 'whsec_ZHVyYWJsZS13ZWJob29rcyBkZXZlbG9wbWVudCBrZXk=', publicKeyEnv: 'STANDARD_WEBHOOK_PUBLIC_KEY' },
+  builtIn: {
+    name: 'standard',
+    secretEnv: 'STANDARD_WEBHOOK_SECRET',
+    developmentSecret: 'whsec_ZHVyYWJsZS13ZWJob29rcyBkZXZlbG9wbWVudCBrZXk=',
+    publicKeyEnv: 'STANDARD_WEBHOOK_PUBLIC_KEY',
+  },
   create: ({ name, secrets, publicKeys }) => createStandardWebhooksAdapter({ source: name, secrets, publicKeys }),
   samples: { 'order.created': standardOrderCreated },
   // One message's JSON; the specification sets no maximum.

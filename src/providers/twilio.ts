@@ -120,7 +120,8 @@ function separatorsUpTo(bytes: Buffer, byte: number, limit: number): number {
 function resourceOf(params: Record<string, string | string[]>): { sid?: string; status?: string; resource: string } {
   const text = (name: string) => (typeof params[name] === 'string' && params[name] !== '' ? (params[name] as string) : undefined);
   if (text('CallSid')) return { sid: text('CallSid'), status: text('CallStatus'), resource: 'call' };
-  if (text('MessageSid') ?? text('SmsSid')) return { sid: text('MessageSid') ?? text('SmsSid'), status: text('MessageStatus') ?? text('SmsStatus'), resource: 'message' };
+  if (text('MessageSid') ?? text('SmsSid'))
+    return { sid: text('MessageSid') ?? text('SmsSid'), status: text('MessageStatus') ?? text('SmsStatus'), resource: 'message' };
   return { sid: text('Sid'), status: text('Status'), resource: 'request' };
 }
 

@@ -35,7 +35,8 @@ export async function verifyStoredEvent(db: Queryable, sources: SourceRegistry, 
     sha256: stored.sha256,
     receivedAt: stored.receivedAt.toISOString(),
   });
-  if (stored.purgedAt) return result(false, `the body was purged at ${stored.purgedAt.toISOString()}, past BODY_RETENTION; its size and sha256 are those received`, 'purged');
+  if (stored.purgedAt)
+    return result(false, `the body was purged at ${stored.purgedAt.toISOString()}, past BODY_RETENTION; its size and sha256 are those received`, 'purged');
   if (!stored.body) return result(false, `the body was erased at ${stored.erasedAt?.toISOString()}`, 'erased');
   if (stored.via !== 'delivery') return result(false, `it came from the provider's API (${stored.via}), not as a signed delivery`);
   const source = sources.get(stored.source);

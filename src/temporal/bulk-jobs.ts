@@ -68,15 +68,22 @@ export class BulkJobs {
       ...(input.filter.since && { since: pointInTime(input.filter.since, 'since', now).toISOString() }),
       until: until.toISOString(),
     };
-    if (confirmed !== undefined && !(Number.isSafeInteger(confirmed.count) && confirmed.count >= 0)) throw new OperationRejectedError('The confirmed count must be a whole number of events.');
-    if (input.action === 'signal' && !input.signal?.name) throw new OperationRejectedError('A bulk signal needs the signal\'s name.');
+    if (confirmed !== undefined && !(Number.isSafeInteger(confirmed.count) && confirmed.count >= 0))
+      throw new OperationRejectedError('The confirmed count must be a whole number of events.');
+    if (input.action === 'signal' && !input.signal?.name) throw new OperationRejectedError("A bulk signal needs the signal's name.");
     if (input.rate !== undefined && !(input.rate > 0)) throw new OperationRejectedError('"rate" must be a positive number of events per second.');
     const listed = await this.operations.list(filter, MAX_BULK_EVENTS + 1);
     const matches = confirmed === undefined ? listed : listed.slice(0, confirmed.count);
-    if (listed.length > MAX_BULK_EVENTS && confirmed === undefined) throw new OperationRejectedError(`More than ${MAX_BULK_EVENTS} events match; narrow the filter (--since, --until, --type) and run one job per part.`);
+    if (listed.length > MAX_BULK_EVENTS && confirmed === undefined)
+      throw new OperationRejectedError(`More than ${MAX_BULK_EVENTS} events match; narrow the filter (--since, --until, --type) and run one job per part.`);
     // Nothing to act on is an answer, not an error: a runbook's retry after a quiet hour finds nothing.
     if (dryRun || matches.length === 0 || (matches.length > CONFIRM_OVER && !yes && confirmed === undefined)) {
-      const reason = matches.length === 0 ? `no event matches ${visibilityQuery(filter, now)}; nothing to do` : dryRun ? 'a dry run, as asked' : `over ${CONFIRM_OVER} events match: confirm with --yes ("yes": true)`;
+      const reason =
+        matches.length === 0
+          ? `no event matches ${visibilityQuery(filter, now)}; nothing to do`
+          : dryRun
+            ? 'a dry run, as asked'
+            : `over ${CONFIRM_OVER} events match: confirm with --yes ("yes": true)`;
       return { dryRun: true, count: matches.length, examples: matches.slice(0, 5), reason, confirm: { count: matches.length, until: filter.until! } };
     }
     const jobId = bulkJobWorkflowId(input.action, randomUUID());
@@ -84,7 +91,10 @@ export class BulkJobs {
       workflowId: jobId,
       taskQueue: this.options.taskQueue,
       args: [{ ...input, filter: { ...filter, status: filter.status }, limit: matches.length }],
-      staticSummary: `bulk ${input.action} of ${matches.length} event(s) matching ${visibilityQuery(filter, now)}, by ${input.by}: ${input.reason}`.slice(0, 200),
+      staticSummary: `bulk ${input.action} of ${matches.length} event(s) matching ${visibilityQuery(filter, now)}, by ${input.by}: ${input.reason}`.slice(
+        0,
+        200,
+      ),
     });
     return { dryRun: false, count: matches.length, jobId, runId: handle.firstExecutionRunId };
   }

@@ -24,16 +24,20 @@ const TAG_BYTES = 16;
  * encrypts, all decrypt. Errors name the entry by its key ID or position, never its key.
  */
 export function parseEncryptionKeys(value: string | undefined): EncryptionKey[] {
-  const keys = (value ?? '').split(/\s+/).filter(Boolean).map((entry, index) => {
-    const colon = entry.indexOf(':');
-    const id = colon === -1 ? '' : entry.slice(0, colon);
-    if (!KEY_ID.test(id)) throw new ConfigError(`PAYLOAD_ENCRYPTION_KEYS entry ${index + 1} must be <keyId>:<base64 key>, the key ID 1-64 of A-Z a-z 0-9 . _ -.`);
-    const key = Buffer.from(entry.slice(colon + 1), 'base64');
-    if (key.length !== 32 || key.toString('base64') !== entry.slice(colon + 1)) {
-      throw new ConfigError(`PAYLOAD_ENCRYPTION_KEYS key "${id}" must be 32 bytes in base64 (openssl rand -base64 32).`);
-    }
-    return { id, key };
-  });
+  const keys = (value ?? '')
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((entry, index) => {
+      const colon = entry.indexOf(':');
+      const id = colon === -1 ? '' : entry.slice(0, colon);
+      if (!KEY_ID.test(id))
+        throw new ConfigError(`PAYLOAD_ENCRYPTION_KEYS entry ${index + 1} must be <keyId>:<base64 key>, the key ID 1-64 of A-Z a-z 0-9 . _ -.`);
+      const key = Buffer.from(entry.slice(colon + 1), 'base64');
+      if (key.length !== 32 || key.toString('base64') !== entry.slice(colon + 1)) {
+        throw new ConfigError(`PAYLOAD_ENCRYPTION_KEYS key "${id}" must be 32 bytes in base64 (openssl rand -base64 32).`);
+      }
+      return { id, key };
+    });
   const ids = keys.map((key) => key.id);
   const repeated = ids.find((id, index) => ids.indexOf(id) !== index);
   if (repeated) throw new ConfigError(`PAYLOAD_ENCRYPTION_KEYS names key "${repeated}" twice.`);
@@ -77,7 +81,10 @@ export class EncryptionCodec implements PayloadCodec {
       cipher.setAAD(this.associatedData(id, true));
       const plaintext = temporal.api.common.v1.Payload.encode(payload).finish();
       const data = Buffer.concat([iv, cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
-      return { metadata: { encoding: Buffer.from(ENCRYPTED_ENCODING), [KEY_ID_METADATA]: Buffer.from(id), [NAMESPACE_BOUND_METADATA]: Buffer.from('true') }, data };
+      return {
+        metadata: { encoding: Buffer.from(ENCRYPTED_ENCODING), [KEY_ID_METADATA]: Buffer.from(id), [NAMESPACE_BOUND_METADATA]: Buffer.from('true') },
+        data,
+      };
     });
   }
 
@@ -85,13 +92,18 @@ export class EncryptionCodec implements PayloadCodec {
     return payloads.map((payload) => {
       if (Buffer.from(payload.metadata?.encoding ?? []).toString() !== ENCRYPTED_ENCODING) {
         if (this.options.plaintext === 'allow') return payload;
-        throw new Error('A payload is not encrypted, and PAYLOAD_ENCRYPTION_KEYS is set: refused. While payloads from before encryption are still in flight, set PAYLOAD_ENCRYPTION_ALLOW_PLAINTEXT=true on the workers.');
+        throw new Error(
+          'A payload is not encrypted, and PAYLOAD_ENCRYPTION_KEYS is set: refused. While payloads from before encryption are still in flight, set PAYLOAD_ENCRYPTION_ALLOW_PLAINTEXT=true on the workers.',
+        );
       }
       const id = Buffer.from(payload.metadata?.[KEY_ID_METADATA] ?? []).toString();
       const key = this.byId.get(id);
       if (!key) throw new Error(`A payload is encrypted with key "${id}", which PAYLOAD_ENCRYPTION_KEYS does not hold.`);
       const data = Buffer.from(payload.data ?? []);
-      if (data.length < IV_BYTES + TAG_BYTES) throw new Error(`An encrypted payload of ${data.length} bytes is shorter than its nonce and tag (${IV_BYTES + TAG_BYTES}): it was not written by this codec.`);
+      if (data.length < IV_BYTES + TAG_BYTES)
+        throw new Error(
+          `An encrypted payload of ${data.length} bytes is shorter than its nonce and tag (${IV_BYTES + TAG_BYTES}): it was not written by this codec.`,
+        );
       // The tag's length is fixed, so a shortened tag is refused rather than checked on fewer bytes.
       const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
       decipher.setAAD(this.associatedData(id, payload.metadata?.[NAMESPACE_BOUND_METADATA] !== undefined));

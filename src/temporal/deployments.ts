@@ -5,7 +5,6 @@ import { INTERNAL_WORKFLOW_ID_PREFIX } from '../../contracts';
 import { buildCheckFlow } from '../flows';
 import type { WorkerDeployment } from '../config/worker';
 
-
 /** What `promoteBuild` did. */
 export interface Promotion {
   deployment: string;
@@ -61,7 +60,11 @@ export async function promoteBuild(
 }
 
 /** Runs `buildCheck` pinned to the build and waits for it to complete by `deadline`. */
-async function checkBuild(client: Client, target: WorkerDeployment, { taskQueue, deadline, waitMs }: { taskQueue: string; deadline: number; waitMs: number }): Promise<void> {
+async function checkBuild(
+  client: Client,
+  target: WorkerDeployment,
+  { taskQueue, deadline, waitMs }: { taskQueue: string; deadline: number; waitMs: number },
+): Promise<void> {
   const handle = await client.workflow.start(buildCheckFlow.workflow, {
     workflowId: buildCheckWorkflowId(target),
     taskQueue,
@@ -74,7 +77,13 @@ async function checkBuild(client: Client, target: WorkerDeployment, { taskQueue,
   });
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<'timed out'>((resolve) => (timer = setTimeout(() => resolve('timed out'), Math.max(deadline - Date.now(), 0))));
-  const outcome = await Promise.race([handle.result().then(() => 'completed' as const, (error: unknown) => error), timedOut]).finally(() => clearTimeout(timer));
+  const outcome = await Promise.race([
+    handle.result().then(
+      () => 'completed' as const,
+      (error: unknown) => error,
+    ),
+    timedOut,
+  ]).finally(() => clearTimeout(timer));
   if (outcome === 'completed') return;
   const why = await lastWorkflowTaskFailure(client, handle.workflowId);
   await handle.terminate('workers promote: the build did not pass its check').catch(() => undefined);

@@ -5,7 +5,16 @@ import type { BodyView, EventView, InboxStatusName } from './event-view';
 
 /** The view of an event the body store holds and Temporal has no workflow for (held, ignored, not started yet). */
 export async function inboxView(db: Queryable, eventId: string, uiUrl: string): Promise<EventView | undefined> {
-  const { rows } = await db.query<{ flow: string | null; summary: string | null; type: string | null; tenant: string | null; held_by: string | null; ignored_at: Date | null; dead_lettered_at: Date | null; start_error: string | null }>(
+  const { rows } = await db.query<{
+    flow: string | null;
+    summary: string | null;
+    type: string | null;
+    tenant: string | null;
+    held_by: string | null;
+    ignored_at: Date | null;
+    dead_lettered_at: Date | null;
+    start_error: string | null;
+  }>(
     `SELECT start->>'flow' AS flow, start->>'summary' AS summary, start->'input'->>'type' AS type, tenant, held_by, ignored_at, dead_lettered_at, start_error
      FROM event_bodies WHERE workflow_id = $1`,
     [eventId],

@@ -58,7 +58,18 @@ export class EventOperations implements ErasureTemporal {
       attempt: activity.attempt ?? 1,
       lastFailure: activity.lastFailure?.message ?? null,
     }));
-    return { ...summary, summary: (await description.staticSummary()) ?? null, progress, ledger, erasure, body, result, failure, pendingActivities, uiUrl: this.uiLink(eventId) };
+    return {
+      ...summary,
+      summary: (await description.staticSummary()) ?? null,
+      progress,
+      ledger,
+      erasure,
+      body,
+      result,
+      failure,
+      pendingActivities,
+      uiUrl: this.uiLink(eventId),
+    };
   }
 
   /** Events whose current run matches the filter (`findEvents`); a failure group's from the body store. */
@@ -81,7 +92,9 @@ export class EventOperations implements ErasureTemporal {
     const signal = accepted.find((each) => each.name === name);
     if (!signal) {
       const names = accepted.map((each) => each.name);
-      throw new OperationRejectedError(`${type} does not handle the signal "${name}"; ${names.length ? `it accepts ${names.join(', ')}` : 'it accepts no signals'}.`);
+      throw new OperationRejectedError(
+        `${type} does not handle the signal "${name}"; ${names.length ? `it accepts ${names.join(', ')}` : 'it accepts no signals'}.`,
+      );
     }
     const checked = signal.read(data, { workflowId: eventId });
     if (!checked.ok) throw new OperationRejectedError(`${checked.error}.`);
@@ -123,7 +136,12 @@ export class EventOperations implements ErasureTemporal {
    * run keeps the run chain, so its ledger claim holds and finished steps are not repeated.
    * The TypeScript client has no reset method, so this calls the service directly.
    */
-  async reset(eventId: string, to: ResetTarget, reason: string, requestId: string = randomUUID()): Promise<{ eventId: string; runId: string; resetToEventId: number }> {
+  async reset(
+    eventId: string,
+    to: ResetTarget,
+    reason: string,
+    requestId: string = randomUUID(),
+  ): Promise<{ eventId: string; runId: string; resetToEventId: number }> {
     const { runId } = await this.describe(eventId);
     const { events } = await this.client.workflow.getHandle(eventId, runId).fetchHistory();
     const resetToEventId = resetPoint(events ?? [], to);
@@ -143,7 +161,11 @@ export class EventOperations implements ErasureTemporal {
    * signal act on running events only. `requestId` makes a repeated reset (the job's activity
    * retried) the same reset.
    */
-  async apply(action: BulkActionName, eventId: string, options: { to?: string; reason: string; signal?: { name: string; data?: unknown }; requestId: string }): Promise<BulkItemResult> {
+  async apply(
+    action: BulkActionName,
+    eventId: string,
+    options: { to?: string; reason: string; signal?: { name: string; data?: unknown }; requestId: string },
+  ): Promise<BulkItemResult> {
     let status: string;
     try {
       status = (await this.describe(eventId)).status.name;
@@ -157,7 +179,12 @@ export class EventOperations implements ErasureTemporal {
         case 'reset': {
           if (status === 'COMPLETED') return { eventId, outcome: 'skipped', detail: 'completed' };
           if (status === 'RUNNING') return { eventId, outcome: 'skipped', detail: 'running' };
-          const reset = await this.reset(eventId, parseResetTarget(action === 'retry' ? 'last-failure' : (options.to ?? 'last-failure')), options.reason, options.requestId);
+          const reset = await this.reset(
+            eventId,
+            parseResetTarget(action === 'retry' ? 'last-failure' : (options.to ?? 'last-failure')),
+            options.reason,
+            options.requestId,
+          );
           return { eventId, outcome: 'done', detail: `reset to history event ${reset.resetToEventId}; run ${reset.runId}` };
         }
         case 'cancel':
@@ -167,12 +194,17 @@ export class EventOperations implements ErasureTemporal {
           if (action === 'cancel') await this.cancel(eventId);
           else if (action === 'terminate') await this.terminate(eventId, options.reason);
           else await this.signal(eventId, options.signal!.name, options.signal!.data);
-          return { eventId, outcome: 'done', detail: action === 'signal' ? `sent ${options.signal!.name}` : action === 'cancel' ? 'cancel requested' : 'terminated' };
+          return {
+            eventId,
+            outcome: 'done',
+            detail: action === 'signal' ? `sent ${options.signal!.name}` : action === 'cancel' ? 'cancel requested' : 'terminated',
+          };
         }
       }
     } catch (error) {
       // What the operator must read (not awaited, no reset point): this event's failure, not the job's.
-      if (error instanceof OperationRejectedError || error instanceof SignalNotAwaitedError || error instanceof EventRunningError) return { eventId, outcome: 'failed', detail: error.message };
+      if (error instanceof OperationRejectedError || error instanceof SignalNotAwaitedError || error instanceof EventRunningError)
+        return { eventId, outcome: 'failed', detail: error.message };
       throw error;
     }
   }

@@ -59,4 +59,5 @@ export function isLoopback(address: string): boolean {
 export const SERVER_DYNAMIC_CONFIG = { 'matching.enableFairness': true } as const;
 
 /** The same as `temporal server start-dev` flags. */
-export const devServerDynamicConfigArgs = (): string[] => Object.entries(SERVER_DYNAMIC_CONFIG).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`]);
+export const devServerDynamicConfigArgs = (): string[] =>
+  Object.entries(SERVER_DYNAMIC_CONFIG).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`]);

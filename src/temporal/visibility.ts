@@ -49,7 +49,18 @@ export interface EventFilter {
 }
 
 /** The fields of a filter: `events list`, the bulk commands, `GET /admin/events` and `POST /admin/bulk` all take these. */
-export const FILTER_FIELDS = ['source', 'type', 'status', 'since', 'until', 'via', 'tenant', 'errorClass', 'query', 'group'] as const satisfies readonly (keyof EventFilter)[];
+export const FILTER_FIELDS = [
+  'source',
+  'type',
+  'status',
+  'since',
+  'until',
+  'via',
+  'tenant',
+  'errorClass',
+  'query',
+  'group',
+] as const satisfies readonly (keyof EventFilter)[];
 
 /** Event workflows only (they carry WebhookSource), with the filters ANDed. `now` anchors a relative `since`. */
 export function visibilityQuery(filter: EventFilter, now: Date = new Date()): string {
@@ -98,7 +109,8 @@ function contained(query: string): string {
     outside += character;
   }
   if (depth !== 0) throw new OperationRejectedError('"query" leaves a parenthesis open.');
-  if (/\b(?:order|group)\s+by\b|--|\/\*|#/i.test(outside)) throw new OperationRejectedError('"query" may be a condition only: no ORDER BY, GROUP BY or comments.');
+  if (/\b(?:order|group)\s+by\b|--|\/\*|#/i.test(outside))
+    throw new OperationRejectedError('"query" may be a condition only: no ORDER BY, GROUP BY or comments.');
   return query;
 }
 
@@ -178,7 +190,10 @@ export async function findEvents(
   const seen = new Set<string>();
   let page: WorkflowExecutionInfo[] = [];
   const settle = async () => {
-    const current = await currentRuns(client, page.map((execution) => execution.workflowId));
+    const current = await currentRuns(
+      client,
+      page.map((execution) => execution.workflowId),
+    );
     for (const execution of page) if (events.length < limit && current.get(execution.workflowId) === execution.runId) events.push(toSummary(execution));
     page = [];
   };

@@ -57,7 +57,17 @@ export interface WorkerOptions {
   workflows: WorkflowBundleOption | 'bundle-now';
 }
 
-export function createWorker({ connection, namespace, dataConverter, tracing, bodyStore, taskQueue, deployment, activities, workflows }: WorkerOptions): Promise<Worker> {
+export function createWorker({
+  connection,
+  namespace,
+  dataConverter,
+  tracing,
+  bodyStore,
+  taskQueue,
+  deployment,
+  activities,
+  workflows,
+}: WorkerOptions): Promise<Worker> {
   return Worker.create({
     connection,
     namespace,
@@ -65,7 +75,11 @@ export function createWorker({ connection, namespace, dataConverter, tracing, bo
     taskQueue,
     // Every flow's behaviour unless it declares PINNED (`versioning` in defineFlow); only a versioned worker reports one.
     ...(deployment && {
-      workerDeploymentOptions: { version: { deploymentName: deployment.name, buildId: deployment.buildId }, useWorkerVersioning: true, defaultVersioningBehavior: 'AUTO_UPGRADE' },
+      workerDeploymentOptions: {
+        version: { deploymentName: deployment.name, buildId: deployment.buildId },
+        useWorkerVersioning: true,
+        defaultVersioningBehavior: 'AUTO_UPGRADE',
+      },
     }),
     ...(workflows === 'bundle-now' ? { workflowsPath: WORKFLOWS_PATH } : { workflowBundle: workflows }),
     activities,
@@ -73,7 +87,14 @@ export function createWorker({ connection, namespace, dataConverter, tracing, bo
     interceptors: {
       ...(workflows === 'bundle-now' && { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }),
       activity: [
-        ...(tracing ? [(context: Context) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(context), outbound: new OpenTelemetryActivityOutboundInterceptor(context) })] : []),
+        ...(tracing
+          ? [
+              (context: Context) => ({
+                inbound: new OpenTelemetryActivityInboundInterceptor(context),
+                outbound: new OpenTelemetryActivityOutboundInterceptor(context),
+              }),
+            ]
+          : []),
         ...(bodyStore ? [stuckEvents(bodyStore)] : []),
       ],
     },
@@ -109,7 +130,17 @@ export async function startWorker(options: {
   const connection = await connectWorkerConnection(options.settings);
   let worker: Worker;
   try {
-    worker = await createWorker({ connection, namespace: options.settings.namespace, dataConverter: options.settings.dataConverter, tracing: options.tracing, bodyStore: options.bodyStore, taskQueue: options.taskQueue, deployment: options.deployment, activities: options.activities, workflows: options.workflows });
+    worker = await createWorker({
+      connection,
+      namespace: options.settings.namespace,
+      dataConverter: options.settings.dataConverter,
+      tracing: options.tracing,
+      bodyStore: options.bodyStore,
+      taskQueue: options.taskQueue,
+      deployment: options.deployment,
+      activities: options.activities,
+      workflows: options.workflows,
+    });
   } catch (error) {
     await connection.close();
     throw error;

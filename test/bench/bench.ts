@@ -71,7 +71,16 @@ const RATE = benchSize('RATE', 10, 10);
 const CAPACITY_EVENTS = benchSize('CAPACITY_EVENTS', 300, 20);
 const SERVER = process.env.BENCH_TEMPORAL === 'cluster' ? 'cluster' : 'dev';
 const SECRET = 'whsec_bench';
-const TARGETS = { G1: { atLeast: 0.9 }, G4: { atMost: 1.3 }, G5: { atLeast: 1.0 }, G6: { atLeast: 0.95 }, G10: { atLeast: 0.5 }, G12: { atMost: 1.05 }, G13: { atMost: 0.3 }, G14: { atMost: 1 } } as const;
+const TARGETS = {
+  G1: { atLeast: 0.9 },
+  G4: { atMost: 1.3 },
+  G5: { atLeast: 1.0 },
+  G6: { atLeast: 0.95 },
+  G10: { atLeast: 0.5 },
+  G12: { atMost: 1.05 },
+  G13: { atMost: 0.3 },
+  G14: { atMost: 1 },
+} as const;
 /** The rate a hold is released at in the drain measurement (G12, G13), starts per second. */
 const RELEASE_RATE = benchSize('RELEASE_RATE', 50, 50);
 /** Where the JSON and SVG of a run go (BENCH_RESULTS_DIR). @default bench-results/ */
@@ -95,9 +104,23 @@ function delivery(account?: string): Delivery {
     ...(account && { account }),
     type: 'checkout.session.completed',
     created: Math.floor(Date.now() / 1000),
-    data: { object: { id: `cs_${id}`, object: 'checkout.session', amount_total: 4200, currency: 'eur', payment_intent: `pi_${id}`, customer_details: { email: 'ada@example.com' }, metadata: { order_id: `ord_${id}` } } },
+    data: {
+      object: {
+        id: `cs_${id}`,
+        object: 'checkout.session',
+        amount_total: 4200,
+        currency: 'eur',
+        payment_intent: `pi_${id}`,
+        customer_details: { email: 'ada@example.com' },
+        metadata: { order_id: `ord_${id}` },
+      },
+    },
   });
-  return { id, body, headers: { 'content-type': 'application/json', 'stripe-signature': webhooks.generateTestHeaderString({ payload: body, secret: SECRET }) } };
+  return {
+    id,
+    body,
+    headers: { 'content-type': 'application/json', 'stripe-signature': webhooks.generateTestHeaderString({ payload: body, secret: SECRET }) },
+  };
 }
 
 /** Runs `work` over `items` with `concurrency` at a time; returns each one's latency (ms) and the wall time (s). */
@@ -145,7 +168,14 @@ class Side {
     return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
   }
   summary() {
-    return { name: this.name, requests: this.latencies.length, perSecond: round(this.perSecond), p50: round(this.percentile(0.5)), p90: round(this.percentile(0.9)), p99: round(this.percentile(0.99)) };
+    return {
+      name: this.name,
+      requests: this.latencies.length,
+      perSecond: round(this.perSecond),
+      p50: round(this.percentile(0.5)),
+      p90: round(this.percentile(0.9)),
+      p99: round(this.percentile(0.99)),
+    };
   }
 }
 
@@ -153,7 +183,11 @@ const round = (value: number, digits = 2) => Number(value.toFixed(digits));
 
 async function startTemporal(): Promise<{ address: string; stop(): Promise<void> }> {
   if (SERVER === 'dev') {
-    const server = await startDevServer({ address: `127.0.0.1:${await freePort(1000)}`, dataDir: mkdtempSync(path.join(tmpdir(), 'dw-bench-')), stdio: 'ignore' });
+    const server = await startDevServer({
+      address: `127.0.0.1:${await freePort(1000)}`,
+      dataDir: mkdtempSync(path.join(tmpdir(), 'dw-bench-')),
+      stdio: 'ignore',
+    });
     return { address: server.address, stop: () => server.stop() };
   }
   execFileSync('bash', ['scripts/install-temporal-server.sh'], { stdio: 'inherit' });
@@ -190,7 +224,12 @@ async function main(): Promise<void> {
 }
 
 /** Everything measured on the Temporal server `temporal`, which the caller stops. */
-async function measure(hostile: Awaited<ReturnType<typeof measureHostileCosts>>, largeBodies: Awaited<ReturnType<typeof measureLargeBodies>>, consolePages: Awaited<ReturnType<typeof measureConsole>>, temporal: Awaited<ReturnType<typeof startTemporal>>): Promise<void> {
+async function measure(
+  hostile: Awaited<ReturnType<typeof measureHostileCosts>>,
+  largeBodies: Awaited<ReturnType<typeof measureLargeBodies>>,
+  consolePages: Awaited<ReturnType<typeof measureConsole>>,
+  temporal: Awaited<ReturnType<typeof startTemporal>>,
+): Promise<void> {
   const connection = await Connection.connect({ address: temporal.address });
   await prepareNamespace(connection, 'default');
   const client = new Client({ connection });
@@ -213,7 +252,13 @@ async function measure(hostile: Awaited<ReturnType<typeof measureHostileCosts>>,
   // One database for both receivers and the worker: PostgreSQL with DATABASE_URL, else the embedded PostgreSQL `npm run dev` runs.
   const services = await createWorkerServices(loadWorkerConfig(workerEnv, { development: true }), { temporal: client, embedded: true });
   const receiverConfig = (taskQueue: string, acknowledge = 'temporal') =>
-    loadReceiverConfig({ PORT: '0', STRIPE_WEBHOOK_SECRET: SECRET, TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_ADDRESS: temporal.address, ACKNOWLEDGE: acknowledge });
+    loadReceiverConfig({
+      PORT: '0',
+      STRIPE_WEBHOOK_SECRET: SECRET,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      TEMPORAL_ADDRESS: temporal.address,
+      ACKNOWLEDGE: acknowledge,
+    });
   const starts = await startReceiver(receiverConfig(startsQueue), client, silentLogger, services.db);
   const startsAtCommit = await startReceiver(receiverConfig(startsQueue, 'database'), client, silentLogger, services.db);
   const work = await startReceiver(receiverConfig(workQueue), client, silentLogger, services.db);
@@ -237,7 +282,12 @@ async function measure(hostile: Awaited<ReturnType<typeof measureHostileCosts>>,
       Array.from({ length: count }, async () => {
         const event = delivery();
         const { events } = await adapter.verify({ rawBody: Buffer.from(event.body), headers: event.headers, receivedAt: new Date() });
-        return startOptions({ source: 'stripe', provider: 'stripe', ...events[0]!, receivedAt: new Date().toISOString() }, { workflowIdPrefix: '', router: new Router('stripe') }, 'delivery', startsQueue);
+        return startOptions(
+          { source: 'stripe', provider: 'stripe', ...events[0]!, receivedAt: new Date().toISOString() },
+          { workflowIdPrefix: '', router: new Router('stripe') },
+          'delivery',
+          startsQueue,
+        );
       }),
     );
   const rawStart = async ({ flow, options }: Awaited<ReturnType<typeof rawStarts>>[number]) => void (await client.workflow.start(flow.workflow, options));
@@ -265,7 +315,12 @@ async function measure(hostile: Awaited<ReturnType<typeof measureHostileCosts>>,
           atCommitCpuSeconds += (used.user + used.system) / 1e6;
           await drained();
         },
-        ...(seed ? [async () => seedSide.add(await drive(Array.from({ length: EVENTS }, delivery), (event) => postExpecting(`${seed.url}/webhooks/stripe`, event, 200)))] : []),
+        ...(seed
+          ? [
+              async () =>
+                seedSide.add(await drive(Array.from({ length: EVENTS }, delivery), (event) => postExpecting(`${seed.url}/webhooks/stripe`, event, 200))),
+            ]
+          : []),
       ];
       for (const side of index % 2 === 0 ? sides : [...sides].reverse()) await side();
       process.stderr.write(`round ${index + 1}/${ROUNDS} done\n`);
@@ -279,13 +334,23 @@ async function measure(hostile: Awaited<ReturnType<typeof measureHostileCosts>>,
     workAtCommit = await startReceiver(receiverConfig(workQueue, 'database'), client, silentLogger, services.db);
 
     // G6 and end to end: sustained runs with the worker processing every event, in each mode.
-    const worker = await startWorker({ settings: temporalSettings(workerEnv), taskQueue: workQueue, activities: services.activities, workflows: await workflowBundle() });
+    const worker = await startWorker({
+      settings: temporalSettings(workerEnv),
+      taskQueue: workQueue,
+      activities: services.activities,
+      workflows: await workflowBundle(),
+    });
     const sustained = await sustain(client, `${work.url}/webhooks/stripe`);
     const sustainedAtCommit = await sustain(client, `${workAtCommit.url}/webhooks/stripe`);
     await worker.shutdown();
 
     // Worker capacity, with one and then two `npm run worker` processes (PostgreSQL only: they share it).
-    const capacity = database ? [await workerCapacity(client, 1, { ...workerEnv, DATABASE_URL: database.url }, receiverConfig, services.db), await workerCapacity(client, 2, { ...workerEnv, DATABASE_URL: database.url }, receiverConfig, services.db)] : [];
+    const capacity = database
+      ? [
+          await workerCapacity(client, 1, { ...workerEnv, DATABASE_URL: database.url }, receiverConfig, services.db),
+          await workerCapacity(client, 2, { ...workerEnv, DATABASE_URL: database.url }, receiverConfig, services.db),
+        ]
+      : [];
 
     const g1 = receiver.perSecond / raw.perSecond;
     const g4 = receiver.percentile(0.99) / raw.percentile(0.99);
@@ -300,17 +365,41 @@ async function measure(hostile: Awaited<ReturnType<typeof measureHostileCosts>>,
       { id: 'G6', what: 'completed ÷ started, sustained', value: g6, target: TARGETS.G6 },
       { id: 'G7', what: 'seed handler ÷ receiver, events/s', value: g7, target: undefined },
       { id: 'G10', what: 'receiver with ACKNOWLEDGE=database ÷ seed handler, events/s', value: g10, target: TARGETS.G10 },
-      { id: 'G10 p99', what: 'ACKNOWLEDGE=database p99 ÷ seed handler p99', value: seed ? atCommit.percentile(0.99) / seedSide.percentile(0.99) : undefined, target: undefined },
+      {
+        id: 'G10 p99',
+        what: 'ACKNOWLEDGE=database p99 ÷ seed handler p99',
+        value: seed ? atCommit.percentile(0.99) / seedSide.percentile(0.99) : undefined,
+        target: undefined,
+      },
       { id: 'G11', what: 'backlog drained by a sweeper ÷ raw start, starts/s', value: drain.perSecond / raw.perSecond, target: undefined },
-      { id: 'G12', what: `held events released at ${RELEASE_RATE}/s by two sweepers: measured ÷ configured rate`, value: release.perSecond / RELEASE_RATE, target: TARGETS.G12 },
-      { id: 'G13', what: "fairness: the small tenant's last start ÷ the whole drain's time (taking turns: about 2 × its share)", value: release.smallTenantDoneSeconds / release.seconds, target: TARGETS.G13 },
+      {
+        id: 'G12',
+        what: `held events released at ${RELEASE_RATE}/s by two sweepers: measured ÷ configured rate`,
+        value: release.perSecond / RELEASE_RATE,
+        target: TARGETS.G12,
+      },
+      {
+        id: 'G13',
+        what: "fairness: the small tenant's last start ÷ the whole drain's time (taking turns: about 2 × its share)",
+        value: release.smallTenantDoneSeconds / release.seconds,
+        target: TARGETS.G13,
+      },
       {
         id: 'G14',
         what: `console on ${consolePages.events.toLocaleString('en')} events: slowest page's p95 ÷ ${CONSOLE_P95_TARGET_MS} ms`,
         value: Math.max(...consolePages.pages.map((page) => page.p95)) / CONSOLE_P95_TARGET_MS,
         target: TARGETS.G14,
       },
-    ].map((ratio) => ({ ...ratio, value: ratio.value === undefined ? null : round(ratio.value), met: ratio.value === undefined || !ratio.target ? null : 'atLeast' in ratio.target ? ratio.value >= ratio.target.atLeast : ratio.value <= ratio.target.atMost }));
+    ].map((ratio) => ({
+      ...ratio,
+      value: ratio.value === undefined ? null : round(ratio.value),
+      met:
+        ratio.value === undefined || !ratio.target
+          ? null
+          : 'atLeast' in ratio.target
+            ? ratio.value >= ratio.target.atLeast
+            : ratio.value <= ratio.target.atMost,
+    }));
 
     const sides = [raw, receiver, duplicates, atCommit, ...(seed ? [seedSide] : [])].map((side) => side.summary());
     const result = {
@@ -348,29 +437,46 @@ async function measure(hostile: Awaited<ReturnType<typeof measureHostileCosts>>,
     console.log('| ratio | measured | target | |\n|---|---|---|---|');
     for (const ratio of ratios) {
       const target = !ratio.target ? 'reported' : 'atLeast' in ratio.target ? `≥ ${ratio.target.atLeast}` : `≤ ${ratio.target.atMost}`;
-      console.log(`| ${ratio.id}: ${ratio.what} | ${ratio.value ?? 'n/a (set DATABASE_URL)'} | ${target} | ${ratio.met === null ? '' : ratio.met ? 'met' : 'MISSED'} |`);
+      console.log(
+        `| ${ratio.id}: ${ratio.what} | ${ratio.value ?? 'n/a (set DATABASE_URL)'} | ${target} | ${ratio.met === null ? '' : ratio.met ? 'met' : 'MISSED'} |`,
+      );
     }
     console.log('\n| side | events/s | p50 ms | p90 ms | p99 ms |\n|---|---|---|---|---|');
     for (const side of sides) console.log(`| ${side.name} | ${side.perSecond} | ${side.p50} | ${side.p90} | ${side.p99} |`);
-    console.log(`| end to end, POST → completed (sustained) | ${RATE} offered | ${sustained.endToEnd.p50} | ${sustained.endToEnd.p90} | ${sustained.endToEnd.p99} |`);
-    console.log(`| end to end, ACKNOWLEDGE=database (sustained) | ${RATE} offered | ${sustainedAtCommit.endToEnd.p50} | ${sustainedAtCommit.endToEnd.p90} | ${sustainedAtCommit.endToEnd.p99} |`);
+    console.log(
+      `| end to end, POST → completed (sustained) | ${RATE} offered | ${sustained.endToEnd.p50} | ${sustained.endToEnd.p90} | ${sustained.endToEnd.p99} |`,
+    );
+    console.log(
+      `| end to end, ACKNOWLEDGE=database (sustained) | ${RATE} offered | ${sustainedAtCommit.endToEnd.p50} | ${sustainedAtCommit.endToEnd.p90} | ${sustainedAtCommit.endToEnd.p99} |`,
+    );
     console.log(`| backlog of ${drain.events} drained by one sweeper | ${drain.perSecond} | | | |`);
     console.log(`| ${release.events} held events released at ${RELEASE_RATE}/s, two sweepers | ${release.perSecond} | | | |`);
-    console.log(`\nfairness: ${release.smallTenantEvents} events of a small tenant behind ${release.bigTenantEvents} of a big one all started ${release.smallTenantDoneSeconds} s into a ${release.seconds} s drain`);
+    console.log(
+      `\nfairness: ${release.smallTenantEvents} events of a small tenant behind ${release.bigTenantEvents} of a big one all started ${release.smallTenantDoneSeconds} s into a ${release.seconds} s drain`,
+    );
     console.log(`\nhistory events per flow (fulfilCheckout): ${sustained.historyEvents}`);
     console.log(`receiver with ACKNOWLEDGE=database and its load generator, one process: ${result.receiverPerCpuSecond} events per CPU-second`);
     for (const run of capacity) {
-      console.log(`${run.workers} worker process(es): ${run.events} checkouts in ${run.seconds} s = ${run.perSecond} events/s, ${run.perCpuSecond} events per worker CPU-second; ${run.historyLength} history events, ${run.stateTransitions} state transitions each`);
+      console.log(
+        `${run.workers} worker process(es): ${run.events} checkouts in ${run.seconds} s = ${run.perSecond} events/s, ${run.perCpuSecond} events per worker CPU-second; ${run.historyLength} history events, ${run.stateTransitions} state transitions each`,
+      );
     }
     console.log(`\n| provider kind: its costliest refused delivery | refused, ms per MiB | a valid MiB, ms per MiB | target |\n|---|---|---|---|`);
     for (const kind of hostile.kinds) {
-      console.log(`| ${kind.kind}: ${kind.worst.what} | ${round(kind.worst.msPerMiB, 1)} | ${kind.validMsPerMiB === null ? 'n/a' : round(kind.validMsPerMiB, 1)} | ≤ ${REFUSED_MS_PER_MIB_TARGET} ${kind.worst.msPerMiB <= REFUSED_MS_PER_MIB_TARGET ? 'met' : 'MISSED'} |`);
+      console.log(
+        `| ${kind.kind}: ${kind.worst.what} | ${round(kind.worst.msPerMiB, 1)} | ${kind.validMsPerMiB === null ? 'n/a' : round(kind.validMsPerMiB, 1)} | ≤ ${REFUSED_MS_PER_MIB_TARGET} ${kind.worst.msPerMiB <= REFUSED_MS_PER_MIB_TARGET ? 'met' : 'MISSED'} |`,
+      );
     }
     console.log(`\n| provider kind: 25 MiB with no length | its limit | 413 after, ms | event loop held, max ms | memory grown, MiB |\n|---|---|---|---|---|`);
-    for (const cost of largeBodies) console.log(`| ${cost.kind} | ${cost.limitBytes / 1024} KiB | ${round(cost.ms, 1)} | ${round(cost.maxDelayMs, 1)} | ${round(cost.memoryGrowthMiB, 1)} |`);
-    console.log(`\n| console page, ${consolePages.events.toLocaleString('en')} events (generated in ${consolePages.generateSeconds} s) | p50 ms | p95 ms |\n|---|---|---|`);
+    for (const cost of largeBodies)
+      console.log(`| ${cost.kind} | ${cost.limitBytes / 1024} KiB | ${round(cost.ms, 1)} | ${round(cost.maxDelayMs, 1)} | ${round(cost.memoryGrowthMiB, 1)} |`);
+    console.log(
+      `\n| console page, ${consolePages.events.toLocaleString('en')} events (generated in ${consolePages.generateSeconds} s) | p50 ms | p95 ms |\n|---|---|---|`,
+    );
     for (const page of consolePages.pages) console.log(`| ${page.page} | ${page.p50} | ${page.p95} |`);
-    console.log(`/healthz p99: ${round(hostile.healthz.idleP99Ms, 1)} ms at rest, ${round(hostile.healthz.underAttackP99Ms, 1)} ms while 8 clients send ${hostile.healthz.attack}`);
+    console.log(
+      `/healthz p99: ${round(hostile.healthz.idleP99Ms, 1)} ms at rest, ${round(hostile.healthz.underAttackP99Ms, 1)} ms while 8 clients send ${hostile.healthz.attack}`,
+    );
     console.log(`written: ${path.relative(process.cwd(), dir) || '.'}/${stamp}.json and .svg`);
     const refusedMissed = hostile.kinds.some((kind) => kind.worst.msPerMiB > REFUSED_MS_PER_MIB_TARGET);
     if (SHORT) console.log('a short run (BENCH_SHORT=1): every measure ran; its figures are not judged');
@@ -410,7 +516,16 @@ async function sustain(client: Client, url: string) {
       postExpecting(url, event, 202)
         // With ACKNOWLEDGE=database the workflow starts after the answer: wait for it to exist.
         .then(async () => {
-          while (!(await client.workflow.getHandle(event.id).describe().then(() => true, () => false))) await delay(5);
+          while (
+            !(await client.workflow
+              .getHandle(event.id)
+              .describe()
+              .then(
+                () => true,
+                () => false,
+              ))
+          )
+            await delay(5);
         })
         .then(() => client.workflow.getHandle(event.id).result())
         .then(() => void (entry.completedAt = performance.now())),
@@ -437,7 +552,13 @@ async function sustain(client: Client, url: string) {
  */
 async function drainBacklog(client: Client, db: Database, address: string, taskQueue: string, rawPerSecond: number) {
   const unreachable = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${await freePort()}` }) });
-  const config = loadReceiverConfig({ PORT: '0', STRIPE_WEBHOOK_SECRET: SECRET, TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_ADDRESS: address, ACKNOWLEDGE: 'database' });
+  const config = loadReceiverConfig({
+    PORT: '0',
+    STRIPE_WEBHOOK_SECRET: SECRET,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    TEMPORAL_ADDRESS: address,
+    ACKNOWLEDGE: 'database',
+  });
   const down = await startReceiver(config, unreachable, silentLogger, db);
   const events = Array.from({ length: EVENTS }, delivery);
   await drive(events, (event) => postExpecting(`${down.url}/webhooks/stripe`, event, 202));
@@ -476,7 +597,9 @@ async function releaseHeld(client: Client, db: Database, taskQueue: string) {
   await Promise.all(sweepers.map((sweeper) => sweeper.stop()));
   const ids = [...big, ...small].map((event) => event.id);
   const times = async (of: string[]) =>
-    (await db.query<{ at: Date }>('SELECT started_at AS at FROM event_bodies WHERE event_id = ANY($1) ORDER BY started_at', [of])).rows.map((row) => new Date(row.at).getTime());
+    (await db.query<{ at: Date }>('SELECT started_at AS at FROM event_bodies WHERE event_id = ANY($1) ORDER BY started_at', [of])).rows.map((row) =>
+      new Date(row.at).getTime(),
+    );
   const all = await times(ids);
   const smallTimes = await times(small.map((event) => event.id));
   const seconds = (all.at(-1)! - all[0]!) / 1000;
@@ -507,7 +630,13 @@ function cpuSecondsOf(pid: number): number {
  * CPU-second the worker processes used meanwhile, and one checkout's history length and state
  * transitions (what it costs Temporal).
  */
-async function workerCapacity(client: Client, workers: number, env: NodeJS.ProcessEnv, receiverConfig: (taskQueue: string) => ReturnType<typeof loadReceiverConfig>, db: Database) {
+async function workerCapacity(
+  client: Client,
+  workers: number,
+  env: NodeJS.ProcessEnv,
+  receiverConfig: (taskQueue: string) => ReturnType<typeof loadReceiverConfig>,
+  db: Database,
+) {
   const queue = `bench-capacity-${workers}-${randomUUID()}`;
   const receiver = await startReceiver(receiverConfig(queue), client, silentLogger, db);
   const events = Array.from({ length: CAPACITY_EVENTS }, delivery);
@@ -516,7 +645,9 @@ async function workerCapacity(client: Client, workers: number, env: NodeJS.Proce
   } finally {
     await receiver.close();
   }
-  const processes = Array.from({ length: workers }, () => spawnNpmScript('worker', { ...env, TEMPORAL_TASK_QUEUE: queue, WORKER_METRICS_ADDRESS: '', NODE_ENV: undefined }));
+  const processes = Array.from({ length: workers }, () =>
+    spawnNpmScript('worker', { ...env, TEMPORAL_TASK_QUEUE: queue, WORKER_METRICS_ADDRESS: '', NODE_ENV: undefined }),
+  );
   try {
     await Promise.all(processes.map((worker) => worker.waitFor('worker polling')));
     const cpuBefore = processes.map((worker) => cpuSecondsOf(worker.child.pid!));

@@ -27,8 +27,14 @@ export function latencyChart(title: string, series: LatencySeries[]): string {
       return `<rect x="${x}" y="${y.toFixed(1)}" width="${barWidth - 4}" height="${barHeight.toFixed(1)}" fill="${colors[index % colors.length]}"/><text x="${x + (barWidth - 4) / 2}" y="${(y - 4).toFixed(1)}" font-size="10" text-anchor="middle">${value.toFixed(1)}</text>`;
     }),
   );
-  const labels = keys.map((key, group) => `<text x="${left + group * groupWidth + 20 + (series.length * barWidth) / 2}" y="${height - bottom + 18}" font-size="12" text-anchor="middle">${key}</text>`);
-  const legend = series.map((side, index) => `<rect x="${legendX}" y="${top + index * 18}" width="12" height="12" fill="${colors[index % colors.length]}"/><text x="${legendX + 18}" y="${top + index * 18 + 10}" font-size="12">${escape(side.name)}</text>`);
+  const labels = keys.map(
+    (key, group) =>
+      `<text x="${left + group * groupWidth + 20 + (series.length * barWidth) / 2}" y="${height - bottom + 18}" font-size="12" text-anchor="middle">${key}</text>`,
+  );
+  const legend = series.map(
+    (side, index) =>
+      `<rect x="${legendX}" y="${top + index * 18}" width="12" height="12" fill="${colors[index % colors.length]}"/><text x="${legendX + 18}" y="${top + index * 18 + 10}" font-size="12">${escape(side.name)}</text>`,
+  );
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif">`,
     `<text x="${left}" y="24" font-size="14" font-weight="bold">${escape(title)}</text>`,

@@ -43,9 +43,18 @@ export async function measureConsole(): Promise<{ events: number; generateSecond
     const generateSeconds = Math.round((performance.now() - started) / 100) / 10;
 
     const client = lazyClient({ namespace: 'default', connectionOptions: { address: '127.0.0.1:1' } });
-    const receiver = await startReceiver(loadReceiverConfig({ PORT: '0', RECEIVER_METRICS_ADDRESS: '', ADMIN_TOKEN, STRIPE_WEBHOOK_SECRET: 'whsec_bench' }), client, silentLogger, db);
+    const receiver = await startReceiver(
+      loadReceiverConfig({ PORT: '0', RECEIVER_METRICS_ADDRESS: '', ADMIN_TOKEN, STRIPE_WEBHOOK_SECRET: 'whsec_bench' }),
+      client,
+      silentLogger,
+      db,
+    );
     try {
-      const signIn = await request(`${receiver.url}/console/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${ADMIN_TOKEN}` });
+      const signIn = await request(`${receiver.url}/console/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `token=${ADMIN_TOKEN}`,
+      });
       await signIn.body.dump();
       const cookie = String(signIn.headers['set-cookie']).split(';')[0]!;
       const get = async (path: string) => {
@@ -79,7 +88,8 @@ export async function measureConsole(): Promise<{ events: number; generateSecond
       const timings: PageTiming[] = [];
       for (const page of pages) {
         // A filter that matched nothing would measure an empty page: each list must show rows.
-        if (page.startsWith('/console/events') && !(await get(page)).includes('<tbody>')) throw new Error(`${page} lists no event: the generated rows do not match it.`);
+        if (page.startsWith('/console/events') && !(await get(page)).includes('<tbody>'))
+          throw new Error(`${page} lists no event: the generated rows do not match it.`);
         const latencies: number[] = [];
         for (let index = 0; index < REQUESTS; index++) {
           const sent = performance.now();
@@ -87,7 +97,11 @@ export async function measureConsole(): Promise<{ events: number; generateSecond
           latencies.push(performance.now() - sent);
         }
         latencies.sort((a, b) => a - b);
-        timings.push({ page: page.startsWith('/console/events?after=') ? '/console/events, second page (cursor)' : page, p50: round(latencies[Math.floor(latencies.length / 2)]!), p95: round(latencies[Math.ceil(latencies.length * 0.95) - 1]!) });
+        timings.push({
+          page: page.startsWith('/console/events?after=') ? '/console/events, second page (cursor)' : page,
+          p50: round(latencies[Math.floor(latencies.length / 2)]!),
+          p95: round(latencies[Math.ceil(latencies.length * 0.95) - 1]!),
+        });
       }
       return { events: CONSOLE_EVENTS, generateSeconds, pages: timings };
     } finally {

@@ -62,7 +62,8 @@ export async function measureHostileCosts(): Promise<{ kinds: KindCost[]; health
   const kinds: KindCost[] = [];
   for (const kind of Object.values(ProviderKind)) {
     const costs = [];
-    for (const { what, delivery } of hostileDeliveries(kind, hostile.get(kind)!.signatureHeaders)) costs.push({ what, msPerMiB: perMiB(delivery, await medianMs(hostile.get(kind)!, delivery, HOSTILE_RECEIVED_AT, 'refused')) });
+    for (const { what, delivery } of hostileDeliveries(kind, hostile.get(kind)!.signatureHeaders))
+      costs.push({ what, msPerMiB: perMiB(delivery, await medianMs(hostile.get(kind)!, delivery, HOSTILE_RECEIVED_AT, 'refused')) });
     const worst = costs.reduce((a, b) => (b.msPerMiB > a.msPerMiB ? b : a));
     const signed = await validDelivery(kind);
     const validMsPerMiB = signed ? perMiB(signed, await medianMs(valid.get(kind)!, signed, NOW, 'accepted')) : null;
@@ -101,7 +102,9 @@ export async function measureLargeBodies(): Promise<LargeBodyCost[]> {
     for (const config of sources) {
       const { adapter, maxBodyBytes } = registry.get(config.name);
       const bytes = Math.max(25 * MIB, maxBodyBytes + 1);
-      const { result, ms, maxDelayMs, memoryGrowthMiB } = await measureLoad(() => postStreamed(url, config.name, adapter.contentTypes[0]!, hostileFiller(config.kind), bytes, false));
+      const { result, ms, maxDelayMs, memoryGrowthMiB } = await measureLoad(() =>
+        postStreamed(url, config.name, adapter.contentTypes[0]!, hostileFiller(config.kind), bytes, false),
+      );
       if (result.status !== 413) throw new Error(`${config.kind}: a ${bytes}-byte body was answered ${result.status}, not 413`);
       costs.push({ kind: config.kind, limitBytes: maxBodyBytes, ms, maxDelayMs, memoryGrowthMiB });
     }
@@ -183,11 +186,23 @@ async function validDelivery(kind: ProviderKind): Promise<Omit<Delivery, 'receiv
       return of(body, paddleHeaders(body, [CATALOG_SECRETS.paddle], NOW_SECONDS));
     }
     case ProviderKind.SQUARE: {
-      const body = JSON.stringify({ merchant_id: 'M1', type: 'payment.updated', event_id: id, created_at: NOW.toISOString(), data: { type: 'payment', id: 'p1', object: { padding } } });
+      const body = JSON.stringify({
+        merchant_id: 'M1',
+        type: 'payment.updated',
+        event_id: id,
+        created_at: NOW.toISOString(),
+        data: { type: 'payment', id: 'p1', object: { padding } },
+      });
       return of(body, squareHeaders(body, CATALOG_SECRETS.square, CATALOG_SECRETS.squareUrl));
     }
     case ProviderKind.SLACK: {
-      const body = JSON.stringify({ team_id: 'T1', type: 'event_callback', event_id: id, event_time: NOW_SECONDS, event: { type: 'app_mention', text: padding } });
+      const body = JSON.stringify({
+        team_id: 'T1',
+        type: 'event_callback',
+        event_id: id,
+        event_time: NOW_SECONDS,
+        event: { type: 'app_mention', text: padding },
+      });
       return of(body, slackHeaders(body, CATALOG_SECRETS.slack, NOW_SECONDS));
     }
     case ProviderKind.LINEAR: {
@@ -195,7 +210,12 @@ async function validDelivery(kind: ProviderKind): Promise<Omit<Delivery, 'receiv
       return of(body, linearHeaders(body, CATALOG_SECRETS.linear, id));
     }
     case ProviderKind.TWILIO: {
-      const { body, headers } = twilioRequest({ AccountSid: 'AC1', MessageSid: 'SM1', MessageStatus: 'delivered', Body: padding }, CATALOG_SECRETS.twilio, CATALOG_SECRETS.twilioUrl, id);
+      const { body, headers } = twilioRequest(
+        { AccountSid: 'AC1', MessageSid: 'SM1', MessageStatus: 'delivered', Body: padding },
+        CATALOG_SECRETS.twilio,
+        CATALOG_SECRETS.twilioUrl,
+        id,
+      );
       return of(body, headers);
     }
     case ProviderKind.SENDGRID: {
@@ -224,7 +244,13 @@ async function healthzUnderAttack(costliest: KindCost): Promise<{ idleP99Ms: num
   const sources = hostileSources();
   const source = sources.find((config) => config.kind === costliest.kind)!;
   const delivery = hostileDeliveries(costliest.kind, createAdapter(source).signatureHeaders).find((entry) => entry.what === costliest.worst.what)!.delivery;
-  const app = createApp({ sources: new SourceRegistry(sources), starter: new RecordingStarter(), maxBodyBytes: 4 * MIB, logger: silentLogger, now: () => HOSTILE_RECEIVED_AT });
+  const app = createApp({
+    sources: new SourceRegistry(sources),
+    starter: new RecordingStarter(),
+    maxBodyBytes: 4 * MIB,
+    logger: silentLogger,
+    now: () => HOSTILE_RECEIVED_AT,
+  });
   const server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -242,7 +268,11 @@ async function healthzUnderAttack(costliest: KindCost): Promise<{ idleP99Ms: num
     let attacking = true;
     const attackers = Array.from({ length: 8 }, async () => {
       while (attacking) {
-        const response = await fetch(`${url}/webhooks/${source.name}`, { method: 'POST', headers: { 'content-type': 'application/json', ...delivery.headers }, body: delivery.rawBody });
+        const response = await fetch(`${url}/webhooks/${source.name}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...delivery.headers },
+          body: delivery.rawBody,
+        });
         await response.arrayBuffer();
       }
     });

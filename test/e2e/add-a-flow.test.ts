@@ -79,7 +79,10 @@ it('runs the flow once for the sent event, refuses what the signal check refuses
   const sendLine = blocks.find((block) => block.lang === 'sh' && block.text.includes('durable-webhooks send'))!.text.trim();
   const sent = await run(`${sendLine} --json`);
   expect(sent.code).toBe(0);
-  const attempts = sent.output.trim().split('\n').map((line) => JSON.parse(line) as { status: number; body: { status: string; eventId: string } });
+  const attempts = sent.output
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { status: number; body: { status: string; eventId: string } });
   expect(attempts.map((attempt) => [attempt.status, attempt.body.status])).toEqual([
     [202, 'started'],
     [200, 'duplicate'],
@@ -104,7 +107,9 @@ it('runs the flow once for the sent event, refuses what the signal check refuses
   // Redelivered after it finished: a duplicate, and still one email.
   expect((await run(`${sendLine.replace('--repeat 2', '')} --id ${eventId} --json`)).output).toContain('"duplicate"');
   const messages = await mailpit.messages();
-  expect(messages.filter((message) => message.Subject === 'Payment for invoice in_1QdunningGuide failed').map((message) => message.To.map((to) => to.Address))).toEqual([['ada@example.com']]);
+  expect(
+    messages.filter((message) => message.Subject === 'Payment for invoice in_1QdunningGuide failed').map((message) => message.To.map((to) => to.Address)),
+  ).toEqual([['ada@example.com']]);
   const history = Buffer.from(temporal.api.history.v1.History.encode(await handle.fetchHistory()).finish()).toString();
   expect(history).not.toContain('ada@example.com');
   expect(history).not.toContain('invoice.stripe.com');

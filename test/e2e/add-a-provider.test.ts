@@ -55,10 +55,16 @@ afterAll(async () => {
 });
 
 it("sends the page's sample: one workflow, the repeat a duplicate; and lists the kind as the page shows it", async () => {
-  const [send, providers] = consoleCommands(blocks.find((block) => block.lang === 'console')!) as [{ command: string; prints: string[] }, { command: string; prints: string[] }];
+  const [send, providers] = consoleCommands(blocks.find((block) => block.lang === 'console')!) as [
+    { command: string; prints: string[] },
+    { command: string; prints: string[] },
+  ];
   const sent = await run(`${send.command} --json`);
   expect(sent.code).toBe(0);
-  const attempts = sent.output.trim().split('\n').map((line) => JSON.parse(line) as { status: number; body: { status: string; eventId: string } });
+  const attempts = sent.output
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { status: number; body: { status: string; eventId: string } });
   expect(attempts.map((attempt) => [attempt.status, attempt.body.status])).toEqual([
     [202, 'started'],
     [200, 'duplicate'],
@@ -72,9 +78,20 @@ it("sends the page's sample: one workflow, the repeat a duplicate; and lists the
 
 it('refuses a signed sample whose body was changed after signing, and starts nothing', async () => {
   // The page's provider signs the sample; the test changes one byte of what it signed.
-  const { createTypeformAdapter } = (await import(path.join(copy, 'dist/src/providers/typeform.js'))) as { createTypeformAdapter: (options: { source: string; secrets: string[] }) => { sign(event: object): { headers: Record<string, string>; body: string } } };
-  const signed = createTypeformAdapter({ source: 'typeform', secrets: ['typeform-durable-webhooks-development-only'] }).sign({ id: 'TAMPERED0000000000000000000', type: 'form_response', payload: { form_response: { form_id: 'lT4Z3j' } }, timestamp: new Date() });
-  const response = await fetch(`http://127.0.0.1:${env.PORT}/webhooks/typeform`, { method: 'POST', headers: signed.headers, body: signed.body.replace('lT4Z3j', 'lT4Z3k') });
+  const { createTypeformAdapter } = (await import(path.join(copy, 'dist/src/providers/typeform.js'))) as {
+    createTypeformAdapter: (options: { source: string; secrets: string[] }) => { sign(event: object): { headers: Record<string, string>; body: string } };
+  };
+  const signed = createTypeformAdapter({ source: 'typeform', secrets: ['typeform-durable-webhooks-development-only'] }).sign({
+    id: 'TAMPERED0000000000000000000',
+    type: 'form_response',
+    payload: { form_response: { form_id: 'lT4Z3j' } },
+    timestamp: new Date(),
+  });
+  const response = await fetch(`http://127.0.0.1:${env.PORT}/webhooks/typeform`, {
+    method: 'POST',
+    headers: signed.headers,
+    body: signed.body.replace('lT4Z3j', 'lT4Z3k'),
+  });
   expect(response.status).toBe(400);
   expect(await response.json()).toMatchObject({ type: 'urn:durable-webhooks:problem:invalid-signature' });
   await expect(client.workflow.getHandle('TAMPERED0000000000000000000').describe()).rejects.toThrow();

@@ -65,7 +65,13 @@ afterAll(async () => {
 // No --url: send finds the receiver from PORT, as a developer's shell would.
 const sendJson = async (args: string[]) => {
   const { code, output } = await runCli(['send', ...args, '--json'], env);
-  return { code, attempts: output.trim().split('\n').map((line) => JSON.parse(line) as { status: number; body: { status: string; eventId: string } }) };
+  return {
+    code,
+    attempts: output
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { status: number; body: { status: string; eventId: string } }),
+  };
 };
 
 describe('npm run dev', () => {
@@ -107,9 +113,16 @@ describe('npm run dev', () => {
       expect(await (await handle.describe()).staticSummary()).toBe('stripe · checkout.session.completed · cs_test_a1b2c3d4e5f6g7h8i9j0 · 42.00 EUR');
 
       // The console is on, on the embedded database, with the development token the banner printed.
-      const signIn = await fetch(`http://localhost:${env.PORT}/console/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${DEVELOPMENT_ADMIN_TOKEN}` });
+      const signIn = await fetch(`http://localhost:${env.PORT}/console/login`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `token=${DEVELOPMENT_ADMIN_TOKEN}`,
+      });
       expect(signIn.status).toBe(303);
-      const events = await fetch(`http://localhost:${env.PORT}/console/events?source=stripe`, { headers: { cookie: signIn.headers.get('set-cookie')!.split(';')[0]! } });
+      const events = await fetch(`http://localhost:${env.PORT}/console/events?source=stripe`, {
+        headers: { cookie: signIn.headers.get('set-cookie')!.split(';')[0]! },
+      });
       expect(await events.text()).toMatch(/evt_dev_e2e_1<\/a>.*completed/s);
 
       const confirmation = readFileSync(path.join(dataDir, 'mail', 'evt_dev_e2e_1.eml'), 'utf8');
@@ -138,14 +151,32 @@ describe('npm run dev', () => {
   it('takes a declined order through the CLI: it waits for retryPayment, and the retry charges it once and sends the receipt', async () => {
     dev ??= await startDev();
     const sample = path.join(dataDir, 'declined-order.json');
-    writeFileSync(sample, JSON.stringify({ type: 'order.created', payload: { orderId: 'ord_declined', amount: 4200, currency: 'eur', customer: 'cus_T3stCustomer01', paymentMethod: 'pm_card_chargeDeclined', email: 'ada@example.com' } }));
+    writeFileSync(
+      sample,
+      JSON.stringify({
+        type: 'order.created',
+        payload: {
+          orderId: 'ord_declined',
+          amount: 4200,
+          currency: 'eur',
+          customer: 'cus_T3stCustomer01',
+          paymentMethod: 'pm_card_chargeDeclined',
+          email: 'ada@example.com',
+        },
+      }),
+    );
     const { attempts } = await sendJson(['standard', sample]);
     const eventId = attempts[0]!.body.eventId;
     const status = async () => JSON.parse((await runCli(['events', 'query', eventId, 'status', '--json'], env)).output) as EventProgress;
     await eventually('the order waits for retryPayment', async () => (await status()).awaiting !== null);
-    expect((await runCli(['events', 'show', eventId], env)).output).toMatch(/Waiting {4}retryPayment signal with the customer's new payment method, for charge attempt 2, until \d{4}-/);
+    expect((await runCli(['events', 'show', eventId], env)).output).toMatch(
+      /Waiting {4}retryPayment signal with the customer's new payment method, for charge attempt 2, until \d{4}-/,
+    );
 
-    expect(await runCli(['events', 'signal', eventId, 'retryPayment', '--data', '{"paymentMethod":"pm_card_visa"}'], env)).toMatchObject({ code: 0, output: `Sent retryPayment to ${eventId}.\n` });
+    expect(await runCli(['events', 'signal', eventId, 'retryPayment', '--data', '{"paymentMethod":"pm_card_visa"}'], env)).toMatchObject({
+      code: 0,
+      output: `Sent retryPayment to ${eventId}.\n`,
+    });
     await eventually('the order is charged', async () => (await status()).outcome === 'charged');
     const mail = (step: string) => readFileSync(path.join(dataDir, 'mail', `${eventId}_${step}.eml`), 'utf8');
     expect(mail('email_payment-failed_1')).toContain('Subject: Payment for order ord_declined failed');
@@ -167,7 +198,12 @@ describe('npm run dev', () => {
     dev ??= await startDev();
     // The guides' commands need the flow or provider they add: test/e2e/add-a-flow.test.ts and add-a-provider.test.ts run them.
     const guides = ['add-a-flow.md', 'add-a-provider.md'];
-    const pages = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((file) => file.endsWith('.md') && !guides.includes(file)).map((file) => `docs/${file}`)];
+    const pages = [
+      'README.md',
+      ...readdirSync(path.join(ROOT, 'docs'))
+        .filter((file) => file.endsWith('.md') && !guides.includes(file))
+        .map((file) => `docs/${file}`),
+    ];
     const commands = pages.flatMap((page) =>
       codeBlocks(readFileSync(path.join(ROOT, page), 'utf8'))
         .filter((block) => block.lang === 'console')
@@ -185,12 +221,17 @@ describe('npm run dev', () => {
     const cwd = mkdtempSync(path.join(ROOT, '.data', 'docs-'));
     const cli = (command: string) => runShell(command, env, cwd);
     // docs/flows.md's declined order, made by running its sh block; the docs' msg_… is that order.
-    const declinedBlock = codeBlocks(readFileSync(path.join(ROOT, 'docs/flows.md'), 'utf8')).find((block) => block.lang === 'sh' && block.text.includes('declined.json'))!;
+    const declinedBlock = codeBlocks(readFileSync(path.join(ROOT, 'docs/flows.md'), 'utf8')).find(
+      (block) => block.lang === 'sh' && block.text.includes('declined.json'),
+    )!;
     const declinedOrder = async () => {
       const declined = await cli(`${declinedBlock.text.trim()} --json`);
       expect({ code: declined.code, error: declined.error }).toEqual({ code: 0, error: undefined });
       const id = (JSON.parse(declined.output) as { body: { eventId: string } }).body.eventId;
-      await eventually('the declined order waits for retryPayment', async () => JSON.parse((await cli(`npx durable-webhooks events query ${id} status --json`)).output).awaiting !== null);
+      await eventually(
+        'the declined order waits for retryPayment',
+        async () => JSON.parse((await cli(`npx durable-webhooks events query ${id} status --json`)).output).awaiting !== null,
+      );
       return id;
     };
     let order = await declinedOrder();
@@ -205,7 +246,10 @@ describe('npm run dev', () => {
       // The README's first send makes the Stripe event the docs' evt_… stand for; later commands address it once it has finished.
       checkout ??= /started +(evt_\S+)/.exec(result.output)?.[1];
       if (checkout && (command.includes(' send ') || command.includes(' reset '))) {
-        await eventually('the checkout finished', async () => (JSON.parse((await cli(`npx durable-webhooks events show ${checkout} --json`)).output) as { status: string }).status === 'completed');
+        await eventually(
+          'the checkout finished',
+          async () => (JSON.parse((await cli(`npx durable-webhooks events show ${checkout} --json`)).output) as { status: string }).status === 'completed',
+        );
       }
     }
     expect(checkout).toBeDefined();
@@ -254,6 +298,8 @@ describe('durable-webhooks send', () => {
     const { code, error } = await runCli(['send', 'intercom', 'conversation.user.created'], env);
     expect(code).toBe(1);
     // The diagnostic is a JSON line on stderr, as every process logs (a readable one on a terminal).
-    expect(error).toBe('No source named "intercom"; configured: stripe, github, standard, svix, shopify, paddle, square, slack, linear, twilio, sendgrid, adyen.');
+    expect(error).toBe(
+      'No source named "intercom"; configured: stripe, github, standard, svix, shopify, paddle, square, slack, linear, twilio, sendgrid, adyen.',
+    );
   });
 });

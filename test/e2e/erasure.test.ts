@@ -31,7 +31,13 @@ beforeAll(async () => {
   otlp = await startOtlpReceiver();
   const port = await freePort();
   receiverUrl = `http://localhost:${port}`;
-  const env = { ...stack.workerEnv, OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '200', NODE_ENV: undefined };
+  const env = {
+    ...stack.workerEnv,
+    OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_BSP_SCHEDULE_DELAY: '200',
+    NODE_ENV: undefined,
+  };
   worker = spawnNpmScript('worker', env);
   receiver = spawnNpmScript('receiver', { ...env, ...SECRETS_ENV, PORT: String(port) });
   await Promise.all([worker.waitFor('worker polling'), receiver.waitFor('receiver listening')]);
@@ -60,10 +66,28 @@ it('leaves the marker in no table, nowhere in Temporal, in no log line and in no
   for (const event of [order, github]) expect((await post(`${receiverUrl}/webhooks/${event.path}`, event.headers, event.body)).status).toBe(202);
 
   // The order is charged, then its receipt is refused by the SMTP server: a permanent failure, once.
-  await eventually('the order workflow has failed', async () => (await stack.client.workflow.getHandle(order.id).describe().catch(() => undefined))?.status.name === 'FAILED');
+  await eventually(
+    'the order workflow has failed',
+    async () =>
+      (
+        await stack.client.workflow
+          .getHandle(order.id)
+          .describe()
+          .catch(() => undefined)
+      )?.status.name === 'FAILED',
+  );
   expect(smtp.refused).toEqual([`${MARKER}@example.com`]);
   await eventually('the GitHub notification is sent', () => smtp.accepted.includes('ops@example.com'));
-  await eventually('the GitHub workflow has completed', async () => (await stack.client.workflow.getHandle(delivery).describe().catch(() => undefined))?.status.name === 'COMPLETED');
+  await eventually(
+    'the GitHub workflow has completed',
+    async () =>
+      (
+        await stack.client.workflow
+          .getHandle(delivery)
+          .describe()
+          .catch(() => undefined)
+      )?.status.name === 'COMPLETED',
+  );
   await eventually("both emails' spans are exported", () => otlp.spans.filter((span) => span.name === 'RunActivity:sendEmail').length >= 2);
 
   // Before erasing, only the body store and the order row hold it.

@@ -42,7 +42,13 @@ beforeAll(async () => {
   const env = { ...stack.workerEnv, ...tracing, NODE_ENV: undefined, ALLOW_PRIVATE_ENDPOINTS: 'true' };
   worker = spawnNpmScript('worker', { ...env, WORKER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}` });
   receiverMetricsUrl = `http://127.0.0.1:${await freePort()}/metrics`;
-  receiver = spawnNpmScript('receiver', { ...env, ...SECRETS_ENV, PORT: String(receiverPort), RECEIVER_METRICS_ADDRESS: new URL(receiverMetricsUrl).host, API_TOKENS: `observability:${API_TOKEN}` });
+  receiver = spawnNpmScript('receiver', {
+    ...env,
+    ...SECRETS_ENV,
+    PORT: String(receiverPort),
+    RECEIVER_METRICS_ADDRESS: new URL(receiverMetricsUrl).host,
+    API_TOKENS: `observability:${API_TOKEN}`,
+  });
   await Promise.all([worker.waitFor('worker polling'), receiver.waitFor('receiver listening')]);
 });
 
@@ -80,19 +86,31 @@ it('logs one JSON object per line from both processes, with the same IDs, serves
   // What a redelivery starts once Temporal's retention dropped the checkout: a new run chain, which the ledger catches.
   const { events } = await stack.client.workflow.getHandle(checkout.id).fetchHistory();
   const input = defaultPayloadConverter.fromPayload<WebhookEvent>(events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!);
-  const again = await stack.client.workflow.start(fulfilCheckout, { workflowId: checkout.id, taskQueue: stack.taskQueue, args: [input], workflowIdReusePolicy: 'ALLOW_DUPLICATE' });
+  const again = await stack.client.workflow.start(fulfilCheckout, {
+    workflowId: checkout.id,
+    taskQueue: stack.taskQueue,
+    args: [input],
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+  });
   expect(await again.result()).toMatchObject({ outcome: 'duplicate' });
 
   // One message through our own API to one endpoint.
   const endpoint = await startEndpointServer();
   const v1 = (route: string, body: unknown) =>
-    post(`${receiverUrl}/v1${route}`, { 'content-type': 'application/json', authorization: `Bearer ${API_TOKEN}`, 'idempotency-key': randomUUID() }, JSON.stringify(body));
+    post(
+      `${receiverUrl}/v1${route}`,
+      { 'content-type': 'application/json', authorization: `Bearer ${API_TOKEN}`, 'idempotency-key': randomUUID() },
+      JSON.stringify(body),
+    );
   expect((await v1('/endpoints', { url: endpoint.url })).status).toBe(201);
   expect((await v1('/messages', { eventType: 'report.ready', payload: { marker: MARKER } })).status).toBe(201);
   await eventually('the message is delivered', () => endpoint.received.length === 1);
   await endpoint.close();
   expect(await resultOnceStarted(stack.client, charged.id)).toMatchObject({ outcome: 'charged' });
-  await eventually('the declined order waits for retryPayment', async () => (await stack.client.workflow.getHandle(declined.id).query(statusQuery)).awaiting !== null);
+  await eventually(
+    'the declined order waits for retryPayment',
+    async () => (await stack.client.workflow.getHandle(declined.id).query(statusQuery)).awaiting !== null,
+  );
 
   // Current details, as the Temporal UI reads them (the SDK's built-in metadata query).
   const metadata = await stack.client.workflow.getHandle(charged.id).query<{ currentDetails: string }>('__temporal_workflow_metadata');
@@ -111,9 +129,14 @@ it('logs one JSON object per line from both processes, with the same IDs, serves
   expect(metrics).toMatch(/^durable_webhooks_deliveries\{[^}]*outcome="delivered"[^}]*\} 1$/m);
   // Every metric the compose setup's Grafana dashboard charts is one these processes serve.
   const dashboard = readFileSync(path.join(ROOT, 'observability/grafana/dashboards/durable-webhooks.json'), 'utf8');
-  const charted = new Set((JSON.parse(dashboard) as { panels: Array<{ targets: Array<{ expr: string }> }> }).panels.flatMap((panel) => panel.targets.flatMap((target) => target.expr.match(/\b(?:webhook|temporal|durable_webhooks)_\w+/g) ?? [])));
+  const charted = new Set(
+    (JSON.parse(dashboard) as { panels: Array<{ targets: Array<{ expr: string }> }> }).panels.flatMap((panel) =>
+      panel.targets.flatMap((target) => target.expr.match(/\b(?:webhook|temporal|durable_webhooks)_\w+/g) ?? []),
+    ),
+  );
   // A gauge by source and type (held, unrouted) has no sample until something is held: declared is served.
-  for (const name of charted) expect({ name, served: new RegExp(`^(?:# TYPE )?${name}[{ ]`, 'm').test(metrics + receiverMetrics) }).toEqual({ name, served: true });
+  for (const name of charted)
+    expect({ name, served: new RegExp(`^(?:# TYPE )?${name}[{ ]`, 'm').test(metrics + receiverMetrics) }).toEqual({ name, served: true });
 
   // One trace: the receiver's span of the delivery, the start, the workflow, and every activity.
   const delivery = () => otlp.spans.find((span) => span.name === 'POST /webhooks/standard' && span.attributes['webhook.event_id'] === charged.id);
@@ -121,15 +144,27 @@ it('logs one JSON object per line from both processes, with the same IDs, serves
   const { traceId, service } = delivery()!;
   expect(service).toBe('durable-webhooks-receiver');
   const inTrace = () => otlp.spans.filter((span) => span.traceId === traceId);
-  const expected = ['StartWorkflow:chargeOrder', 'RunWorkflow:chargeOrder', 'RunActivity:claimEvent', 'RunActivity:chargeOrder', 'RunActivity:sendEmail', 'RunActivity:completeEvent'];
+  const expected = [
+    'StartWorkflow:chargeOrder',
+    'RunWorkflow:chargeOrder',
+    'RunActivity:claimEvent',
+    'RunActivity:chargeOrder',
+    'RunActivity:sendEmail',
+    'RunActivity:completeEvent',
+  ];
   await eventually('every span of the event is exported', () => expected.every((name) => inTrace().some((span) => span.name === name)));
   expect(inTrace().find((span) => span.name === 'RunActivity:chargeOrder')!.service).toBe('durable-webhooks-worker');
   const startsInTraceOf = (event: { id: string; path: string }) => {
     const received = otlp.spans.find((span) => span.name === `POST /webhooks/${event.path}` && span.attributes['webhook.event_id'] === event.id);
     return otlp.spans.filter((span) => span.traceId === received?.traceId && span.name.startsWith('StartWorkflow:')).map((span) => span.name);
   };
-  await eventually('each delivery\'s start is exported', () => otlp.spans.filter((span) => span.name.startsWith('StartWorkflow:')).length >= burst.length);
-  expect(burst.map(startsInTraceOf)).toEqual([['StartWorkflow:fulfilCheckout'], ['StartWorkflow:chargeOrder'], ['StartWorkflow:chargeOrder'], ...notes.map(() => ['StartWorkflow:recordEvent'])]);
+  await eventually("each delivery's start is exported", () => otlp.spans.filter((span) => span.name.startsWith('StartWorkflow:')).length >= burst.length);
+  expect(burst.map(startsInTraceOf)).toEqual([
+    ['StartWorkflow:fulfilCheckout'],
+    ['StartWorkflow:chargeOrder'],
+    ['StartWorkflow:chargeOrder'],
+    ...notes.map(() => ['StartWorkflow:recordEvent']),
+  ]);
 
   // Stop both, then read everything they wrote.
   for (const process of [receiver, worker]) {
@@ -140,13 +175,34 @@ it('logs one JSON object per line from both processes, with the same IDs, serves
   const entries = lines.map(([component, line]) => {
     expect(() => JSON.parse(line!)).not.toThrow();
     const entry = JSON.parse(line!) as Record<string, unknown>;
-    expect(entry).toMatchObject({ time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), level: expect.stringMatching(/^(debug|info|warn|error)$/), component, message: expect.any(String) });
+    expect(entry).toMatchObject({
+      time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      level: expect.stringMatching(/^(debug|info|warn|error)$/),
+      component,
+      message: expect.any(String),
+    });
     return entry;
   });
-  expect(entries.find((entry) => entry.component === 'receiver' && entry.message === 'event accepted' && entry.eventId === charged.id)).toMatchObject({ workflowId: charged.id, source: 'standard' });
-  expect(entries.find((entry) => entry.component === 'worker' && entry.activity === 'chargeOrder' && entry.workflowId === declined.id)).toMatchObject({ eventId: declined.id, runId: expect.any(String), attempt: 1, level: 'warn' });
+  expect(entries.find((entry) => entry.component === 'receiver' && entry.message === 'event accepted' && entry.eventId === charged.id)).toMatchObject({
+    workflowId: charged.id,
+    source: 'standard',
+  });
+  expect(entries.find((entry) => entry.component === 'worker' && entry.activity === 'chargeOrder' && entry.workflowId === declined.id)).toMatchObject({
+    eventId: declined.id,
+    runId: expect.any(String),
+    attempt: 1,
+    level: 'warn',
+  });
 
   const output = lines.map(([, line]) => line).join('\n');
-  const forbidden = [MARKER, ...Object.values(SECRETS), SECRETS_ENV.STRIPE_WEBHOOK_SECRET, stack.workerEnv.RESEND_API_KEY!, stack.workerEnv.STRIPE_SECRET_KEY!, checkout.headers['stripe-signature']!, charged.headers['webhook-signature']!];
+  const forbidden = [
+    MARKER,
+    ...Object.values(SECRETS),
+    SECRETS_ENV.STRIPE_WEBHOOK_SECRET,
+    stack.workerEnv.RESEND_API_KEY!,
+    stack.workerEnv.STRIPE_SECRET_KEY!,
+    checkout.headers['stripe-signature']!,
+    charged.headers['webhook-signature']!,
+  ];
   for (const text of forbidden) expect(output).not.toContain(text);
 });

@@ -31,13 +31,26 @@ it('runs the documented two workers and two receivers on one host, each with its
   const lines = processLines();
   expect(lines).toBe('npm run worker & npm run worker &\nPORT=3000 npm run receiver & PORT=3001 npm run receiver &');
   const env = { ...process.env, ...stack.workerEnv, ...SECRETS_ENV, WORKER_METRICS_ADDRESS: undefined, NODE_ENV: undefined };
-  const shell = spawn('bash', ['-c', `${lines}\nwait`], { cwd: ROOT, env: Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined)), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const shell = spawn('bash', ['-c', `${lines}\nwait`], {
+    cwd: ROOT,
+    env: Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined)),
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   shell.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   shell.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const started = (message: string) => output.split('\n').filter((line) => line.includes(`"message":"${message}"`)).map((line) => JSON.parse(line) as { metrics: string });
+  const started = (message: string) =>
+    output
+      .split('\n')
+      .filter((line) => line.includes(`"message":"${message}"`))
+      .map((line) => JSON.parse(line) as { metrics: string });
   try {
-    await eventually('both workers poll and both receivers listen', () => started('worker polling').length === 2 && started('receiver listening').length === 2, { timeoutMs: 60_000 });
+    await eventually(
+      'both workers poll and both receivers listen',
+      () => started('worker polling').length === 2 && started('receiver listening').length === 2,
+      { timeoutMs: 60_000 },
+    );
     expect(output).not.toContain('stopped:');
     const metrics = [...started('worker polling'), ...started('receiver listening')].map((line) => line.metrics);
     expect(new Set(metrics).size).toBe(4);

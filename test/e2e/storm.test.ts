@@ -63,7 +63,11 @@ describe.each([
   };
   const deliver = async (delivery: SignedDelivery): Promise<number> => {
     try {
-      const response = await fetch(`http://127.0.0.1:${env.PORT}/webhooks/${delivery.path}`, { method: 'POST', headers: delivery.headers, body: delivery.body });
+      const response = await fetch(`http://127.0.0.1:${env.PORT}/webhooks/${delivery.path}`, {
+        method: 'POST',
+        headers: delivery.headers,
+        body: delivery.body,
+      });
       return response.status;
     } catch {
       return 0;
@@ -111,8 +115,14 @@ describe.each([
       await connection.close();
     }
     for (const order of orders) {
-      expect({ id: order.id, charges: stripe.charges().filter((intent) => intent.metadata.event_id === order.id).length }).toEqual({ id: order.id, charges: 1 });
-      expect({ id: order.id, receipts: resend.emails.filter((email) => email.idempotencyKey === `${order.id}:email:receipt`).length }).toEqual({ id: order.id, receipts: 1 });
+      expect({ id: order.id, charges: stripe.charges().filter((intent) => intent.metadata.event_id === order.id).length }).toEqual({
+        id: order.id,
+        charges: 1,
+      });
+      expect({ id: order.id, receipts: resend.emails.filter((email) => email.idempotencyKey === `${order.id}:email:receipt`).length }).toEqual({
+        id: order.id,
+        receipts: 1,
+      });
     }
   }, 240_000);
 });

@@ -39,11 +39,24 @@ beforeAll(async () => {
   await connection.close();
   stack = await startStack({
     address: devServer.address,
-    env: { PORT: String(receiverPort), PAYLOAD_ENCRYPTION_KEYS: `ui-test:${randomBytes(32).toString('base64')}`, CODEC_TOKEN, TEMPORAL_UI_URL: devServer.uiUrl },
+    env: {
+      PORT: String(receiverPort),
+      PAYLOAD_ENCRYPTION_KEYS: `ui-test:${randomBytes(32).toString('base64')}`,
+      CODEC_TOKEN,
+      TEMPORAL_UI_URL: devServer.uiUrl,
+    },
   });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
   });
   mkdirSync(ARTIFACTS, { recursive: true });
 }, 120_000);

@@ -71,9 +71,27 @@ interface Delivery {
 
 // Text a provider could put in a header: Node sends and parses header values as latin1.
 const headerText = (constraints: { minLength?: number; maxLength?: number } = {}) =>
-  fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).filter((code) => code < 0x7f || code > 0x9f).map((code) => String.fromCharCode(code)), ...constraints });
+  fc.string({
+    unit: fc
+      .integer({ min: 0x20, max: 0xff })
+      .filter((code) => code < 0x7f || code > 0x9f)
+      .map((code) => String.fromCharCode(code)),
+    ...constraints,
+  });
 
-const hostileNames = fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty', 'durable-webhooks:subscription:sub_1', 'durable-webhooks:msg_1', '', ' ', 'a b', '..', '%00');
+const hostileNames = fc.constantFrom(
+  '__proto__',
+  'constructor',
+  'toString',
+  'hasOwnProperty',
+  'durable-webhooks:subscription:sub_1',
+  'durable-webhooks:msg_1',
+  '',
+  ' ',
+  'a b',
+  '..',
+  '%00',
+);
 const eventIds = fc.oneof(
   { weight: 6, arbitrary: fc.stringMatching(/^[a-z]{2,4}_[A-Za-z0-9]{4,6}$/) },
   { weight: 1, arbitrary: hostileNames },
@@ -91,7 +109,13 @@ const payloads = fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDe
 /** A header as the receiver reads it: HTTP strips a value's surrounding spaces and tabs. */
 const received = (value: string | undefined) => value?.replace(/^[\t ]+|[\t ]+$/g, '');
 
-async function sign(provider: Provider, id: string, type: string, data: Record<string, unknown>, idNotString: unknown): Promise<{ body: string; headers: Record<string, string>; signed: Omit<Signed, 'body'> }> {
+async function sign(
+  provider: Provider,
+  id: string,
+  type: string,
+  data: Record<string, unknown>,
+  idNotString: unknown,
+): Promise<{ body: string; headers: Record<string, string>; signed: Omit<Signed, 'body'> }> {
   const json = (body: string) => ({ payload: JSON.parse(body) as unknown });
   switch (provider) {
     case 'stripe': {
@@ -103,20 +127,37 @@ async function sign(provider: Provider, id: string, type: string, data: Record<s
       const [event, action] = type.split(/\.(.*)/s);
       const body = JSON.stringify(action ? { action, ...data } : data);
       // GitHub signs the body only: its delivery ID and event name are sent, not signed.
-      return { body, headers: await githubHeaders(body, SECRETS.github, { delivery: id, event: event || type }), signed: { signedHeaders: {}, id: (headers) => received(headers['x-github-delivery']), ...json(body) } };
+      return {
+        body,
+        headers: await githubHeaders(body, SECRETS.github, { delivery: id, event: event || type }),
+        signed: { signedHeaders: {}, id: (headers) => received(headers['x-github-delivery']), ...json(body) },
+      };
     }
     case 'standard':
     case 'svix': {
       const body = JSON.stringify({ type, timestamp: NOW.toISOString(), data });
       const prefix = provider === 'svix' ? 'svix' : 'webhook';
-      const headers = provider === 'svix' ? svixHeaders(body, CATALOG_SECRETS.svix, { id, timestamp: NOW }) : standardHeaders(body, SECRETS.standard, { id, timestamp: NOW });
-      return { body, headers, signed: { signedHeaders: { [`${prefix}-id`]: headers[`${prefix}-id`]!, [`${prefix}-timestamp`]: headers[`${prefix}-timestamp`]! }, id: () => id, ...json(body) } };
+      const headers =
+        provider === 'svix' ? svixHeaders(body, CATALOG_SECRETS.svix, { id, timestamp: NOW }) : standardHeaders(body, SECRETS.standard, { id, timestamp: NOW });
+      return {
+        body,
+        headers,
+        signed: {
+          signedHeaders: { [`${prefix}-id`]: headers[`${prefix}-id`]!, [`${prefix}-timestamp`]: headers[`${prefix}-timestamp`]! },
+          id: () => id,
+          ...json(body),
+        },
+      };
     }
     case 'shopify': {
       const body = JSON.stringify(data);
       // Shopify signs the body only; the event ID falls back to the webhook ID.
       const headers = shopifyHeaders(body, CATALOG_SECRETS.shopify, { eventId: id, topic: type });
-      return { body, headers, signed: { signedHeaders: {}, id: (sent) => received(sent['x-shopify-event-id']) || received(sent['x-shopify-webhook-id']), ...json(body) } };
+      return {
+        body,
+        headers,
+        signed: { signedHeaders: {}, id: (sent) => received(sent['x-shopify-event-id']) || received(sent['x-shopify-webhook-id']), ...json(body) },
+      };
     }
     case 'paddle': {
       const body = JSON.stringify({ event_id: id, event_type: type, occurred_at: NOW.toISOString(), data });
@@ -124,7 +165,11 @@ async function sign(provider: Provider, id: string, type: string, data: Record<s
     }
     case 'square': {
       const body = JSON.stringify({ merchant_id: 'M1', type, event_id: id, created_at: NOW.toISOString(), data: { type: 'payment', id: 'p1', object: data } });
-      return { body, headers: squareHeaders(body, CATALOG_SECRETS.square, CATALOG_SECRETS.squareUrl), signed: { signedHeaders: {}, id: () => id, ...json(body) } };
+      return {
+        body,
+        headers: squareHeaders(body, CATALOG_SECRETS.square, CATALOG_SECRETS.squareUrl),
+        signed: { signedHeaders: {}, id: () => id, ...json(body) },
+      };
     }
     case 'slack': {
       const body = JSON.stringify({ team_id: 'T1', type: 'event_callback', event_id: id, event_time: NOW_SECONDS, event: { ...data, type } });
@@ -133,23 +178,44 @@ async function sign(provider: Provider, id: string, type: string, data: Record<s
     case 'linear': {
       const body = JSON.stringify({ action: 'create', type, data, webhookTimestamp: NOW.getTime() });
       // Linear signs the body only: its delivery ID is sent, not signed.
-      return { body, headers: linearHeaders(body, CATALOG_SECRETS.linear, id), signed: { signedHeaders: {}, id: (headers) => received(headers['linear-delivery']), ...json(body) } };
+      return {
+        body,
+        headers: linearHeaders(body, CATALOG_SECRETS.linear, id),
+        signed: { signedHeaders: {}, id: (headers) => received(headers['linear-delivery']), ...json(body) },
+      };
     }
     case 'twilio': {
-      const params = { AccountSid: 'AC1', MessageSid: 'SM1', MessageStatus: 'delivered', ...Object.fromEntries(Object.entries(data).map(([key, value]) => [key, JSON.stringify(value)])) };
+      const params = {
+        AccountSid: 'AC1',
+        MessageSid: 'SM1',
+        MessageStatus: 'delivered',
+        ...Object.fromEntries(Object.entries(data).map(([key, value]) => [key, JSON.stringify(value)])),
+      };
       const { body, headers } = twilioRequest(params, CATALOG_SECRETS.twilio, CATALOG_SECRETS.twilioUrl, id);
       const payload = twilioParams(Buffer.from(body));
       // Twilio signs the URL and the parameters; the idempotency token is sent, not signed.
-      return { body, headers, signed: { signedHeaders: {}, id: (sent) => received(sent['i-twilio-idempotency-token']) || `${payload.MessageSid}:${payload.MessageStatus}`, payload } };
+      return {
+        body,
+        headers,
+        signed: { signedHeaders: {}, id: (sent) => received(sent['i-twilio-idempotency-token']) || `${payload.MessageSid}:${payload.MessageStatus}`, payload },
+      };
     }
     case 'sendgrid': {
       const item = { ...data, email: 'ada@example.com', timestamp: NOW_SECONDS, event: type, sg_event_id: id };
       const body = JSON.stringify([item]);
-      return { body, headers: SENDGRID_KEYS.headers(body, NOW_SECONDS), signed: { signedHeaders: {}, id: () => id, payload: (JSON.parse(body) as unknown[])[0] } };
+      return {
+        body,
+        headers: SENDGRID_KEYS.headers(body, NOW_SECONDS),
+        signed: { signedHeaders: {}, id: () => id, payload: (JSON.parse(body) as unknown[])[0] },
+      };
     }
     case 'adyen': {
       const item = adyenItem(CATALOG_SECRETS.adyen, { pspReference: id, eventCode: type });
-      return { body: adyenBody([item]), headers: { 'content-type': 'application/json' }, signed: { signedHeaders: {}, id: () => `${id}:${type}:true`, payload: item } };
+      return {
+        body: adyenBody([item]),
+        headers: { 'content-type': 'application/json' },
+        signed: { signedHeaders: {}, id: () => `${id}:${type}:true`, payload: item },
+      };
     }
   }
 }
@@ -182,12 +248,15 @@ const ID_HEADERS: Partial<Record<Provider, string>> = {
 
 /** Moves a signed timestamp by `seconds`, where the provider sends one in a header. */
 const TIMESTAMP_SHIFTS: Partial<Record<Provider, (headers: Record<string, string>, seconds: number) => void>> = {
-  stripe: (headers, seconds) => (headers['stripe-signature'] = headers['stripe-signature']!.replace(/t=(\d+)/, (_all, t: string) => `t=${Number(t) + seconds}`)),
+  stripe: (headers, seconds) =>
+    (headers['stripe-signature'] = headers['stripe-signature']!.replace(/t=(\d+)/, (_all, t: string) => `t=${Number(t) + seconds}`)),
   standard: (headers, seconds) => (headers['webhook-timestamp'] = String(Number(headers['webhook-timestamp']) + seconds)),
   svix: (headers, seconds) => (headers['svix-timestamp'] = String(Number(headers['svix-timestamp']) + seconds)),
-  paddle: (headers, seconds) => (headers['paddle-signature'] = headers['paddle-signature']!.replace(/ts=(\d+)/, (_all, t: string) => `ts=${Number(t) + seconds}`)),
+  paddle: (headers, seconds) =>
+    (headers['paddle-signature'] = headers['paddle-signature']!.replace(/ts=(\d+)/, (_all, t: string) => `ts=${Number(t) + seconds}`)),
   slack: (headers, seconds) => (headers['x-slack-request-timestamp'] = String(Number(headers['x-slack-request-timestamp']) + seconds)),
-  sendgrid: (headers, seconds) => (headers['x-twilio-email-event-webhook-timestamp'] = String(Number(headers['x-twilio-email-event-webhook-timestamp']) + seconds)),
+  sendgrid: (headers, seconds) =>
+    (headers['x-twilio-email-event-webhook-timestamp'] = String(Number(headers['x-twilio-email-event-webhook-timestamp']) + seconds)),
 };
 
 const mutations = fc.oneof(
@@ -205,21 +274,47 @@ const mutations = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant('content-type' as const),
       value: fc.oneof(
-        fc.constantFrom('application/json; charset=utf-8', 'Application/JSON', 'application/json;charset=ISO-8859-1', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', ''),
+        fc.constantFrom(
+          'application/json; charset=utf-8',
+          'Application/JSON',
+          'application/json;charset=ISO-8859-1',
+          'text/plain',
+          'application/x-www-form-urlencoded',
+          'multipart/form-data; boundary=x',
+          '',
+        ),
         headerText({ maxLength: 40 }),
       ),
     }),
   },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('compress' as const), encoding: fc.constantFrom('gzip', 'deflate', 'br', 'GZIP', 'x-gzip', 'gzip, identity', 'identity', 'Identity') }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('compress' as const),
+      encoding: fc.constantFrom('gzip', 'deflate', 'br', 'GZIP', 'x-gzip', 'gzip, identity', 'identity', 'Identity'),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('declare-length' as const), over: fc.integer({ min: 1, max: 2 ** 31 }) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('random-bytes' as const), bytes: fc.uint8Array({ maxLength: 512 }), contentType: fc.constantFrom('application/json', 'application/x-www-form-urlencoded', 'application/octet-stream') }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('random-bytes' as const),
+      bytes: fc.uint8Array({ maxLength: 512 }),
+      contentType: fc.constantFrom('application/json', 'application/x-www-form-urlencoded', 'application/octet-stream'),
+    }),
+  },
 );
 
 type Mutation = typeof mutations extends fc.Arbitrary<infer M> ? M : never;
 
 const COMPRESSORS: Record<string, (body: Buffer) => Buffer> = { gzip: gzipSync, deflate: deflateSync, br: brotliCompressSync };
 
-function mutate(provider: Provider, body: Buffer, headers: Record<string, string>, mutation: Mutation): { body: Buffer; headers: Record<string, string>; declaredLength?: number } {
+function mutate(
+  provider: Provider,
+  body: Buffer,
+  headers: Record<string, string>,
+  mutation: Mutation,
+): { body: Buffer; headers: Record<string, string>; declaredLength?: number } {
   const next = { ...headers };
   const signatureHeader = SIGNATURE_HEADERS[provider];
   switch (mutation.kind) {
@@ -289,7 +384,8 @@ const deliveries: fc.Arbitrary<Promise<Delivery>> = fc
 /** The one item of an Adyen delivery as received, or undefined when the body holds none. */
 function adyenItemOf(body: Buffer): Record<string, unknown> | undefined {
   try {
-    return (JSON.parse(body.toString('utf8')) as { notificationItems: Array<{ NotificationRequestItem: Record<string, unknown> }> }).notificationItems[0]!.NotificationRequestItem;
+    return (JSON.parse(body.toString('utf8')) as { notificationItems: Array<{ NotificationRequestItem: Record<string, unknown> }> }).notificationItems[0]!
+      .NotificationRequestItem;
   } catch {
     return undefined;
   }
@@ -297,7 +393,10 @@ function adyenItemOf(body: Buffer): Record<string, unknown> | undefined {
 
 /** What Adyen's HMAC covers of an item (its other fields, such as eventDate, travel unsigned). */
 const adyenSigned = (item: Record<string, unknown> | undefined) =>
-  item && ['pspReference', 'originalReference', 'merchantAccountCode', 'merchantReference', 'eventCode', 'success'].map((name) => item[name]).concat([(item.amount as { value?: unknown; currency?: unknown } | undefined)?.value, (item.amount as { currency?: unknown } | undefined)?.currency]);
+  item &&
+  ['pspReference', 'originalReference', 'merchantAccountCode', 'merchantReference', 'eventCode', 'success']
+    .map((name) => item[name])
+    .concat([(item.amount as { value?: unknown; currency?: unknown } | undefined)?.value, (item.amount as { currency?: unknown } | undefined)?.currency]);
 
 /** A form's parameters as Twilio reads them: a null-prototype object, a name sent several times keeping every value. */
 function twilioParams(body: Buffer): Record<string, string | string[]> {
@@ -335,14 +434,18 @@ async function send(delivery: Delivery): Promise<Response> {
   const target = `${url}/webhooks/${delivery.provider}`;
   if (delivery.declaredLength === undefined) return fetch(target, { method: 'POST', headers: delivery.headers, body: delivery.body });
   return new Promise((resolve, reject) => {
-    const req = request(target, { method: 'POST', agent: false, headers: { ...delivery.headers, 'content-length': String(delivery.declaredLength) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        req.destroy();
-        resolve(new Response(Buffer.concat(chunks), { status: res.statusCode }));
-      });
-    });
+    const req = request(
+      target,
+      { method: 'POST', agent: false, headers: { ...delivery.headers, 'content-length': String(delivery.declaredLength) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          req.destroy();
+          resolve(new Response(Buffer.concat(chunks), { status: res.statusCode }));
+        });
+      },
+    );
     req.on('error', reject);
     req.write(delivery.body);
   });
@@ -372,7 +475,11 @@ it(`answers ${RUNS} generated deliveries without a 5xx, accepting only what was 
       const response = await send(delivery);
       const text = await response.text();
       // Adyen's 2xx is its own `[accepted]`; SendGrid's lists the batch's items.
-      const answer = (text === '[accepted]' ? {} : JSON.parse(text)) as { status?: string | number; workflowId?: string; events?: Array<{ status: string; workflowId: string }> };
+      const answer = (text === '[accepted]' ? {} : JSON.parse(text)) as {
+        status?: string | number;
+        workflowId?: string;
+        events?: Array<{ status: string; workflowId: string }>;
+      };
       const tally = (counts[delivery.provider] ??= {});
       tally[response.status] = (tally[response.status] ?? 0) + 1;
 
@@ -391,7 +498,8 @@ it(`answers ${RUNS} generated deliveries without a 5xx, accepting only what was 
       const [{ event, workflowId, workflowType }] = calls as [(typeof calls)[number]];
       expect(FLOWS.filter((flow) => !flow.internal).map((flow) => flow.name)).toContain(workflowType);
       expect(event.id).toBe(delivery.signed!.id(delivery.headers));
-      const payload = delivery.provider === 'adyen' ? adyenItemOf(delivery.body) : delivery.provider === 'twilio' ? twilioParams(delivery.body) : delivery.signed!.payload;
+      const payload =
+        delivery.provider === 'adyen' ? adyenItemOf(delivery.body) : delivery.provider === 'twilio' ? twilioParams(delivery.body) : delivery.signed!.payload;
       expect(isDeepStrictEqual(event.payload, payload)).toBe(true);
       // As the engine answers: a workflow ID started by an earlier delivery is a duplicate.
       const startedBefore = starter.calls.slice(0, callsBefore).some((call) => call.workflowId === workflowId);
@@ -417,7 +525,13 @@ describe('the worst refused deliveries of every kind (test/support/hostile.ts), 
   const hostileStarter = new RecordingStarter();
   const sources = hostileSources();
   beforeAll(async () => {
-    const app = createApp({ sources: new SourceRegistry(sources), starter: hostileStarter, maxBodyBytes: 4 * MIB, now: () => HOSTILE_RECEIVED_AT, logger: silentLogger });
+    const app = createApp({
+      sources: new SourceRegistry(sources),
+      starter: hostileStarter,
+      maxBodyBytes: 4 * MIB,
+      now: () => HOSTILE_RECEIVED_AT,
+      logger: silentLogger,
+    });
     hostileServer = await new Promise<Server>((resolve) => {
       const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
     });
@@ -425,15 +539,27 @@ describe('the worst refused deliveries of every kind (test/support/hostile.ts), 
   });
   afterAll(() => new Promise<void>((resolve) => hostileServer.close(() => resolve())));
 
-  const classes = sources.flatMap((source) => hostileDeliveries(source.kind, createAdapter(source).signatureHeaders).map(({ what, delivery }) => ({ source: source.name, what, delivery })));
+  const classes = sources.flatMap((source) =>
+    hostileDeliveries(source.kind, createAdapter(source).signatureHeaders).map(({ what, delivery }) => ({ source: source.name, what, delivery })),
+  );
 
   it('answers each with a 4xx of at most 8 KiB and starts nothing, whole or cut anywhere', async () => {
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...classes), fc.double({ min: 0, max: 1, noNaN: true }), async ({ source, what, delivery }, keep) => {
         const body = keep === 1 ? delivery.rawBody : delivery.rawBody.subarray(0, Math.floor(delivery.rawBody.length * keep));
-        const response = await fetch(`${hostileUrl}/webhooks/${source}`, { method: 'POST', headers: { 'content-type': 'application/json', ...delivery.headers }, body });
+        const response = await fetch(`${hostileUrl}/webhooks/${source}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...delivery.headers },
+          body,
+        });
         const answer = await response.arrayBuffer();
-        expect({ source, what, status: response.status, refused: response.status >= 400 && response.status < 500, answerBytes: answer.byteLength <= 8 * 1024 }).toMatchObject({ refused: true, answerBytes: true });
+        expect({
+          source,
+          what,
+          status: response.status,
+          refused: response.status >= 400 && response.status < 500,
+          answerBytes: answer.byteLength <= 8 * 1024,
+        }).toMatchObject({ refused: true, answerBytes: true });
       }),
       { numRuns: 200 },
     );

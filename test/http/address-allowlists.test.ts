@@ -29,11 +29,23 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => lists.close(() => resolve())));
 
 async function receiverWith(allowlists: string) {
-  const config = loadReceiverConfig({ ...SECRETS_ENV, ADDRESS_ALLOWLISTS: allowlists, GITHUB_ADDRESSES_URL: `${listsUrl}/meta`, STRIPE_ADDRESSES_URL: `${listsUrl}/ips_webhooks.json` });
+  const config = loadReceiverConfig({
+    ...SECRETS_ENV,
+    ADDRESS_ALLOWLISTS: allowlists,
+    GITHUB_ADDRESSES_URL: `${listsUrl}/meta`,
+    STRIPE_ADDRESSES_URL: `${listsUrl}/ips_webhooks.json`,
+  });
   const metrics = createMetrics();
   const guard = new AddressAllowlists(config.addressAllowlists, { refreshMs: 3_600_000, logger: silentLogger });
   await guard.start();
-  const app = createApp({ sources: new SourceRegistry(config.sources), starter: new RecordingStarter(), maxBodyBytes: config.maxBodyBytes, logger: silentLogger, metrics, allowlists: guard });
+  const app = createApp({
+    sources: new SourceRegistry(config.sources),
+    starter: new RecordingStarter(),
+    maxBodyBytes: config.maxBodyBytes,
+    logger: silentLogger,
+    metrics,
+    allowlists: guard,
+  });
   const server = await new Promise<Server>((resolve) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
   });
@@ -41,7 +53,8 @@ async function receiverWith(allowlists: string) {
   /** A signed delivery to the source, sent from `from` (a loopback address). */
   const send = async (source: 'github' | 'stripe', from: string) => {
     const body = JSON.stringify(source === 'stripe' ? stripeEvent() : { zen: 'ok', hook_id: 1 });
-    const headers = source === 'stripe' ? stripeHeaders(body, SECRETS.stripe) : await githubHeaders(body, SECRETS.github, { delivery: crypto.randomUUID(), event: 'ping' });
+    const headers =
+      source === 'stripe' ? stripeHeaders(body, SECRETS.stripe) : await githubHeaders(body, SECRETS.github, { delivery: crypto.randomUUID(), event: 'ping' });
     return new Promise<number>((resolve, reject) => {
       const req = request({ host: '127.0.0.1', port, localAddress: from, method: 'POST', path: `/webhooks/${source}`, headers }, (res) => {
         res.resume();
@@ -51,7 +64,8 @@ async function receiverWith(allowlists: string) {
       req.end(body);
     });
   };
-  const counted = async () => Object.fromEntries((await metrics.allowlist.get()).values.map((value) => [`${value.labels.source} ${value.labels.verdict}`, value.value]));
+  const counted = async () =>
+    Object.fromEntries((await metrics.allowlist.get()).values.map((value) => [`${value.labels.source} ${value.labels.verdict}`, value.value]));
   return { send, counted, guard, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
@@ -100,6 +114,10 @@ it('enforce with no list read yet: 503, so the provider retries and nothing is l
 });
 
 it('refuses an allowlist for a kind that publishes no addresses, or a mode it does not know', () => {
-  expect(() => loadReceiverConfig({ ...SECRETS_ENV, ADDRESS_ALLOWLISTS: 'standard:enforce' })).toThrow('ADDRESS_ALLOWLISTS: standard-webhooks publishes no list of the addresses it sends from (only stripe and github do).');
-  expect(() => loadReceiverConfig({ ...SECRETS_ENV, ADDRESS_ALLOWLISTS: 'github:block' })).toThrow('ADDRESS_ALLOWLISTS: "github:block" must be <source>:count or <source>:enforce, naming a configured source.');
+  expect(() => loadReceiverConfig({ ...SECRETS_ENV, ADDRESS_ALLOWLISTS: 'standard:enforce' })).toThrow(
+    'ADDRESS_ALLOWLISTS: standard-webhooks publishes no list of the addresses it sends from (only stripe and github do).',
+  );
+  expect(() => loadReceiverConfig({ ...SECRETS_ENV, ADDRESS_ALLOWLISTS: 'github:block' })).toThrow(
+    'ADDRESS_ALLOWLISTS: "github:block" must be <source>:count or <source>:enforce, naming a configured source.',
+  );
 });

@@ -90,7 +90,8 @@ it('counts only failed sign-ins: ten wrong tokens from one address, then the rig
   const guarded = await startReceiver(loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', RECEIVER_METRICS_ADDRESS: '', ADMIN_TOKEN }), client, silentLogger, db);
   try {
     const statuses: number[] = [];
-    for (let attempt = 0; attempt < 10; attempt++) statuses.push((await fetch(`${guarded.url}/console/login`, form({ token: `wrong-${attempt}`.padEnd(40, 'x') }))).status);
+    for (let attempt = 0; attempt < 10; attempt++)
+      statuses.push((await fetch(`${guarded.url}/console/login`, form({ token: `wrong-${attempt}`.padEnd(40, 'x') }))).status);
     expect(statuses).toEqual(Array(10).fill(401));
     const right = await fetch(`${guarded.url}/console/login`, form({ token: ADMIN_TOKEN }));
     expect(right.status).toBe(303);
@@ -103,7 +104,8 @@ it('counts only failed sign-ins: ten wrong tokens from one address, then the rig
 
 it('ends the sessions of a token that is removed or given another role: at the next request, and at start', async () => {
   const VIEWER = `oncall:${'v'.repeat(40)}`;
-  const start = (env: Record<string, string>) => startReceiver(loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', RECEIVER_METRICS_ADDRESS: '', ADMIN_TOKEN, ...env }), client, silentLogger, db);
+  const start = (env: Record<string, string>) =>
+    startReceiver(loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', RECEIVER_METRICS_ADDRESS: '', ADMIN_TOKEN, ...env }), client, silentLogger, db);
   const signInAs = async (url: string, token: string) => {
     const response = await fetch(`${url}/console/login`, form({ token }));
     expect(response.status).toBe(303);
@@ -144,9 +146,16 @@ it('ends the sessions of a token that is removed or given another role: at the n
 
 it("shows a refused delivery's client address to an admin and masks it for a viewer", async () => {
   const viewer = 'w'.repeat(40);
-  const shared = await startReceiver(loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', RECEIVER_METRICS_ADDRESS: '', ADMIN_TOKEN, VIEWER_TOKENS: `oncall:${viewer}` }), client, silentLogger, db);
+  const shared = await startReceiver(
+    loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', RECEIVER_METRICS_ADDRESS: '', ADMIN_TOKEN, VIEWER_TOKENS: `oncall:${viewer}` }),
+    client,
+    silentLogger,
+    db,
+  );
   try {
-    await db.query(`INSERT INTO refused_deliveries (source, path, status, reason, detail, client, header_names) VALUES ('stripe', '/webhooks/stripe', 400, 'invalid-signature', 'masked?', '203.0.113.77', '{}')`);
+    await db.query(
+      `INSERT INTO refused_deliveries (source, path, status, reason, detail, client, header_names) VALUES ('stripe', '/webhooks/stripe', 400, 'invalid-signature', 'masked?', '203.0.113.77', '{}')`,
+    );
     const refusedPage = async (token: string) => {
       const signIn = await fetch(`${shared.url}/console/login`, form({ token }));
       return (await fetch(`${shared.url}/console/refused`, { headers: { cookie: signIn.headers.get('set-cookie')!.split(';')[0]! } })).text();
@@ -206,7 +215,9 @@ it('is off with CONSOLE=off, and without any admin or viewer token but under npm
   expect(loadReceiverConfig({ ...SECRETS_ENV, ADMIN_TOKEN, CONSOLE: 'off' }).console.enabled).toBe(false);
   expect(loadReceiverConfig({ ...SECRETS_ENV }).console.enabled).toBe(false);
   expect(loadReceiverConfig({ ...SECRETS_ENV, VIEWER_TOKENS: `oncall:${'v'.repeat(40)}` }).console.enabled).toBe(true);
-  expect(() => loadReceiverConfig({ ...SECRETS_ENV, ADMIN_TOKEN, VIEWER_TOKENS: `oncall:${ADMIN_TOKEN}` })).toThrow('VIEWER_TOKENS lists a token that is also an admin token.');
+  expect(() => loadReceiverConfig({ ...SECRETS_ENV, ADMIN_TOKEN, VIEWER_TOKENS: `oncall:${ADMIN_TOKEN}` })).toThrow(
+    'VIEWER_TOKENS lists a token that is also an admin token.',
+  );
   // `npm run dev` alone signs in with the public development token when none is set.
   expect(loadReceiverConfig({}, { development: true }).console.enabled).toBe(false);
   expect(loadReceiverConfig({}, { development: true, developmentAdminToken: true }).adminTokens).toEqual([{ name: 'admin', token: DEVELOPMENT_ADMIN_TOKEN }]);

@@ -25,7 +25,12 @@ beforeEach(async () => {
 afterEach(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 const batch = (count: number) => {
-  const items = Array.from({ length: count }, () => ({ email: 'ada@example.com', timestamp: Math.floor(Date.now() / 1000), event: 'delivered', sg_event_id: randomUUID() }));
+  const items = Array.from({ length: count }, () => ({
+    email: 'ada@example.com',
+    timestamp: Math.floor(Date.now() / 1000),
+    event: 'delivered',
+    sg_event_id: randomUUID(),
+  }));
   const body = JSON.stringify(items);
   return { ids: items.map((item) => item.sg_event_id), body, headers: () => SENDGRID_KEYS.headers(body, Math.floor(Date.now() / 1000)) };
 };
@@ -44,7 +49,12 @@ it('answers 503 naming what was and was not recorded when an item cannot be star
   const redelivery = await post(url, headers(), body);
   expect(redelivery.status).toBe(202);
   const statuses = Object.fromEntries((redelivery.json!.events as Array<{ eventId: string; status: string }>).map((event) => [event.eventId, event.status]));
-  expect(Object.entries(statuses).filter(([, status]) => status === 'started').map(([id]) => id).sort()).toEqual([ids[3], ids[17]].sort());
+  expect(
+    Object.entries(statuses)
+      .filter(([, status]) => status === 'started')
+      .map(([id]) => id)
+      .sort(),
+  ).toEqual([ids[3], ids[17]].sort());
   // Every item started exactly one workflow over both deliveries.
   expect(starter.started.map((event) => event.id).sort()).toEqual([...ids].sort());
 });
@@ -68,7 +78,11 @@ it('names at most 20 refused items of a batch and counts the rest, so a refusal 
   const body = adyenBody([good, ...Array.from({ length: 1000 }, () => forged)]);
   const response = await post(url.replace(/sendgrid$/, 'adyen'), { 'content-type': 'application/json' }, body);
   expect(response.status).toBe(400);
-  expect(response.json).toMatchObject({ type: 'urn:durable-webhooks:problem:invalid-items', refusedCount: 1000, recorded: [{ eventId: `${good.pspReference}:AUTHORISATION:true`, status: 'started' }] });
+  expect(response.json).toMatchObject({
+    type: 'urn:durable-webhooks:problem:invalid-items',
+    refusedCount: 1000,
+    recorded: [{ eventId: `${good.pspReference}:AUTHORISATION:true`, status: 'started' }],
+  });
   expect(response.json!.refused).toHaveLength(20);
   expect(response.text.length).toBeLessThan(5000);
 });
@@ -77,7 +91,9 @@ it('answers a batch of unsigned items with one line, not one per item', async ()
   const body = `{"notificationItems":[${Array.from({ length: 10_000 }, () => '0').join(',')}]}`;
   const response = await post(url.replace(/sendgrid$/, 'adyen'), { 'content-type': 'application/json' }, body);
   expect(response.status).toBe(400);
-  expect(response.json).toMatchObject({ type: 'urn:durable-webhooks:problem:invalid-signature', detail: 'No item of the 10000 in the batch is signed with a configured HMAC key.' });
+  expect(response.json).toMatchObject({
+    type: 'urn:durable-webhooks:problem:invalid-signature',
+    detail: 'No item of the 10000 in the batch is signed with a configured HMAC key.',
+  });
   expect(response.text.length).toBeLessThan(1000);
 });
-

@@ -28,7 +28,15 @@ beforeAll(async () => {
   const file = path.join(dir, 'webhooks.yaml');
   // Two hmac sources: one with its kind's limit, one with its own.
   const hmac = (name: string, limit?: string) =>
-    [`  - name: ${name}`, '    kind: hmac', `    secret: ${name}-secret`, '    signature: { header: X-Signature }', '    id: { pointer: /id }', '    type: { pointer: /type }', ...(limit ? [`    maxBodyBytes: ${limit}`] : [])].join('\n');
+    [
+      `  - name: ${name}`,
+      '    kind: hmac',
+      `    secret: ${name}-secret`,
+      '    signature: { header: X-Signature }',
+      '    id: { pointer: /id }',
+      '    type: { pointer: /type }',
+      ...(limit ? [`    maxBodyBytes: ${limit}`] : []),
+    ].join('\n');
   writeFileSync(file, ['sources:', hmac('long-tail'), hmac('small-tail', '64KiB'), ''].join('\n'));
   const config = loadReceiverConfig({ ...SECRETS_ENV, ...CATALOG_SECRETS_ENV, WEBHOOKS_CONFIG: file, PORT: '0' }, { development: true });
   receiver = await startReceiver(config, client, silentLogger, UNREACHABLE_DATABASE);
@@ -52,11 +60,14 @@ it('declares a limit per kind: forms small, batches about a MiB, GitHub 25 MiB',
   expect(limitOf(ProviderKind.GITHUB)).toBe(25 * MIB);
 });
 
-it.each(sources.map((source) => [source.kind, source] as const))('%s: a body declared over its limit is refused 413 before a byte of it is read', async (_kind, { name, limit, contentType }) => {
-  const { status, sent } = await postStreamed(receiver.url, name, contentType, Buffer.alloc(64 * KIB, 'x'), limit + 1, true);
-  expect(status).toBe(413);
-  expect(sent).toBe(0);
-});
+it.each(sources.map((source) => [source.kind, source] as const))(
+  '%s: a body declared over its limit is refused 413 before a byte of it is read',
+  async (_kind, { name, limit, contentType }) => {
+    const { status, sent } = await postStreamed(receiver.url, name, contentType, Buffer.alloc(64 * KIB, 'x'), limit + 1, true);
+    expect(status).toBe(413);
+    expect(sent).toBe(0);
+  },
+);
 
 /**
  * The longest the event loop may stall while a 25 MiB body is refused. Idle, the bench measures 10 to
@@ -85,7 +96,12 @@ it("takes a source's own maxBodyBytes from WEBHOOKS_CONFIG over its kind's", asy
 });
 
 it('caps every source at MAX_BODY_BYTES', async () => {
-  const capped = await startReceiver(loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', MAX_BODY_BYTES: '1000' }, { development: true }), client, silentLogger, UNREACHABLE_DATABASE);
+  const capped = await startReceiver(
+    loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', MAX_BODY_BYTES: '1000' }, { development: true }),
+    client,
+    silentLogger,
+    UNREACHABLE_DATABASE,
+  );
   try {
     const response = await fetch(`${capped.url}/webhooks/github`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'x'.repeat(1001) });
     expect(response.status).toBe(413);

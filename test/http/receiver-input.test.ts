@@ -53,7 +53,10 @@ it.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty'])('starts an e
 
 it("starts each event type as its source's routes in WEBHOOKS_CONFIG say, over the kind's defaults", async () => {
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'dw-routes-')), 'webhooks.yaml');
-  writeFileSync(file, `sources:\n  - name: billing\n    kind: stripe\n    secret: ${SECRETS.stripe}\n    routes:\n      invoice.paid: notifyGitHub\n      "checkout.*": recordEvent\n`);
+  writeFileSync(
+    file,
+    `sources:\n  - name: billing\n    kind: stripe\n    secret: ${SECRETS.stripe}\n    routes:\n      invoice.paid: notifyGitHub\n      "checkout.*": recordEvent\n`,
+  );
   const config = loadReceiverConfig({ ...SECRETS_ENV, WEBHOOKS_CONFIG: file });
   const routed = new RecordingStarter();
   const app = createApp({ sources: new SourceRegistry(config.sources), starter: routed, maxBodyBytes: config.maxBodyBytes, logger: silentLogger });
@@ -71,7 +74,12 @@ it("starts each event type as its source's routes in WEBHOOKS_CONFIG say, over t
       const { body, headers } = signedStripe({ type });
       expect((await post(`${url}/webhooks/${source}`, headers, body)).status).toBe(202);
     }
-    expect(routed.calls.map((call) => call.workflowType)).toEqual([notifyGitHubFlow.name, recordEventFlow.name, applySubscriptionEventFlow.name, fulfilCheckoutFlow.name]);
+    expect(routed.calls.map((call) => call.workflowType)).toEqual([
+      notifyGitHubFlow.name,
+      recordEventFlow.name,
+      applySubscriptionEventFlow.name,
+      fulfilCheckoutFlow.name,
+    ]);
   } finally {
     await new Promise<void>((resolve) => routedServer.close(() => resolve()));
   }
@@ -93,7 +101,10 @@ it('refuses compressed bodies before reading them: concurrent gzip bombs leave m
   try {
     const answers = await Promise.all(
       Array.from({ length: 40 }, () =>
-        fetch(url, { method: 'POST', headers: { ...headers, 'content-encoding': 'gzip' }, body: bomb }).then(async (response) => ({ status: response.status, type: ((await response.json()) as { type: string }).type })),
+        fetch(url, { method: 'POST', headers: { ...headers, 'content-encoding': 'gzip' }, body: bomb }).then(async (response) => ({
+          status: response.status,
+          type: ((await response.json()) as { type: string }).type,
+        })),
       ),
     );
     expect(answers).toEqual(answers.map(() => ({ status: 415, type: 'urn:durable-webhooks:problem:unsupported-content-encoding' })));
@@ -190,7 +201,11 @@ describe('bad input gets a problem+json answer and starts nothing', () => {
       detail: /does not match/,
       request: async () => {
         const body = JSON.stringify({ type: 'order.created', data: { marker: MARKER } });
-        return { path: 'standard', body, headers: standardHeaders(body, `whsec_${Buffer.from('wrong key').toString('base64')}`, { id: `msg_${randomUUID()}` }) };
+        return {
+          path: 'standard',
+          body,
+          headers: standardHeaders(body, `whsec_${Buffer.from('wrong key').toString('base64')}`, { id: `msg_${randomUUID()}` }),
+        };
       },
     },
     {
@@ -261,7 +276,12 @@ describe('bad input gets a problem+json answer and starts nothing', () => {
 
     expect(response.status).toBe(status);
     expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(response.json).toMatchObject({ status, type: expect.stringMatching(/^urn:durable-webhooks:problem:/), title: expect.any(String), detail: expect.stringMatching(detail) });
+    expect(response.json).toMatchObject({
+      status,
+      type: expect.stringMatching(/^urn:durable-webhooks:problem:/),
+      title: expect.any(String),
+      detail: expect.stringMatching(detail),
+    });
     for (const secret of [...Object.values(SECRETS), MARKER]) expect(response.text).not.toContain(secret);
     if (headers['stripe-signature']) expect(response.text).not.toContain(headers['stripe-signature']);
     expect(starter.started).toEqual([]);
@@ -273,4 +293,3 @@ describe('bad input gets a problem+json answer and starts nothing', () => {
     expect(response.headers.get('allow')).toBe('POST');
   });
 });
-

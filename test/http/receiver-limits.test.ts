@@ -62,7 +62,11 @@ it('closes connections beyond MAX_CONNECTIONS as they arrive, and serves again o
 
   held[0]!.socket.destroy();
   await held[0]!.closed;
-  const healthz = () => fetch(`${receiver!.url}/healthz`, { headers: { connection: 'close' } }).then((response) => response.status, () => 0);
+  const healthz = () =>
+    fetch(`${receiver!.url}/healthz`, { headers: { connection: 'close' } }).then(
+      (response) => response.status,
+      () => 0,
+    );
   await eventually('a freed connection lets the next one in', async () => (await healthz()) === 200);
   held[1]!.socket.destroy();
 });
@@ -70,11 +74,17 @@ it('closes connections beyond MAX_CONNECTIONS as they arrive, and serves again o
 it("counts large bodies per client address, taking it from X-Forwarded-For only from TRUST_PROXY's proxies", async () => {
   const hold = (port: number, forwardedFor: string) => {
     const { socket, closed } = open(port);
-    socket.write(`POST /webhooks/stripe HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Forwarded-For: ${forwardedFor}\r\nContent-Length: 1000\r\n\r\n{`);
+    socket.write(
+      `POST /webhooks/stripe HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Forwarded-For: ${forwardedFor}\r\nContent-Length: 1000\r\n\r\n{`,
+    );
     return { socket, closed };
   };
   const send = (port: number, forwardedFor: string) =>
-    fetch(`http://127.0.0.1:${port}/webhooks/stripe`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': forwardedFor }, body: 'x'.repeat(100) }).then((response) => response.status);
+    fetch(`http://127.0.0.1:${port}/webhooks/stripe`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': forwardedFor },
+      body: 'x'.repeat(100),
+    }).then((response) => response.status);
   const limits = { LARGE_BODY_BYTES: '10', MAX_LARGE_BODIES_PER_ADDRESS: '1' };
 
   const behindProxy = await start({ ...limits, TRUST_PROXY: 'loopback' });
@@ -125,7 +135,11 @@ it('serves /admin, /console and /v1 on ADMIN_PORT only, when it is set, and only
   // /codec is mounted with them (it needs PAYLOAD_ENCRYPTION_KEYS, which this receiver has not).
   for (const path of ['/admin/events', '/v1/messages']) {
     const response = await fetch(`${url}${path}`, { method: 'POST' });
-    expect({ path, status: response.status, type: ((await response.json()) as { type: string }).type }).toEqual({ path, status: 404, type: 'urn:durable-webhooks:problem:not-found' });
+    expect({ path, status: response.status, type: ((await response.json()) as { type: string }).type }).toEqual({
+      path,
+      status: 404,
+      type: 'urn:durable-webhooks:problem:not-found',
+    });
     expect({ path, status: (await fetch(`${adminUrl}${path}`, { method: 'POST' })).status }).toEqual({ path, status: 401 });
   }
   // The console goes with them.
@@ -140,7 +154,10 @@ it('serves /admin, /console and /v1 on ADMIN_PORT only, when it is set, and only
 it('refuses an ADMIN_TOKEN or CODEC_TOKEN shorter than 32 characters', () => {
   expect(() => loadReceiverConfig({ ADMIN_TOKEN: 'short' })).toThrow('ADMIN_TOKEN must be at least 32 characters (for example: openssl rand -hex 32).');
   expect(() => loadReceiverConfig({ CODEC_TOKEN: 'x'.repeat(31) })).toThrow(/CODEC_TOKEN must be at least 32 characters/);
-  expect(loadReceiverConfig({ ADMIN_TOKEN: 'x'.repeat(32), ADMIN_TOKENS: `dpo:${'y'.repeat(40)}` }).adminTokens.map(({ name }) => name)).toEqual(['admin', 'dpo']);
+  expect(loadReceiverConfig({ ADMIN_TOKEN: 'x'.repeat(32), ADMIN_TOKENS: `dpo:${'y'.repeat(40)}` }).adminTokens.map(({ name }) => name)).toEqual([
+    'admin',
+    'dpo',
+  ]);
 });
 
 it.each([
@@ -157,7 +174,12 @@ it.each([
 });
 
 it('under npm run dev on loopback, answers 421 to a request whose Host names another machine (a name rebound to 127.0.0.1)', async () => {
-  receiver = await startReceiver(loadReceiverConfig({ PORT: '0', RECEIVER_METRICS_ADDRESS: '' }, { development: true, developmentAdminToken: true }), client, silentLogger, UNREACHABLE_DATABASE);
+  receiver = await startReceiver(
+    loadReceiverConfig({ PORT: '0', RECEIVER_METRICS_ADDRESS: '' }, { development: true, developmentAdminToken: true }),
+    client,
+    silentLogger,
+    UNREACHABLE_DATABASE,
+  );
   const port = Number(new URL(receiver.url).port);
   const statusFor = (host: string, path = '/admin/events') =>
     new Promise<number>((resolve, reject) => {

@@ -31,9 +31,16 @@ function secretFile(value: string): string {
 describe('loading', () => {
   it('reads a secret from NAME_FILE without its final newline, _PREVIOUS_FILE too, and refuses NAME and NAME_FILE both set', () => {
     const config = loadReceiverConfig({ STRIPE_WEBHOOK_SECRET_FILE: secretFile(NEW), STRIPE_WEBHOOK_SECRET_PREVIOUS_FILE: secretFile(OLD) });
-    expect(config.sources.find((source) => source.name === 'stripe')).toMatchObject({ secrets: [NEW, OLD], secretFile: { env: 'STRIPE_WEBHOOK_SECRET', publicKey: false } });
-    expect(() => loadReceiverConfig({ STRIPE_WEBHOOK_SECRET: NEW, STRIPE_WEBHOOK_SECRET_FILE: secretFile(NEW) })).toThrow('STRIPE_WEBHOOK_SECRET and STRIPE_WEBHOOK_SECRET_FILE are both set; set one.');
-    expect(() => loadReceiverConfig({ STRIPE_WEBHOOK_SECRET_FILE: '/nonexistent/secret' })).toThrow('STRIPE_WEBHOOK_SECRET_FILE (/nonexistent/secret) cannot be read: ENOENT.');
+    expect(config.sources.find((source) => source.name === 'stripe')).toMatchObject({
+      secrets: [NEW, OLD],
+      secretFile: { env: 'STRIPE_WEBHOOK_SECRET', publicKey: false },
+    });
+    expect(() => loadReceiverConfig({ STRIPE_WEBHOOK_SECRET: NEW, STRIPE_WEBHOOK_SECRET_FILE: secretFile(NEW) })).toThrow(
+      'STRIPE_WEBHOOK_SECRET and STRIPE_WEBHOOK_SECRET_FILE are both set; set one.',
+    );
+    expect(() => loadReceiverConfig({ STRIPE_WEBHOOK_SECRET_FILE: '/nonexistent/secret' })).toThrow(
+      'STRIPE_WEBHOOK_SECRET_FILE (/nonexistent/secret) cannot be read: ENOENT.',
+    );
   });
 });
 
@@ -66,7 +73,8 @@ describe('rotation from the file', () => {
     const body = JSON.stringify(stripeEvent());
     return post(url, stripeHeaders(body, secret), body);
   };
-  const counted = async (secret: 'current' | 'previous') => (await metrics.verifications.get()).values.find((value) => value.labels.secret === secret)?.value ?? 0;
+  const counted = async (secret: 'current' | 'previous') =>
+    (await metrics.verifications.get()).values.find((value) => value.labels.secret === secret)?.value ?? 0;
 
   it('verifies the new value once the file changes, the old one through the grace period, counted apart, then only the new', async () => {
     expect((await signedWith(OLD)).status).toBe(202);

@@ -19,8 +19,16 @@ let received = 0;
 
 async function failed(db: TestDatabase, id: string, errorClass: string) {
   const receivedAt = new Date().toISOString();
-  const start = { flow: 'recordEvent', input: { source: 'stripe', provider: ProviderKind.STRIPE, id, type: 'invoice.paid', occurredAt: receivedAt, receivedAt }, summary: id };
-  await storeBody(db, { source: 'stripe', eventId: id, workflowId: id, provider: ProviderKind.STRIPE, via: 'delivery', receivedAt, start, leaseMs: 0 }, { raw: Buffer.from('{}'), contentType: 'application/json', signatureHeaders: {} });
+  const start = {
+    flow: 'recordEvent',
+    input: { source: 'stripe', provider: ProviderKind.STRIPE, id, type: 'invoice.paid', occurredAt: receivedAt, receivedAt },
+    summary: id,
+  };
+  await storeBody(
+    db,
+    { source: 'stripe', eventId: id, workflowId: id, provider: ProviderKind.STRIPE, via: 'delivery', receivedAt, start, leaseMs: 0 },
+    { raw: Buffer.from('{}'), contentType: 'application/json', signatureHeaders: {} },
+  );
   await markStarted(db, [{ source: 'stripe', eventId: id }]);
   await claimEvent(db, { source: 'stripe', eventId: id, type: 'invoice.paid', workflowId: id, firstExecutionRunId: `run-${id}` });
   await completeEvent(db, { source: 'stripe', eventId: id, status: 'failed', outcome: { errorClass } });
@@ -37,7 +45,12 @@ describe('the alert checker', () => {
       return { replayed: false, receipt: { id: `msg_${(received += 1)}`, eventType: body.eventType, createdAt: '', endpoints: [] } };
     },
   } as unknown as MessageService;
-  const config = { webhook: { url: 'https://alerts.example.com/hook', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }, intervalMs: 60_000, groupThreshold: 3, consoleUrl: 'https://ops.example.com/console' };
+  const config = {
+    webhook: { url: 'https://alerts.example.com/hook', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
+    intervalMs: 60_000,
+    groupThreshold: 3,
+    consoleUrl: 'https://ops.example.com/console',
+  };
 
   beforeAll(async () => {
     db = await openTestDatabase();
@@ -53,7 +66,13 @@ describe('the alert checker', () => {
       {
         scope: 'alerts:webhook',
         key: expect.stringMatching(/^failure_group\.new:[0-9a-f]{16}:\d+$/),
-        payload: expect.objectContaining({ source: 'stripe', type: 'invoice.paid', errorClass: 'sendEmail › EmailRejected', count: 1, text: expect.stringContaining('https://ops.example.com/console/failures/') }),
+        payload: expect.objectContaining({
+          source: 'stripe',
+          type: 'invoice.paid',
+          errorClass: 'sendEmail › EmailRejected',
+          count: 1,
+          text: expect.stringContaining('https://ops.example.com/console/failures/'),
+        }),
       },
     ]);
 
@@ -72,12 +91,15 @@ describe('the alert checker', () => {
     const checker = new AlertChecker(db, messages, config, silentLogger);
     await checker.check();
     sent.length = 0;
-    for (let index = 0; index < 7; index++) await deadLettered(db, `dl-${index}`, 'connect ECONNREFUSED 10.20.30.40:7233 (temporal-frontend.temporal.svc:7233)');
+    for (let index = 0; index < 7; index++)
+      await deadLettered(db, `dl-${index}`, 'connect ECONNREFUSED 10.20.30.40:7233 (temporal-frontend.temporal.svc:7233)');
     const alerts = await checker.check();
     expect(alerts.map((alert) => [alert.type, alert.data.count])).toEqual([['inbox.dead_lettered', 7]]);
     expect(sent).toHaveLength(1);
     const { text } = sent[0]!.payload as { text: string };
-    expect(text).toMatch(/^Dead-lettered: 7 event\(s\) not started \(stripe dl-0, stripe dl-1, stripe dl-2, stripe dl-3, stripe dl-4 and 2 more; the first because: connect ECONNREFUSED <address> \(<address>\)\)/);
+    expect(text).toMatch(
+      /^Dead-lettered: 7 event\(s\) not started \(stripe dl-0, stripe dl-1, stripe dl-2, stripe dl-3, stripe dl-4 and 2 more; the first because: connect ECONNREFUSED <address> \(<address>\)\)/,
+    );
     expect(JSON.stringify(sent[0]!.payload)).not.toMatch(/10\.20\.30\.40|:7233/);
     expect(await checker.check()).toEqual([]);
   });
@@ -85,8 +107,16 @@ describe('the alert checker', () => {
 
 async function deadLettered(db: TestDatabase, id: string, error: string) {
   const receivedAt = new Date().toISOString();
-  const start = { flow: 'recordEvent', input: { source: 'stripe', provider: ProviderKind.STRIPE, id, type: 'invoice.paid', occurredAt: receivedAt, receivedAt }, summary: id };
-  await storeBody(db, { source: 'stripe', eventId: id, workflowId: id, provider: ProviderKind.STRIPE, via: 'delivery', receivedAt, start, leaseMs: 60_000 }, { raw: Buffer.from(`{"id":"${id}"}`), contentType: 'application/json', signatureHeaders: {} });
+  const start = {
+    flow: 'recordEvent',
+    input: { source: 'stripe', provider: ProviderKind.STRIPE, id, type: 'invoice.paid', occurredAt: receivedAt, receivedAt },
+    summary: id,
+  };
+  await storeBody(
+    db,
+    { source: 'stripe', eventId: id, workflowId: id, provider: ProviderKind.STRIPE, via: 'delivery', receivedAt, start, leaseMs: 60_000 },
+    { raw: Buffer.from(`{"id":"${id}"}`), contentType: 'application/json', signatureHeaders: {} },
+  );
   await deferStart(db, { source: 'stripe', eventId: id }, error, 0, true);
 }
 
@@ -106,7 +136,9 @@ describe('alerts through our delivery', () => {
     // An event ID is the sender's text: in Slack, <!channel> would mention everyone.
     await deadLettered(stack.db as TestDatabase, '<!channel>', 'the namespace refused the start');
     await eventually('Slack is posted to', () => slack.received.length > 0);
-    expect(JSON.parse(slack.received[0]!.body)).toEqual({ text: expect.stringMatching(/^Dead-lettered: 1 event\(s\) not started \(stripe &lt;!channel&gt;; the first because: the namespace refused the start\)/) });
+    expect(JSON.parse(slack.received[0]!.body)).toEqual({
+      text: expect.stringMatching(/^Dead-lettered: 1 event\(s\) not started \(stripe &lt;!channel&gt;; the first because: the namespace refused the start\)/),
+    });
     // The next checks find it alerted.
     const { rows } = await stack.db.query('SELECT 1 FROM alerted_dead_letters WHERE event_id = $1', ['<!channel>']);
     expect(rows).toHaveLength(1);

@@ -16,7 +16,13 @@ import { startStack, type WorkerStack } from '../support/stack';
 /** `POST /v1/messages` with Idempotency-Key, the endpoints registry, and durable delivery. */
 let stack: WorkerStack;
 beforeAll(async () => {
-  stack = await startStack({ env: { API_TOKENS: 'alpha:tok_alpha_0123456789abcdef0123456789 beta:tok_beta_0123456789abcdef0123456789', ALLOW_PRIVATE_ENDPOINTS: 'true', DELIVERY_SCHEDULE: '0s 1s 1s' } });
+  stack = await startStack({
+    env: {
+      API_TOKENS: 'alpha:tok_alpha_0123456789abcdef0123456789 beta:tok_beta_0123456789abcdef0123456789',
+      ALLOW_PRIVATE_ENDPOINTS: 'true',
+      DELIVERY_SCHEDULE: '0s 1s 1s',
+    },
+  });
 });
 afterAll(() => stack.close());
 
@@ -84,14 +90,25 @@ describe('POST /v1/messages', () => {
   });
 
   it.each([
-    ['no Idempotency-Key', (key: string) => api('/messages', { method: 'POST', body: JSON.stringify({ eventType: 'a.b', payload: {}, key }) }), 400, /Idempotency-Key header is required/],
+    [
+      'no Idempotency-Key',
+      (key: string) => api('/messages', { method: 'POST', body: JSON.stringify({ eventType: 'a.b', payload: {}, key }) }),
+      400,
+      /Idempotency-Key header is required/,
+    ],
     ['no token', (key: string) => api('/messages', { method: 'POST', token: '', key, body: '{}' }), 401, /Bearer/],
     ['a wrong token', (key: string) => api('/messages', { method: 'POST', token: 'tok_wrong_0123456789abcdef0123456789', key, body: '{}' }), 401, /Bearer/],
     ['invalid JSON', (key: string) => api('/messages', { method: 'POST', key, body: '{"eventType":' }), 400, /JSON/],
     ['no eventType', (key: string) => publish(key, { payload: {} }), 400, /"eventType" is required/],
     ['no payload', (key: string) => publish(key, { eventType: 'a.b' }), 400, /"payload" is required/],
     ['a payload over the size limit', (key: string) => publish(key, { eventType: 'a.b', payload: 'x'.repeat(300 * 1024) }), 413, /larger than the limit/],
-    ['a compressed body, unread', (key: string) => api('/messages', { method: 'POST', key, headers: { 'content-encoding': 'gzip' }, body: gzipSync(JSON.stringify({ eventType: 'a.b', payload: {} })) }), 415, /Content-Encoding gzip is not accepted/],
+    [
+      'a compressed body, unread',
+      (key: string) =>
+        api('/messages', { method: 'POST', key, headers: { 'content-encoding': 'gzip' }, body: gzipSync(JSON.stringify({ eventType: 'a.b', payload: {} })) }),
+      415,
+      /Content-Encoding gzip is not accepted/,
+    ],
   ])('refuses %s, publishing nothing', async (_reason, request, status, detail) => {
     const key = newKey();
     const response = await request(key);
@@ -129,7 +146,12 @@ describe('POST /v1/messages', () => {
     };
     const messages = new MessageService(stack.client, db, { taskQueue: stack.taskQueue, scheduleMs: [0], inFlightWaitMs: 0 });
     const starter: EventStarter = { start: () => Promise.reject(new Error('unused')), needs: 'Temporal', ready: async () => true };
-    const app = createApp({ sources: new SourceRegistry([]), starter, maxBodyBytes: 65536, api: { db, messages, tokens: [{ scope: 'alpha', token: 'tok_alpha_0123456789abcdef0123456789' }], allowPrivateEndpoints: true } });
+    const app = createApp({
+      sources: new SourceRegistry([]),
+      starter,
+      maxBodyBytes: 65536,
+      api: { db, messages, tokens: [{ scope: 'alpha', token: 'tok_alpha_0123456789abcdef0123456789' }], allowPrivateEndpoints: true },
+    });
     const server = await listen(app);
     const key = newKey();
     const send = () =>
@@ -244,7 +266,9 @@ describe('delivery', () => {
       expect(new Webhook(secret).verify(delivery.body, delivery.headers)).toMatchObject({ type: 'payout.sent', data: { payout: 'po_1', amount: 1000 } });
     }
 
-    const view = (await (await api(`/messages/${messageId}`)).json()) as { deliveries: Array<{ endpointId: string; status: string; attempts: Array<{ statusCode: number; latencyMs: number; error: string | null }> }> };
+    const view = (await (await api(`/messages/${messageId}`)).json()) as {
+      deliveries: Array<{ endpointId: string; status: string; attempts: Array<{ statusCode: number; latencyMs: number; error: string | null }> }>;
+    };
     expect(view.deliveries).toEqual([
       {
         endpointId,
@@ -295,9 +319,12 @@ describe('POST /v1/messages/:id/erase', () => {
     const marker = `erase-${newKey()}`;
     const endpoint = await startEndpointServer([200]);
     await endpointFor(endpoint.url, { eventTypes: ['customer.exported'] });
-    const { id: messageId } = (await (await publish(newKey(), { eventType: 'customer.exported', payload: { email: `${marker}@example.com` } })).json()) as { id: string };
+    const { id: messageId } = (await (await publish(newKey(), { eventType: 'customer.exported', payload: { email: `${marker}@example.com` } })).json()) as {
+      id: string;
+    };
     const erase = (id: string, body: unknown, token?: string) => api(`/messages/${id}/erase`, { method: 'POST', token, body: JSON.stringify(body) });
-    const stored = async () => (await stack.db.query<{ payload: string | null }>('SELECT payload FROM message_payloads WHERE message_id = $1', [messageId])).rows;
+    const stored = async () =>
+      (await stack.db.query<{ payload: string | null }>('SELECT payload FROM message_payloads WHERE message_id = $1', [messageId])).rows;
 
     await stack.client.workflow.getHandle(messageWorkflowId(messageId)).result();
     // Another scope sees no such message; a reason is required.
@@ -309,7 +336,11 @@ describe('POST /v1/messages/:id/erase', () => {
     expect(await erased.json()).toMatchObject({ id: messageId, erasedNow: true, reason: 'GDPR request 44', erasedAt: expect.any(String) });
     expect(await stored()).toEqual([{ payload: null }]);
     expect(JSON.stringify(await stored())).not.toContain(marker);
-    expect(await (await api(`/messages/${messageId}`)).json()).toMatchObject({ id: messageId, deliveries: [{ status: 'delivered' }], erasure: { reason: 'GDPR request 44' } });
+    expect(await (await api(`/messages/${messageId}`)).json()).toMatchObject({
+      id: messageId,
+      deliveries: [{ status: 'delivered' }],
+      erasure: { reason: 'GDPR request 44' },
+    });
     expect(await (await erase(messageId, { reason: 'again' })).json()).toMatchObject({ erasedNow: false, reason: 'GDPR request 44' });
 
     // A redelivery fails for good, and sends nothing.
@@ -336,7 +367,13 @@ describe('POST /v1/messages/:id/erase', () => {
 describe('/v1/endpoints', () => {
   it('creates with a whsec_ secret, lists, reads, updates, rotates and deletes, within the token scope', async () => {
     const created = await endpointFor('https://hooks.example.com/in', { description: 'shop', eventTypes: ['a.b'] });
-    expect(created).toMatchObject({ id: expect.stringMatching(/^ep_/), secret: expect.stringMatching(/^whsec_/), url: 'https://hooks.example.com/in', eventTypes: ['a.b'], disabled: false });
+    expect(created).toMatchObject({
+      id: expect.stringMatching(/^ep_/),
+      secret: expect.stringMatching(/^whsec_/),
+      url: 'https://hooks.example.com/in',
+      eventTypes: ['a.b'],
+      disabled: false,
+    });
 
     const listed = (await (await api('/endpoints')).json()) as { endpoints: Array<Record<string, unknown>> };
     expect(listed.endpoints.find((endpoint) => endpoint.id === created.id)).not.toHaveProperty('secret');
@@ -345,7 +382,10 @@ describe('/v1/endpoints', () => {
     const patched = await api(`/endpoints/${created.id}`, { method: 'PATCH', body: JSON.stringify({ eventTypes: null, description: 'all events' }) });
     expect(await patched.json()).toMatchObject({ eventTypes: null, description: 'all events' });
 
-    const rotated = (await (await api(`/endpoints/${created.id}/rotate-secret`, { method: 'POST' })).json()) as { secret: string; previousSecretExpiresAt: string };
+    const rotated = (await (await api(`/endpoints/${created.id}/rotate-secret`, { method: 'POST' })).json()) as {
+      secret: string;
+      previousSecretExpiresAt: string;
+    };
     expect(rotated.secret).not.toBe(created.secret);
     expect(new Date(rotated.previousSecretExpiresAt).getTime() - Date.now()).toBeGreaterThan(23 * 3600 * 1000);
 

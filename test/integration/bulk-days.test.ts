@@ -32,7 +32,11 @@ afterAll(() => stack?.close());
 
 const cli = (...args: string[]) => runCli([...args, '--json'], { DATABASE_URL: stack.workerEnv.DATABASE_URL, WEBHOOKS_CONFIG: config });
 const admin = (method: string, path: string, body?: unknown) =>
-  fetch(`${stack.url}/admin${path}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  fetch(`${stack.url}/admin${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
 
 /** A client whose workflow starts are recorded (workflow ID and when), then made for real. */
 function recordingClient() {
@@ -83,7 +87,10 @@ it('holds a source during a storm on two receivers (both acknowledge modes), the
   const first = recordingClient();
   const second = recordingClient();
   const databaseMode = await startReceiver(
-    loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', RECEIVER_METRICS_ADDRESS: '127.0.0.1:0', TEMPORAL_TASK_QUEUE: stack.taskQueue, ACKNOWLEDGE: 'database' }, { development: true }),
+    loadReceiverConfig(
+      { ...SECRETS_ENV, PORT: '0', RECEIVER_METRICS_ADDRESS: '127.0.0.1:0', TEMPORAL_TASK_QUEUE: stack.taskQueue, ACKNOWLEDGE: 'database' },
+      { development: true },
+    ),
     first.client,
     silentLogger,
     stack.db,
@@ -93,7 +100,12 @@ it('holds a source during a storm on two receivers (both acknowledge modes), the
   const orders = Array.from({ length: 150 }, () => checkoutCompleted());
   try {
     // Every order twice, the copies racing on the two receivers.
-    const statuses = await sendAll(orders.flatMap((delivery) => [{ url: stack.url, delivery }, { url: databaseMode.url, delivery }]));
+    const statuses = await sendAll(
+      orders.flatMap((delivery) => [
+        { url: stack.url, delivery },
+        { url: databaseMode.url, delivery },
+      ]),
+    );
     expect(statuses.every((status) => status === 200 || status === 202)).toBe(true);
     expect(statuses.filter((status) => status === 202)).toHaveLength(orders.length);
     expect(await startBacklog(stack.db)).toMatchObject({ count: orders.length, held: orders.length });
@@ -108,7 +120,9 @@ it('holds a source during a storm on two receivers (both acknowledge modes), the
     const released = await admin('DELETE', `/holds/${hold.id}?rate=${rate}/s`);
     expect(released.status).toBe(200);
     expect(await released.json()).toMatchObject({ due: orders.length, budget: `release:${hold.id}` });
-    await Promise.all(orders.map(async (delivery) => expect(await resultOnceStarted(stack.client, delivery.id, 60_000)).toMatchObject({ outcome: 'fulfilled' })));
+    await Promise.all(
+      orders.map(async (delivery) => expect(await resultOnceStarted(stack.client, delivery.id, 60_000)).toMatchObject({ outcome: 'fulfilled' })),
+    );
 
     const starts = [...first.starts, ...second.starts];
     // Both sweepers took part, and together kept to the one budget.
@@ -117,7 +131,9 @@ it('holds a source during a storm on two receivers (both acknowledge modes), the
     expect(new Set(starts.map((start) => start.workflowId)).size).toBe(orders.length);
     expect(busiestSecond(starts.map((start) => start.at))).toBeLessThanOrEqual(rate + burstOf(rate));
     const ids = new Set(orders.map((order) => order.id));
-    const charges = stack.stripe.requests.filter((request) => request.method === 'POST' && ids.has(request.idempotencyKey?.split(':')[0] ?? '') && !request.replayed);
+    const charges = stack.stripe.requests.filter(
+      (request) => request.method === 'POST' && ids.has(request.idempotencyKey?.split(':')[0] ?? '') && !request.replayed,
+    );
     // One PaymentIntent update and one email per order, each under its own event's key.
     expect(new Set(charges.map((request) => request.idempotencyKey)).size).toBe(orders.length);
     expect(charges).toHaveLength(orders.length);
@@ -155,7 +171,13 @@ it('stores and answers a type its routes ignore, starts nothing for it (a copy i
   expect([again.status, again.json]).toEqual([200, { status: 'duplicate', eventId: event.id, workflowId: event.id, started: false }]);
   expect(await workflowExists(stack.client, event.id as string)).toBe(false);
   const shown = await cli('events', 'show', event.id as string);
-  expect(JSON.parse(shown.output)).toMatchObject({ eventId: event.id, status: 'ignored', source: 'billing', eventType: 'invoice.paid', body: { state: 'stored' } });
+  expect(JSON.parse(shown.output)).toMatchObject({
+    eventId: event.id,
+    status: 'ignored',
+    source: 'billing',
+    eventType: 'invoice.paid',
+    body: { state: 'stored' },
+  });
 
   // A type nothing routes at the stripe source: recorded (the default flow) and counted.
   const unrouted = stripeEvent({ type: 'customer.tax_id.created' });

@@ -29,7 +29,11 @@ async function startWorker(): Promise<Spawned> {
 }
 
 const admin = (method: string, path: string, body?: unknown) =>
-  fetch(`${stack.url}/admin${path}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  fetch(`${stack.url}/admin${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
 
 async function deliverAll(deliveries: SignedDelivery[]): Promise<void> {
   let next = 0;
@@ -43,7 +47,17 @@ async function deliverAll(deliveries: SignedDelivery[]): Promise<void> {
 }
 
 const outcomes = (deliveries: SignedDelivery[]) =>
-  Promise.all(deliveries.map((delivery) => stack.client.workflow.getHandle(delivery.id).result().then((result) => (result as { outcome: string }).outcome, () => 'failed')));
+  Promise.all(
+    deliveries.map((delivery) =>
+      stack.client.workflow
+        .getHandle(delivery.id)
+        .result()
+        .then(
+          (result) => (result as { outcome: string }).outcome,
+          () => 'failed',
+        ),
+    ),
+  );
 
 // Two minutes: 200 workflows, each with a failed run and a reset, on two cores shared with another test file.
 it('retries 200 orders by filter as one job, through a worker killed under it: the 150 failed ones complete once, the 50 completed ones are skipped', async () => {
@@ -59,8 +73,16 @@ it('retries 200 orders by filter as one job, through a worker killed under it: t
 
   const filter = { query: `TaskQueue = '${stack.taskQueue}'`, type: 'checkout.*' };
   // Over 100 matches, unconfirmed: a dry run, from the CLI and from /admin alike.
-  const dryRun = await runCli(['events', 'retry', '--query', filter.query, '--type', filter.type, '--json'], { DATABASE_URL: stack.workerEnv.DATABASE_URL, TEMPORAL_TASK_QUEUE: stack.taskQueue });
-  expect(JSON.parse(dryRun.output)).toMatchObject({ dryRun: true, count: 200, examples: expect.any(Array), reason: expect.stringContaining('confirm with --yes') });
+  const dryRun = await runCli(['events', 'retry', '--query', filter.query, '--type', filter.type, '--json'], {
+    DATABASE_URL: stack.workerEnv.DATABASE_URL,
+    TEMPORAL_TASK_QUEUE: stack.taskQueue,
+  });
+  expect(JSON.parse(dryRun.output)).toMatchObject({
+    dryRun: true,
+    count: 200,
+    examples: expect.any(Array),
+    reason: expect.stringContaining('confirm with --yes'),
+  });
   const unconfirmed = await admin('POST', '/bulk', { action: 'retry', filter, reason: 'email API key fixed' });
   expect([unconfirmed.status, ((await unconfirmed.json()) as { dryRun: boolean }).dryRun]).toEqual([200, true]);
 
@@ -68,7 +90,15 @@ it('retries 200 orders by filter as one job, through a worker killed under it: t
   expect(started.status).toBe(202);
   const { jobId, count } = (await started.json()) as { jobId: string; count: number };
   expect(count).toBe(200);
-  const progress = async () => (await (await admin('GET', `/bulk/${encodeURIComponent(jobId)}`)).json()) as { status: string; state: string; done: number; skipped: Record<string, number>; failed: number; total: number };
+  const progress = async () =>
+    (await (await admin('GET', `/bulk/${encodeURIComponent(jobId)}`)).json()) as {
+      status: string;
+      state: string;
+      done: number;
+      skipped: Record<string, number>;
+      failed: number;
+      total: number;
+    };
   await eventually('the job is under way', async () => (await progress()).done >= 30);
   worker.child.kill('SIGKILL');
   await startWorker();
@@ -77,7 +107,9 @@ it('retries 200 orders by filter as one job, through a worker killed under it: t
 
   expect(new Set(await outcomes([...failing, ...fine]))).toEqual(new Set(['fulfilled']));
   const ids = new Set([...failing, ...fine].map((delivery) => delivery.id));
-  const updates = stack.stripe.requests.filter((request) => request.method === 'POST' && ids.has(request.idempotencyKey?.split(':')[0] ?? '') && !request.replayed);
+  const updates = stack.stripe.requests.filter(
+    (request) => request.method === 'POST' && ids.has(request.idempotencyKey?.split(':')[0] ?? '') && !request.replayed,
+  );
   expect(updates).toHaveLength(200);
   expect(new Set(updates.map((request) => request.idempotencyKey)).size).toBe(200);
   expect(stack.resend.emails.filter((email) => ids.has(email.idempotencyKey?.split(':')[0] ?? ''))).toHaveLength(200);
@@ -99,7 +131,10 @@ it('finds failed events by their failure class or its last part, and by tenant, 
 
   // The tenant is set at start, the failure class (whole, and its last part) when the flow fails.
   const failureClass = 'sendEmail › EmailRejected';
-  expect((await stack.client.workflow.getHandle(failing[0]!.id).describe()).searchAttributes).toMatchObject({ WebhookTenant: [tenant], WebhookErrorClass: [failureClass, 'EmailRejected'] });
+  expect((await stack.client.workflow.getHandle(failing[0]!.id).describe()).searchAttributes).toMatchObject({
+    WebhookTenant: [tenant],
+    WebhookErrorClass: [failureClass, 'EmailRejected'],
+  });
   expect((await stack.client.workflow.getHandle(fine[1]!.id).describe()).searchAttributes).toMatchObject({ WebhookTenant: ['acct_another_tenant'] });
   expect((await stack.client.workflow.getHandle(fine[1]!.id).describe()).searchAttributes.WebhookErrorClass).toBeUndefined();
 
@@ -113,17 +148,24 @@ it('finds failed events by their failure class or its last part, and by tenant, 
   const failingIds = failing.map((delivery) => delivery.id).sort();
   expect(ids(await list('--tenant', tenant, '--error-class', 'EmailRejected'))).toEqual(failingIds);
   const byClass = await list('--error-class', failureClass, '--tenant', tenant);
-  expect(byClass.map(({ eventId, tenant: listedTenant, errorClass }) => ({ eventId, tenant: listedTenant, errorClass })).sort((a, b) => a.eventId.localeCompare(b.eventId))).toEqual(
-    failingIds.map((eventId) => ({ eventId, tenant, errorClass: failureClass })),
-  );
+  expect(
+    byClass
+      .map(({ eventId, tenant: listedTenant, errorClass }) => ({ eventId, tenant: listedTenant, errorClass }))
+      .sort((a, b) => a.eventId.localeCompare(b.eventId)),
+  ).toEqual(failingIds.map((eventId) => ({ eventId, tenant, errorClass: failureClass })));
   expect(ids(await list('--tenant', tenant))).toEqual([...failingIds, fine[0]!.id].sort());
-  const fromAdmin = (await (await admin('GET', `/events?tenant=${tenant}&errorClass=${encodeURIComponent(failureClass)}`)).json()) as { events: Array<{ eventId: string }> };
+  const fromAdmin = (await (await admin('GET', `/events?tenant=${tenant}&errorClass=${encodeURIComponent(failureClass)}`)).json()) as {
+    events: Array<{ eventId: string }>;
+  };
   expect(ids(fromAdmin.events)).toEqual(failingIds);
 
   const dryRun = await runCli(['events', 'retry', '--error-class', 'EmailRejected', '--tenant', tenant, '--dry-run', '--json'], cliEnv);
   expect(JSON.parse(dryRun.output)).toMatchObject({ dryRun: true, count: 3 });
   const refused = await admin('GET', `/events?errorClass=${encodeURIComponent("EmailRejected' OR 'a' = 'a")}`);
-  expect([refused.status, ((await refused.json()) as { detail: string }).detail]).toEqual([400, '"errorClass" may hold letters, digits and . _ : @ - › and spaces only.']);
+  expect([refused.status, ((await refused.json()) as { detail: string }).detail]).toEqual([
+    400,
+    '"errorClass" may hold letters, digits and . _ : @ - › and spaces only.',
+  ]);
 }, 60_000);
 
 it('acts on what the operator confirmed after a dry run, at most that many, not on what matches by the time the job runs', async () => {
@@ -138,7 +180,8 @@ it('acts on what the operator confirmed after a dry run, at most that many, not 
     return failing;
   };
   const request = { action: 'retry', filter: { tenant, status: 'failed' }, reason: 'the email key is fixed' };
-  const dryRunOf = async () => (await (await admin('POST', '/bulk', { ...request, dryRun: true })).json()) as { count: number; confirm: { count: number; until: string } };
+  const dryRunOf = async () =>
+    (await (await admin('POST', '/bulk', { ...request, dryRun: true })).json()) as { count: number; confirm: { count: number; until: string } };
   const confirmedOnes = await fail(2);
   // Visibility indexes a failure a moment after the workflow ends.
   let dryRun = await dryRunOf();
@@ -152,7 +195,10 @@ it('acts on what the operator confirmed after a dry run, at most that many, not 
   expect(started.status).toBe(202);
   const { jobId, count } = (await started.json()) as { jobId: string; count: number };
   expect(count).toBe(2);
-  await eventually('the job completed', async () => ((await (await admin('GET', `/bulk/${encodeURIComponent(jobId)}`)).json()) as { status: string }).status === 'completed');
+  await eventually(
+    'the job completed',
+    async () => ((await (await admin('GET', `/bulk/${encodeURIComponent(jobId)}`)).json()) as { status: string }).status === 'completed',
+  );
   expect(await (await admin('GET', `/bulk/${encodeURIComponent(jobId)}`)).json()).toMatchObject({ total: 2, done: 2 });
   expect(await outcomes(confirmedOnes)).toEqual(['fulfilled', 'fulfilled']);
   expect((await stack.client.workflow.getHandle(later[0]!.id).describe()).status.name).toBe('FAILED');

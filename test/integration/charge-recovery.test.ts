@@ -58,7 +58,13 @@ it('after the key expired, a reset finds the charge a pending step made instead 
     sendEmail: async ({ step }) => ({ messageId: String(emails.push(step)) }),
     flowSettings: async () => ({ reviewThreshold: null, reviewTimeout: '24h', notifyEmail: null }),
   };
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: 'charge-recovery', workflowBundle: await workflowBundle(), sinks: workflowSinks(), activities });
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue: 'charge-recovery',
+    workflowBundle: await workflowBundle(),
+    sinks: workflowSinks(),
+    activities,
+  });
   const charges = () => stripe.charges().filter((intent) => intent.metadata.event_id === event.id);
   let chargeInput!: ChargeInput;
 
@@ -82,6 +88,8 @@ it('after the key expired, a reset finds the charge a pending step made instead 
   expect(charges()).toHaveLength(1);
   expect(charge).toEqual({ paymentIntentId: charges()[0]!.id, status: 'succeeded' });
   expect(stripe.requests.filter((request) => request.path === '/v1/payment_intents/search').length).toBe(searchesBefore + 1);
-  expect((await db.query('SELECT outcome, payment_intent_id FROM charge_attempts WHERE event_id = $1', [event.id])).rows).toEqual([{ outcome: 'succeeded', payment_intent_id: charges()[0]!.id }]);
+  expect((await db.query('SELECT outcome, payment_intent_id FROM charge_attempts WHERE event_id = $1', [event.id])).rows).toEqual([
+    { outcome: 'succeeded', payment_intent_id: charges()[0]!.id },
+  ]);
   expect(emails).toEqual([]);
 });

@@ -46,7 +46,9 @@ it('fails after the last scheduled attempt, days later, and a redelivery then su
     const messages = new MessageService(env.client, db, { taskQueue, scheduleMs });
     const { receipt } = await messages.publish('scope', 'key-schedule', { eventType: 'order.shipped', payload: { orderId: 'ord_1' } });
     const startedAt = await env.currentTimeMs();
-    expect(await env.client.workflow.getHandle(messageWorkflowId(receipt.id)).result()).toMatchObject({ deliveries: [{ endpointId, status: 'failed', attempts: 8 }] });
+    expect(await env.client.workflow.getHandle(messageWorkflowId(receipt.id)).result()).toMatchObject({
+      deliveries: [{ endpointId, status: 'failed', attempts: 8 }],
+    });
     expect((await env.currentTimeMs()) - startedAt).toBeGreaterThanOrEqual(scheduleMs.reduce((sum, ms) => sum + ms, 0));
     expect(endpoint.received).toHaveLength(8);
 

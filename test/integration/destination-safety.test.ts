@@ -35,7 +35,14 @@ it.each([
   const { attemptDelivery } = createDeliveryActivities({ db: stack.db, allowPrivateEndpoints: false });
   const messageId = `msg_safety_${id}`;
   await storePayload(stack.db, { id: messageId, fingerprint: 'f', scope: 'scope', eventType: 'a.b', payloadJson: '{}' });
-  const outcome = await new MockActivityEnvironment().run(attemptDelivery, { messageId, endpointId: id, attempt: 1, eventType: 'a.b', fingerprint: 'f', createdAt: new Date().toISOString() });
+  const outcome = await new MockActivityEnvironment().run(attemptDelivery, {
+    messageId,
+    endpointId: id,
+    attempt: 1,
+    eventType: 'a.b',
+    fingerprint: 'f',
+    createdAt: new Date().toISOString(),
+  });
   expect(outcome).toMatchObject({ result: 'failed', statusCode: null, error: expect.stringMatching(/private or reserved address/) });
   expect(endpoint.received).toEqual([]);
   await endpoint.close();

@@ -43,9 +43,18 @@ const stageDir = (name: string) => path.join(scratch, name);
 function containerEnv(stage: Stage): NodeJS.ProcessEnv {
   // The machine's way to the registry (a proxy, the certificates it is trusted by) is the build host's, as it is for `docker build`.
   const network = Object.fromEntries(
-    ['NODE_EXTRA_CA_CERTS', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'https_proxy', 'http_proxy', 'no_proxy'].filter((name) => process.env[name] !== undefined).map((name) => [name, process.env[name]]),
+    ['NODE_EXTRA_CA_CERTS', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'https_proxy', 'http_proxy', 'no_proxy']
+      .filter((name) => process.env[name] !== undefined)
+      .map((name) => [name, process.env[name]]),
   );
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, ...network, npm_config_prefer_offline: 'true', npm_config_fund: 'false', npm_config_audit: 'false' };
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    ...network,
+    npm_config_prefer_offline: 'true',
+    npm_config_fund: 'false',
+    npm_config_audit: 'false',
+  };
   for (const { keyword, args } of stage.instructions) {
     if (keyword !== 'ENV') continue;
     const [name = '', value = ''] = args.split(/[=\s]/, 2);
@@ -97,7 +106,9 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 describe('Dockerfile, replayed without Docker', () => {
   it('has a build stage and a runtime stage that copies from it', () => {
     expect(stages).toHaveLength(2);
-    expect(runtime.instructions.filter((instruction) => instruction.keyword === 'COPY').every((instruction) => instruction.args.startsWith('--from=build '))).toBe(true);
+    expect(
+      runtime.instructions.filter((instruction) => instruction.keyword === 'COPY').every((instruction) => instruction.args.startsWith('--from=build ')),
+    ).toBe(true);
   });
 
   it('runs both stages on Node.js 24 LTS, the minor .node-version pins for CI, on Debian bookworm slim', () => {

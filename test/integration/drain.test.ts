@@ -48,7 +48,16 @@ function received(type: string, account?: string) {
   const raw = Buffer.from(JSON.stringify(payload));
   // Each a millisecond after the one before, as deliveries arrive one by one.
   const now = new Date(Date.now() + sequence).toISOString();
-  return { source: 'stripe', provider: ProviderKind.STRIPE, id, type, occurredAt: now, receivedAt: now, payload, body: { raw, contentType: 'application/json', signatureHeaders: {} } };
+  return {
+    source: 'stripe',
+    provider: ProviderKind.STRIPE,
+    id,
+    type,
+    occurredAt: now,
+    receivedAt: now,
+    payload,
+    body: { raw, contentType: 'application/json', signatureHeaders: {} },
+  };
 }
 
 async function store(starter: EventStarter, events: ReturnType<typeof received>[]): Promise<string[]> {
@@ -70,7 +79,9 @@ it('takes turns by tenant: with 2,000 held events of one account and 20 of anoth
   await sweeper.start();
   try {
     const ids = new Set(small.map((event) => event.id));
-    await eventually("the small tenant's events all start", () => starts.filter((start) => ids.has(start.workflowId)).length === small.length, { timeoutMs: 10_000 });
+    await eventually("the small tenant's events all start", () => starts.filter((start) => ids.has(start.workflowId)).length === small.length, {
+      timeoutMs: 10_000,
+    });
     const drainBegan = starts[0]!.at;
     const last = Math.max(...starts.filter((start) => ids.has(start.workflowId)).map((start) => start.at));
     expect(last - drainBegan).toBeLessThan(5_000);
@@ -86,7 +97,7 @@ it('takes turns by tenant: with 2,000 held events of one account and 20 of anoth
   }
 });
 
-it("paces every start of a source with a standing rate (WEBHOOKS_CONFIG rate:), in both acknowledge modes, and answers 202 at once", async () => {
+it('paces every start of a source with a standing rate (WEBHOOKS_CONFIG rate:), in both acknowledge modes, and answers 202 at once', async () => {
   await syncStandingRates(db, [{ name: 'stripe', rate: 10 }]);
   const { client, starts } = recordingClient();
   const inbox = new EventIntake(client, db, { acknowledge: 'database', taskQueue: 'drain', logger: silentLogger });
@@ -98,7 +109,10 @@ it("paces every start of a source with a standing rate (WEBHOOKS_CONFIG rate:), 
   await inbox.drain();
   expect(starts).toEqual([]);
 
-  const sweepers = [new StartSweeper(db, client, { taskQueue: 'drain', logger: silentLogger }), new StartSweeper(db, client, { taskQueue: 'drain', logger: silentLogger })];
+  const sweepers = [
+    new StartSweeper(db, client, { taskQueue: 'drain', logger: silentLogger }),
+    new StartSweeper(db, client, { taskQueue: 'drain', logger: silentLogger }),
+  ];
   await Promise.all(sweepers.map((sweeper) => sweeper.start()));
   try {
     await eventually('every paced event starts', async () => (await startBacklog(db)).count === 0, { timeoutMs: 15_000 });

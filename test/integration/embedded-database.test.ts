@@ -22,17 +22,21 @@ describe('the embedded database', () => {
       const writes = Array.from({ length: 2000 }, (_, id) => {
         switch (id % 4) {
           case 0:
-            return db.query('INSERT INTO mixed (id, label) VALUES ($1, \'zero\')', [id]);
+            return db.query("INSERT INTO mixed (id, label) VALUES ($1, 'zero')", [id]);
           case 1:
             return db.query('INSERT INTO mixed (id, label) VALUES ($1, $2)', [id, `one-${id}`]);
           case 2:
             return db.query('INSERT INTO mixed (id, label, amount) VALUES ($1, $2, $3)', [id, `two-${id}`, id * 100]);
           default:
-            return db.transaction(async (tx) => tx.query('INSERT INTO mixed (id, label, amount, tags) VALUES ($1, $2, $3, $4)', [id, `three-${id}`, id * 1000, [`t${id}`]]));
+            return db.transaction(async (tx) =>
+              tx.query('INSERT INTO mixed (id, label, amount, tags) VALUES ($1, $2, $3, $4)', [id, `three-${id}`, id * 1000, [`t${id}`]]),
+            );
         }
       });
       await Promise.all(writes);
-      const { rows } = await db.query<{ id: number; label: string; amount: string | null; tags: string[] | null }>('SELECT id, label, amount, tags FROM mixed ORDER BY id');
+      const { rows } = await db.query<{ id: number; label: string; amount: string | null; tags: string[] | null }>(
+        'SELECT id, label, amount, tags FROM mixed ORDER BY id',
+      );
       expect(rows).toHaveLength(2000);
       const wrong = rows.filter(({ id, label, amount, tags }) => {
         const expected = [
@@ -76,7 +80,11 @@ describe('the embedded database', () => {
           process.stdout.write(id + '\\n');
         }
       })();`;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', writer], { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', writer], {
+      cwd: ROOT,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const acknowledged: number[] = [];
     await new Promise<void>((resolve) => {
       child.stdout!.on('data', (chunk: Buffer) => {

@@ -27,7 +27,17 @@ afterAll(() => stack.close());
 
 /** `temporal workflow show -o json` against the suite's server, with `extra` flags. */
 async function show(workflowId: string, ...extra: string[]): Promise<string> {
-  const { stdout } = await run(temporalCliPath(), ['workflow', 'show', '--workflow-id', workflowId, '--address', process.env.TEMPORAL_ADDRESS!, '--output', 'json', ...extra]);
+  const { stdout } = await run(temporalCliPath(), [
+    'workflow',
+    'show',
+    '--workflow-id',
+    workflowId,
+    '--address',
+    process.env.TEMPORAL_ADDRESS!,
+    '--output',
+    'json',
+    ...extra,
+  ]);
   return stdout;
 }
 
@@ -42,7 +52,11 @@ function readable(historyJson: string): string {
 }
 
 const codec = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-  post(`${stack.url}/codec${path}`, { 'content-type': 'application/json', authorization: `Bearer ${CODEC_TOKEN}`, 'x-namespace': 'default', ...headers }, JSON.stringify(body));
+  post(
+    `${stack.url}/codec${path}`,
+    { 'content-type': 'application/json', authorization: `Bearer ${CODEC_TOKEN}`, 'x-namespace': 'default', ...headers },
+    JSON.stringify(body),
+  );
 
 describe('with PAYLOAD_ENCRYPTION_KEYS', () => {
   it('Temporal holds only ciphertext with the key ID, and the codec endpoint decodes the same history', async () => {
@@ -53,7 +67,9 @@ describe('with PAYLOAD_ENCRYPTION_KEYS', () => {
 
     const raw = await show(delivery.id);
     expect(readable(raw)).not.toContain(marker);
-    const started = (JSON.parse(raw) as { events: Array<{ workflowExecutionStartedEventAttributes?: { input: { payloads: Array<{ metadata: Record<string, string> }> } } }> }).events[0]!;
+    const started = (
+      JSON.parse(raw) as { events: Array<{ workflowExecutionStartedEventAttributes?: { input: { payloads: Array<{ metadata: Record<string, string> }> } } }> }
+    ).events[0]!;
     const metadata = started.workflowExecutionStartedEventAttributes!.input.payloads[0]!.metadata;
     expect(Buffer.from(metadata.encoding!, 'base64').toString()).toBe('binary/encrypted');
     expect(Buffer.from(metadata['encryption-key-id']!, 'base64').toString()).toBe('2026-12');
@@ -87,21 +103,30 @@ describe('with PAYLOAD_ENCRYPTION_KEYS', () => {
   it('decodes payloads encrypted with an older key, and encodes with the first', async () => {
     const plain = defaultPayloadConverter.toPayload({ marker: 'rotated' });
     const [old] = await new EncryptionCodec(parseEncryptionKeys(OLD_KEY), OPTIONS).encode([plain]);
-    const asJson = { metadata: Object.fromEntries(Object.entries(old!.metadata!).map(([name, value]) => [name, Buffer.from(value!).toString('base64')])), data: Buffer.from(old!.data!).toString('base64') };
+    const asJson = {
+      metadata: Object.fromEntries(Object.entries(old!.metadata!).map(([name, value]) => [name, Buffer.from(value!).toString('base64')])),
+      data: Buffer.from(old!.data!).toString('base64'),
+    };
 
     const response = await codec('/decode', { payloads: [asJson] });
     expect(response.status).toBe(200);
     const [payload] = (response.json as { payloads: Array<{ data: string }> }).payloads;
     expect(JSON.parse(Buffer.from(payload!.data, 'base64').toString())).toEqual({ marker: 'rotated' });
 
-    const encoded = await codec('/encode', { payloads: [{ metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('"x"').toString('base64') }] });
+    const encoded = await codec('/encode', {
+      payloads: [{ metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('"x"').toString('base64') }],
+    });
     const [encrypted] = (encoded.json as { payloads: Array<{ metadata: Record<string, string> }> }).payloads;
     expect(Buffer.from(encrypted!.metadata['encryption-key-id']!, 'base64').toString()).toBe('2026-12');
   });
 
   it('opens /codec to CODEC_TOKEN and the admin token, and nothing else to CODEC_TOKEN', async () => {
     expect((await codec('/decode', { payloads: [] }, { authorization: `Bearer ${ADMIN_TOKEN}` })).status).toBe(200);
-    const erase = await post(`${stack.url}/admin/events/evt_any/erase`, { 'content-type': 'application/json', authorization: `Bearer ${CODEC_TOKEN}` }, '{"reason":"x"}');
+    const erase = await post(
+      `${stack.url}/admin/events/evt_any/erase`,
+      { 'content-type': 'application/json', authorization: `Bearer ${CODEC_TOKEN}` },
+      '{"reason":"x"}',
+    );
     expect(erase.status).toBe(401);
     expect((await fetch(`${stack.url}/admin/events`, { headers: { authorization: `Bearer ${CODEC_TOKEN}` } })).status).toBe(401);
   });
@@ -118,7 +143,10 @@ describe('with PAYLOAD_ENCRYPTION_KEYS', () => {
 
   it("lets the Temporal UI's origin call it from a browser, and no other", async () => {
     const preflight = (origin: string) =>
-      fetch(`${stack.url}/codec/decode`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,x-namespace' } });
+      fetch(`${stack.url}/codec/decode`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,x-namespace' },
+      });
     const allowed = await preflight(UI_ORIGIN);
     expect(allowed.status).toBe(204);
     expect(allowed.headers.get('access-control-allow-origin')).toBe(UI_ORIGIN);
@@ -155,7 +183,7 @@ describe('PAYLOAD_ENCRYPTION_KEYS', () => {
     const keys = parseEncryptionKeys(NEW_KEY);
     const [bound] = await new EncryptionCodec(keys, OPTIONS).encode([defaultPayloadConverter.toPayload('secret')]);
     await expect(new EncryptionCodec(keys, { ...OPTIONS, namespace: 'other' }).decode([bound!])).rejects.toThrow(/authenticate/);
-    expect(defaultPayloadConverter.fromPayload(( await new EncryptionCodec(keys, OPTIONS).decode([bound!]))[0]!)).toBe('secret');
+    expect(defaultPayloadConverter.fromPayload((await new EncryptionCodec(keys, OPTIONS).decode([bound!]))[0]!)).toBe('secret');
 
     // What the codec wrote before: the key ID alone as associated data, no namespace marker.
     const [id, key] = [keys[0]!.id, keys[0]!.key];
@@ -163,14 +191,20 @@ describe('PAYLOAD_ENCRYPTION_KEYS', () => {
     const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: 16 });
     cipher.setAAD(Buffer.from(id));
     const plaintext = temporal.api.common.v1.Payload.encode(defaultPayloadConverter.toPayload('older')).finish();
-    const older = { metadata: { encoding: Buffer.from('binary/encrypted'), 'encryption-key-id': Buffer.from(id) }, data: Buffer.concat([iv, cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]) };
+    const older = {
+      metadata: { encoding: Buffer.from('binary/encrypted'), 'encryption-key-id': Buffer.from(id) },
+      data: Buffer.concat([iv, cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]),
+    };
     expect(defaultPayloadConverter.fromPayload((await new EncryptionCodec(keys, OPTIONS).decode([older]))[0]!)).toBe('older');
   });
 
   it('refuses plaintext payloads on workers, unless PAYLOAD_ENCRYPTION_ALLOW_PLAINTEXT is on for a migration', async () => {
     const plain = defaultPayloadConverter.toPayload({ injected: true });
-    const worker = (env: Record<string, string>) => temporalSettings({ PAYLOAD_ENCRYPTION_KEYS: NEW_KEY, ...env }, { worker: true }).dataConverter!.payloadCodecs![0]!;
-    await expect(worker({}).decode([plain])).rejects.toThrow('A payload is not encrypted, and PAYLOAD_ENCRYPTION_KEYS is set: refused. While payloads from before encryption are still in flight, set PAYLOAD_ENCRYPTION_ALLOW_PLAINTEXT=true on the workers.');
+    const worker = (env: Record<string, string>) =>
+      temporalSettings({ PAYLOAD_ENCRYPTION_KEYS: NEW_KEY, ...env }, { worker: true }).dataConverter!.payloadCodecs![0]!;
+    await expect(worker({}).decode([plain])).rejects.toThrow(
+      'A payload is not encrypted, and PAYLOAD_ENCRYPTION_KEYS is set: refused. While payloads from before encryption are still in flight, set PAYLOAD_ENCRYPTION_ALLOW_PLAINTEXT=true on the workers.',
+    );
     expect(await worker({ PAYLOAD_ENCRYPTION_ALLOW_PLAINTEXT: 'true' }).decode([plain])).toEqual([plain]);
     // Clients and the codec endpoint read them, to show what an older history holds.
     expect(await temporalSettings({ PAYLOAD_ENCRYPTION_KEYS: NEW_KEY }).dataConverter!.payloadCodecs![0]!.decode([plain])).toEqual([plain]);

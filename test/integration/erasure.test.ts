@@ -36,7 +36,16 @@ describe('erasing an event', () => {
 
     const erased = await erase(delivery.id, { reason: 'GDPR request 42', by: 'dpo@example.com' });
     expect(erased.status).toBe(200);
-    expect(erased.json).toMatchObject({ eventId: delivery.id, erasedNow: true, erasedBy: 'admin token "admin"', requestedBy: 'dpo@example.com', reason: 'GDPR request 42', bodyStored: true, ordersCleared: 1, temporal: 'holds no personal data' });
+    expect(erased.json).toMatchObject({
+      eventId: delivery.id,
+      erasedNow: true,
+      erasedBy: 'admin token "admin"',
+      requestedBy: 'dpo@example.com',
+      reason: 'GDPR request 42',
+      bodyStored: true,
+      ordersCleared: 1,
+      temporal: 'holds no personal data',
+    });
 
     expect(await rowsHolding(stack.db, marker)).toEqual([]);
     expect(await historyText(delivery.id)).not.toContain(marker);
@@ -44,7 +53,12 @@ describe('erasing an event', () => {
 
     // The outcome and status stay, with the erasure's record.
     const shown = await fetch(`${stack.url}/admin/events/${delivery.id}`, { headers: admin });
-    expect(await shown.json()).toMatchObject({ status: 'completed', ledger: { status: 'completed' }, erasure: { erasedBy: 'admin token "admin"', requestedBy: 'dpo@example.com', reason: 'GDPR request 42' }, result: { outcome: 'charged' } });
+    expect(await shown.json()).toMatchObject({
+      status: 'completed',
+      ledger: { status: 'completed' },
+      erasure: { erasedBy: 'admin token "admin"', requestedBy: 'dpo@example.com', reason: 'GDPR request 42' },
+      result: { outcome: 'charged' },
+    });
     const verify = await fetch(`${stack.url}/admin/events/${delivery.id}/verify`, { headers: admin });
     expect(await verify.json()).toMatchObject({ verified: false, detail: expect.stringMatching(/erased/) });
 
@@ -62,7 +76,16 @@ describe('erasing an event', () => {
     const marker = `erase${randomBytes(6).toString('hex')}`;
     const paymentIntent = `pi_${randomBytes(8).toString('hex')}`;
     // The merchant's own metadata on the checkout's PaymentIntent, as Stripe returns it on update.
-    stack.stripe.paymentIntents.set(paymentIntent, { id: paymentIntent, object: 'payment_intent', amount: 4200, currency: 'eur', customer: null, payment_method: null, status: 'succeeded', metadata: { customer_email: `${marker}@example.com` } });
+    stack.stripe.paymentIntents.set(paymentIntent, {
+      id: paymentIntent,
+      object: 'payment_intent',
+      amount: 4200,
+      currency: 'eur',
+      customer: null,
+      payment_method: null,
+      status: 'succeeded',
+      metadata: { customer_email: `${marker}@example.com` },
+    });
     const delivery = checkoutCompleted({ email: `${marker}@example.com`, paymentIntent });
     expect((await post(`${stack.url}/webhooks/stripe`, delivery.headers, delivery.body)).status).toBe(202);
     expect(await stack.client.workflow.getHandle(delivery.id).result()).toMatchObject({ outcome: 'fulfilled' });
@@ -76,11 +99,24 @@ describe('erasing an event', () => {
     const marker = `legacy${randomBytes(6).toString('hex')}`;
     const id = `msg_legacy_${marker}`;
     const now = new Date().toISOString();
-    const input: WebhookEvent = { source: 'standard', provider: ProviderKind.STANDARD_WEBHOOKS, id, type: 'note.added', occurredAt: now, receivedAt: now, payload: { note: marker } };
+    const input: WebhookEvent = {
+      source: 'standard',
+      provider: ProviderKind.STANDARD_WEBHOOKS,
+      id,
+      type: 'note.added',
+      occurredAt: now,
+      receivedAt: now,
+      payload: { note: marker },
+    };
     const first = await stack.client.workflow.start(recordEvent, { workflowId: id, taskQueue: stack.taskQueue, args: [input] });
     await first.result();
     // A second run under the same ID (a redelivery once retention dropped the first), with the same input.
-    const second = await stack.client.workflow.start(recordEvent, { workflowId: id, taskQueue: stack.taskQueue, args: [input], workflowIdReusePolicy: 'ALLOW_DUPLICATE' });
+    const second = await stack.client.workflow.start(recordEvent, {
+      workflowId: id,
+      taskQueue: stack.taskQueue,
+      args: [input],
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    });
     expect(await second.result()).toMatchObject({ outcome: 'duplicate' });
     const closed = async () => {
       let count = 0;
@@ -94,11 +130,22 @@ describe('erasing an event', () => {
     expect(erased.json).toMatchObject({ bodyStored: false, temporal: 'deleted' });
     for (const runId of [first.firstExecutionRunId, second.firstExecutionRunId]) {
       // Temporal deletes in the background: here about half a minute after the request.
-      await eventually(`run ${runId} is deleted`, () => stack.client.workflow.getHandle(id, runId).describe().then(() => false, () => true), { timeoutMs: 90_000 });
+      await eventually(
+        `run ${runId} is deleted`,
+        () =>
+          stack.client.workflow
+            .getHandle(id, runId)
+            .describe()
+            .then(
+              () => false,
+              () => true,
+            ),
+        { timeoutMs: 90_000 },
+      );
     }
   }, 120_000);
 
-  it('erases every copy of the body stored under another ID (a replay that raced past the check), and no other source\'s', async () => {
+  it("erases every copy of the body stored under another ID (a replay that raced past the check), and no other source's", async () => {
     const marker = `erase${randomBytes(6).toString('hex')}`;
     const copy = (source: string, eventId: string) =>
       stack.db.query(
@@ -123,12 +170,26 @@ describe('erasing an event', () => {
   it("clears the subscription an event wrote, and not another source's that an event of the same ID wrote", async () => {
     const eventId = `evt_shared_${randomBytes(4).toString('hex')}`;
     const subscription = (id: string) => ({ id, object: 'subscription', customer: 'cus_1', status: 'active' });
-    await storeIfNewer(stack.db, { source: 'stripe', eventId, created: 1, deleted: false, subscription: subscription(`sub_a_${eventId}`) }, subscription(`sub_a_${eventId}`));
-    await storeIfNewer(stack.db, { source: 'stripe-eu', eventId, created: 1, deleted: false, subscription: subscription(`sub_b_${eventId}`) }, subscription(`sub_b_${eventId}`));
-    await stack.db.query(`INSERT INTO processed_events (source, event_id, event_type, workflow_id, first_execution_run_id) VALUES ('stripe-eu', $1, 'customer.subscription.created', $2, 'run')`, [eventId, `eu:${eventId}`]);
+    await storeIfNewer(
+      stack.db,
+      { source: 'stripe', eventId, created: 1, deleted: false, subscription: subscription(`sub_a_${eventId}`) },
+      subscription(`sub_a_${eventId}`),
+    );
+    await storeIfNewer(
+      stack.db,
+      { source: 'stripe-eu', eventId, created: 1, deleted: false, subscription: subscription(`sub_b_${eventId}`) },
+      subscription(`sub_b_${eventId}`),
+    );
+    await stack.db.query(
+      `INSERT INTO processed_events (source, event_id, event_type, workflow_id, first_execution_run_id) VALUES ('stripe-eu', $1, 'customer.subscription.created', $2, 'run')`,
+      [eventId, `eu:${eventId}`],
+    );
 
     expect(await eraseEvent(stack.db, `eu:${eventId}`, { by: 'test', reason: 'scope' })).toMatchObject({ subscriptionsCleared: 1 });
-    const { rows } = await stack.db.query<{ id: string; cleared: boolean }>(`SELECT id, data = '{}' AS cleared FROM subscriptions WHERE last_event_id = $1 ORDER BY id`, [eventId]);
+    const { rows } = await stack.db.query<{ id: string; cleared: boolean }>(
+      `SELECT id, data = '{}' AS cleared FROM subscriptions WHERE last_event_id = $1 ORDER BY id`,
+      [eventId],
+    );
     expect(rows).toEqual([
       { id: `sub_a_${eventId}`, cleared: false },
       { id: `sub_b_${eventId}`, cleared: true },

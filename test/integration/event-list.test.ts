@@ -25,19 +25,34 @@ let clock = Date.parse('2026-12-01T10:00:00Z');
 /** Stores an event one minute after the previous one, and takes it as far as `to`. */
 async function event(source: string, id: string, type: string, to: ListedStatus | 'claimed', options: { tenant?: string; errorClass?: string } = {}) {
   const receivedAt = new Date((clock += MINUTE)).toISOString();
-  const start = { flow: 'recordEvent', input: { source, provider: ProviderKind.STRIPE, id, type, occurredAt: receivedAt, receivedAt }, summary: id, ...(options.tenant && { tenant: options.tenant }) };
-  await storeBody(db, { source, eventId: id, workflowId: id, provider: ProviderKind.STRIPE, via: 'delivery', receivedAt, start, leaseMs: 0, ignored: to === 'ignored' }, {
-    raw: Buffer.from(`{"id":"${id}"}`),
-    contentType: 'application/json',
-    signatureHeaders: {},
-  });
+  const start = {
+    flow: 'recordEvent',
+    input: { source, provider: ProviderKind.STRIPE, id, type, occurredAt: receivedAt, receivedAt },
+    summary: id,
+    ...(options.tenant && { tenant: options.tenant }),
+  };
+  await storeBody(
+    db,
+    { source, eventId: id, workflowId: id, provider: ProviderKind.STRIPE, via: 'delivery', receivedAt, start, leaseMs: 0, ignored: to === 'ignored' },
+    {
+      raw: Buffer.from(`{"id":"${id}"}`),
+      contentType: 'application/json',
+      signatureHeaders: {},
+    },
+  );
   if (to === 'waiting' || to === 'held' || to === 'ignored') return;
   if (to === 'dead-lettered') return deferStart(db, { source, eventId: id }, 'Temporal refused it', 0, true);
   await markStarted(db, [{ source, eventId: id }]);
   if (to === 'started') return;
   await claimEvent(db, { source, eventId: id, type, workflowId: id, firstExecutionRunId: `run-${id}` });
   if (to === 'completed') await completeEvent(db, { source, eventId: id, status: 'completed', outcome: {} });
-  if (to === 'failed') await completeEvent(db, { source, eventId: id, status: 'failed', outcome: { failure: 'Activity task failed', type: 'ActivityFailure', errorClass: options.errorClass } });
+  if (to === 'failed')
+    await completeEvent(db, {
+      source,
+      eventId: id,
+      status: 'failed',
+      outcome: { failure: 'Activity task failed', type: 'ActivityFailure', errorClass: options.errorClass },
+    });
 }
 
 const ids = async (filter: Parameters<typeof listEvents>[1]) => (await listEvents(db, filter, { limit: 100 })).events.map((each) => each.eventId);
@@ -122,7 +137,9 @@ describe('the event list', () => {
     expect(stuck).toMatchObject({ source: 'stripe', errorClass: 'sendEmail › Error', count: 1, examples: ['e-running'] });
     // The same class failed and stuck are two groups.
     await markStuck(db, 'e-running', 'sendEmail › EmailRejected');
-    const fingerprints = (await failureGroups(db, { limit: 10 })).filter((group) => group.errorClass === 'sendEmail › EmailRejected').map((group) => group.state);
+    const fingerprints = (await failureGroups(db, { limit: 10 }))
+      .filter((group) => group.errorClass === 'sendEmail › EmailRejected')
+      .map((group) => group.state);
     expect(fingerprints.sort()).toEqual(['failed', 'stuck']);
     await markRecovered(db, 'e-running');
     expect(await listedEvent(db, 'e-running')).toMatchObject({ status: 'running', errorClass: null });
@@ -166,7 +183,11 @@ describe('refused deliveries', () => {
     for (let index = 0; index < 60; index++) flood.record({ ...refusal(300 + index), client: '198.51.100.66' });
     await flood.stop();
     const kept = await listRefusals(db, { limit: 100 });
-    const of = (client: string) => kept.filter((each) => each.client === client).map((each) => each.detail).sort();
+    const of = (client: string) =>
+      kept
+        .filter((each) => each.client === client)
+        .map((each) => each.detail)
+        .sort();
     expect(of('192.0.2.1')).toEqual(['refusal 200', 'refusal 201', 'refusal 202']);
     expect(of('198.51.100.66')).toEqual(['refusal 320', 'refusal 321', 'refusal 322', 'refusal 323', 'refusal 324']);
   });

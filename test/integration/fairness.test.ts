@@ -27,9 +27,15 @@ let client: Client;
 let server: TestWorkflowEnvironment;
 beforeAll(async () => {
   db = await openTestDatabase();
-  const onePartition = ['matching.numTaskqueueReadPartitions=1', 'matching.numTaskqueueWritePartitions=1'].flatMap((value) => ['--dynamic-config-value', value]);
+  const onePartition = ['matching.numTaskqueueReadPartitions=1', 'matching.numTaskqueueWritePartitions=1'].flatMap((value) => [
+    '--dynamic-config-value',
+    value,
+  ]);
   server = await TestWorkflowEnvironment.createLocal({
-    server: { executable: { type: 'existing-path', path: temporalCliPath() }, extraArgs: ['--log-level', 'error', ...devServerDynamicConfigArgs(), ...onePartition] },
+    server: {
+      executable: { type: 'existing-path', path: temporalCliPath() },
+      extraArgs: ['--log-level', 'error', ...devServerDynamicConfigArgs(), ...onePartition],
+    },
   });
   const connection = await Connection.connect({ address: server.address });
   await prepareNamespace(connection, 'default');
@@ -48,10 +54,19 @@ function checkout(account: string) {
   const id = `evt_fair_${randomUUID()}`;
   const payload = { id, type: 'checkout.session.completed', account, data: { object: { id: `cs_${id}` } } };
   const now = new Date().toISOString();
-  return { source: 'stripe', provider: ProviderKind.STRIPE, id, type: payload.type, occurredAt: now, receivedAt: now, payload, body: { raw: Buffer.from(JSON.stringify(payload)), contentType: 'application/json', signatureHeaders: {} } };
+  return {
+    source: 'stripe',
+    provider: ProviderKind.STRIPE,
+    id,
+    type: payload.type,
+    occurredAt: now,
+    receivedAt: now,
+    payload,
+    body: { raw: Buffer.from(JSON.stringify(payload)), contentType: 'application/json', signatureHeaders: {} },
+  };
 }
 
-it("hands out a backlog tenant by tenant: 5 workflows started after 200 of another tenant are all among the first 50 a worker takes", async () => {
+it('hands out a backlog tenant by tenant: 5 workflows started after 200 of another tenant are all among the first 50 a worker takes', async () => {
   const taskQueue = `fairness-${randomUUID()}`;
   const starter = new EventIntake(client, db, { acknowledge: 'temporal', taskQueue });
   // No worker polls yet: every first workflow task waits in the task queue's backlog, big tenant's first.

@@ -22,10 +22,11 @@ const resultOf = (workflowId: string) => stack.client.workflow.getHandle(workflo
 const rows = async <Row extends object>(sql: string, params: unknown[]) => (await stack.db.query<Row>(sql, params)).rows;
 const stripeRequestsFor = (eventId: string) => stack.stripe.requests.filter((request) => request.idempotencyKey?.startsWith(eventId));
 const emailsFor = (eventId: string) => stack.resend.emails.filter((email) => email.idempotencyKey?.startsWith(eventId));
-const ledger = (eventId: string) => rows<{ status: string; step_count: string }>(
-  `SELECT status, (SELECT count(*) FROM event_steps s WHERE s.event_id = e.event_id) AS step_count FROM processed_events e WHERE event_id = $1`,
-  [eventId],
-);
+const ledger = (eventId: string) =>
+  rows<{ status: string; step_count: string }>(
+    `SELECT status, (SELECT count(*) FROM event_steps s WHERE s.event_id = e.event_id) AS step_count FROM processed_events e WHERE event_id = $1`,
+    [eventId],
+  );
 
 describe('Stripe checkout.session.completed → fulfilCheckout', () => {
   it('writes the order, marks the PaymentIntent fulfilled with the event ID as key, and emails the customer once', async () => {
@@ -33,13 +34,23 @@ describe('Stripe checkout.session.completed → fulfilCheckout', () => {
     expect((await deliver(delivery)).status).toBe(202);
     expect(await resultOf(delivery.id)).toMatchObject({ outcome: 'fulfilled' });
 
-    const [order] = await rows<{ id: string; status: string; payment_intent_id: string; amount: string; event_id: string }>('SELECT * FROM orders WHERE event_id = $1', [delivery.id]);
+    const [order] = await rows<{ id: string; status: string; payment_intent_id: string; amount: string; event_id: string }>(
+      'SELECT * FROM orders WHERE event_id = $1',
+      [delivery.id],
+    );
     expect(order).toMatchObject({ status: 'fulfilled', payment_intent_id: 'pi_checkout_1', amount: '4200' });
 
     expect(stripeRequestsFor(delivery.id)).toEqual([
-      expect.objectContaining({ method: 'POST', path: '/v1/payment_intents/pi_checkout_1', idempotencyKey: delivery.id, params: { metadata: { fulfilled: 'true', order_id: order!.id } } }),
+      expect.objectContaining({
+        method: 'POST',
+        path: '/v1/payment_intents/pi_checkout_1',
+        idempotencyKey: delivery.id,
+        params: { metadata: { fulfilled: 'true', order_id: order!.id } },
+      }),
     ]);
-    expect(emailsFor(delivery.id)).toEqual([expect.objectContaining({ idempotencyKey: delivery.id, to: ['ada@example.com'], subject: `Order ${order!.id} confirmed` })]);
+    expect(emailsFor(delivery.id)).toEqual([
+      expect.objectContaining({ idempotencyKey: delivery.id, to: ['ada@example.com'], subject: `Order ${order!.id} confirmed` }),
+    ]);
     expect(await ledger(delivery.id)).toEqual([{ status: 'completed', step_count: '3' }]);
   });
 
@@ -71,7 +82,12 @@ describe('Shopify orders → fulfilShopifyOrder', () => {
     ]);
     expect(stripeRequestsFor(delivery.id)).toEqual([]);
     expect(emailsFor(delivery.id)).toEqual([
-      expect.objectContaining({ idempotencyKey: delivery.id, to: ['ada@example.com'], subject: `Order #${delivery.orderId % 10_000} confirmed`, text: expect.stringContaining('of 42.00 EUR') }),
+      expect.objectContaining({
+        idempotencyKey: delivery.id,
+        to: ['ada@example.com'],
+        subject: `Order #${delivery.orderId % 10_000} confirmed`,
+        text: expect.stringContaining('of 42.00 EUR'),
+      }),
     ]);
     expect(await ledger(delivery.id)).toEqual([{ status: 'completed', step_count: '2' }]);
   });
@@ -96,7 +112,9 @@ describe('Shopify orders → fulfilShopifyOrder', () => {
     expect(await deliver(paid)).toMatchObject({ status: 202, json: { status: 'started' } });
     expect(await resultOf(paid.id)).toMatchObject({ outcome: 'already-fulfilled', type: 'orders/paid' });
 
-    expect(await rows('SELECT status, fulfilled_by FROM orders WHERE id = $1', [`shopify-${updated.orderId}`])).toEqual([{ status: 'fulfilled', fulfilled_by: updated.id }]);
+    expect(await rows('SELECT status, fulfilled_by FROM orders WHERE id = $1', [`shopify-${updated.orderId}`])).toEqual([
+      { status: 'fulfilled', fulfilled_by: updated.id },
+    ]);
     const emails = stack.resend.emails.filter((email) => email.subject === `Order #${updated.orderId % 10_000} confirmed`);
     expect(emails).toEqual([expect.objectContaining({ idempotencyKey: updated.id })]);
   });
@@ -116,9 +134,12 @@ describe('Shopify orders → fulfilShopifyOrder', () => {
     expect(await deliver(replay)).toMatchObject({ status: 200, json: { status: 'duplicate', eventId: replay.id, replayOf: first.id } });
     await expect(stack.client.workflow.getHandle(replay.id).describe()).rejects.toThrow(WorkflowNotFoundError);
     await eventually('the replay is listed among refused deliveries', async () =>
-      (await rows<{ reason: string; status: number; detail: string }>("SELECT reason, status, detail FROM refused_deliveries WHERE source = 'shopify' AND detail LIKE $1", [`%${replay.id}%`])).some(
-        (row) => row.reason === 'replay' && row.status === 200 && row.detail.includes(first.id),
-      ),
+      (
+        await rows<{ reason: string; status: number; detail: string }>(
+          "SELECT reason, status, detail FROM refused_deliveries WHERE source = 'shopify' AND detail LIKE $1",
+          [`%${replay.id}%`],
+        )
+      ).some((row) => row.reason === 'replay' && row.status === 200 && row.detail.includes(first.id)),
     );
   });
 });
@@ -137,12 +158,18 @@ describe('Standard Webhooks order.created → chargeOrder', () => {
     });
     const charges = stack.stripe.charges().filter((intent) => intent.metadata.event_id === delivery.id);
     expect(charges).toHaveLength(1);
-    expect(await rows('SELECT status, payment_intent_id FROM orders WHERE id = $1', [delivery.orderId])).toEqual([{ status: 'paid', payment_intent_id: charges[0]!.id }]);
-    expect(emailsFor(delivery.id)).toEqual([expect.objectContaining({ idempotencyKey: `${delivery.id}:email:receipt`, subject: `Receipt for order ${delivery.orderId}` })]);
+    expect(await rows('SELECT status, payment_intent_id FROM orders WHERE id = $1', [delivery.orderId])).toEqual([
+      { status: 'paid', payment_intent_id: charges[0]!.id },
+    ]);
+    expect(emailsFor(delivery.id)).toEqual([
+      expect.objectContaining({ idempotencyKey: `${delivery.id}:email:receipt`, subject: `Receipt for order ${delivery.orderId}` }),
+    ]);
 
     // What the Web UI shows on each activity of the run.
     const { events } = await stack.client.workflow.getHandle(delivery.id).fetchHistory();
-    const summaries = events!.filter((event) => event.activityTaskScheduledEventAttributes && event.userMetadata?.summary).map((event) => defaultPayloadConverter.fromPayload(event.userMetadata!.summary!));
+    const summaries = events!
+      .filter((event) => event.activityTaskScheduledEventAttributes && event.userMetadata?.summary)
+      .map((event) => defaultPayloadConverter.fromPayload(event.userMetadata!.summary!));
     expect(summaries).toEqual(['charge 42.00 EUR to cus_test_1', `email {/data/email}: Receipt for order ${delivery.orderId}`]);
   });
 
@@ -170,7 +197,15 @@ describe('Standard Webhooks order.created → chargeOrder', () => {
     expect(emailsFor(delivery.id)).toEqual([expect.objectContaining({ idempotencyKey: `${delivery.id}:email:payment-failed:1` })]);
     expect((await ledger(delivery.id))[0]!.status).toBe('processing');
     expect(await rows('SELECT attempt, outcome, failure FROM charge_attempts WHERE event_id = $1', [delivery.id])).toEqual([
-      { attempt: 1, outcome: 'declined', failure: { type: 'CardDeclined', message: 'Your card was declined.', details: expect.objectContaining({ code: 'card_declined', declineCode: 'generic_decline' }) } },
+      {
+        attempt: 1,
+        outcome: 'declined',
+        failure: {
+          type: 'CardDeclined',
+          message: 'Your card was declined.',
+          details: expect.objectContaining({ code: 'card_declined', declineCode: 'generic_decline' }),
+        },
+      },
     ]);
 
     // A redelivery is still a duplicate (the engine is the dedupe) and says the event is running.
@@ -185,7 +220,14 @@ describe('Standard Webhooks order.created → chargeOrder', () => {
     expect((await post(`${stack.url}/webhooks/standard`, standardHeaders(body, SECRETS.standard, { id }), body)).status).toBe(202);
     await expect(resultOf(id)).rejects.toThrow(WorkflowFailedError);
     expect(await rows('SELECT status, outcome FROM processed_events WHERE event_id = $1', [id])).toEqual([
-      { status: 'failed', outcome: { type: 'InvalidOrder', errorClass: 'InvalidOrder', failure: 'order.created is missing or has invalid: currency, customer, paymentMethod, email' } },
+      {
+        status: 'failed',
+        outcome: {
+          type: 'InvalidOrder',
+          errorClass: 'InvalidOrder',
+          failure: 'order.created is missing or has invalid: currency, customer, paymentMethod, email',
+        },
+      },
     ]);
   });
 
@@ -218,12 +260,18 @@ describe('Standard Webhooks order.created → chargeOrder', () => {
 describe('GitHub issues.opened and ping → notifyGitHub', () => {
   it('emails NOTIFY_EMAIL once, keyed by the delivery ID', async () => {
     const delivery = randomUUID();
-    const body = JSON.stringify({ action: 'opened', issue: { number: 7, title: 'Double charge', html_url: 'https://github.com/o/r/issues/7', user: { login: 'octocat' } }, repository: { full_name: 'o/r' } });
+    const body = JSON.stringify({
+      action: 'opened',
+      issue: { number: 7, title: 'Double charge', html_url: 'https://github.com/o/r/issues/7', user: { login: 'octocat' } },
+      repository: { full_name: 'o/r' },
+    });
     const headers = await githubHeaders(body, SECRETS.github, { delivery, event: 'issues' });
     await post(`${stack.url}/webhooks/github`, headers, body);
     await post(`${stack.url}/webhooks/github`, headers, body);
     expect(await resultOf(delivery)).toMatchObject({ outcome: 'notified' });
-    expect(emailsFor(delivery)).toEqual([expect.objectContaining({ idempotencyKey: delivery, to: ['ops@example.com'], subject: '[o/r] Issue #7 opened: Double charge' })]);
+    expect(emailsFor(delivery)).toEqual([
+      expect.objectContaining({ idempotencyKey: delivery, to: ['ops@example.com'], subject: '[o/r] Issue #7 opened: Double charge' }),
+    ]);
   });
 
   it('stores and starts nothing for a signed body replayed under a new delivery ID (GitHub does not sign it), erased or not; a redelivery under the first ID stays a duplicate', async () => {
@@ -244,7 +292,9 @@ describe('GitHub issues.opened and ping → notifyGitHub', () => {
 
     const ids = [first, ...replays, afterErasure];
     for (const id of ids.slice(1)) await expect(stack.client.workflow.getHandle(id).describe()).rejects.toThrow(WorkflowNotFoundError);
-    expect(await rows('SELECT event_id, body IS NULL AS erased FROM event_bodies WHERE event_id = ANY($1)', [ids])).toEqual([{ event_id: first, erased: true }]);
+    expect(await rows('SELECT event_id, body IS NULL AS erased FROM event_bodies WHERE event_id = ANY($1)', [ids])).toEqual([
+      { event_id: first, erased: true },
+    ]);
     expect(stack.resend.emails.filter((email) => email.subject.includes(`Replay ${first}`))).toHaveLength(1);
     expect(await rows('SELECT event_id FROM processed_events WHERE event_id = ANY($1)', [ids])).toEqual([{ event_id: first }]);
   });
@@ -313,9 +363,13 @@ describe('Stripe customer.subscription.* → one entity workflow per subscriptio
     const entity = stack.client.workflow.getHandle(subscriptionWorkflowId(subscriptionId));
     await eventually('the entity applied all three', async () => (await entity.query(subscriptionStateQuery)).updatesSeen === 3);
     expect(await entity.query(subscriptionStateQuery)).toMatchObject({ last: { created: 1_700_000_300, eventId: newest.id }, status: 'past_due' });
-    expect(await rows('SELECT status, last_event_id FROM subscriptions WHERE id = $1', [subscriptionId])).toEqual([{ status: 'past_due', last_event_id: newest.id }]);
+    expect(await rows('SELECT status, last_event_id FROM subscriptions WHERE id = $1', [subscriptionId])).toEqual([
+      { status: 'past_due', last_event_id: newest.id },
+    ]);
     // Each body was held for the entity after its event completed, and let go once the entity applied or skipped it.
-    const held = await rows<{ event_id: string; reader_pending: boolean }>('SELECT event_id, reader_pending FROM event_bodies WHERE event_id = ANY($1)', [[newest.id, middle.id, oldest.id]]);
+    const held = await rows<{ event_id: string; reader_pending: boolean }>('SELECT event_id, reader_pending FROM event_bodies WHERE event_id = ANY($1)', [
+      [newest.id, middle.id, oldest.id],
+    ]);
     expect(held.map((row) => row.reader_pending)).toEqual([false, false, false]);
   });
 });

@@ -28,9 +28,13 @@ describe('a step that calls outside the database', () => {
 
     const crashed = { ...key, step: 'email:crashed' };
     await expect(callOnce(db, crashed, () => Promise.reject(new Error('the process died after the call')))).rejects.toThrow('died');
-    expect((await db.query('SELECT pending FROM event_steps WHERE event_id = $1 AND step = $2', ['msg_step', 'email:crashed'])).rows).toEqual([{ pending: true }]);
+    expect((await db.query('SELECT pending FROM event_steps WHERE event_id = $1 AND step = $2', ['msg_step', 'email:crashed'])).rows).toEqual([
+      { pending: true },
+    ]);
     await expect(callOnce(db, crashed, call('retry'))).resolves.toEqual({ id: 'retry' });
-    expect((await db.query('SELECT pending, external_id FROM event_steps WHERE event_id = $1 AND step = $2', ['msg_step', 'email:crashed'])).rows).toEqual([{ pending: false, external_id: 'retry' }]);
+    expect((await db.query('SELECT pending, external_id FROM event_steps WHERE event_id = $1 AND step = $2', ['msg_step', 'email:crashed'])).rows).toEqual([
+      { pending: false, external_id: 'retry' },
+    ]);
   });
 });
 
@@ -43,7 +47,10 @@ describe('a charge attempt', () => {
     expect(await beginChargeAttempt(db, key, attempt(1))).toMatchObject({ state: 'pending', record: { attempt: 1, outcome: 'pending' } });
     expect(await beginChargeAttempt(db, key, attempt(2))).toMatchObject({ state: 'pending', record: { attempt: 1 } });
     await finishChargeAttempt(db, key, 1, { outcome: 'succeeded', paymentIntentId: 'pi_1', paymentIntentStatus: 'succeeded' });
-    expect(await beginChargeAttempt(db, key, attempt(2))).toMatchObject({ state: 'done', record: { attempt: 1, outcome: 'succeeded', paymentIntentId: 'pi_1' } });
+    expect(await beginChargeAttempt(db, key, attempt(2))).toMatchObject({
+      state: 'done',
+      record: { attempt: 1, outcome: 'succeeded', paymentIntentId: 'pi_1' },
+    });
   });
 
   it('answers a declined attempt as done, and begins a refused one again, but not while another attempt is pending', async () => {
@@ -64,7 +71,15 @@ describe('a charge attempt', () => {
 
 describe('the ledger claim of an event whose ID (or type) is unsigned', () => {
   const claim = (eventId: string, type: string, replayScope?: string) =>
-    claimEvent(db, { source: 'shopify', eventId, type, workflowId: eventId, firstExecutionRunId: `run-${eventId}`, bodySha256: 'sha-one-body', ...(replayScope !== undefined && { replayScope }) });
+    claimEvent(db, {
+      source: 'shopify',
+      eventId,
+      type,
+      workflowId: eventId,
+      firstExecutionRunId: `run-${eventId}`,
+      bodySha256: 'sha-one-body',
+      ...(replayScope !== undefined && { replayScope }),
+    });
 
   it('refuses the same body under another ID within its scope: any type without one, the same type with one', async () => {
     await expect(claim('e1', 'orders/updated', 'orders/updated')).resolves.toBe('claimed');

@@ -30,7 +30,8 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.close());
 
-const databaseMode = () => loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', TEMPORAL_TASK_QUEUE: stack.taskQueue, ACKNOWLEDGE: 'database' }, { development: true });
+const databaseMode = () =>
+  loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', TEMPORAL_TASK_QUEUE: stack.taskQueue, ACKNOWLEDGE: 'database' }, { development: true });
 
 const signed = (type = 'checkout.session.completed') => {
   const event = stripeEvent({ type });
@@ -38,7 +39,12 @@ const signed = (type = 'checkout.session.completed') => {
   return { id: event.id as string, body, headers: stripeHeaders(body, SECRETS.stripe) };
 };
 const started = async (eventId: string) =>
-  (await stack.db.query<{ started: boolean }>('SELECT started_at IS NOT NULL AS started FROM event_bodies WHERE source = $1 AND event_id = $2', ['stripe', eventId])).rows[0]?.started;
+  (
+    await stack.db.query<{ started: boolean }>('SELECT started_at IS NOT NULL AS started FROM event_bodies WHERE source = $1 AND event_id = $2', [
+      'stripe',
+      eventId,
+    ])
+  ).rows[0]?.started;
 
 const resultOf = (eventId: string) => resultOnceStarted(stack.client, eventId);
 
@@ -134,7 +140,9 @@ it('makes at most FAST_PATH_CONCURRENCY fast-path starts at once in a burst: eve
   const receiver = await startReceiver(databaseMode(), client, silentLogger, stack.db);
   const deliveries = Array.from({ length: 3 * FAST_PATH_CONCURRENCY }, () => signed());
   try {
-    const statuses = await Promise.all(deliveries.map((delivery) => post(`${receiver.url}/webhooks/stripe`, delivery.headers, delivery.body).then((response) => response.status)));
+    const statuses = await Promise.all(
+      deliveries.map((delivery) => post(`${receiver.url}/webhooks/stripe`, delivery.headers, delivery.body).then((response) => response.status)),
+    );
     expect(statuses).toEqual(deliveries.map(() => 202));
     await eventually('the fast path holds its starts', () => running === FAST_PATH_CONCURRENCY);
     open();
@@ -205,7 +213,10 @@ it('keeps answering 2xx while Temporal does not answer; a sweeper starts each ev
 
   // A replica that claimed two of them and was killed before starting them: their lease runs out.
   await eventually('the failed starts are due again', async () => (await claimDueStarts(stack.db, 2, 1_500)).length === 2);
-  const sweepers = [countingClient(), countingClient()].map(({ client, starts }) => ({ starts, sweeper: new StartSweeper(stack.db, client, { taskQueue: stack.taskQueue, logger: silentLogger, pollMs: 200 }) }));
+  const sweepers = [countingClient(), countingClient()].map(({ client, starts }) => ({
+    starts,
+    sweeper: new StartSweeper(stack.db, client, { taskQueue: stack.taskQueue, logger: silentLogger, pollMs: 200 }),
+  }));
   for (const { sweeper } of sweepers) await sweeper.start();
   try {
     for (const delivery of deliveries) expect(await resultOf(delivery.id)).toMatchObject({ outcome: 'fulfilled' });
@@ -242,10 +253,15 @@ it('answers 503 when PostgreSQL does not commit: nothing is acknowledged that is
 });
 
 it('answers one 202 and 200s to copies racing on two receivers', async () => {
-  const [one, other] = await Promise.all([startReceiver(databaseMode(), stack.client, silentLogger, stack.db), startReceiver(databaseMode(), stack.client, silentLogger, stack.db)]);
+  const [one, other] = await Promise.all([
+    startReceiver(databaseMode(), stack.client, silentLogger, stack.db),
+    startReceiver(databaseMode(), stack.client, silentLogger, stack.db),
+  ]);
   try {
     const delivery = signed();
-    const answers = await Promise.all(Array.from({ length: 8 }, (_, index) => post(`${(index % 2 ? other : one).url}/webhooks/stripe`, delivery.headers, delivery.body)));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, index) => post(`${(index % 2 ? other : one).url}/webhooks/stripe`, delivery.headers, delivery.body)),
+    );
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 202]);
     expect(await resultOf(delivery.id)).toMatchObject({ outcome: 'fulfilled' });
   } finally {
@@ -281,15 +297,24 @@ it('dead-letters a start Temporal keeps refusing, shows it in status (exit 1) an
   const client = new Client({ connection, namespace });
   const receiver = await databaseModeReceiver(client);
   const sweeper = new StartSweeper(stack.db, client, { taskQueue: stack.taskQueue, logger: silentLogger, pollMs: 100, maxAttempts: 3 });
-  const cli = (args: string[]) => runCli(args, { DATABASE_URL: stack.workerEnv.DATABASE_URL, TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: namespace });
+  const cli = (args: string[]) =>
+    runCli(args, { DATABASE_URL: stack.workerEnv.DATABASE_URL, TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: namespace });
   const deadLettered = async (eventId: string) =>
-    (await stack.db.query<{ dead: boolean }>('SELECT dead_lettered_at IS NOT NULL AS dead FROM event_bodies WHERE source = $1 AND event_id = $2', ['stripe', eventId])).rows[0]?.dead;
+    (
+      await stack.db.query<{ dead: boolean }>('SELECT dead_lettered_at IS NOT NULL AS dead FROM event_bodies WHERE source = $1 AND event_id = $2', [
+        'stripe',
+        eventId,
+      ])
+    ).rows[0]?.dead;
   const delivery = signed();
   try {
     expect((await post(`${receiver.url}/webhooks/stripe`, delivery.headers, delivery.body)).status).toBe(202);
     await sweeper.start();
     await eventually('the start is dead-lettered', async () => (await deadLettered(delivery.id)) === true, { timeoutMs: 60_000 });
-    const { rows } = await stack.db.query<{ start_attempts: number; start_error: string }>('SELECT start_attempts, start_error FROM event_bodies WHERE event_id = $1', [delivery.id]);
+    const { rows } = await stack.db.query<{ start_attempts: number; start_error: string }>(
+      'SELECT start_attempts, start_error FROM event_bodies WHERE event_id = $1',
+      [delivery.id],
+    );
     expect(rows[0]).toMatchObject({ start_attempts: 3, start_error: expect.stringMatching(/search attribute/i) });
 
     const status = await cli(['status', '--json']);

@@ -35,19 +35,28 @@ it('a step whose body is missing waits, and the redelivery stores it again: the 
   await stack.db.query('DELETE FROM event_bodies WHERE event_id = $1', [delivery.id]);
 
   const services = await createWorkerServices(loadWorkerConfig(stack.workerEnv, { development: true }), { temporal: stack.client });
-  const worker = await startWorker({ settings: temporalSettings(stack.workerEnv, { worker: true }), taskQueue: stack.taskQueue, activities: services.activities, workflows: await workflowBundle() });
+  const worker = await startWorker({
+    settings: temporalSettings(stack.workerEnv, { worker: true }),
+    taskQueue: stack.taskQueue,
+    activities: services.activities,
+    workflows: await workflowBundle(),
+  });
   try {
     const handle = stack.client.workflow.getHandle(delivery.id);
     await eventually('the email step waits for the body', async () => {
       const { raw } = await handle.describe();
-      return raw.pendingActivities?.some((activity) => activity.lastFailure?.message?.includes('is not stored yet; a redelivery of the event stores it')) ?? false;
+      return (
+        raw.pendingActivities?.some((activity) => activity.lastFailure?.message?.includes('is not stored yet; a redelivery of the event stores it')) ?? false
+      );
     });
     expect(stack.resend.emails.filter((email) => email.idempotencyKey === delivery.id)).toEqual([]);
 
     const redelivery = await post(`${stack.url}/webhooks/github`, delivery.headers, delivery.body);
     expect(redelivery).toMatchObject({ status: 200, json: { status: 'duplicate', eventId: delivery.id } });
     expect(await handle.result()).toMatchObject({ outcome: 'notified' });
-    expect(stack.resend.emails.filter((email) => email.idempotencyKey === delivery.id)).toEqual([expect.objectContaining({ subject: expect.stringContaining('Lost body') })]);
+    expect(stack.resend.emails.filter((email) => email.idempotencyKey === delivery.id)).toEqual([
+      expect.objectContaining({ subject: expect.stringContaining('Lost body') }),
+    ]);
   } finally {
     await worker.shutdown();
     await services.close();
@@ -57,11 +66,14 @@ it('a step whose body is missing waits, and the redelivery stores it again: the 
 describe('a step that reads a body the store does not have', () => {
   const step = { source: 'github', eventId: 'evt_never_stored', step: 'email:notification' };
   // The failures are what the tests expect: the environment does not log them.
-  const environment = (info: { attempt?: number; scheduledTimestampMs: number }) => new MockActivityEnvironment(info, { logger: new DefaultLogger('ERROR', () => undefined) });
+  const environment = (info: { attempt?: number; scheduledTimestampMs: number }) =>
+    new MockActivityEnvironment(info, { logger: new DefaultLogger('ERROR', () => undefined) });
 
   it('is retried sooner at first, then at most every 5 minutes, while the wait lasts', async () => {
     const failureAt = async (attempt: number) => {
-      const error = await environment({ attempt, scheduledTimestampMs: Date.now() - 60_000 }).run(() => readEventBody(stack.db, step)).catch((caught: unknown) => caught);
+      const error = await environment({ attempt, scheduledTimestampMs: Date.now() - 60_000 })
+        .run(() => readEventBody(stack.db, step))
+        .catch((caught: unknown) => caught);
       return error as ApplicationFailure;
     };
     expect(await failureAt(1)).toMatchObject({ type: FailureType.EVENT_BODY_MISSING, nonRetryable: false, nextRetryDelay: 1000 });
@@ -70,11 +82,13 @@ describe('a step that reads a body the store does not have', () => {
   });
 
   it('fails for good once the wait is over, naming the event and what brings its body back', async () => {
-    const error = (await environment({ scheduledTimestampMs: Date.now() - MISSING_BODY_WAIT_MS - 1 }).run(() => readEventBody(stack.db, step)).catch((caught: unknown) => caught)) as ApplicationFailure;
+    const error = (await environment({ scheduledTimestampMs: Date.now() - MISSING_BODY_WAIT_MS - 1 })
+      .run(() => readEventBody(stack.db, step))
+      .catch((caught: unknown) => caught)) as ApplicationFailure;
     expect(error).toMatchObject({ type: FailureType.EVENT_BODY_MISSING, nonRetryable: true });
     expect(error.message).toBe(
       'The body of event evt_never_stored (github) is not stored, and no redelivery brought it in 6 hours. ' +
-        "Redeliver the event from github's dashboard (or `durable-webhooks backfill`), then `durable-webhooks events reset evt_never_stored --to last-failure --reason \"body redelivered\"`.",
+        'Redeliver the event from github\'s dashboard (or `durable-webhooks backfill`), then `durable-webhooks events reset evt_never_stored --to last-failure --reason "body redelivered"`.',
     );
   });
 });

@@ -22,7 +22,12 @@ afterAll(() => stack.close());
 afterEach(() => stack.resend.acceptApiKey(undefined));
 
 const cli = (...args: string[]) =>
-  runCli(['events', ...args], { TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS, TEMPORAL_UI_URL: 'http://ui.test', DATABASE_URL: stack.workerEnv.DATABASE_URL, TEMPORAL_TASK_QUEUE: stack.taskQueue });
+  runCli(['events', ...args], {
+    TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS,
+    TEMPORAL_UI_URL: 'http://ui.test',
+    DATABASE_URL: stack.workerEnv.DATABASE_URL,
+    TEMPORAL_TASK_QUEUE: stack.taskQueue,
+  });
 const cliJson = async (...args: string[]) => {
   const { code, output } = await cli(...args, '--json');
   expect({ code, output }).toMatchObject({ code: 0 });
@@ -71,14 +76,24 @@ describe('durable-webhooks events', () => {
           expect.objectContaining({ step: 'order:paid', externalId: delivery.orderId }),
           expect.objectContaining({ step: 'email:receipt' }),
         ]),
-        charges: [expect.objectContaining({ attempt: 1, idempotencyKey: `${delivery.id}:charge:1`, outcome: 'succeeded', paymentIntentId: expect.stringMatching(/^pi_/) })],
+        charges: [
+          expect.objectContaining({
+            attempt: 1,
+            idempotencyKey: `${delivery.id}:charge:1`,
+            outcome: 'succeeded',
+            paymentIntentId: expect.stringMatching(/^pi_/),
+          }),
+        ],
       },
       result: { outcome: 'charged' },
       uiUrl: `http://ui.test/namespaces/default/workflows/${delivery.id}`,
     });
     expect((await cli('show', delivery.id)).output).toContain(`UI         http://ui.test/namespaces/default/workflows/${delivery.id}`);
 
-    expect(await cli('show', 'evt_does_not_exist')).toMatchObject({ code: 1, error: 'No event evt_does_not_exist: no workflow has that ID in this namespace.' });
+    expect(await cli('show', 'evt_does_not_exist')).toMatchObject({
+      code: 1,
+      error: 'No event evt_does_not_exist: no workflow has that ID in this namespace.',
+    });
   });
 
   it('list: by source, type and status from visibility, and a raw --query', async () => {
@@ -94,7 +109,10 @@ describe('durable-webhooks events', () => {
     const held = await heldOrder();
     expect(await cliJson('query', held, 'status')).toMatchObject({ waitingFor: expect.stringContaining('approve or reject') });
 
-    expect(await cli('signal', held, 'refund')).toMatchObject({ code: 1, error: 'chargeOrder does not handle the signal "refund"; it accepts approve, reject, retryPayment.' });
+    expect(await cli('signal', held, 'refund')).toMatchObject({
+      code: 1,
+      error: 'chargeOrder does not handle the signal "refund"; it accepts approve, reject, retryPayment.',
+    });
     expect(await cli('signal', held, 'approve', '--data', '{"by":')).toMatchObject({ code: 1, error: expect.stringContaining('--data is not valid JSON') });
     expect((await stack.client.workflow.getHandle(held).describe()).status.name).toBe('RUNNING');
 
@@ -114,7 +132,10 @@ describe('durable-webhooks events', () => {
     expect(await cli('cancel', toTerminate)).toMatchObject({ code: 1, error: expect.stringContaining('is terminated, not running') });
     expect(stack.stripe.charges().filter((intent) => [toCancel, toTerminate].includes(intent.metadata.event_id!))).toEqual([]);
     // The ledger says what happened to both, not "processing".
-    const ledger = await stack.db.query('SELECT event_id, status, outcome FROM processed_events WHERE event_id = ANY($1) ORDER BY event_id = $2', [[toCancel, toTerminate], toTerminate]);
+    const ledger = await stack.db.query('SELECT event_id, status, outcome FROM processed_events WHERE event_id = ANY($1) ORDER BY event_id = $2', [
+      [toCancel, toTerminate],
+      toTerminate,
+    ]);
     expect(ledger.rows).toEqual([
       { event_id: toCancel, status: 'failed', outcome: { cancelled: true, errorClass: 'Cancelled' } },
       { event_id: toTerminate, status: 'failed', outcome: { terminated: 'duplicate order placed by mistake' } },
@@ -125,12 +146,18 @@ describe('durable-webhooks events', () => {
     stack.resend.acceptApiKey('re_some_other_key');
     const failed = await failedPing();
     const shown = await cliJson('show', failed);
-    expect(shown).toMatchObject({ status: 'failed', failure: [expect.stringContaining('Activity task failed'), expect.stringMatching(/^EmailRejected: Resend refused the email: invalid_api_key/)] });
+    expect(shown).toMatchObject({
+      status: 'failed',
+      failure: [expect.stringContaining('Activity task failed'), expect.stringMatching(/^EmailRejected: Resend refused the email: invalid_api_key/)],
+    });
     const claimsBefore = (await stack.db.query('SELECT count(*)::int AS n FROM processed_events WHERE event_id = $1', [failed])).rows;
     expect((await stack.db.query('SELECT status FROM processed_events WHERE event_id = $1', [failed])).rows).toEqual([{ status: 'failed' }]);
 
     stack.resend.acceptApiKey(undefined);
-    expect(await cli('reset', failed, '--to', '999', '--reason', 'x')).toMatchObject({ code: 1, error: expect.stringContaining('History event 999 is not a completed workflow task') });
+    expect(await cli('reset', failed, '--to', '999', '--reason', 'x')).toMatchObject({
+      code: 1,
+      error: expect.stringContaining('History event 999 is not a completed workflow task'),
+    });
     const reset = await cliJson('reset', failed, '--to', 'last-failure', '--reason', 'Resend key fixed');
     expect(await stack.client.workflow.getHandle(failed, reset.runId as string).result()).toMatchObject({ outcome: 'notified' });
 
@@ -184,10 +211,17 @@ describe('/admin', () => {
     const held = await heldOrder();
     const view = await admin(`/events/${held}`);
     expect(view.status).toBe(200);
-    expect(await view.json()).toMatchObject({ eventId: held, status: 'running', progress: { waitingFor: expect.any(String) }, ledger: { status: 'processing' } });
+    expect(await view.json()).toMatchObject({
+      eventId: held,
+      status: 'running',
+      progress: { waitingFor: expect.any(String) },
+      ledger: { status: 'processing' },
+    });
     expect((await admin('/events/evt_unknown')).status).toBe(404);
 
-    const list = (await (await admin(`/events?source=standard&status=running&query=${encodeURIComponent(`WorkflowId = '${held}'`)}`)).json()) as { events: Array<{ eventId: string }> };
+    const list = (await (await admin(`/events?source=standard&status=running&query=${encodeURIComponent(`WorkflowId = '${held}'`)}`)).json()) as {
+      events: Array<{ eventId: string }>;
+    };
     expect(list.events.map((event) => event.eventId)).toEqual([held]);
     expect((await admin('/events?status=sleeping')).status).toBe(400);
     await admin(`/events/${held}/signals/reject`, { method: 'POST', body: '{}' });
@@ -220,7 +254,13 @@ describe('/admin', () => {
     const forged = await apply({ subscription: { id: subscriptionId, status: 'canceled' } });
     expect(forged.status).toBe(400);
     expect(await forged.json()).toMatchObject({ detail: 'source must name the source whose stored event this is.' });
-    const elsewhere = await apply({ source: 'stripe', eventId: created.id, created: 1_767_225_601, subscription: { id: 'sub_other', status: 'canceled' }, deleted: false });
+    const elsewhere = await apply({
+      source: 'stripe',
+      eventId: created.id,
+      created: 1_767_225_601,
+      subscription: { id: 'sub_other', status: 'canceled' },
+      deleted: false,
+    });
     expect(await elsewhere.json()).toMatchObject({ status: 400, detail: `subscription.id must be the subscription of ${entity}.` });
     expect(await state()).toMatchObject({ status: 'active', updatesSeen: 1 });
   });

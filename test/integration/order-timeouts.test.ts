@@ -40,7 +40,8 @@ function recordingActivities(settings: Partial<Awaited<ReturnType<Activities['fl
     },
     chargeOrder: async ({ attempt, paymentMethod, idempotencyKey }: ChargeInput) => {
       calls.push(`charge ${attempt} ${paymentMethod} ${idempotencyKey}`);
-      if (paymentMethod !== 'pm_card_visa') throw ApplicationFailure.nonRetryable('Your card was declined.', FailureType.CARD_DECLINED, { paymentIntentId: 'pi_1' });
+      if (paymentMethod !== 'pm_card_visa')
+        throw ApplicationFailure.nonRetryable('Your card was declined.', FailureType.CARD_DECLINED, { paymentIntentId: 'pi_1' });
       return { paymentIntentId: 'pi_1', status: 'succeeded' };
     },
     completeEvent: async ({ status }) => void calls.push(`complete:${status}`),
@@ -96,7 +97,9 @@ it('ends a declined order as declined when no retryPayment comes within PAYMENT_
   expect(calls).toEqual([
     'charge 1 pm_card_chargeDeclined msg_window_1:charge:1',
     'order:payment-failed',
-    expect.stringMatching(/^email:payment-failed:1: We could not charge your card for order ord_declined: Your card was declined\.\n\nPlease update your payment method by \d{4}-\d{2}-\d{2}/),
+    expect.stringMatching(
+      /^email:payment-failed:1: We could not charge your card for order ord_declined: Your card was declined\.\n\nPlease update your payment method by \d{4}-\d{2}-\d{2}/,
+    ),
     'complete:completed',
   ]);
 });
@@ -116,7 +119,10 @@ it('counts the window from the first decline: a retry declined on day 3 waits th
     expect(elapsed).toBeLessThan(8 * DAY);
   });
 
-  expect(calls.filter((call) => call.startsWith('charge'))).toEqual(['charge 1 pm_card_chargeDeclined msg_window_2:charge:1', 'charge 2 pm_card_mastercard msg_window_2:charge:2']);
+  expect(calls.filter((call) => call.startsWith('charge'))).toEqual([
+    'charge 1 pm_card_chargeDeclined msg_window_2:charge:1',
+    'charge 2 pm_card_mastercard msg_window_2:charge:2',
+  ]);
 });
 
 it('takes the first of two retryPayment signals that answer one decline, even when both arrive in one workflow task', async () => {
@@ -124,8 +130,10 @@ it('takes the first of two retryPayment signals that answer one decline, even wh
   const { calls, activities } = recordingActivities({});
   const handle = await env.client.workflow.start(chargeOrder, { workflowId: event.id, taskQueue: 'two-retries', args: [event] });
 
-  await run('two-retries', activities, () =>
-    eventually('the order waits for retryPayment (attempt 2)', async () => (await handle.query(statusQuery)).awaiting?.signalFields?.attempt === 2),
+  await run(
+    'two-retries',
+    activities,
+    () => eventually('the order waits for retryPayment (attempt 2)', async () => (await handle.query(statusQuery)).awaiting?.signalFields?.attempt === 2),
     { cache: false },
   );
   // No worker runs now: the next workflow task carries both signals, in the order they were sent.
@@ -133,5 +141,8 @@ it('takes the first of two retryPayment signals that answer one decline, even wh
   await handle.signal(retryPaymentSignal, { paymentMethod: 'pm_card_mastercard', attempt: 2 });
   await run('two-retries', activities, async () => expect(await handle.result()).toMatchObject({ outcome: 'charged' }));
 
-  expect(calls.filter((call) => call.startsWith('charge'))).toEqual(['charge 1 pm_card_chargeDeclined msg_two_retries:charge:1', 'charge 2 pm_card_visa msg_two_retries:charge:2']);
+  expect(calls.filter((call) => call.startsWith('charge'))).toEqual([
+    'charge 1 pm_card_chargeDeclined msg_two_retries:charge:1',
+    'charge 2 pm_card_visa msg_two_retries:charge:2',
+  ]);
 });

@@ -39,14 +39,22 @@ describe('a 20 MB GitHub delivery', () => {
     expect(await stack.client.workflow.getHandle(delivery).result()).toMatchObject({ outcome: 'notified' });
 
     // The notification was written from the stored body: the title never passed through Temporal.
-    expect(stack.resend.emails.find((email) => email.subject.includes(title))).toMatchObject({ subject: `[acme/widgets] Issue #7 opened: ${title}`, text: 'octocat opened https://github.com/acme/widgets/issues/7.' });
+    expect(stack.resend.emails.find((email) => email.subject.includes(title))).toMatchObject({
+      subject: `[acme/widgets] Issue #7 opened: ${title}`,
+      text: 'octocat opened https://github.com/acme/widgets/issues/7.',
+    });
     const { events } = await stack.client.workflow.getHandle(delivery).fetchHistory();
     const sizes = events!.map((event) => temporal.api.history.v1.HistoryEvent.encode(event).finish().length);
     expect(Math.max(...sizes)).toBeLessThan(TEMPORAL_PAYLOAD_WARNING_BYTES / 16);
     expect(JSON.stringify(events)).not.toContain(title);
 
     const stored = await loadBody(stack.db, 'github', delivery);
-    expect(stored).toMatchObject({ size: Buffer.byteLength(body), sha256: createHash('sha256').update(body).digest('hex'), via: 'delivery', signatureHeaders: { 'x-hub-signature-256': headers['x-hub-signature-256'] } });
+    expect(stored).toMatchObject({
+      size: Buffer.byteLength(body),
+      sha256: createHash('sha256').update(body).digest('hex'),
+      via: 'delivery',
+      signatureHeaders: { 'x-hub-signature-256': headers['x-hub-signature-256'] },
+    });
     expect(stored!.body!.equals(Buffer.from(body))).toBe(true);
 
     // `durable-webhooks events verify` checks the stored bytes with the receiver's secrets of today.
@@ -77,7 +85,16 @@ describe('a 20 MB GitHub delivery', () => {
     const starter = new EventIntake(stack.client, unreachable, { acknowledge: 'temporal', taskQueue: stack.taskQueue });
     const event = stripeEvent();
     const raw = Buffer.from(JSON.stringify(event));
-    const received = { source: 'stripe', provider: 'stripe' as const, id: event.id as string, type: 'checkout.session.completed', occurredAt: new Date().toISOString(), receivedAt: new Date().toISOString(), payload: event, body: { raw, contentType: 'application/json', signatureHeaders: {} } };
+    const received = {
+      source: 'stripe',
+      provider: 'stripe' as const,
+      id: event.id as string,
+      type: 'checkout.session.completed',
+      occurredAt: new Date().toISOString(),
+      receivedAt: new Date().toISOString(),
+      payload: event,
+      body: { raw, contentType: 'application/json', signatureHeaders: {} },
+    };
     const failure = await starter.start(received, { workflowIdPrefix: '', router: new Router(ProviderKind.STRIPE) }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(BodyStoreUnavailableError);
     expect(failure).toMatchObject({ status: 503 });
@@ -136,7 +153,9 @@ describe('slow senders', () => {
   function trickle(port: number) {
     const began = Date.now();
     const socket = connect(port, '127.0.0.1');
-    socket.write(`POST /webhooks/github HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\nx-github-event: ping\r\nx-github-delivery: slow\r\nx-hub-signature-256: sha256=${'0'.repeat(64)}\r\ncontent-length: ${20 * 1024 * 1024}\r\n\r\n`);
+    socket.write(
+      `POST /webhooks/github HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\nx-github-event: ping\r\nx-github-delivery: slow\r\nx-hub-signature-256: sha256=${'0'.repeat(64)}\r\ncontent-length: ${20 * 1024 * 1024}\r\n\r\n`,
+    );
     const drip = setInterval(() => socket.writable && socket.write(' '), 200);
     return new Promise<{ status: number; seconds: number }>((resolve) => {
       let answer = '';
@@ -163,7 +182,7 @@ describe('slow senders', () => {
     });
   }
 
-  it('eight slow senders hold no more than their address\'s share, are cut once they cannot finish in time, and a 200 KiB delivery still gets 202', async () => {
+  it("eight slow senders hold no more than their address's share, are cut once they cannot finish in time, and a 200 KiB delivery still gets 202", async () => {
     const port = Number(new URL(stack.url).port);
     const slow = Array.from({ length: 8 }, () => trickle(port));
     expect(await largeFromElsewhere(port)).toBe(202);

@@ -22,14 +22,24 @@ beforeAll(async () => {
 afterAll(() => stack.close());
 
 const cli = (...args: string[]) =>
-  runCli(['events', ...args], { TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS, TEMPORAL_UI_URL: 'http://ui.test', DATABASE_URL: stack.workerEnv.DATABASE_URL });
+  runCli(['events', ...args], {
+    TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS,
+    TEMPORAL_UI_URL: 'http://ui.test',
+    DATABASE_URL: stack.workerEnv.DATABASE_URL,
+  });
 const deliver = (delivery: SignedDelivery) => post(`${stack.url}/webhooks/${delivery.path}`, delivery.headers, delivery.body);
 const admin = (path: string, body: unknown) =>
-  fetch(`${stack.url}/admin${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  fetch(`${stack.url}/admin${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 const handle = (eventId: string) => stack.client.workflow.getHandle(eventId);
 const charges = (eventId: string) => stack.stripe.charges().filter((intent) => intent.metadata.event_id === eventId);
 const chargeCalls = (eventId: string) =>
-  stack.stripe.requests.filter((request) => request.method === 'POST' && request.idempotencyKey?.startsWith(`${eventId}:charge:`)).map((request) => [request.path.replace(/pi_\w+/, 'pi'), request.idempotencyKey]);
+  stack.stripe.requests
+    .filter((request) => request.method === 'POST' && request.idempotencyKey?.startsWith(`${eventId}:charge:`))
+    .map((request) => [request.path.replace(/pi_\w+/, 'pi'), request.idempotencyKey]);
 const emailsFor = (eventId: string) => stack.resend.emails.filter((email) => email.idempotencyKey?.startsWith(eventId)).map((email) => email.idempotencyKey);
 const attempts = async (eventId: string) =>
   (await stack.db.query('SELECT attempt, idempotency_key, payment_method, outcome FROM charge_attempts WHERE event_id = $1 ORDER BY attempt', [eventId])).rows;
@@ -78,10 +88,14 @@ it('a decline waits for retryPayment; the CLI retry with pm_card_visa charges on
     awaiting: { signals: ['retryPayment'], until: order.status.awaiting!.until, signalFields: { attempt: 2 } },
   });
   const shown = await cli('show', order.id);
-  expect(shown.output).toContain(`Waiting    retryPayment signal with the customer's new payment method, for charge attempt 2, until ${order.status.awaiting!.until}`);
+  expect(shown.output).toContain(
+    `Waiting    retryPayment signal with the customer's new payment method, for charge attempt 2, until ${order.status.awaiting!.until}`,
+  );
   expect(shown.output).toMatch(new RegExp(`Charge 1 +declined: Your card was declined\\.  \\(key ${order.id}:charge:1, pm_card_chargeDeclined, `));
   const { currentDetails } = await handle(order.id).query<{ currentDetails: string }>('__temporal_workflow_metadata');
-  expect(currentDetails).toContain(`**Waiting for:** retryPayment signal with the customer's new payment method, for charge attempt 2, until ${order.status.awaiting!.until}`);
+  expect(currentDetails).toContain(
+    `**Waiting for:** retryPayment signal with the customer's new payment method, for charge attempt 2, until ${order.status.awaiting!.until}`,
+  );
   expect(emailsFor(order.id)).toEqual([`${order.id}:email:payment-failed:1`]);
   const failed = stack.resend.emails.find((email) => email.idempotencyKey === `${order.id}:email:payment-failed:1`)!;
   expect(failed.text).toContain(`Please update your payment method by ${order.status.awaiting!.until!.slice(0, 10)}`);
@@ -101,12 +115,23 @@ it('a decline waits for retryPayment; the CLI retry with pm_card_visa charges on
     { attempt: 1, idempotency_key: `${order.id}:charge:1`, payment_method: DECLINED_PAYMENT_METHOD, outcome: 'declined' },
     { attempt: 2, idempotency_key: `${order.id}:charge:2`, payment_method: 'pm_card_visa', outcome: 'succeeded' },
   ]);
-  expect((await stack.db.query('SELECT status, payment_intent_id FROM orders WHERE id = $1', [order.orderId])).rows).toEqual([{ status: 'paid', payment_intent_id: intent!.id }]);
+  expect((await stack.db.query('SELECT status, payment_intent_id FROM orders WHERE id = $1', [order.orderId])).rows).toEqual([
+    { status: 'paid', payment_intent_id: intent!.id },
+  ]);
   expect(emailsFor(order.id)).toEqual([`${order.id}:email:payment-failed:1`, `${order.id}:email:receipt`]);
-  expect((await handle(order.id).query(statusQuery)).stepsDone).toEqual(['claim', 'charge declined (attempt 1)', 'retryPayment (attempt 2, by support)', 'charge', 'email:receipt']);
+  expect((await handle(order.id).query(statusQuery)).stepsDone).toEqual([
+    'claim',
+    'charge declined (attempt 1)',
+    'retryPayment (attempt 2, by support)',
+    'charge',
+    'email:receipt',
+  ]);
 
   // Once it is not waiting, a retry is refused before anything is sent; so is a malformed one.
-  expect(await cli('signal', order.id, 'retryPayment')).toMatchObject({ code: 1, error: expect.stringContaining(`Event ${order.id} is not waiting for retryPayment`) });
+  expect(await cli('signal', order.id, 'retryPayment')).toMatchObject({
+    code: 1,
+    error: expect.stringContaining(`Event ${order.id} is not waiting for retryPayment`),
+  });
   await expectNotAwaited(await admin(`/events/${order.id}/signals/retryPayment`, { paymentMethod: 'pm_card_visa' }), order.id);
   expect(await cli('signal', order.id, 'retryPayment', '--data', '{"paymentMethod":"4242 4242 4242 4242"}')).toMatchObject({
     code: 1,
@@ -116,11 +141,17 @@ it('a decline waits for retryPayment; the CLI retry with pm_card_visa charges on
 
 it('two concurrent retryPayment requests for one decline make one charge', async () => {
   const order = await declinedOrder();
-  const sent = await Promise.all([admin(`/events/${order.id}/signals/retryPayment`, { paymentMethod: 'pm_card_visa' }), admin(`/events/${order.id}/signals/retryPayment`, { paymentMethod: 'pm_card_mastercard' })]);
+  const sent = await Promise.all([
+    admin(`/events/${order.id}/signals/retryPayment`, { paymentMethod: 'pm_card_visa' }),
+    admin(`/events/${order.id}/signals/retryPayment`, { paymentMethod: 'pm_card_mastercard' }),
+  ]);
   // Both reach the wait (202; the workflow takes the first), or one arrives once the wait is over and
   // is refused before anything is sent (409). Which of the two depends on timing; the charge does not.
   const statuses = sent.map((response) => response.status).sort();
-  expect([[202, 202], [202, 409]]).toContainEqual(statuses);
+  expect([
+    [202, 202],
+    [202, 409],
+  ]).toContainEqual(statuses);
   for (const refused of sent.filter((response) => response.status === 409)) await expectNotAwaited(refused, order.id);
   expect(await handle(order.id).result()).toMatchObject({ outcome: 'charged' });
   expect(charges(order.id)).toHaveLength(1);
@@ -139,7 +170,9 @@ it('a retry that is declined again tells the customer again and waits for attemp
 
   expect((await admin(`/events/${order.id}/signals/retryPayment`, { paymentMethod: 'pm_does_not_exist' })).status).toBe(202);
   const refused = await waitingForRetry(order.id, 4);
-  expect(refused.waitingFor).toBe("retryPayment signal with the customer's new payment method, for charge attempt 4, since Stripe refused attempt 3: No such PaymentMethod: 'pm_does_not_exist'");
+  expect(refused.waitingFor).toBe(
+    "retryPayment signal with the customer's new payment method, for charge attempt 4, since Stripe refused attempt 3: No such PaymentMethod: 'pm_does_not_exist'",
+  );
   // The window runs from the first decline: every wait ends at the same time.
   expect(refused.awaiting!.until).toBe(order.status.awaiting!.until);
   expect(emailsFor(order.id)).toHaveLength(2);
@@ -189,17 +222,31 @@ describe('the ledger', () => {
 
     const stripeCalls = stack.stripe.requests.length;
     const { chargeOrder } = createStripeActivities({ db: stack.db, stripe: createStripeClient('sk_test_ledger', stack.stripe.url) });
-    const input = { source: 'standard', eventId: order.id, orderId: order.orderId, amount: 4200, currency: 'eur', customer: 'cus_test_1', paymentMethod: 'pm_card_visa' };
-    const third = await new MockActivityEnvironment().run(chargeOrder, { ...input, attempt: 3, idempotencyKey: `${order.id}:charge:3`, paymentIntentId: intent!.id });
+    const input = {
+      source: 'standard',
+      eventId: order.id,
+      orderId: order.orderId,
+      amount: 4200,
+      currency: 'eur',
+      customer: 'cus_test_1',
+      paymentMethod: 'pm_card_visa',
+    };
+    const third = await new MockActivityEnvironment().run(chargeOrder, {
+      ...input,
+      attempt: 3,
+      idempotencyKey: `${order.id}:charge:3`,
+      paymentIntentId: intent!.id,
+    });
     expect(third).toEqual({ paymentIntentId: intent!.id, status: 'succeeded' });
     expect(stack.stripe.requests.length).toBe(stripeCalls);
     expect(await attempts(order.id)).toHaveLength(2);
 
     await expect(
-      stack.db.query(`INSERT INTO charge_attempts (source, event_id, attempt, idempotency_key, outcome) VALUES ('standard', $1, 9, 'k', 'succeeded')`, [order.id]),
+      stack.db.query(`INSERT INTO charge_attempts (source, event_id, attempt, idempotency_key, outcome) VALUES ('standard', $1, 9, 'k', 'succeeded')`, [
+        order.id,
+      ]),
     ).rejects.toThrow(/charge_attempts_one_open_or_paid/);
   });
-
 });
 
 it('a retryPayment sent around our tools, naming no attempt, answers the decline it finds waiting', async () => {

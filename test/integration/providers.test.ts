@@ -35,7 +35,11 @@ afterAll(() => stack.close());
 const seconds = () => Math.floor(Date.now() / 1000);
 /** What `durable-webhooks events show|verify` run, with the receiver's sources. */
 const operations = () =>
-  new EventOperations(stack.client, { uiUrl: 'http://ui', db: stack.db, sources: new SourceRegistry(loadReceiverConfig({ ...SECRETS_ENV, ...CATALOG_SECRETS_ENV }, { development: true }).sources) });
+  new EventOperations(stack.client, {
+    uiUrl: 'http://ui',
+    db: stack.db,
+    sources: new SourceRegistry(loadReceiverConfig({ ...SECRETS_ENV, ...CATALOG_SECRETS_ENV }, { development: true }).sources),
+  });
 
 interface Delivery {
   id: string;
@@ -53,18 +57,34 @@ const deliveries: Record<string, () => Delivery> = {
   shopify: () => {
     const id = randomUUID();
     // Each of Shopify's events has a body of its own (its updated_at at least): the same bytes again are a replay.
-    const body = JSON.stringify({ id: 788032119674292900, title: 'Durable mug', updated_at: new Date().toISOString(), admin_graphql_api_id: `gid://shopify/Product/${id}` });
+    const body = JSON.stringify({
+      id: 788032119674292900,
+      title: 'Durable mug',
+      updated_at: new Date().toISOString(),
+      admin_graphql_api_id: `gid://shopify/Product/${id}`,
+    });
     // products/update: recorded only (the order topics run the fulfilment, tested with the flows).
     return { id, type: 'products/update', body, headers: shopifyHeaders(body, CATALOG_SECRETS.shopify, { eventId: id, topic: 'products/update' }) };
   },
   paddle: () => {
     const id = `evt_${randomUUID()}`;
-    const body = JSON.stringify({ event_id: id, event_type: 'transaction.completed', occurred_at: new Date().toISOString(), data: { id: 'txn_01hv8wptq8987qeep44cyrewp9' } });
+    const body = JSON.stringify({
+      event_id: id,
+      event_type: 'transaction.completed',
+      occurred_at: new Date().toISOString(),
+      data: { id: 'txn_01hv8wptq8987qeep44cyrewp9' },
+    });
     return { id, type: 'transaction.completed', body, headers: paddleHeaders(body, [CATALOG_SECRETS.paddle], seconds()) };
   },
   square: () => {
     const id = randomUUID();
-    const body = JSON.stringify({ merchant_id: '6SSW7HV8K2ST5', type: 'payment.updated', event_id: id, created_at: new Date().toISOString(), data: { type: 'payment', id: 'KkAk' } });
+    const body = JSON.stringify({
+      merchant_id: '6SSW7HV8K2ST5',
+      type: 'payment.updated',
+      event_id: id,
+      created_at: new Date().toISOString(),
+      data: { type: 'payment', id: 'KkAk' },
+    });
     return { id, type: 'payment.updated', body, headers: squareHeaders(body, CATALOG_SECRETS.square, CATALOG_SECRETS.squareUrl) };
   },
   slack: () => {
@@ -79,7 +99,12 @@ const deliveries: Record<string, () => Delivery> = {
   },
   twilio: () => {
     const id = `idem_${randomUUID()}`;
-    const { body, headers } = twilioRequest({ AccountSid: 'AC1', MessageSid: `SM${randomUUID().replaceAll('-', '')}`, MessageStatus: 'delivered' }, CATALOG_SECRETS.twilio, CATALOG_SECRETS.twilioUrl, id);
+    const { body, headers } = twilioRequest(
+      { AccountSid: 'AC1', MessageSid: `SM${randomUUID().replaceAll('-', '')}`, MessageStatus: 'delivered' },
+      CATALOG_SECRETS.twilio,
+      CATALOG_SECRETS.twilioUrl,
+      id,
+    );
     return { id, type: 'message.delivered', body, headers };
   },
 };
@@ -117,7 +142,9 @@ describe.each(Object.keys(deliveries))('POST /webhooks/%s', (source) => {
     const replayed = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, value === id ? newId : value]));
     const response = await post(`${stack.url}/webhooks/${source}`, replayed, body);
     // Where the signature covers the ID, the changed header changes nothing (200) or breaks it (400).
-    expect(response.status === 400 ? response.json : response).toMatchObject(response.status === 400 ? { type: 'urn:durable-webhooks:problem:invalid-signature' } : { status: 200, json: { status: 'duplicate' } });
+    expect(response.status === 400 ? response.json : response).toMatchObject(
+      response.status === 400 ? { type: 'urn:durable-webhooks:problem:invalid-signature' } : { status: 200, json: { status: 'duplicate' } },
+    );
     expect(await workflowExists(stack.client, newId)).toBe(false);
     expect(await runsOf(stack.client, id)).toHaveLength(1);
   });
@@ -127,10 +154,21 @@ describe('an event ID another source recorded first', () => {
   it('is refused with 409 naming both sources, not answered as a duplicate and dropped', async () => {
     const shared = randomUUID();
     const shopifyBody = JSON.stringify({ id: 5829584289932, financial_status: 'paid' });
-    expect((await post(`${stack.url}/webhooks/shopify`, shopifyHeaders(shopifyBody, CATALOG_SECRETS.shopify, { eventId: shared, topic: 'orders/create' }), shopifyBody)).status).toBe(202);
+    expect(
+      (
+        await post(
+          `${stack.url}/webhooks/shopify`,
+          shopifyHeaders(shopifyBody, CATALOG_SECRETS.shopify, { eventId: shared, topic: 'orders/create' }),
+          shopifyBody,
+        )
+      ).status,
+    ).toBe(202);
     const linearBody = JSON.stringify({ action: 'create', type: 'Issue', data: { id: randomUUID() }, webhookTimestamp: Date.now() });
     const response = await post(`${stack.url}/webhooks/linear`, linearHeaders(linearBody, CATALOG_SECRETS.linear, shared), linearBody);
-    expect(response).toMatchObject({ status: 409, json: { type: 'urn:durable-webhooks:problem:event-id-conflict', source: 'linear', eventId: shared, otherSource: 'shopify' } });
+    expect(response).toMatchObject({
+      status: 409,
+      json: { type: 'urn:durable-webhooks:problem:event-id-conflict', source: 'linear', eventId: shared, otherSource: 'shopify' },
+    });
     expect(await loadBody(stack.db, 'linear', shared)).toBeUndefined();
     expect((await stack.client.workflow.getHandle(shared).describe()).searchAttributes.WebhookSource).toEqual(['shopify']);
   });
@@ -149,18 +187,32 @@ describe('POST /webhooks/slack', () => {
 
 describe('POST /webhooks/sendgrid (a batch)', () => {
   it('records each item as its own workflow, once; a redelivery of the batch is all duplicates', async () => {
-    const items = ['delivered', 'open', 'click'].map((event) => ({ email: 'ada@example.com', timestamp: seconds(), event, sg_event_id: randomUUID(), sg_message_id: 'm1.filter' }));
+    const items = ['delivered', 'open', 'click'].map((event) => ({
+      email: 'ada@example.com',
+      timestamp: seconds(),
+      event,
+      sg_event_id: randomUUID(),
+      sg_message_id: 'm1.filter',
+    }));
     const body = JSON.stringify(items);
     const first = await post(`${stack.url}/webhooks/sendgrid`, SENDGRID_KEYS.headers(body, seconds()), body);
     expect(first.status).toBe(202);
-    expect(first.json).toEqual({ status: 'recorded', events: expect.arrayContaining(items.map((item) => ({ eventId: item.sg_event_id, workflowId: item.sg_event_id, status: 'started' }))) });
+    expect(first.json).toEqual({
+      status: 'recorded',
+      events: expect.arrayContaining(items.map((item) => ({ eventId: item.sg_event_id, workflowId: item.sg_event_id, status: 'started' }))),
+    });
     for (const item of items) {
       expect(await stack.client.workflow.getHandle(item.sg_event_id).result()).toMatchObject({ source: 'sendgrid', type: item.event });
       // Each item is stored on its own: the email address stays out of Temporal, in the body store.
       expect(JSON.parse((await loadBody(stack.db, 'sendgrid', item.sg_event_id))!.body!.toString())).toEqual(item);
     }
     // Each item is an event of its own to operators: shown by its ID, and said to be part of a batch when verified.
-    expect(await operations().show(items[1]!.sg_event_id)).toMatchObject({ eventId: items[1]!.sg_event_id, source: 'sendgrid', eventType: 'open', status: 'completed' });
+    expect(await operations().show(items[1]!.sg_event_id)).toMatchObject({
+      eventId: items[1]!.sg_event_id,
+      source: 'sendgrid',
+      eventType: 'open',
+      status: 'completed',
+    });
     expect(await operations().verify(items[1]!.sg_event_id)).toMatchObject({ verified: false, detail: expect.stringContaining('an item of a sendgrid batch') });
     const again = await post(`${stack.url}/webhooks/sendgrid`, SENDGRID_KEYS.headers(body, seconds()), body);
     expect(again.status).toBe(200);

@@ -11,9 +11,7 @@ import { githubHeaders, SECRETS, standardHeaders, stripeEvent, stripeHeaders } f
 import { orderCreated } from '../support/events';
 import { post, runsOf, startStack, type WorkerStack } from '../support/stack';
 
-const issueOpened = examples
-  .find((group) => group.name === 'issues')!
-  .examples.find((example) => (example as { action?: string }).action === 'opened')!;
+const issueOpened = examples.find((group) => group.name === 'issues')!.examples.find((example) => (example as { action?: string }).action === 'opened')!;
 
 const connectConfig = () => {
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'dw-')), 'webhooks.yaml');
@@ -61,7 +59,11 @@ describe('POST /webhooks/stripe', () => {
     const { id, body, headers } = signedStripe({ type: 'checkout.session.completed' });
     expect((await post(`${stack.url}/webhooks/stripe`, headers, body)).status).toBe(202);
     const description = await stack.client.workflow.getHandle(id).describe();
-    expect(description.searchAttributes).toMatchObject({ WebhookSource: ['stripe'], WebhookEventType: ['checkout.session.completed'], WebhookVia: ['delivery'] });
+    expect(description.searchAttributes).toMatchObject({
+      WebhookSource: ['stripe'],
+      WebhookEventType: ['checkout.session.completed'],
+      WebhookVia: ['delivery'],
+    });
     expect(await description.staticSummary()).toBe('stripe · checkout.session.completed · cs_test_123 · 42.00 EUR');
     expect(description.taskQueue).toBe(stack.taskQueue);
   });
@@ -120,7 +122,7 @@ describe('sources from WEBHOOKS_CONFIG', () => {
     expect((await post(`${stack.url}/webhooks/stripe`, headers, body)).status).toBe(400);
   });
 
-  it('keeps two sources\' events with one event ID apart downstream: each order is charged under its own Idempotency-Key', async () => {
+  it("keeps two sources' events with one event ID apart downstream: each order is charged under its own Idempotency-Key", async () => {
     const first = orderCreated();
     const second = orderCreated({ amount: 5100 });
     const sameId = standardHeaders(second.body, SECRETS.standard, { id: first.id });

@@ -42,7 +42,11 @@ const cliJson = async <T>(...args: string[]): Promise<T> => {
   expect({ code, output }).toMatchObject({ code: 0 });
   return JSON.parse(output) as T;
 };
-const eventOf = (type: string): StripeEvent => ({ ...(JSON.parse(checkoutCompleted().body) as StripeEvent), type, created: Math.floor(Date.now() / 1000) - 60 });
+const eventOf = (type: string): StripeEvent => ({
+  ...(JSON.parse(checkoutCompleted().body) as StripeEvent),
+  type,
+  created: Math.floor(Date.now() / 1000) - 60,
+});
 
 it('a Stripe schedule starts every missed event once, leaves what arrived by webhook, and reports its runs', async () => {
   const missed = Array.from({ length: 30 }, () => eventOf('checkout.session.completed'));
@@ -72,21 +76,54 @@ it('a Stripe schedule starts every missed event once, leaves what arrived by web
 
   expect((await runCli(['reconcile', 'disable', 'stripe'], env())).code).toBe(0);
   expect((await cliJson<ReconcileStatus[]>('reconcile', 'status'))[0]).toMatchObject({ provider: 'stripe', enabled: false, everyMs: null });
-  expect(await runCli(['reconcile', 'disable', 'stripe'], env())).toMatchObject({ code: 1, error: expect.stringContaining('Reconciliation from stripe is not enabled.') });
+  expect(await runCli(['reconcile', 'disable', 'stripe'], env())).toMatchObject({
+    code: 1,
+    error: expect.stringContaining('Reconciliation from stripe is not enabled.'),
+  });
 });
 
-it('a GitHub schedule starts a missed delivery with the worker\'s GitHub settings', async () => {
-  const guid = github.addDelivery(HOOK, { event: 'issues', payload: { action: 'opened', issue: { number: 3, title: `reconciled ${randomUUID()}` }, repository: { full_name: 'octo/shop' } } });
+it("a GitHub schedule starts a missed delivery with the worker's GitHub settings", async () => {
+  const guid = github.addDelivery(HOOK, {
+    event: 'issues',
+    payload: { action: 'opened', issue: { number: 3, title: `reconciled ${randomUUID()}` }, repository: { full_name: 'octo/shop' } },
+  });
   await cliJson('reconcile', 'enable', 'github', '--every', '2s', '--lookback', '1h');
-  await eventually('the missed delivery is started', () => stack.client.workflow.getHandle(guid).describe().then(() => true, () => false), { timeoutMs: 60_000, intervalMs: 500 });
+  await eventually(
+    'the missed delivery is started',
+    () =>
+      stack.client.workflow
+        .getHandle(guid)
+        .describe()
+        .then(
+          () => true,
+          () => false,
+        ),
+    { timeoutMs: 60_000, intervalMs: 500 },
+  );
   expect(await stack.client.workflow.getHandle(guid).result()).toMatchObject({ outcome: 'notified', type: 'issues.opened' });
 });
 
-it('a Paddle schedule starts a missed event with the worker\'s Paddle settings', async () => {
-  const event = { event_id: `evt_${Date.now()}${randomUUID().slice(0, 8)}`, event_type: 'transaction.completed', occurred_at: new Date().toISOString(), data: { id: 'txn_reconciled' } };
+it("a Paddle schedule starts a missed event with the worker's Paddle settings", async () => {
+  const event = {
+    event_id: `evt_${Date.now()}${randomUUID().slice(0, 8)}`,
+    event_type: 'transaction.completed',
+    occurred_at: new Date().toISOString(),
+    data: { id: 'txn_reconciled' },
+  };
   paddle.addEvents(event);
   await cliJson('reconcile', 'enable', 'paddle', '--every', '2s', '--lookback', '1h');
-  await eventually('the missed event is started', () => stack.client.workflow.getHandle(event.event_id).describe().then(() => true, () => false), { timeoutMs: 60_000, intervalMs: 500 });
+  await eventually(
+    'the missed event is started',
+    () =>
+      stack.client.workflow
+        .getHandle(event.event_id)
+        .describe()
+        .then(
+          () => true,
+          () => false,
+        ),
+    { timeoutMs: 60_000, intervalMs: 500 },
+  );
   expect(await stack.client.workflow.getHandle(event.event_id).result()).toMatchObject({ source: 'paddle', type: 'transaction.completed' });
   expect((await stack.client.workflow.getHandle(event.event_id).describe()).searchAttributes).toMatchObject({ WebhookVia: ['backfill'] });
 });
@@ -99,7 +136,9 @@ it('an attempt retried after a crash resumes after the last event it settled, ad
   const config = { ...loadCommonConfig(env()), stripe: { secretKey: 'sk_test_stand_in', apiUrl: stripe.url } };
   const { reconcileProvider } = createReconcileActivities({ db: stack.db, temporal: stack.client, config });
   // The crashed attempt had settled the two newest (found 2, started 2).
-  const resumed = new MockActivityEnvironment({ heartbeatDetails: { counts: { found: 2, alreadyRecorded: 0, started: 2, failed: 0 }, lastSettled: events[1]!.id } });
+  const resumed = new MockActivityEnvironment({
+    heartbeatDetails: { counts: { found: 2, alreadyRecorded: 0, started: 2, failed: 0 }, lastSettled: events[1]!.id },
+  });
   const heartbeats: unknown[] = [];
   resumed.on('heartbeat', (details: unknown) => heartbeats.push(details));
   const counts = await resumed.run(reconcileProvider, { provider: 'stripe' as const, since: new Date(Date.now() - 60_000).toISOString() });
@@ -108,7 +147,8 @@ it('an attempt retried after a crash resumes after the last event it settled, ad
   expect(counts).toEqual({ found: 5, alreadyRecorded: 0, started: 5, failed: 0 });
   expect(heartbeats.at(-1)).toEqual({ counts, lastSettled: events[4]!.id });
   for (const event of events.slice(0, 2)) await expect(stack.client.workflow.getHandle(event.id).describe()).rejects.toThrow();
-  for (const event of events.slice(2)) expect((await stack.client.workflow.getHandle(event.id).describe()).searchAttributes).toMatchObject({ WebhookVia: ['backfill'] });
+  for (const event of events.slice(2))
+    expect((await stack.client.workflow.getHandle(event.id).describe()).searchAttributes).toMatchObject({ WebhookVia: ['backfill'] });
 });
 
 describe('a run whose worker is killed mid-listing', () => {
@@ -128,7 +168,10 @@ describe('a run whose worker is killed mid-listing', () => {
   };
 
   it('resumes on another worker and starts every missing event once', async () => {
-    const events = Array.from({ length: 150 }, (_, index) => ({ ...eventOf('checkout.session.completed'), created: Math.floor(Date.now() / 1000) - 30 - index }));
+    const events = Array.from({ length: 150 }, (_, index) => ({
+      ...eventOf('checkout.session.completed'),
+      created: Math.floor(Date.now() / 1000) - 30 - index,
+    }));
     crashStack.stripe.addEvents(...events);
     worker = await startWorkerProcess();
     const held = crashStack.stripe.holdNext('listing');
@@ -152,9 +195,13 @@ describe('a run whose worker is killed mid-listing', () => {
     expect(counts.found).toBeGreaterThanOrEqual(150);
     // One run per event (one visibility query for all of them), and one confirmation email each.
     const ids = new Set(events.map((event) => event.id));
-    await eventually('every event is fulfilled', () => crashStack.resend.emails.filter((email) => ids.has(email.idempotencyKey!)).length >= 150, { timeoutMs: 60_000 });
+    await eventually('every event is fulfilled', () => crashStack.resend.emails.filter((email) => ids.has(email.idempotencyKey!)).length >= 150, {
+      timeoutMs: 60_000,
+    });
     const runs = new Map<string, number>();
-    for await (const execution of crashStack.client.workflow.list({ query: `TaskQueue = '${crashStack.taskQueue}' AND WorkflowType = '${fulfilCheckoutFlow.name}'` })) {
+    for await (const execution of crashStack.client.workflow.list({
+      query: `TaskQueue = '${crashStack.taskQueue}' AND WorkflowType = '${fulfilCheckoutFlow.name}'`,
+    })) {
       runs.set(execution.workflowId, (runs.get(execution.workflowId) ?? 0) + 1);
     }
     expect(events.map((event) => runs.get(event.id))).toEqual(Array(150).fill(1));

@@ -25,14 +25,26 @@ describe('a purge pass', () => {
   afterAll(() => db.drop());
 
   /** A stored body received `ageDays` ago; `status` is its ledger record's, `started` whether its workflow started. */
-  const stored = async (id: string, ageDays: number, { status, started = true }: { status?: 'completed' | 'ignored' | 'failed' | 'processing'; started?: boolean }) => {
+  const stored = async (
+    id: string,
+    ageDays: number,
+    { status, started = true }: { status?: 'completed' | 'ignored' | 'failed' | 'processing'; started?: boolean },
+  ) => {
     const receivedAt = new Date(Date.now() - ageDays * DAY).toISOString();
-    const start = { flow: 'recordEvent', input: { source: 'stripe', provider: ProviderKind.STRIPE, id, type: 't', occurredAt: receivedAt, receivedAt }, summary: id };
-    await storeBody(db, { source: 'stripe', eventId: id, workflowId: id, provider: ProviderKind.STRIPE, via: 'delivery', receivedAt, start, leaseMs: 0 }, {
-      raw: Buffer.from(`{"id":"${id}"}`),
-      contentType: 'application/json',
-      signatureHeaders: { 'stripe-signature': 't=1,v1=00' },
-    });
+    const start = {
+      flow: 'recordEvent',
+      input: { source: 'stripe', provider: ProviderKind.STRIPE, id, type: 't', occurredAt: receivedAt, receivedAt },
+      summary: id,
+    };
+    await storeBody(
+      db,
+      { source: 'stripe', eventId: id, workflowId: id, provider: ProviderKind.STRIPE, via: 'delivery', receivedAt, start, leaseMs: 0 },
+      {
+        raw: Buffer.from(`{"id":"${id}"}`),
+        contentType: 'application/json',
+        signatureHeaders: { 'stripe-signature': 't=1,v1=00' },
+      },
+    );
     if (started) await markStarted(db, [{ source: 'stripe', eventId: id }]);
     if (status) {
       await claimEvent(db, { source: 'stripe', eventId: id, type: 't', workflowId: id, firstExecutionRunId: `run-${id}` });
@@ -40,9 +52,11 @@ describe('a purge pass', () => {
     }
   };
   const rows = async () =>
-    (await db.query<{ event_id: string; body: boolean; headers: boolean; purged: boolean }>(
-      `SELECT event_id, body IS NOT NULL AS body, signature_headers <> '{}' AS headers, purged_at IS NOT NULL AS purged FROM event_bodies ORDER BY event_id`,
-    )).rows;
+    (
+      await db.query<{ event_id: string; body: boolean; headers: boolean; purged: boolean }>(
+        `SELECT event_id, body IS NOT NULL AS body, signature_headers <> '{}' AS headers, purged_at IS NOT NULL AS purged FROM event_bodies ORDER BY event_id`,
+      )
+    ).rows;
 
   it('purges the bodies of completed and ignored events past BODY_RETENTION, deletes started rows past DEDUPE_RETENTION, and keeps the rest', async () => {
     await stored('a-completed-old', 40, { status: 'completed' });
@@ -95,14 +109,24 @@ describe('retention end to end', () => {
     expect(await stack.client.workflow.getHandle(delivery.id).result()).toMatchObject({ outcome: 'fulfilled' });
 
     expect(await purgeExpired(stack.db, { bodyMs: 1, dedupeMs: DAY })).toMatchObject({ bodies: 1 });
-    expect(await post(`${stack.url}/webhooks/${delivery.path}`, delivery.headers, delivery.body)).toMatchObject({ status: 200, json: { status: 'duplicate', eventId: delivery.id } });
+    expect(await post(`${stack.url}/webhooks/${delivery.path}`, delivery.headers, delivery.body)).toMatchObject({
+      status: 200,
+      json: { status: 'duplicate', eventId: delivery.id },
+    });
     expect(stack.resend.emails.filter((email) => email.idempotencyKey?.startsWith(delivery.id))).toHaveLength(1);
 
     const shown = await cli('show', delivery.id);
     expect(shown.code).toBe(0);
-    expect(shown.output).toMatch(new RegExp(`^Body {7}${delivery.body.length} bytes, sha256 [0-9a-f]{64}, received \\S+: purged at \\S+, past BODY_RETENTION$`, 'm'));
+    expect(shown.output).toMatch(
+      new RegExp(`^Body {7}${delivery.body.length} bytes, sha256 [0-9a-f]{64}, received \\S+: purged at \\S+, past BODY_RETENTION$`, 'm'),
+    );
     const verified = await cli('verify', delivery.id);
     expect(verified).toMatchObject({ code: 0 });
-    expect(verified.output).toMatch(new RegExp(`^Body purged: ${delivery.id} \\(stripe, ${delivery.body.length} bytes, .*\\): the body was purged at \\S+, past BODY_RETENTION; its size and sha256 are those received\\.$`, 'm'));
+    expect(verified.output).toMatch(
+      new RegExp(
+        `^Body purged: ${delivery.id} \\(stripe, ${delivery.body.length} bytes, .*\\): the body was purged at \\S+, past BODY_RETENTION; its size and sha256 are those received\\.$`,
+        'm',
+      ),
+    );
   });
 });

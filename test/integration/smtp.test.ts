@@ -45,7 +45,10 @@ it("turns a server's refusal of the recipient into a permanent failure that does
   try {
     const order = orderCreated({ email: `${marker}@example.com` });
     expect((await post(`${rejecting.url}/webhooks/${order.path}`, order.headers, order.body)).status).toBe(202);
-    const failed = await rejecting.client.workflow.getHandle(order.id).result().catch((error: unknown) => error);
+    const failed = await rejecting.client.workflow
+      .getHandle(order.id)
+      .result()
+      .catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(WorkflowFailedError);
     const cause = (failed as WorkflowFailedError).cause?.cause as ApplicationFailure;
     expect(cause).toMatchObject({ type: FailureType.EMAIL_REJECTED, nonRetryable: true, message: 'The SMTP server refused the email: 550 5.1.1 (EENVELOPE).' });

@@ -49,29 +49,48 @@ describe('Stripe stand-in', () => {
   });
 
   it('declines pm_card_chargeDeclined as a card_error', async () => {
-    await expect(stripe.paymentIntents.create({ ...charge, payment_method: 'pm_card_chargeDeclined' }, { idempotencyKey: 'key-decline' })).rejects.toMatchObject({
+    await expect(
+      stripe.paymentIntents.create({ ...charge, payment_method: 'pm_card_chargeDeclined' }, { idempotencyKey: 'key-decline' }),
+    ).rejects.toMatchObject({
       type: 'StripeCardError',
       decline_code: 'generic_decline',
     });
   });
 
   it('confirms a declined PaymentIntent again with a new payment method, once: a succeeded one cannot be confirmed', async () => {
-    const declined = await stripe.paymentIntents.create({ ...charge, payment_method: 'pm_card_chargeDeclined' }, { idempotencyKey: 'key-retry-1' }).catch((error: Stripe.errors.StripeCardError) => error);
+    const declined = await stripe.paymentIntents
+      .create({ ...charge, payment_method: 'pm_card_chargeDeclined' }, { idempotencyKey: 'key-retry-1' })
+      .catch((error: Stripe.errors.StripeCardError) => error);
     const id = (declined as Stripe.errors.StripeCardError).payment_intent!.id;
     expect((declined as Stripe.errors.StripeCardError).payment_intent).toMatchObject({ status: 'requires_payment_method' });
-    await expect(stripe.paymentIntents.confirm(id, { payment_method: 'pm_card_chargeDeclined', off_session: true }, { idempotencyKey: 'key-retry-2' })).rejects.toMatchObject({ type: 'StripeCardError' });
-    expect(await stripe.paymentIntents.confirm(id, { payment_method: 'pm_card_visa', off_session: true }, { idempotencyKey: 'key-retry-3' })).toMatchObject({ id, status: 'succeeded', payment_method: 'pm_card_visa' });
-    await expect(stripe.paymentIntents.confirm(id, { payment_method: 'pm_card_visa', off_session: true }, { idempotencyKey: 'key-retry-4' })).rejects.toMatchObject({
+    await expect(
+      stripe.paymentIntents.confirm(id, { payment_method: 'pm_card_chargeDeclined', off_session: true }, { idempotencyKey: 'key-retry-2' }),
+    ).rejects.toMatchObject({ type: 'StripeCardError' });
+    expect(await stripe.paymentIntents.confirm(id, { payment_method: 'pm_card_visa', off_session: true }, { idempotencyKey: 'key-retry-3' })).toMatchObject({
+      id,
+      status: 'succeeded',
+      payment_method: 'pm_card_visa',
+    });
+    await expect(
+      stripe.paymentIntents.confirm(id, { payment_method: 'pm_card_visa', off_session: true }, { idempotencyKey: 'key-retry-4' }),
+    ).rejects.toMatchObject({
       type: 'StripeInvalidRequestError',
       code: 'payment_intent_unexpected_state',
     });
     // The first decline's stored answer is still the decline.
-    await expect(stripe.paymentIntents.create({ ...charge, payment_method: 'pm_card_chargeDeclined' }, { idempotencyKey: 'key-retry-1' })).rejects.toMatchObject({ type: 'StripeCardError' });
+    await expect(
+      stripe.paymentIntents.create({ ...charge, payment_method: 'pm_card_chargeDeclined' }, { idempotencyKey: 'key-retry-1' }),
+    ).rejects.toMatchObject({ type: 'StripeCardError' });
   });
 
   it('refuses an unknown payment method as a request error and stores nothing under its key', async () => {
-    await expect(stripe.paymentIntents.create({ ...charge, payment_method: 'pm_nope' }, { idempotencyKey: 'key-unknown-pm' })).rejects.toMatchObject({ type: 'StripeInvalidRequestError', code: 'resource_missing' });
-    expect(await stripe.paymentIntents.create({ ...charge, payment_method: 'pm_nope' }, { idempotencyKey: 'key-unknown-pm' }).catch(() => 'refused again')).toBe('refused again');
+    await expect(stripe.paymentIntents.create({ ...charge, payment_method: 'pm_nope' }, { idempotencyKey: 'key-unknown-pm' })).rejects.toMatchObject({
+      type: 'StripeInvalidRequestError',
+      code: 'resource_missing',
+    });
+    expect(
+      await stripe.paymentIntents.create({ ...charge, payment_method: 'pm_nope' }, { idempotencyKey: 'key-unknown-pm' }).catch(() => 'refused again'),
+    ).toBe('refused again');
     expect(stripeStandIn.requests.filter((request) => request.idempotencyKey === 'key-unknown-pm').map((request) => request.replayed)).toEqual([false, false]);
   });
 });

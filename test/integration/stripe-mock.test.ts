@@ -50,7 +50,10 @@ it('looks a pending charge up with a search query Stripe accepts before charging
 
 it('retries a declined charge by confirming its PaymentIntent with parameters Stripe accepts (paymentIntents.confirm, off-session)', async () => {
   const eventId = 'msg_mock_retry';
-  await db.query(`INSERT INTO charge_attempts (source, event_id, attempt, idempotency_key, outcome) VALUES ('standard', $1, 1, $2, 'declined')`, [eventId, `${eventId}:charge:1`]);
+  await db.query(`INSERT INTO charge_attempts (source, event_id, attempt, idempotency_key, outcome) VALUES ('standard', $1, 1, $2, 'declined')`, [
+    eventId,
+    `${eventId}:charge:1`,
+  ]);
   const retry = { ...input(eventId), attempt: 2, idempotencyKey: `${eventId}:charge:2`, paymentIntentId: 'pi_123', paymentMethod: 'pm_card_mastercard' };
   const charge: Charge = await new MockActivityEnvironment().run(activities().chargeOrder, retry);
   expect(charge.paymentIntentId).toMatch(/^pi_/);
@@ -61,13 +64,26 @@ it('retries a declined charge by confirming its PaymentIntent with parameters St
 });
 
 it('marks a PaymentIntent fulfilled with parameters Stripe accepts (paymentIntents.update)', async () => {
-  await expect(activities().markPaymentIntentFulfilled({ source: 'stripe', eventId: 'evt_mock_fulfil', idempotencyKey: 'evt_mock_fulfil', paymentIntentId: 'pi_123', orderId: 'ord_1' })).resolves.toBeUndefined();
+  await expect(
+    activities().markPaymentIntentFulfilled({
+      source: 'stripe',
+      eventId: 'evt_mock_fulfil',
+      idempotencyKey: 'evt_mock_fulfil',
+      paymentIntentId: 'pi_123',
+      orderId: 'ord_1',
+    }),
+  ).resolves.toBeUndefined();
 });
 
-it("lists events for a backfill with parameters Stripe accepts (created window, types, limit)", async () => {
+it('lists events for a backfill with parameters Stripe accepts (created window, types, limit)', async () => {
   const stripe = createStripeClient('sk_test_123', mock.url);
   const listed = [];
-  for await (const event of stripeEvents(stripe, { since: new Date(Date.now() - 3_600_000), until: new Date(), types: ['checkout.session.completed', 'invoice.paid'] }, 'stripe')) listed.push(event);
+  for await (const event of stripeEvents(
+    stripe,
+    { since: new Date(Date.now() - 3_600_000), until: new Date(), types: ['checkout.session.completed', 'invoice.paid'] },
+    'stripe',
+  ))
+    listed.push(event);
   expect(listed.length).toBeGreaterThan(0);
   expect(listed[0]).toMatchObject({ id: expect.stringMatching(/^evt_/), type: expect.any(String), occurredAt: expect.any(String) });
 });

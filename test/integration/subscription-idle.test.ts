@@ -30,7 +30,14 @@ it('applies an update that arrives with the idle timeout', async () => {
   const activities: Partial<Activities> = { storeSubscription: async ({ eventId }) => Boolean(stored.push(eventId)) };
   // No workflow cache, so no sticky queue: the second worker gets the task the first one left.
   const workerFor = async () =>
-    Worker.create({ connection: env.nativeConnection, taskQueue: 'subscription-idle', workflowBundle: await workflowBundle(), sinks: workflowSinks(), activities, maxCachedWorkflows: 0 });
+    Worker.create({
+      connection: env.nativeConnection,
+      taskQueue: 'subscription-idle',
+      workflowBundle: await workflowBundle(),
+      sinks: workflowSinks(),
+      activities,
+      maxCachedWorkflows: 0,
+    });
 
   const handle = await env.client.workflow.signalWithStart(subscriptionEntity, {
     workflowId: 'durable-webhooks:subscription:sub_idle',

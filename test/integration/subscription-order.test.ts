@@ -36,7 +36,9 @@ it('stores the second of two same-second events exactly when the workflow would 
     fc.asyncProperty(eventId, eventId, async (first, second) => {
       const subscriptionId = `sub_order_${run++}`;
       expect(await storeIfNewer(db, update(subscriptionId, first, 1_764_000_000), {})).toBe(true);
-      expect(await storeIfNewer(db, update(subscriptionId, second, 1_764_000_000), {})).toBe(isNewerUpdate({ created: 1_764_000_000, eventId: second }, { created: 1_764_000_000, eventId: first }));
+      expect(await storeIfNewer(db, update(subscriptionId, second, 1_764_000_000), {})).toBe(
+        isNewerUpdate({ created: 1_764_000_000, eventId: second }, { created: 1_764_000_000, eventId: first }),
+      );
     }),
     { numRuns: 300 },
   );

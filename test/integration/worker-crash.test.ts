@@ -109,7 +109,9 @@ it('fulfils a Shopify order once when the worker dies after the confirmation ema
   // The retried send carried the same Idempotency-Key, and Resend answered it from the first.
   expect(stack.resend.requests.filter((request) => request.idempotencyKey === delivery.id).map((request) => request.replayed)).toEqual([false, true]);
   expect(stack.resend.emails.filter((email) => email.idempotencyKey === delivery.id)).toHaveLength(1);
-  expect((await stack.db.query('SELECT id, status FROM orders WHERE event_id = $1', [delivery.id])).rows).toEqual([{ id: `shopify-${delivery.orderId}`, status: 'fulfilled' }]);
+  expect((await stack.db.query('SELECT id, status FROM orders WHERE event_id = $1', [delivery.id])).rows).toEqual([
+    { id: `shopify-${delivery.orderId}`, status: 'fulfilled' },
+  ]);
   expect(stack.stripe.requests.filter((request) => request.idempotencyKey?.startsWith(delivery.id))).toEqual([]);
 
   worker.child.kill('SIGINT');

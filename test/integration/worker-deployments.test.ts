@@ -37,7 +37,11 @@ async function startWorkerProcess(env: NodeJS.ProcessEnv = {}): Promise<Spawned>
   await worker.waitFor('worker polling');
   return worker;
 }
-const promote = (...args: string[]) => runCli(['workers', 'promote', '--deployment', deployment, ...args], { TEMPORAL_ADDRESS: stack.workerEnv.TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE: stack.taskQueue });
+const promote = (...args: string[]) =>
+  runCli(['workers', 'promote', '--deployment', deployment, ...args], {
+    TEMPORAL_ADDRESS: stack.workerEnv.TEMPORAL_ADDRESS,
+    TEMPORAL_TASK_QUEUE: stack.taskQueue,
+  });
 
 it('makes a build current once its workers poll; an order that waited on unversioned workers finishes on it', async () => {
   const unversioned = await startWorkerProcess();
@@ -49,7 +53,10 @@ it('makes a build current once its workers poll; an order that waited on unversi
   // The hook starts with the upgrade, before the build's workers poll, and waits for them.
   const promoting = promote('--build-id', 'build-1', '--wait', '60s');
   await startWorkerProcess({ WORKER_BUILD_ID: 'build-1', WORKER_DEPLOYMENT_NAME: deployment });
-  expect(await promoting).toMatchObject({ code: 0, output: `Build build-1 is now current in the worker deployment ${deployment} (before: unversioned workers).\n` });
+  expect(await promoting).toMatchObject({
+    code: 0,
+    output: `Build build-1 is now current in the worker deployment ${deployment} (before: unversioned workers).\n`,
+  });
   unversioned.child.kill('SIGTERM');
   await unversioned.exited;
 
@@ -59,13 +66,20 @@ it('makes a build current once its workers poll; an order that waited on unversi
   expect(described.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion).toMatchObject({ deploymentName: deployment, buildId: 'build-1' });
   expect(stack.stripe.charges().filter((intent) => intent.metadata.event_id === order.id)).toHaveLength(1);
 
-  expect(await promote('--build-id', 'build-1', '--json')).toMatchObject({ code: 0, output: `${JSON.stringify({ deployment, buildId: 'build-1', previous: 'build-1' }, null, 2)}\n` });
+  expect(await promote('--build-id', 'build-1', '--json')).toMatchObject({
+    code: 0,
+    output: `${JSON.stringify({ deployment, buildId: 'build-1', previous: 'build-1' }, null, 2)}\n`,
+  });
 }, 90_000);
 
 it('gives up in one line when no worker of the build polls, and asks for a build without one', async () => {
   const nobody = await promote('--build-id', 'build-9', '--wait', '2s');
   expect(nobody.code).toBe(1);
-  expect(nobody.error).toMatch(new RegExp(`^build build-9 of the worker deployment ${deployment} has no worker polling the task queue ${stack.taskQueue} after 2 s \\(are its workers running, with WORKER_BUILD_ID=build-9\\?\\): `));
+  expect(nobody.error).toMatch(
+    new RegExp(
+      `^build build-9 of the worker deployment ${deployment} has no worker polling the task queue ${stack.taskQueue} after 2 s \\(are its workers running, with WORKER_BUILD_ID=build-9\\?\\): `,
+    ),
+  );
   expect(await promote()).toMatchObject({ code: 1, error: 'Which build? Give --build-id, or set WORKER_BUILD_ID as the workers have it.' });
 });
 
@@ -74,7 +88,13 @@ it('never makes current a build whose workers poll but fail their workflow tasks
   const other = await startStack({ worker: 'external' });
   const services = await createWorkerServices(loadWorkerConfig(other.workerEnv, { development: true }), { temporal: other.client });
   const build = { name: `${deployment}-broken`, buildId: 'broken-1' };
-  const worker = await startWorker({ settings: temporalSettings(other.workerEnv, { worker: true }), taskQueue: other.taskQueue, deployment: build, activities: services.activities, workflows: broken });
+  const worker = await startWorker({
+    settings: temporalSettings(other.workerEnv, { worker: true }),
+    taskQueue: other.taskQueue,
+    deployment: build,
+    activities: services.activities,
+    workflows: broken,
+  });
   try {
     const refused = await promoteBuild(other.client, build, { waitMs: 8_000, taskQueue: other.taskQueue }).catch((error: unknown) => error as Error);
     expect(refused).toBeInstanceOf(Error);
@@ -106,7 +126,13 @@ it('runs a flow declared PINNED on unversioned workers (no behaviour reported), 
   const other = await startStack({ worker: 'external' });
   const services = await createWorkerServices(loadWorkerConfig(other.workerEnv, { development: true }), { temporal: other.client });
   const start = (versioned?: { name: string; buildId: string }) =>
-    startWorker({ settings: temporalSettings(other.workerEnv, { worker: true }), taskQueue: other.taskQueue, deployment: versioned, activities: services.activities, workflows: pinned });
+    startWorker({
+      settings: temporalSettings(other.workerEnv, { worker: true }),
+      taskQueue: other.taskQueue,
+      deployment: versioned,
+      activities: services.activities,
+      workflows: pinned,
+    });
   let worker: RunningWorker | undefined;
   try {
     worker = await start();
@@ -116,7 +142,10 @@ it('runs a flow declared PINNED on unversioned workers (no behaviour reported), 
     const build = { name: `${deployment}-pinned`, buildId: 'pinned-1' };
     worker = await start(build);
     await promoteBuild(other.client, build, { waitMs: 30_000, taskQueue: other.taskQueue });
-    expect(await unroutedEvent(other, other.client)).toMatchObject({ behavior: 1 /* PINNED */, deploymentVersion: { deploymentName: build.name, buildId: 'pinned-1' } });
+    expect(await unroutedEvent(other, other.client)).toMatchObject({
+      behavior: 1 /* PINNED */,
+      deploymentVersion: { deploymentName: build.name, buildId: 'pinned-1' },
+    });
   } finally {
     await worker?.shutdown();
     await services.close();

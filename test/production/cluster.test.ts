@@ -69,7 +69,11 @@ async function inParallel<T, R>(items: T[], concurrency: number, work: (item: T)
 async function expectChargedOnce(deliveries: Array<SignedDelivery & { orderId: string }>): Promise<void> {
   for (const delivery of deliveries) {
     expect(await resultOf(delivery.id)).toMatchObject({ outcome: 'charged' });
-    expect({ id: delivery.id, charges: chargesFor(delivery.id).length, emails: emailsFor(delivery.id).length }).toEqual({ id: delivery.id, charges: 1, emails: 1 });
+    expect({ id: delivery.id, charges: chargesFor(delivery.id).length, emails: emailsFor(delivery.id).length }).toEqual({
+      id: delivery.id,
+      charges: 1,
+      emails: 1,
+    });
     expect(await rows('SELECT status FROM orders WHERE id = $1', [delivery.orderId])).toEqual([{ status: 'paid' }]);
   }
 }
@@ -110,7 +114,10 @@ describe('the production topology', () => {
     await expectChargedOnce([held]);
     // The admin API shows the ledger record beside what Temporal says, as `events show` does.
     const shown = await fetch(`${first}/admin/events/${held.id}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-    expect(await shown.json()).toMatchObject({ status: 'completed', ledger: { status: 'completed', charges: [expect.objectContaining({ attempt: 1, outcome: 'succeeded' })] } });
+    expect(await shown.json()).toMatchObject({
+      status: 'completed',
+      ledger: { status: 'completed', charges: [expect.objectContaining({ attempt: 1, outcome: 'succeeded' })] },
+    });
 
     // A declined order waits for retryPayment, sent through the other receiver's admin API.
     const declined = orderCreated({ paymentMethod: DECLINED_PAYMENT_METHOD });
@@ -132,7 +139,11 @@ describe('the production topology', () => {
     ]);
 
     const delivery = randomUUID();
-    const issue = JSON.stringify({ action: 'opened', issue: { number: 1, title: 'Refund', html_url: 'https://github.com/o/r/issues/1', user: { login: 'octocat' } }, repository: { full_name: 'o/r' } });
+    const issue = JSON.stringify({
+      action: 'opened',
+      issue: { number: 1, title: 'Refund', html_url: 'https://github.com/o/r/issues/1', user: { login: 'octocat' } },
+      repository: { full_name: 'o/r' },
+    });
     expect((await post(`${first}/webhooks/github`, await githubHeaders(issue, SECRETS.github, { delivery, event: 'issues' }), issue)).status).toBe(202);
     expect(await resultOf(delivery)).toMatchObject({ outcome: 'notified' });
     expect(emailsFor(delivery)).toHaveLength(1);
@@ -144,7 +155,10 @@ describe('the production topology', () => {
       expect((await deliver(event)).status).toBe(202);
       expect(await resultOf(event.id)).toMatchObject({ outcome: 'forwarded' });
     }
-    await eventually('the subscription holds its newest state', async () => (await rows('SELECT status FROM subscriptions WHERE id = $1', [subscriptionId]))[0]?.status === 'past_due');
+    await eventually(
+      'the subscription holds its newest state',
+      async () => (await rows('SELECT status FROM subscriptions WHERE id = $1', [subscriptionId]))[0]?.status === 'past_due',
+    );
 
     const invoice = stripeEvent({ type: 'invoice.paid' });
     const invoiceBody = JSON.stringify(invoice);

@@ -100,7 +100,9 @@ it('starts the events of a receiver SIGKILLed between commit and start, once eac
   await proxy.close();
 
   // Committed, not started: the rows are the dead receiver's until its lease ends, then a sweeper's.
-  expect(await rows('SELECT count(*)::int AS unstarted FROM event_bodies WHERE event_id = ANY($1) AND started_at IS NULL', [orders.map((order) => order.id)])).toEqual([{ unstarted: orders.length }]);
+  expect(
+    await rows('SELECT count(*)::int AS unstarted FROM event_bodies WHERE event_id = ANY($1) AND started_at IS NULL', [orders.map((order) => order.id)]),
+  ).toEqual([{ unstarted: orders.length }]);
   // A provider retrying one of them meanwhile is answered 200 from the body store: nothing doubles.
   expect(await statusOf(orders[0]!, topology.receivers[1]!.url)).toBe(200);
   await expectChargedOnce(orders);
@@ -114,7 +116,14 @@ it('answers 503 while PostgreSQL is down (nothing is acknowledged that is not co
   for (const receiver of topology.receivers) expect((await fetch(`${receiver.url}/readyz`)).status).toBe(503);
   topology.postgres.start();
 
-  await eventually('the receivers are ready again', async () => (await Promise.all(topology.receivers.map((receiver) => fetch(`${receiver.url}/readyz`).then((response) => response.status)))).every((status) => status === 200), { timeoutMs: 60_000 });
+  await eventually(
+    'the receivers are ready again',
+    async () =>
+      (await Promise.all(topology.receivers.map((receiver) => fetch(`${receiver.url}/readyz`).then((response) => response.status)))).every(
+        (status) => status === 200,
+      ),
+    { timeoutMs: 60_000 },
+  );
   for (const order of orders) expect(await statusOf(order, topology.receivers[0]!.url)).toBe(202);
   await expectChargedOnce(orders);
 }, 180_000);

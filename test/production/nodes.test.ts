@@ -52,7 +52,14 @@ async function shardRanges(): Promise<Map<number, number>> {
  */
 async function allClosed(workflowIds: string[], timeoutMs: number): Promise<void> {
   const open = async () => {
-    const described = await Promise.all(workflowIds.map((id) => topology.client.workflow.getHandle(id).describe().catch(() => undefined)));
+    const described = await Promise.all(
+      workflowIds.map((id) =>
+        topology.client.workflow
+          .getHandle(id)
+          .describe()
+          .catch(() => undefined),
+      ),
+    );
     return described.flatMap((description, index) => (description?.status.name === 'COMPLETED' ? [] : [{ id: workflowIds[index]!, description }]));
   };
   const deadline = Date.now() + timeoutMs;
@@ -64,7 +71,9 @@ async function allClosed(workflowIds: string[], timeoutMs: number): Promise<void
   const waits = left.map(({ id, description }) => {
     if (!description) return `${id}: not started`;
     const { pendingWorkflowTask, pendingActivities } = description.raw;
-    const activities = (pendingActivities ?? []).map((activity) => `${activity.activityType?.name} attempt ${activity.attempt} (${activity.state}) ${activity.lastFailure?.message ?? ''}`.trim());
+    const activities = (pendingActivities ?? []).map((activity) =>
+      `${activity.activityType?.name} attempt ${activity.attempt} (${activity.state}) ${activity.lastFailure?.message ?? ''}`.trim(),
+    );
     return `${id}: ${description.status.name}, workflow task ${pendingWorkflowTask ? `${pendingWorkflowTask.state} attempt ${pendingWorkflowTask.attempt}` : 'none'}, activities [${activities.join('; ')}], history ${description.historyLength}`;
   });
   expect(waits).toEqual([]);
@@ -110,10 +119,16 @@ it('keeps every acknowledged event exactly once while a node that is not the fro
       await eventually(`a retry of ${order.id} is acknowledged`, async () => (await statusOf(order, first)) < 300, { timeoutMs: 60_000 });
     }
   }
-  await allClosed(orders.map((order) => order.id), 120_000);
+  await allClosed(
+    orders.map((order) => order.id),
+    120_000,
+  );
   for (const order of orders) {
     expect(await resultOnceStarted(topology.client, order.id)).toMatchObject({ outcome: 'charged' });
-    expect({ id: order.id, charges: topology.stripe.charges().filter((intent) => intent.metadata.event_id === order.id).length }).toEqual({ id: order.id, charges: 1 });
+    expect({ id: order.id, charges: topology.stripe.charges().filter((intent) => intent.metadata.event_id === order.id).length }).toEqual({
+      id: order.id,
+      charges: 1,
+    });
   }
   const settledSeconds = (Date.now() - killedAt) / 1000;
   const movedSeconds = await moved!;
@@ -125,8 +140,12 @@ it('keeps every acknowledged event exactly once while a node that is not the fro
   );
 
   // npm run cluster starts the node again, and it rejoins every ring with a new session.
-  await eventually('the cluster starts node 2 again', () => topology.clusterOutput().includes('Temporal node 2 exited; starting it again'), { timeoutMs: 30_000 });
-  await eventually('node 2 rejoins all four rings', async () => (await rejoined(topology.nodes()[2]!.frontend, new Date(killedAt))) === 4, { timeoutMs: 90_000 });
+  await eventually('the cluster starts node 2 again', () => topology.clusterOutput().includes('Temporal node 2 exited; starting it again'), {
+    timeoutMs: 30_000,
+  });
+  await eventually('node 2 rejoins all four rings', async () => (await rejoined(topology.nodes()[2]!.frontend, new Date(killedAt))) === 4, {
+    timeoutMs: 90_000,
+  });
   expect((await ring()).every((hosts) => hosts === 3)).toBe(true);
   const after = orderCreated();
   expect(await statusOf(after, first)).toBe(202);

@@ -33,10 +33,17 @@ async function schemaVersions(): Promise<Record<string, string>> {
 
 /** docker-compose.yml's temporal-schema command, as its shell would run it (compose turns $$ into $). */
 function runComposeSchemaJob(): void {
-  const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')) as { services: Record<string, { command: string[]; environment: Record<string, string | number> }> };
+  const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')) as {
+    services: Record<string, { command: string[]; environment: Record<string, string | number> }>;
+  };
   const job = compose.services['temporal-schema']!;
   const url = new URL(postgres.url);
-  const env = { ...Object.fromEntries(Object.entries(job.environment).map(([name, value]) => [name, String(value)])), SQL_HOST: url.hostname, SQL_PORT: url.port, SQL_PASSWORD: decodeURIComponent(url.password) };
+  const env = {
+    ...Object.fromEntries(Object.entries(job.environment).map(([name, value]) => [name, String(value)])),
+    SQL_HOST: url.hostname,
+    SQL_PORT: url.port,
+    SQL_PASSWORD: decodeURIComponent(url.password),
+  };
   const bin = path.dirname(temporalSqlToolPath());
   execFileSync('sh', ['-c', job.command.join('\n').replaceAll('$$', '$')], { env: { ...env, PATH: `${bin}:${process.env.PATH}` }, stdio: 'pipe' });
 }
@@ -62,10 +69,18 @@ it("compose's schema job creates both databases on the first run and only upgrad
 
 /** docker-compose.yml's webhooks-database command, against this PostgreSQL as its shell would run it. */
 function runComposeDatabaseJob(password: string): void {
-  const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')) as { services: Record<string, { command: string[]; environment: Record<string, string | number> }> };
+  const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')) as {
+    services: Record<string, { command: string[]; environment: Record<string, string | number> }>;
+  };
   const job = compose.services['webhooks-database']!;
   const url = new URL(postgres.url);
-  const env = { ...Object.fromEntries(Object.entries(job.environment).map(([name, value]) => [name, String(value)])), PGHOST: url.hostname, PGPORT: url.port, PGPASSWORD: url.password, WEBHOOKS_DB_PASSWORD: password };
+  const env = {
+    ...Object.fromEntries(Object.entries(job.environment).map(([name, value]) => [name, String(value)])),
+    PGHOST: url.hostname,
+    PGPORT: url.port,
+    PGPASSWORD: url.password,
+    WEBHOOKS_DB_PASSWORD: password,
+  };
   execFileSync('sh', ['-c', job.command.join('\n').replaceAll('$$', '$')], { env: { ...env, PATH: process.env.PATH }, stdio: 'pipe' });
 }
 
@@ -98,10 +113,15 @@ it("compose's webhooks-database job gives our database its own role, and takes o
 
 it('npm run cluster says what to start when no PostgreSQL answers at TEMPORAL_DB_URL', async () => {
   const closed = await freePort();
-  const cluster = spawnTs('src/temporal-cluster.ts', [], { TEMPORAL_DB_URL: `postgres://temporal:temporal@127.0.0.1:${closed}/postgres`, TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` });
+  const cluster = spawnTs('src/temporal-cluster.ts', [], {
+    TEMPORAL_DB_URL: `postgres://temporal:temporal@127.0.0.1:${closed}/postgres`,
+    TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
+  });
   expect(await cluster.exited).toBe(1);
   const lines = cluster.output().trim().split('\n');
   expect(lines).toHaveLength(1);
-  expect(JSON.parse(lines[0]!).message).toMatch(new RegExp(`PostgreSQL does not answer at 127\\.0\\.0\\.1:${closed} \\(TEMPORAL_DB_URL\\).*docker run .*postgres:16.*or set TEMPORAL_DB_URL`));
+  expect(JSON.parse(lines[0]!).message).toMatch(
+    new RegExp(`PostgreSQL does not answer at 127\\.0\\.0\\.1:${closed} \\(TEMPORAL_DB_URL\\).*docker run .*postgres:16.*or set TEMPORAL_DB_URL`),
+  );
   expect(cluster.output()).not.toContain('temporal:temporal@');
 });

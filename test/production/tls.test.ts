@@ -19,12 +19,57 @@ const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir,
 
 /** A CA, and a certificate it signs for `cn` (with `san` as subjectAltName when given). */
 function authority(name: string): void {
-  openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', file(`${name}.key`), '-out', file(`${name}.crt`), '-days', '2', '-subj', `/CN=${name}`);
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    file(`${name}.key`),
+    '-out',
+    file(`${name}.crt`),
+    '-days',
+    '2',
+    '-subj',
+    `/CN=${name}`,
+  );
 }
 function certificate(name: string, ca: string, cn: string, extensions: string): void {
-  openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', file(`${name}.key`), '-out', file(`${name}.csr`), '-subj', `/CN=${cn}`);
+  openssl(
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    file(`${name}.key`),
+    '-out',
+    file(`${name}.csr`),
+    '-subj',
+    `/CN=${cn}`,
+  );
   writeFileSync(file(`${name}.ext`), extensions);
-  openssl('x509', '-req', '-in', file(`${name}.csr`), '-CA', file(`${ca}.crt`), '-CAkey', file(`${ca}.key`), '-CAcreateserial', '-out', file(`${name}.crt`), '-days', '2', '-extfile', file(`${name}.ext`));
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    file(`${name}.csr`),
+    '-CA',
+    file(`${ca}.crt`),
+    '-CAkey',
+    file(`${ca}.key`),
+    '-CAcreateserial',
+    '-out',
+    file(`${name}.crt`),
+    '-days',
+    '2',
+    '-extfile',
+    file(`${name}.ext`),
+  );
 }
 
 authority('server-ca');
@@ -35,12 +80,23 @@ certificate('client', 'client-ca', 'durable-webhooks', 'extendedKeyUsage=clientA
 certificate('rogue', 'rogue-ca', 'durable-webhooks', 'extendedKeyUsage=clientAuth\n');
 
 // The certificate names localhost: clients check the server against that name (an IP as TLS server name is not allowed by RFC 6066).
-const clientTls = { TEMPORAL_TLS_CLIENT_CERT_PATH: file('client.crt'), TEMPORAL_TLS_CLIENT_KEY_PATH: file('client.key'), TEMPORAL_TLS_SERVER_CA_CERT_PATH: file('server-ca.crt'), TEMPORAL_TLS_SERVER_NAME: 'localhost' };
+const clientTls = {
+  TEMPORAL_TLS_CLIENT_CERT_PATH: file('client.crt'),
+  TEMPORAL_TLS_CLIENT_KEY_PATH: file('client.key'),
+  TEMPORAL_TLS_SERVER_CA_CERT_PATH: file('server-ca.crt'),
+  TEMPORAL_TLS_SERVER_NAME: 'localhost',
+};
 let topology: Topology;
 beforeAll(async () => {
   topology = await startTopology(
     { ...clientTls, ACKNOWLEDGE: 'temporal' },
-    { clusterEnv: { TEMPORAL_CLUSTER_TLS_CERT_PATH: file('server.crt'), TEMPORAL_CLUSTER_TLS_KEY_PATH: file('server.key'), TEMPORAL_CLUSTER_TLS_CLIENT_CA_PATH: file('client-ca.crt') } },
+    {
+      clusterEnv: {
+        TEMPORAL_CLUSTER_TLS_CERT_PATH: file('server.crt'),
+        TEMPORAL_CLUSTER_TLS_KEY_PATH: file('server.key'),
+        TEMPORAL_CLUSTER_TLS_CLIENT_CA_PATH: file('client-ca.crt'),
+      },
+    },
   );
 }, 240_000);
 afterAll(() => topology?.close());
@@ -56,13 +112,27 @@ it('runs a flow end to end over mTLS: receiver, worker, CLI and the cluster itse
 });
 
 it('refuses a client without a certificate, or with one from another CA, in one clear line', async () => {
-  const withoutCertificate = await runCli(['events', 'show', 'evt_any'], { ...topology.env, TEMPORAL_TLS_CLIENT_CERT_PATH: undefined, TEMPORAL_TLS_CLIENT_KEY_PATH: undefined });
+  const withoutCertificate = await runCli(['events', 'show', 'evt_any'], {
+    ...topology.env,
+    TEMPORAL_TLS_CLIENT_CERT_PATH: undefined,
+    TEMPORAL_TLS_CLIENT_KEY_PATH: undefined,
+  });
   expect(withoutCertificate.code).toBe(1);
   expect(withoutCertificate.error).toMatch(/^Failed to describe workflow: 14 UNAVAILABLE: .*certificate required/);
 
-  const rogue = spawnNpmScript('worker', { ...topology.env, TEMPORAL_TLS_CLIENT_CERT_PATH: file('rogue.crt'), TEMPORAL_TLS_CLIENT_KEY_PATH: file('rogue.key'), WORKER_METRICS_ADDRESS: '' });
+  const rogue = spawnNpmScript('worker', {
+    ...topology.env,
+    TEMPORAL_TLS_CLIENT_CERT_PATH: file('rogue.crt'),
+    TEMPORAL_TLS_CLIENT_KEY_PATH: file('rogue.key'),
+    WORKER_METRICS_ADDRESS: '',
+  });
   expect(await rogue.exited).toBe(1);
   const lines = rogue.output().trim().split('\n');
   expect(lines).toHaveLength(1);
-  expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'error', message: expect.stringMatching(/^stopped: cannot connect to Temporal at 127\.0\.0\.1:\d+ over mTLS \(is the client certificate one the server trusts\?\): Failed to call GetSystemInfo/) });
+  expect(JSON.parse(lines[0]!)).toMatchObject({
+    level: 'error',
+    message: expect.stringMatching(
+      /^stopped: cannot connect to Temporal at 127\.0\.0\.1:\d+ over mTLS \(is the client certificate one the server trusts\?\): Failed to call GetSystemInfo/,
+    ),
+  });
 });

@@ -37,7 +37,11 @@ const rollout = (step: string) => codeBlocks(page).find((block) => block.lang ==
  * line, as in workflows/charge-order.ts), one more email, which histories recorded before it never had.
  * Unpatched, the same email without `patched()`.
  */
-const change = codeBlocks(page).find((block) => block.attributes.change === 'charge-order.ts')!.text.trimEnd().split('\n').map((line) => `    ${line}\n`);
+const change = codeBlocks(page)
+  .find((block) => block.attributes.change === 'charge-order.ts')!
+  .text.trimEnd()
+  .split('\n')
+  .map((line) => `    ${line}\n`);
 const PAID = change[0]!;
 const PATCHED_CHANGE = change.join('');
 const UNPATCHED_CHANGE = PATCHED_CHANGE.replace("if (patched('thank-you-note')) ", '');
@@ -71,7 +75,13 @@ afterAll(async () => {
 
 /** Runs one of the page's `sh` blocks with `temporal` on PATH and the topology's connection, as an operator would. */
 async function run(step: string, buildId: string): Promise<string> {
-  const env = { ...process.env, PATH: `${path.dirname(temporalCliPath())}:${process.env.PATH}`, TEMPORAL_ADDRESS: topology.temporalAddress, TEMPORAL_NAMESPACE: 'default', BUILD_ID: buildId };
+  const env = {
+    ...process.env,
+    PATH: `${path.dirname(temporalCliPath())}:${process.env.PATH}`,
+    TEMPORAL_ADDRESS: topology.temporalAddress,
+    TEMPORAL_NAMESPACE: 'default',
+    BUILD_ID: buildId,
+  };
   const { stdout } = await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', rollout(step)], { env });
   return stdout;
 }
@@ -79,7 +89,9 @@ async function run(step: string, buildId: string): Promise<string> {
 /** The build of every workflow task this workflow's history says completed, in order. */
 async function taskBuilds(client: Client, workflowId: string): Promise<string[]> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  return history.events!.filter((event) => event.workflowTaskCompletedEventAttributes).map((event) => event.workflowTaskCompletedEventAttributes!.deploymentVersion?.buildId ?? 'unversioned');
+  return history
+    .events!.filter((event) => event.workflowTaskCompletedEventAttributes)
+    .map((event) => event.workflowTaskCompletedEventAttributes!.deploymentVersion?.buildId ?? 'unversioned');
 }
 
 async function versioning(client: Client, workflowId: string) {
@@ -87,17 +99,28 @@ async function versioning(client: Client, workflowId: string) {
   return { buildId: info?.deploymentVersion?.buildId, behavior: info?.behavior };
 }
 
-const emailsFor = (eventId: string) => topology.resend.emails.filter((email) => email.idempotencyKey?.startsWith(`${eventId}:`)).map((email) => email.idempotencyKey!.slice(eventId.length + 1));
+const emailsFor = (eventId: string) =>
+  topology.resend.emails.filter((email) => email.idempotencyKey?.startsWith(`${eventId}:`)).map((email) => email.idempotencyKey!.slice(eventId.length + 1));
 const chargesFor = (eventId: string) => topology.stripe.charges().filter((intent) => intent.metadata.event_id === eventId);
 
 it('guards the change with the replay test: unpatched, it breaks recorded orders; behind patched(), they replay', async () => {
-  expect(await replayFailures(await bundleWith(UNPATCHED_CHANGE))).toEqual(expect.arrayContaining([expect.stringMatching(/^[\w-]+: DeterminismViolationError$/)]));
+  expect(await replayFailures(await bundleWith(UNPATCHED_CHANGE))).toEqual(
+    expect.arrayContaining([expect.stringMatching(/^[\w-]+: DeterminismViolationError$/)]),
+  );
   expect(await replayFailures(await bundleWith(PATCHED_CHANGE))).toEqual([]);
 }, 120_000);
 
 it('moves an order waiting for retryPayment from build A to build B, which finishes it once; new events start on B', async () => {
   // The first versioned deploy: build A's workers poll, and the page's first command makes A current.
-  await eventually('build A is current', async () => (await run('first', 'build-a').then(() => true, () => false)), { timeoutMs: 60_000 });
+  await eventually(
+    'build A is current',
+    async () =>
+      await run('first', 'build-a').then(
+        () => true,
+        () => false,
+      ),
+    { timeoutMs: 60_000 },
+  );
   const order = orderCreated({ paymentMethod: DECLINED_PAYMENT_METHOD });
   expect((await post(`${topology.receivers[0]!.url}/webhooks/${order.path}`, order.headers, order.body)).status).toBe(202);
   const handle = topology.client.workflow.getHandle(order.id);
@@ -117,7 +140,15 @@ it('moves an order waiting for retryPayment from build A to build B, which finis
   buildB = { services, worker };
 
   // The page's ramp, then B current; then A's workers stop, as a finished rollout drains them.
-  await eventually('build B takes a ramp', async () => (await run('ramp', 'build-b').then(() => true, () => false)), { timeoutMs: 60_000 });
+  await eventually(
+    'build B takes a ramp',
+    async () =>
+      await run('ramp', 'build-b').then(
+        () => true,
+        () => false,
+      ),
+    { timeoutMs: 60_000 },
+  );
   const described = await run('status', 'build-b');
   expect(described).toMatch(/Current\s*Version\s*Build\s*ID\s+build-a/i);
   expect(described).toMatch(/Ramping\s*Version\s*Build\s*ID\s+build-b/i);
@@ -146,18 +177,33 @@ it("rolls back as the chart's hook does after helm rollback: the previous build 
   const services = await createWorkerServices(loadWorkerConfig(topology.env), { temporal: topology.client });
   const builds = await Promise.all(
     ['v1', 'v2'].map(async (buildId) =>
-      startWorker({ settings: temporalSettings(topology.env, { worker: true }), taskQueue, deployment: { name: deploymentName, buildId }, activities: services.activities, workflows: await workflowBundle() }),
+      startWorker({
+        settings: temporalSettings(topology.env, { worker: true }),
+        taskQueue,
+        deployment: { name: deploymentName, buildId },
+        activities: services.activities,
+        workflows: await workflowBundle(),
+      }),
     ),
   );
   // The hook's command (templates/promote.yaml), with the build the rendered release's image tag names.
-  const hook = (buildId: string) => runCli(['workers', 'promote', '--wait', '60s'], { ...topology.env, TEMPORAL_TASK_QUEUE: taskQueue, WORKER_DEPLOYMENT_NAME: deploymentName, WORKER_BUILD_ID: buildId });
+  const hook = (buildId: string) =>
+    runCli(['workers', 'promote', '--wait', '60s'], {
+      ...topology.env,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      WORKER_DEPLOYMENT_NAME: deploymentName,
+      WORKER_BUILD_ID: buildId,
+    });
   const newEventRunsOn = async () => {
     const handle = await topology.client.workflow.start(buildCheckFlow.workflow, { workflowId: `rollback-probe-${Date.now()}`, taskQueue });
     await handle.result();
     return new Set(await taskBuilds(topology.client, handle.workflowId));
   };
   try {
-    expect(await hook('v1')).toMatchObject({ code: 0, output: expect.stringContaining(`Build v1 is now current in the worker deployment ${deploymentName} (before: unversioned workers)`) });
+    expect(await hook('v1')).toMatchObject({
+      code: 0,
+      output: expect.stringContaining(`Build v1 is now current in the worker deployment ${deploymentName} (before: unversioned workers)`),
+    });
     expect(await hook('v2')).toMatchObject({ code: 0, output: expect.stringContaining('(before: v1)') });
     expect(await newEventRunsOn()).toEqual(new Set(['v2']));
     // helm rollback renders the release before it again: its hook promotes v1, whose Deployment Helm kept.

@@ -29,7 +29,20 @@ const codeReads = variablesTheCodeReads();
 
 describe('docker-compose.yml', () => {
   it('runs PostgreSQL, schema setup, Temporal on it, the Temporal UI, namespace setup, Mailpit, the receiver, the worker, Prometheus, Jaeger and Grafana', () => {
-    expect(Object.keys(services).sort()).toEqual(['grafana', 'jaeger', 'mailpit', 'postgresql', 'prometheus', 'receiver', 'temporal', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'webhooks-database', 'worker']);
+    expect(Object.keys(services).sort()).toEqual([
+      'grafana',
+      'jaeger',
+      'mailpit',
+      'postgresql',
+      'prometheus',
+      'receiver',
+      'temporal',
+      'temporal-schema',
+      'temporal-setup',
+      'temporal-ui',
+      'webhooks-database',
+      'worker',
+    ]);
     expect(services.temporal!.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgresql', NUM_HISTORY_SHARDS: HISTORY_SHARDS });
     expect(services.temporal!.depends_on).toEqual({ 'temporal-schema': { condition: 'service_completed_successfully' } });
     expect(services['temporal-schema']!.depends_on).toEqual({ postgresql: { condition: 'service_healthy' } });
@@ -50,12 +63,12 @@ describe('docker-compose.yml', () => {
     expect(Object.fromEntries(Object.entries(mounted).map(([key, [setting]]) => [key, setting!.value]))).toEqual(SERVER_DYNAMIC_CONFIG);
   });
 
-  it('sets up both of Temporal\'s databases with the schemas npm run cluster uses', () => {
+  it("sets up both of Temporal's databases with the schemas npm run cluster uses", () => {
     const script = services['temporal-schema']!.command!.join('\n');
     for (const [database, schema] of Object.entries(TEMPORAL_DATABASES)) expect(script).toContain(`${database}:${schema}`);
   });
 
-  it('publishes Temporal\'s gRPC port, the Temporal UI and Mailpit on 127.0.0.1 only; only the receiver faces the network', () => {
+  it("publishes Temporal's gRPC port, the Temporal UI and Mailpit on 127.0.0.1 only; only the receiver faces the network", () => {
     for (const [name, service] of Object.entries(services)) {
       for (const port of service.ports ?? []) {
         if (name === 'receiver') continue;
@@ -103,7 +116,8 @@ describe('docker-compose.yml', () => {
       }
       if (urlEnv) expect(receiver).toHaveProperty(urlEnv, `\${${urlEnv}:-}`);
     }
-    for (const name of ['VIEWER_TOKENS', 'ALERT_WEBHOOK_URL', 'ALERT_WEBHOOK_SECRET', 'ALERT_SLACK_WEBHOOK_URL']) expect(receiver).toHaveProperty(name, `\${${name}:-}`);
+    for (const name of ['VIEWER_TOKENS', 'ALERT_WEBHOOK_URL', 'ALERT_WEBHOOK_SECRET', 'ALERT_SLACK_WEBHOOK_URL'])
+      expect(receiver).toHaveProperty(name, `\${${name}:-}`);
   });
 
   it("serves the operators' routes on ADMIN_PORT, published on loopback only, and the webhooks alone on the public port", () => {
@@ -149,7 +163,7 @@ describe('observability in docker-compose.yml', () => {
     expect(job('worker').dns_sd_configs).toEqual([{ names: ['worker'], type: 'A', port: workerPort }]);
   });
 
-  it('sends both processes\' traces to Jaeger over OTLP', () => {
+  it("sends both processes' traces to Jaeger over OTLP", () => {
     for (const name of ['receiver', 'worker']) {
       expect(services[name]!.environment).toMatchObject({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' });
     }
@@ -162,9 +176,12 @@ describe('observability in docker-compose.yml', () => {
     expect(services.grafana!.volumes).toContain(`./observability/grafana/dashboards:${providers.providers[0]!.options.path}:ro`);
     expect(mounted('grafana', 'observability/grafana/provisioning')).toBe(true);
 
-    const dashboard = JSON.parse(read('observability/grafana/dashboards/durable-webhooks.json')) as { panels: Array<{ title: string; targets: Array<{ expr: string; datasource: { uid: string } }> }> };
+    const dashboard = JSON.parse(read('observability/grafana/dashboards/durable-webhooks.json')) as {
+      panels: Array<{ title: string; targets: Array<{ expr: string; datasource: { uid: string } }> }>;
+    };
     const titles = dashboard.panels.map((panel) => panel.title).join(' | ');
-    for (const title of [/Deliveries by outcome/, /start latency/, /backlog/, /Activity failures/, /Inbox: events committed and not started/]) expect(titles).toMatch(title);
+    for (const title of [/Deliveries by outcome/, /start latency/, /backlog/, /Activity failures/, /Inbox: events committed and not started/])
+      expect(titles).toMatch(title);
     const exprs = dashboard.panels.flatMap((panel) => panel.targets.map((target) => target.expr)).join(' ');
     for (const gauge of ['webhook_start_backlog', 'webhook_start_backlog_oldest_seconds']) expect(exprs).toContain(`max(${gauge})`);
     for (const gauge of ['webhook_held_events', 'webhook_unrouted_events']) expect(exprs).toContain(`max by (source, type) (${gauge})`);
@@ -180,7 +197,9 @@ describe('observability in docker-compose.yml', () => {
     }
     const setup = services['webhooks-database']!;
     expect(setup.environment).toMatchObject({ WEBHOOKS_DB_PASSWORD: expect.stringMatching(/^\$\{WEBHOOKS_DB_PASSWORD:\?.+\}$/) });
-    expect(setup.command![0]).toMatch(/CREATE ROLE webhooks LOGIN[\s\S]*ALTER ROLE webhooks PASSWORD :'password'[\s\S]*CREATE DATABASE webhooks OWNER webhooks/);
+    expect(setup.command![0]).toMatch(
+      /CREATE ROLE webhooks LOGIN[\s\S]*ALTER ROLE webhooks PASSWORD :'password'[\s\S]*CREATE DATABASE webhooks OWNER webhooks/,
+    );
     expect(services.postgresql!.environment).not.toHaveProperty('POSTGRES_DB');
   });
 

@@ -13,7 +13,12 @@ import { ROOT } from '../support/processes';
  * exists; and the statements a review found contradicting the code stay out.
  */
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
-const PAGES = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((file) => file.endsWith('.md')).map((file) => `docs/${file}`)];
+const PAGES = [
+  'README.md',
+  ...readdirSync(path.join(ROOT, 'docs'))
+    .filter((file) => file.endsWith('.md'))
+    .map((file) => `docs/${file}`),
+];
 
 /** The code a page shows: its backticked spans and its code blocks, with the line each starts on. */
 function codeOf(page: string): Array<{ text: string; line: number }> {
@@ -30,7 +35,9 @@ function declaredByExamples(page: string): Set<string> {
 
 /** What each page names that `found` picks out of its code, as `page:line name`, where `exists` says no. */
 function missing(found: (code: string) => Iterable<string>, exists: (name: string, page: string) => boolean): string[] {
-  return PAGES.flatMap((page) => codeOf(page).flatMap(({ text, line }) => [...found(text)].filter((name) => !exists(name, page)).map((name) => `${page}:${line} ${name}`)));
+  return PAGES.flatMap((page) =>
+    codeOf(page).flatMap(({ text, line }) => [...found(text)].filter((name) => !exists(name, page)).map((name) => `${page}:${line} ${name}`)),
+  );
 }
 
 // Files a guide has its reader write, which the repository does not hold.
@@ -41,7 +48,14 @@ const WRITTEN_BY_GUIDES: Record<string, string[]> = {
 
 // Variables a page names that other programs read: Temporal's (its CLI, UI and SDK), Grafana's and
 // docker-compose.yml's, and a guide's or an example's own sources.
-const OTHERS_VARIABLES = new Set(['TEMPORAL_CONFIG_FILE', 'TEMPORAL_CODEC_ENDPOINT', 'GF_SECURITY_ADMIN_PASSWORD', 'NODE_ENV', 'TYPEFORM_WEBHOOK_SECRET', 'CLERK_WEBHOOK_SECRET']);
+const OTHERS_VARIABLES = new Set([
+  'TEMPORAL_CONFIG_FILE',
+  'TEMPORAL_CODEC_ENDPOINT',
+  'GF_SECURITY_ADMIN_PASSWORD',
+  'NODE_ENV',
+  'TYPEFORM_WEBHOOK_SECRET',
+  'CLERK_WEBHOOK_SECRET',
+]);
 // Words in capitals that are not variables: Temporal's policy and versioning behaviour names.
 const NOT_VARIABLES = new Set(['REJECT_DUPLICATE', 'AUTO_UPGRADE']);
 
@@ -72,7 +86,11 @@ function commandProblems(words: string[], root: Command): string[] {
     chain.push(next);
   }
   if (command === root && words.length > 0 && !words[0]!.startsWith('-')) return [`no command ${words[0]}`];
-  const options = new Set(['--help', '-h', ...chain.flatMap((each) => each.options.flatMap((option) => [option.long, option.short].filter((name): name is string => Boolean(name))))]);
+  const options = new Set([
+    '--help',
+    '-h',
+    ...chain.flatMap((each) => each.options.flatMap((option) => [option.long, option.short].filter((name): name is string => Boolean(name)))),
+  ]);
   return words
     .slice(index)
     .filter((word) => /^--?[a-z]/.test(word))
@@ -83,7 +101,10 @@ function commandProblems(words: string[], root: Command): string[] {
 
 describe('what the pages name exists in the code', () => {
   it('every file path', () => {
-    const paths = (code: string) => [...code.matchAll(/(?:^|[\s(=:'"])((?:src|test|scripts|docs|deploy|contracts|workflows|activities|\.ci)\/[\w./-]*)/g)].map((match) => match[1]!.replace(/[.,:;]+$/, ''));
+    const paths = (code: string) =>
+      [...code.matchAll(/(?:^|[\s(=:'"])((?:src|test|scripts|docs|deploy|contracts|workflows|activities|\.ci)\/[\w./-]*)/g)].map((match) =>
+        match[1]!.replace(/[.,:;]+$/, ''),
+      );
     expect(missing(paths, (file, page) => existsSync(path.join(ROOT, file)) || (WRITTEN_BY_GUIDES[page] ?? []).includes(file))).toEqual([]);
   });
 
@@ -93,7 +114,10 @@ describe('what the pages name exists in the code', () => {
       [...code.matchAll(/(?<![\w$.{-])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?![\w(])/g)].map((match) => match[1]!).filter((name) => !NOT_VARIABLES.has(name));
     // <NAME>_FILE and <NAME>_PREVIOUS are read for every secret the code reads; TEMPORAL_TLS_* by the SDK's envconfig.
     const exists = (name: string, page: string) =>
-      known.has(name.replace(/_(FILE|PREVIOUS)$/, '')) || OTHERS_VARIABLES.has(name) || declaredByExamples(page).has(name) || (name.startsWith('TEMPORAL_TLS_') && known.has('TEMPORAL_TLS_*'));
+      known.has(name.replace(/_(FILE|PREVIOUS)$/, '')) ||
+      OTHERS_VARIABLES.has(name) ||
+      declaredByExamples(page).has(name) ||
+      (name.startsWith('TEMPORAL_TLS_') && known.has('TEMPORAL_TLS_*'));
     expect(missing(variables, exists)).toEqual([]);
   });
 
@@ -113,8 +137,13 @@ describe('what the pages name exists in the code', () => {
   });
 
   it('every metric', () => {
-    const declared = new Set([...(read('src/http/metrics.ts') + read('activities/metrics.ts')).matchAll(/'((?:webhook|durable_webhooks)_[a-z_]+)'/g)].map((match) => match[1]!));
-    const metrics = (code: string) => [...code.matchAll(/\b((?:webhook|durable_webhooks)_[a-z_]+)\b/g)].map((match) => match[1]!).filter((name) => !['durable_webhooks_inbox'].includes(name) && !/_development_only$/.test(name));
+    const declared = new Set(
+      [...(read('src/http/metrics.ts') + read('activities/metrics.ts')).matchAll(/'((?:webhook|durable_webhooks)_[a-z_]+)'/g)].map((match) => match[1]!),
+    );
+    const metrics = (code: string) =>
+      [...code.matchAll(/\b((?:webhook|durable_webhooks)_[a-z_]+)\b/g)]
+        .map((match) => match[1]!)
+        .filter((name) => !['durable_webhooks_inbox'].includes(name) && !/_development_only$/.test(name));
     expect(missing(metrics, (name) => declared.has(name.replace(/_(bucket|count|sum)$/, '')))).toEqual([]);
   });
 
@@ -123,7 +152,11 @@ describe('what the pages name exists in the code', () => {
       .filter((file) => /\.tsx?$/.test(file))
       .map((file) => read(`src/${file}`))
       .join('\n');
-    const slugs = new Set([...source.matchAll(/problem\(\d+, '([a-z-]+)'|slug = '([a-z-]+)'|problemType\('([a-z-]+)'\)|'replay'/g)].map((match) => match[1] ?? match[2] ?? match[3] ?? 'replay'));
+    const slugs = new Set(
+      [...source.matchAll(/problem\(\d+, '([a-z-]+)'|slug = '([a-z-]+)'|problemType\('([a-z-]+)'\)|'replay'/g)].map(
+        (match) => match[1] ?? match[2] ?? match[3] ?? 'replay',
+      ),
+    );
     expect(slugs.size).toBeGreaterThan(20);
     const problemTypes = (code: string) => [...code.matchAll(/urn:durable-webhooks:problem:([a-z-]+)/g)].map((match) => match[1]!);
     expect(missing(problemTypes, (slug) => slugs.has(slug))).toEqual([]);
@@ -147,16 +180,35 @@ describe('statements a review found contradicting the code stay out', () => {
   ];
   const all = () => files.map((page) => ({ page, text: read(page).replace(/\s+/g, ' ') }));
   it.each([
-    ['.tools/bin/temporal said to come with npm install (predev and the test scripts install it)', /\.tools\/bin\/temporal`? (?:is installed |comes )?(?:by|after|with) `?npm install/i],
+    [
+      '.tools/bin/temporal said to come with npm install (predev and the test scripts install it)',
+      /\.tools\/bin\/temporal`? (?:is installed |comes )?(?:by|after|with) `?npm install/i,
+    ],
     ['a refusal reason stale-timestamp (a timestamp out of tolerance is invalid-signature)', /stale-timestamp/],
     ['the fuzz suite said to cover three providers (it covers every built-in kind)', /fuzz suite[^.]*\bthree providers/i],
-    ['webhook_workflow_start_seconds said to time Temporal alone (under ACKNOWLEDGE=database it times the PostgreSQL insert)', /webhook_workflow_start_seconds`?[^.]*\b(?:Temporal's start time|time Temporal takes)|'webhook_workflow_start_seconds', help: 'Time to get Temporal/i],
-    ['ADMIN_PORT said to move /admin, /codec and /v1 without /console (it moves /console too)', /(?:ADMIN_PORT|adminPort)`?[^.]{0,60}\/admin`?, `?\/codec`? and `?\/v1|\/admin`?, `?\/codec`? and `?\/v1`? (?:on|answer only on) [^.]{0,40}(?:ADMIN_PORT|adminPort)/],
-    ['src/dev/ said to hold only what npm run dev uses (the CLI and the worker use its stand-in key and handoff)', /src\/dev\/`?:? (?:is )?(?:everything |what )?only (?:what )?`?npm run dev/i],
-    ['a flash-sale release of a Shopify tenant (no Shopify flow names a tenant, so a release of it is first in, first out)', /(?:hold|release) shopify\b.{0,200}?flash[- ]sale/i],
+    [
+      'webhook_workflow_start_seconds said to time Temporal alone (under ACKNOWLEDGE=database it times the PostgreSQL insert)',
+      /webhook_workflow_start_seconds`?[^.]*\b(?:Temporal's start time|time Temporal takes)|'webhook_workflow_start_seconds', help: 'Time to get Temporal/i,
+    ],
+    [
+      'ADMIN_PORT said to move /admin, /codec and /v1 without /console (it moves /console too)',
+      /(?:ADMIN_PORT|adminPort)`?[^.]{0,60}\/admin`?, `?\/codec`? and `?\/v1|\/admin`?, `?\/codec`? and `?\/v1`? (?:on|answer only on) [^.]{0,40}(?:ADMIN_PORT|adminPort)/,
+    ],
+    [
+      'src/dev/ said to hold only what npm run dev uses (the CLI and the worker use its stand-in key and handoff)',
+      /src\/dev\/`?:? (?:is )?(?:everything |what )?only (?:what )?`?npm run dev/i,
+    ],
+    [
+      'a flash-sale release of a Shopify tenant (no Shopify flow names a tenant, so a release of it is first in, first out)',
+      /(?:hold|release) shopify\b.{0,200}?flash[- ]sale/i,
+    ],
     ['EVENT_FIELDS, a name nothing declares', /EVENT_FIELDS/],
     ['the intake in src/inbox/ or src/temporal/start-event.ts (it is src/intake/)', /src\/inbox\/|start-event\.ts/],
   ])('%s', (_statement, pattern) => {
-    expect(all().filter(({ text }) => pattern.test(text)).map(({ page }) => page)).toEqual([]);
+    expect(
+      all()
+        .filter(({ text }) => pattern.test(text))
+        .map(({ page }) => page),
+    ).toEqual([]);
   });
 });

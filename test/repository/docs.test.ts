@@ -12,7 +12,12 @@ import { SCREENSHOTS, SCREENSHOTS_DIR } from '../support/console-screenshots';
  * README shows exists.
  */
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
-const PAGES = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((file) => file.endsWith('.md')).map((file) => `docs/${file}`)];
+const PAGES = [
+  'README.md',
+  ...readdirSync(path.join(ROOT, 'docs'))
+    .filter((file) => file.endsWith('.md'))
+    .map((file) => `docs/${file}`),
+];
 
 /** The names in the first column of the configuration page's table. */
 function variablesDocumented(): Set<string> {
@@ -32,12 +37,13 @@ describe('the documentation', () => {
       const [file, anchor] = target.split('#') as [string, string | undefined];
       const resolved = file ? path.normalize(path.join(path.dirname(page), file)) : page;
       if (!existsSync(path.join(ROOT, resolved))) broken.push(`line ${line}: ${target} (no ${resolved})`);
-      else if (anchor !== undefined && !headingAnchors(read(resolved)).has(anchor)) broken.push(`line ${line}: ${target} (no heading #${anchor} in ${resolved})`);
+      else if (anchor !== undefined && !headingAnchors(read(resolved)).has(anchor))
+        broken.push(`line ${line}: ${target} (no heading #${anchor} in ${resolved})`);
     }
     expect(broken).toEqual([]);
   });
 
-  it("shows every console screenshot `npm run screenshots` makes, and each exists", () => {
+  it('shows every console screenshot `npm run screenshots` makes, and each exists', () => {
     const page = read('docs/console.md');
     for (const name of SCREENSHOTS) {
       expect(page).toContain(`](console/${name}.png)`);
@@ -58,7 +64,9 @@ describe('the documentation', () => {
     const readByCode = variablesTheCodeReads();
     const documented = variablesDocumented();
     // A provider kind's own variables are declared with it, and `durable-webhooks providers` lists them.
-    const declared = new Set(PROVIDERS.flatMap(({ builtIn }) => (builtIn ? [builtIn.secretEnv, builtIn.publicKeyEnv, builtIn.urlEnv].filter((name) => name !== undefined) : [])));
+    const declared = new Set(
+      PROVIDERS.flatMap(({ builtIn }) => (builtIn ? [builtIn.secretEnv, builtIn.publicKeyEnv, builtIn.urlEnv].filter((name) => name !== undefined) : [])),
+    );
     expect([...readByCode].filter((name) => !documented.has(name) && !declared.has(name)).sort()).toEqual([]);
     expect([...documented].filter((name) => !readByCode.has(name)).sort()).toEqual([]);
   });
@@ -81,7 +89,8 @@ describe('the documentation', () => {
     for (const line of lines) {
       for (const command of line.split('&&').map((part) => part.trim().split(/\s+/))) {
         const [tool, first, second] = command;
-        if (tool === 'npm' && first === 'run') expect({ command: command.join(' '), known: second! in scripts }).toEqual({ command: command.join(' '), known: true });
+        if (tool === 'npm' && first === 'run')
+          expect({ command: command.join(' '), known: second! in scripts }).toEqual({ command: command.join(' '), known: true });
         else if (tool === 'npm') expect(['install', 'test', 'ci']).toContain(first);
         // A sample's JSON file, written for the next command to send.
         else if (tool === 'echo') expect(command.slice(-2)).toEqual(['>', expect.stringMatching(/^\w+\.json$/)]);

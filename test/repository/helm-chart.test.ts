@@ -44,8 +44,11 @@ beforeAll(() => {
 function template(values: string, ...extra: string[]): string {
   return execFileSync(HELM, ['template', 'webhooks', CHART, '--namespace', 'webhooks', '-f', valuesFile(values), ...extra], { encoding: 'utf8' });
 }
-const objectsOf = (rendered: string) => parseAllDocuments(rendered).map((document) => document.toJSON() as K8sObject).filter(Boolean);
-const podOf = (object: K8sObject): PodSpec | undefined => ((object.spec.template as { spec?: PodSpec } | undefined)?.spec);
+const objectsOf = (rendered: string) =>
+  parseAllDocuments(rendered)
+    .map((document) => document.toJSON() as K8sObject)
+    .filter(Boolean);
+const podOf = (object: K8sObject): PodSpec | undefined => (object.spec.template as { spec?: PodSpec } | undefined)?.spec;
 
 describe('the Helm chart', () => {
   it.each(VALUES)('lints with %s.yaml (strict)', (values) => {
@@ -92,7 +95,11 @@ describe('the Helm chart', () => {
   it("scales workers with KEDA's Temporal scaler on the task queue's backlog, and adds a ServiceMonitor and a NetworkPolicy", () => {
     const objects = objectsOf(template('keda-servicemonitor'));
     const scaled = objects.find((object) => object.kind === 'ScaledObject')!;
-    expect(scaled.spec).toMatchObject({ minReplicaCount: 1, maxReplicaCount: 20, triggers: [{ type: 'temporal', metadata: { taskQueue: 'webhooks', namespace: 'webhooks', targetQueueSize: '10', activationTargetQueueSize: '0' } }] });
+    expect(scaled.spec).toMatchObject({
+      minReplicaCount: 1,
+      maxReplicaCount: 20,
+      triggers: [{ type: 'temporal', metadata: { taskQueue: 'webhooks', namespace: 'webhooks', targetQueueSize: '10', activationTargetQueueSize: '0' } }],
+    });
     const worker = objects.find((object) => object.kind === 'Deployment' && object.metadata.name.includes('-worker'))!;
     expect(worker.spec).not.toHaveProperty('replicas');
     expect(objects.map((object) => object.kind)).toEqual(expect.arrayContaining(['ServiceMonitor', 'NetworkPolicy']));
@@ -103,9 +110,14 @@ describe('the Helm chart', () => {
     const [first, second] = [build('1.4.2'), build('1.5.0')];
     const workerOf = (objects: K8sObject[]) => objects.find((object) => object.kind === 'Deployment' && object.metadata.name.includes('-worker'))!;
     // The next build is a Deployment beside the old one, not a rolling update of it: the old build runs until it drains.
-    expect([workerOf(first).metadata.name, workerOf(second).metadata.name]).toEqual(['webhooks-durable-webhooks-worker-1-4-2', 'webhooks-durable-webhooks-worker-1-5-0']);
+    expect([workerOf(first).metadata.name, workerOf(second).metadata.name]).toEqual([
+      'webhooks-durable-webhooks-worker-1-4-2',
+      'webhooks-durable-webhooks-worker-1-5-0',
+    ]);
     expect(workerOf(first).metadata.annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
-    expect(workerOf(first).spec.selector).toEqual({ matchLabels: expect.objectContaining({ 'app.kubernetes.io/component': 'worker', 'durable-webhooks/build': '1-4-2' }) });
+    expect(workerOf(first).spec.selector).toEqual({
+      matchLabels: expect.objectContaining({ 'app.kubernetes.io/component': 'worker', 'durable-webhooks/build': '1-4-2' }),
+    });
     expect(podOf(workerOf(first))!.containers[0]!.env).toEqual(
       expect.arrayContaining([
         { name: 'WORKER_DEPLOYMENT_NAME', value: 'webhooks-durable-webhooks' },
@@ -115,8 +127,12 @@ describe('the Helm chart', () => {
     const scaled = first.find((object) => object.kind === 'ScaledObject')!;
     expect(scaled.metadata.name).toBe('webhooks-durable-webhooks-worker-1-4-2');
     // docs/kubernetes.md deletes a drained build's Deployment and ScaledObject by this label.
-    for (const kept of [workerOf(first), scaled]) expect(kept.metadata.labels).toMatchObject({ 'app.kubernetes.io/instance': 'webhooks', 'durable-webhooks/build': '1-4-2' });
-    expect(scaled.spec).toMatchObject({ scaleTargetRef: { name: 'webhooks-durable-webhooks-worker-1-4-2' }, triggers: [{ metadata: { workerDeploymentName: 'webhooks-durable-webhooks', workerDeploymentBuildId: '1.4.2' } }] });
+    for (const kept of [workerOf(first), scaled])
+      expect(kept.metadata.labels).toMatchObject({ 'app.kubernetes.io/instance': 'webhooks', 'durable-webhooks/build': '1-4-2' });
+    expect(scaled.spec).toMatchObject({
+      scaleTargetRef: { name: 'webhooks-durable-webhooks-worker-1-4-2' },
+      triggers: [{ metadata: { workerDeploymentName: 'webhooks-durable-webhooks', workerDeploymentBuildId: '1.4.2' } }],
+    });
     const promote = first.find((object) => object.kind === 'Job' && object.metadata.name.endsWith('-promote'))!;
     expect(promote.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'post-install,post-upgrade,post-rollback' });
     expect(podOf(promote)!.containers[0]).toMatchObject({
@@ -132,9 +148,31 @@ describe('the Helm chart', () => {
 
   it('connects to Temporal Cloud with the API key from a Secret, and with mTLS from a kubernetes.io/tls Secret', () => {
     const cloud = podOf(objectsOf(template('temporal-cloud')).find((object) => object.kind === 'Deployment')!)!.containers[0]!;
-    expect(cloud.env).toEqual(expect.arrayContaining([{ name: 'TEMPORAL_TLS', value: 'true' }, { name: 'TEMPORAL_API_KEY', valueFrom: { secretKeyRef: { name: 'temporal-cloud', key: 'TEMPORAL_API_KEY' } } }]));
-    const mtls = podOf(objectsOf(template('minimal', '--set', 'temporal.tls.enabled=true', '--set', 'temporal.tls.existingSecret=temporal-client', '--set', 'temporal.tls.serverCA=true')).find((object) => object.kind === 'Deployment')!)!;
-    expect(mtls.containers[0]!.env).toEqual(expect.arrayContaining([{ name: 'TEMPORAL_TLS_CLIENT_CERT_PATH', value: '/etc/temporal-tls/tls.crt' }, { name: 'TEMPORAL_TLS_SERVER_CA_CERT_PATH', value: '/etc/temporal-tls/ca.crt' }]));
+    expect(cloud.env).toEqual(
+      expect.arrayContaining([
+        { name: 'TEMPORAL_TLS', value: 'true' },
+        { name: 'TEMPORAL_API_KEY', valueFrom: { secretKeyRef: { name: 'temporal-cloud', key: 'TEMPORAL_API_KEY' } } },
+      ]),
+    );
+    const mtls = podOf(
+      objectsOf(
+        template(
+          'minimal',
+          '--set',
+          'temporal.tls.enabled=true',
+          '--set',
+          'temporal.tls.existingSecret=temporal-client',
+          '--set',
+          'temporal.tls.serverCA=true',
+        ),
+      ).find((object) => object.kind === 'Deployment')!,
+    )!;
+    expect(mtls.containers[0]!.env).toEqual(
+      expect.arrayContaining([
+        { name: 'TEMPORAL_TLS_CLIENT_CERT_PATH', value: '/etc/temporal-tls/tls.crt' },
+        { name: 'TEMPORAL_TLS_SERVER_CA_CERT_PATH', value: '/etc/temporal-tls/ca.crt' },
+      ]),
+    );
   });
 
   it('takes secrets only from an existing Secret, and runs every pod as non-root on a read-only root filesystem', () => {
@@ -142,74 +180,148 @@ describe('the Helm chart', () => {
     expect(refused.status).not.toBe(0);
     expect(refused.stderr).toContain('existingSecret is required');
     for (const values of VALUES) {
-      for (const pod of objectsOf(template(values)).map(podOf).filter((pod): pod is PodSpec => pod !== undefined)) {
+      for (const pod of objectsOf(template(values))
+        .map(podOf)
+        .filter((pod): pod is PodSpec => pod !== undefined)) {
         expect(pod.securityContext).toMatchObject({ runAsNonRoot: true });
         for (const container of pod.containers) {
           expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
           expect(container.envFrom).toBeUndefined();
-          for (const variable of container.env ?? []) if (variable.valueFrom !== undefined && variable.name !== 'TEMPORAL_API_KEY') expect(variable.valueFrom).toEqual({ secretKeyRef: { name: 'durable-webhooks', key: variable.name, optional: true } });
+          for (const variable of container.env ?? [])
+            if (variable.valueFrom !== undefined && variable.name !== 'TEMPORAL_API_KEY')
+              expect(variable.valueFrom).toEqual({ secretKeyRef: { name: 'durable-webhooks', key: variable.name, optional: true } });
           // A value written in the manifest is never a secret: those come from the Secret.
-          for (const variable of container.env ?? []) if (variable.value !== undefined) expect(variable.name).not.toMatch(/SECRET|TOKEN|KEY|PASSWORD|DATABASE_URL/);
+          for (const variable of container.env ?? [])
+            if (variable.value !== undefined) expect(variable.name).not.toMatch(/SECRET|TOKEN|KEY|PASSWORD|DATABASE_URL/);
         }
       }
     }
   });
 
   it('gives each process only the keys of the Secret it reads: the receiver no API key, the workers no signing secret or token, the hooks only theirs', () => {
-    const objects = objectsOf(template('keda-servicemonitor', '--set', 'worker.versioning.enabled=true', '--set', 'receiver.extraSecretKeys={CONNECT_WEBHOOK_SECRET}'));
+    const objects = objectsOf(
+      template('keda-servicemonitor', '--set', 'worker.versioning.enabled=true', '--set', 'receiver.extraSecretKeys={CONNECT_WEBHOOK_SECRET}'),
+    );
     const secretKeys = (match: (object: K8sObject) => boolean) =>
-      podOf(objects.find(match)!)!.containers[0]!.env!.filter((variable) => variable.valueFrom !== undefined && variable.name !== 'TEMPORAL_API_KEY').map((variable) => variable.name);
+      podOf(objects.find(match)!)!
+        .containers[0]!.env!.filter((variable) => variable.valueFrom !== undefined && variable.name !== 'TEMPORAL_API_KEY')
+        .map((variable) => variable.name);
     const receiver = secretKeys((object) => object.kind === 'Deployment' && object.metadata.name.endsWith('-receiver'));
     const worker = secretKeys((object) => object.kind === 'Deployment' && object.metadata.name.includes('-worker'));
-    expect(receiver).toEqual(expect.arrayContaining(['DATABASE_URL', 'PAYLOAD_ENCRYPTION_KEYS', 'ADMIN_TOKEN', 'API_TOKENS', 'STRIPE_WEBHOOK_SECRET', 'ADYEN_HMAC_KEY', 'CONNECT_WEBHOOK_SECRET']));
+    expect(receiver).toEqual(
+      expect.arrayContaining([
+        'DATABASE_URL',
+        'PAYLOAD_ENCRYPTION_KEYS',
+        'ADMIN_TOKEN',
+        'API_TOKENS',
+        'STRIPE_WEBHOOK_SECRET',
+        'ADYEN_HMAC_KEY',
+        'CONNECT_WEBHOOK_SECRET',
+      ]),
+    );
     for (const workerOnly of ['STRIPE_SECRET_KEY', 'RESEND_API_KEY', 'SMTP_URL', 'GITHUB_TOKEN', 'PADDLE_API_KEY', 'SQUARE_ACCESS_TOKEN']) {
       expect(receiver).not.toContain(workerOnly);
       expect(worker).toContain(workerOnly);
     }
-    expect(worker.filter((name) => /WEBHOOK|SIGNING|HMAC|TOKENS?$|AUTH_TOKEN/.test(name) && name !== 'GITHUB_TOKEN' && name !== 'SQUARE_ACCESS_TOKEN')).toEqual([]);
+    expect(worker.filter((name) => /WEBHOOK|SIGNING|HMAC|TOKENS?$|AUTH_TOKEN/.test(name) && name !== 'GITHUB_TOKEN' && name !== 'SQUARE_ACCESS_TOKEN')).toEqual(
+      [],
+    );
     expect(secretKeys((object) => object.kind === 'Job' && object.metadata.name.endsWith('-migrate'))).toEqual(['DATABASE_URL']);
     expect(secretKeys((object) => object.kind === 'Job' && object.metadata.name.endsWith('-promote'))).toEqual([]);
   });
 
   it("passes every declared kind's signing secret and key, each with its _PREVIOUS, the viewer tokens and the alerts' destination to the receiver, from the Secret", () => {
     // What the kinds declare (src/providers/<kind>.ts), not a list kept by hand: a new kind's secret fails here until the chart has it.
-    const declared = PROVIDERS.flatMap((provider) => (provider.builtIn ? [provider.builtIn.secretEnv, ...(provider.builtIn.publicKeyEnv ? [provider.builtIn.publicKeyEnv] : [])] : []));
+    const declared = PROVIDERS.flatMap((provider) =>
+      provider.builtIn ? [provider.builtIn.secretEnv, ...(provider.builtIn.publicKeyEnv ? [provider.builtIn.publicKeyEnv] : [])] : [],
+    );
     const chartValues = parseAllDocuments(readFileSync(path.join(CHART, 'values.yaml'), 'utf8'))[0]!.toJSON() as { receiver: { signingSecretKeys: string[] } };
     expect([...chartValues.receiver.signingSecretKeys].sort()).toEqual([...declared].sort());
-    const receiver = podOf(objectsOf(template('minimal')).find((object) => object.kind === 'Deployment' && object.metadata.name.endsWith('-receiver'))!)!.containers[0]!;
-    const fromSecret = receiver.env!.filter((variable) => (variable.valueFrom as { secretKeyRef?: unknown } | undefined)?.secretKeyRef !== undefined).map((variable) => variable.name);
-    for (const key of [...declared, ...declared.map((key) => `${key}_PREVIOUS`), 'VIEWER_TOKENS', 'ALERT_WEBHOOK_URL', 'ALERT_WEBHOOK_SECRET', 'ALERT_SLACK_WEBHOOK_URL']) expect(fromSecret).toContain(key);
+    const receiver = podOf(objectsOf(template('minimal')).find((object) => object.kind === 'Deployment' && object.metadata.name.endsWith('-receiver'))!)!
+      .containers[0]!;
+    const fromSecret = receiver
+      .env!.filter((variable) => (variable.valueFrom as { secretKeyRef?: unknown } | undefined)?.secretKeyRef !== undefined)
+      .map((variable) => variable.name);
+    for (const key of [
+      ...declared,
+      ...declared.map((key) => `${key}_PREVIOUS`),
+      'VIEWER_TOKENS',
+      'ALERT_WEBHOOK_URL',
+      'ALERT_WEBHOOK_SECRET',
+      'ALERT_SLACK_WEBHOOK_URL',
+    ])
+      expect(fromSecret).toContain(key);
   });
 
   it('reads the signing secrets listed in receiver.secretFiles from the mounted Secret, as <KEY>_FILE, so they rotate without a restart', () => {
     const rendered = template('minimal', '--set', 'receiver.secretFiles={STRIPE_WEBHOOK_SECRET,GITHUB_WEBHOOK_SECRET}');
     const objects = objectsOf(rendered);
-    const receiverPod = podOf(objects.find((object) => object.kind === 'Deployment' && object.metadata.name.endsWith('-receiver'))!)! as PodSpec & { volumes: Array<{ name: string; secret?: { items: unknown[] } }> };
+    const receiverPod = podOf(objects.find((object) => object.kind === 'Deployment' && object.metadata.name.endsWith('-receiver'))!)! as PodSpec & {
+      volumes: Array<{ name: string; secret?: { items: unknown[] } }>;
+    };
     const receiver = receiverPod.containers[0]! as Container & { volumeMounts: Array<{ name: string; mountPath: string; readOnly?: boolean }> };
     const names = receiver.env!.map((variable) => variable.name);
-    expect(receiver.env).toEqual(expect.arrayContaining([{ name: 'STRIPE_WEBHOOK_SECRET_FILE', value: '/etc/durable-webhooks/secrets/STRIPE_WEBHOOK_SECRET' }, { name: 'GITHUB_WEBHOOK_SECRET_FILE', value: '/etc/durable-webhooks/secrets/GITHUB_WEBHOOK_SECRET' }]));
+    expect(receiver.env).toEqual(
+      expect.arrayContaining([
+        { name: 'STRIPE_WEBHOOK_SECRET_FILE', value: '/etc/durable-webhooks/secrets/STRIPE_WEBHOOK_SECRET' },
+        { name: 'GITHUB_WEBHOOK_SECRET_FILE', value: '/etc/durable-webhooks/secrets/GITHUB_WEBHOOK_SECRET' },
+      ]),
+    );
     // A key and its _FILE both set is refused at start: the variable goes.
     expect(names).not.toContain('STRIPE_WEBHOOK_SECRET');
     expect(names).toContain('STRIPE_WEBHOOK_SECRET_PREVIOUS');
-    expect(receiverPod.volumes.find((volume) => volume.name === 'signing-secrets')!.secret!.items).toEqual([{ key: 'STRIPE_WEBHOOK_SECRET', path: 'STRIPE_WEBHOOK_SECRET' }, { key: 'GITHUB_WEBHOOK_SECRET', path: 'GITHUB_WEBHOOK_SECRET' }]);
+    expect(receiverPod.volumes.find((volume) => volume.name === 'signing-secrets')!.secret!.items).toEqual([
+      { key: 'STRIPE_WEBHOOK_SECRET', path: 'STRIPE_WEBHOOK_SECRET' },
+      { key: 'GITHUB_WEBHOOK_SECRET', path: 'GITHUB_WEBHOOK_SECRET' },
+    ]);
     expect(receiver.volumeMounts).toEqual(expect.arrayContaining([{ name: 'signing-secrets', mountPath: '/etc/durable-webhooks/secrets', readOnly: true }]));
-    const worker = podOf(objects.find((object) => object.kind === 'Deployment' && object.metadata.name.includes('-worker'))!)! as PodSpec & { volumes: Array<{ name: string }> };
+    const worker = podOf(objects.find((object) => object.kind === 'Deployment' && object.metadata.name.includes('-worker'))!)! as PodSpec & {
+      volumes: Array<{ name: string }>;
+    };
     expect(worker.volumes.map((volume) => volume.name)).not.toContain('signing-secrets');
     const check = spawnSync(VALIDATE, [], { input: rendered, encoding: 'utf8' });
     expect({ status: check.status, stderr: check.stderr }).toEqual({ status: 0, stderr: '' });
   });
 
   it('templates TRUST_PROXY, and an egress policy of DNS and the listed destinations when enabled', () => {
-    const rendered = objectsOf(template('minimal', '--set', 'receiver.trustProxy=1', '--set', 'networkPolicy.egress.enabled=true', '--set', 'networkPolicy.egress.to[0].ipBlock.cidr=10.20.0.0/16'));
+    const rendered = objectsOf(
+      template(
+        'minimal',
+        '--set',
+        'receiver.trustProxy=1',
+        '--set',
+        'networkPolicy.egress.enabled=true',
+        '--set',
+        'networkPolicy.egress.to[0].ipBlock.cidr=10.20.0.0/16',
+      ),
+    );
     const receiver = podOf(rendered.find((object) => object.kind === 'Deployment' && object.metadata.name.endsWith('-receiver'))!)!.containers[0]!;
     expect(receiver.env).toEqual(expect.arrayContaining([{ name: 'TRUST_PROXY', value: '1' }]));
     const policy = rendered.find((object) => object.kind === 'NetworkPolicy')!;
-    expect(policy.spec).toMatchObject({ policyTypes: ['Ingress', 'Egress'], egress: [{ ports: [{ port: 53, protocol: 'UDP' }, { port: 53, protocol: 'TCP' }] }, { to: [{ ipBlock: { cidr: '10.20.0.0/16' } }] }] });
-    const check = spawnSync(VALIDATE, [], { input: template('minimal', '--set', 'networkPolicy.egress.enabled=true', '--set', 'networkPolicy.egress.to[0].ipBlock.cidr=10.20.0.0/16'), encoding: 'utf8' });
+    expect(policy.spec).toMatchObject({
+      policyTypes: ['Ingress', 'Egress'],
+      egress: [
+        {
+          ports: [
+            { port: 53, protocol: 'UDP' },
+            { port: 53, protocol: 'TCP' },
+          ],
+        },
+        { to: [{ ipBlock: { cidr: '10.20.0.0/16' } }] },
+      ],
+    });
+    const check = spawnSync(VALIDATE, [], {
+      input: template('minimal', '--set', 'networkPolicy.egress.enabled=true', '--set', 'networkPolicy.egress.to[0].ipBlock.cidr=10.20.0.0/16'),
+      encoding: 'utf8',
+    });
     expect({ status: check.status, stderr: check.stderr }).toEqual({ status: 0, stderr: '' });
     const closed = objectsOf(template('minimal'));
     expect(closed.find((object) => object.kind === 'NetworkPolicy')!.spec).toMatchObject({ policyTypes: ['Ingress'] });
-    expect(podOf(closed.find((object) => object.kind === 'Deployment' && object.metadata.name.endsWith('-receiver'))!)!.containers[0]!.env!.map((variable) => variable.name)).not.toContain('TRUST_PROXY');
+    expect(
+      podOf(closed.find((object) => object.kind === 'Deployment' && object.metadata.name.endsWith('-receiver'))!)!.containers[0]!.env!.map(
+        (variable) => variable.name,
+      ),
+    ).not.toContain('TRUST_PROXY');
   });
 
   it('serves /admin, /codec and /v1 on the admin port, reachable only inside the cluster; with adminPort 0, on the webhook port', () => {
@@ -233,9 +345,13 @@ describe('the Helm chart', () => {
     const read = variablesTheCodeReads();
     // A signing secret's `_PREVIOUS` companion is read wherever the secret is (src/config/sources.ts).
     const isRead = (name: string): boolean =>
-      read.has(name) || [...read].some((pattern) => pattern.endsWith('*') && name.startsWith(pattern.slice(0, -2))) || [/_PREVIOUS$/, /_FILE$/].some((suffix) => suffix.test(name) && isRead(name.replace(suffix, '')));
+      read.has(name) ||
+      [...read].some((pattern) => pattern.endsWith('*') && name.startsWith(pattern.slice(0, -2))) ||
+      [/_PREVIOUS$/, /_FILE$/].some((suffix) => suffix.test(name) && isRead(name.replace(suffix, '')));
     for (const values of VALUES) {
-      for (const object of objectsOf(template(values, '--set', 'temporal.tls.enabled=true', '--set', 'temporal.tls.existingSecret=tls', '--set', 'temporal.tls.serverName=temporal'))) {
+      for (const object of objectsOf(
+        template(values, '--set', 'temporal.tls.enabled=true', '--set', 'temporal.tls.existingSecret=tls', '--set', 'temporal.tls.serverName=temporal'),
+      )) {
         for (const container of podOf(object)?.containers ?? []) {
           const names = (container.env ?? []).map((variable) => variable.name);
           expect({ container: container.name, unread: names.filter((name) => !isRead(name)) }).toEqual({ container: container.name, unread: [] });

@@ -99,7 +99,12 @@ describe('lint rules for shipped code (src/, activities/)', () => {
 
   it('accepts imports within src/ and of the contracts', async () => {
     expect(await lintIn('src', "import { startStripeStandIn } from './dev/stripe-stand-in';\nexport const used = startStripeStandIn;")).toEqual([]);
-    expect(await lintIn('activities', "import { FailureType } from '../contracts';\nimport { callOnce } from '../src/db/ledger';\nexport const used = [FailureType, callOnce];")).toEqual([]);
+    expect(
+      await lintIn(
+        'activities',
+        "import { FailureType } from '../contracts';\nimport { callOnce } from '../src/db/ledger';\nexport const used = [FailureType, callOnce];",
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -116,7 +121,8 @@ describe('the layers inside src/ (docs/architecture.md#layers-inside-src)', () =
   });
 
   it('accepts imports down the layers', async () => {
-    const code = "import { isUnavailable } from '../temporal/availability';\nimport { markStarted } from '../db/inbox';\nimport { ConfigError } from '../core/errors';\nexport const used = [isUnavailable, markStarted, ConfigError];";
+    const code =
+      "import { isUnavailable } from '../temporal/availability';\nimport { markStarted } from '../db/inbox';\nimport { ConfigError } from '../core/errors';\nexport const used = [isUnavailable, markStarted, ConfigError];";
     expect(await lintIn('src/intake', code)).toEqual([]);
   });
 
@@ -126,14 +132,20 @@ describe('the layers inside src/ (docs/architecture.md#layers-inside-src)', () =
     const broken: string[] = [];
     for (const file of files) {
       const [result] = await eslint.lintText(readFileSync(path.join(root, 'src', file), 'utf8'), { filePath: path.join(root, 'src', file) });
-      broken.push(...result!.messages.filter((message) => message.ruleId === 'import-x/no-restricted-paths').map((message) => `src/${file}: ${message.message}`));
+      broken.push(
+        ...result!.messages.filter((message) => message.ruleId === 'import-x/no-restricted-paths').map((message) => `src/${file}: ${message.message}`),
+      );
     }
     expect(broken).toEqual([]);
   });
 });
 
 describe('no import cycle inside src/ (.dependency-cruiser.cjs)', () => {
-  const cruise = (dir: string) => spawnSync(path.join(root, 'node_modules/.bin/depcruise'), ['src', '--config', path.join(root, '.dependency-cruiser.cjs'), '--output-type', 'err'], { cwd: dir, encoding: 'utf8' });
+  const cruise = (dir: string) =>
+    spawnSync(path.join(root, 'node_modules/.bin/depcruise'), ['src', '--config', path.join(root, '.dependency-cruiser.cjs'), '--output-type', 'err'], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
 
   it('rejects a cycle of type-only imports, which ESLint does not see', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'cycle-'));

@@ -36,7 +36,10 @@ async function main(): Promise<void> {
     for (const delivery of failing) {
       stack.resend.failNextWith(422, 'The recipient mailbox is unavailable');
       await post(`${stack.url}/webhooks/stripe`, delivery.headers, delivery.body);
-      await stack.client.workflow.getHandle(delivery.id).result().catch(() => undefined);
+      await stack.client.workflow
+        .getHandle(delivery.id)
+        .result()
+        .catch(() => undefined);
     }
     const refused = JSON.stringify(stripeEvent());
     await post(`${stack.url}/webhooks/stripe`, stripeHeaders(refused, `${SECRETS.stripe}_rotated_on_one_side`), refused);

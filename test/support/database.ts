@@ -20,7 +20,11 @@ export async function createTestDatabase(options: { icuLocale?: string; serverUr
   await admin.connect();
   // An ICU locale gives the database a language collation (case-insensitive first, punctuation before
   // letters), as many production databases have, without any OS locale installed.
-  await admin.query(options.icuLocale ? `CREATE DATABASE ${name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE '${options.icuLocale}' LOCALE 'C.UTF-8'` : `CREATE DATABASE ${name}`);
+  await admin.query(
+    options.icuLocale
+      ? `CREATE DATABASE ${name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE '${options.icuLocale}' LOCALE 'C.UTF-8'`
+      : `CREATE DATABASE ${name}`,
+  );
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;

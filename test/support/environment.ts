@@ -18,11 +18,14 @@ function sourceFiles(dir: string): string[] {
  */
 export function variablesTheCodeReads(): Set<string> {
   const names = new Set(['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TEMPORAL_API_KEY', 'TEMPORAL_PROFILE', 'TEMPORAL_TLS_*']);
-  const patterns = [/\benv(?:\.([A-Z][A-Z0-9_]+)|\[['"]([A-Z][A-Z0-9_]+)['"]\])/g, /\(env, '([A-Z][A-Z0-9_]+)'/g, /(?:secretEnv|publicKeyEnv|urlEnv): '([A-Z][A-Z0-9_]+)'/g];
+  const patterns = [
+    /\benv(?:\.([A-Z][A-Z0-9_]+)|\[['"]([A-Z][A-Z0-9_]+)['"]\])/g,
+    /\(env, '([A-Z][A-Z0-9_]+)'/g,
+    /(?:secretEnv|publicKeyEnv|urlEnv): '([A-Z][A-Z0-9_]+)'/g,
+  ];
   for (const file of ['src', 'activities'].flatMap(sourceFiles)) {
     const text = read(file);
     for (const pattern of patterns) for (const match of text.matchAll(pattern)) names.add(match[1] ?? match[2]!);
   }
   return names;
 }
-

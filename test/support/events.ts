@@ -34,7 +34,9 @@ export function checkoutCompleted(options: { orderId?: string; email?: string; p
 }
 
 /** A signed Standard Webhooks `order.created`. */
-export function orderCreated(options: { amount?: number; paymentMethod?: string; orderId?: string; email?: string; name?: string } = {}): SignedDelivery & { orderId: string } {
+export function orderCreated(
+  options: { amount?: number; paymentMethod?: string; orderId?: string; email?: string; name?: string } = {},
+): SignedDelivery & { orderId: string } {
   const id = `msg_${randomUUID()}`;
   const orderId = options.orderId ?? `ord_${randomUUID()}`;
   const body = JSON.stringify({
@@ -72,7 +74,11 @@ export function shopifyOrderPaid(
     total_price: '42.00',
     line_items: [{ id: 866550311766439, title: 'Durable mug', quantity: 1, price: '42.00' }],
   });
-  const headers = shopifyHeaders(body, CATALOG_SECRETS.shopify, { eventId: id, ...(options.webhookId && { webhookId: options.webhookId }), ...(options.topic && { topic: options.topic }) });
+  const headers = shopifyHeaders(body, CATALOG_SECRETS.shopify, {
+    eventId: id,
+    ...(options.webhookId && { webhookId: options.webhookId }),
+    ...(options.topic && { topic: options.topic }),
+  });
   return { id, orderId, path: 'shopify', body, headers };
 }
 
@@ -94,6 +100,11 @@ export function subscriptionEvent(subscriptionId: string, action: 'created' | 'u
 export function orderCreatedEvent(id: string, data: { orderId: string; amount: number; paymentMethod?: string }): WebhookEvent {
   const payload = { type: 'order.created', data: { currency: 'eur', customer: 'cus_1', paymentMethod: 'pm_card_visa', email: 'grace@example.com', ...data } };
   const at = '2026-12-01T10:00:00.000Z';
-  const { options } = startOptions({ source: 'standard', provider: ProviderKind.STANDARD_WEBHOOKS, id, type: 'order.created', occurredAt: at, receivedAt: at, payload }, { workflowIdPrefix: '', router: new Router(ProviderKind.STANDARD_WEBHOOKS) }, 'delivery', 'unused');
+  const { options } = startOptions(
+    { source: 'standard', provider: ProviderKind.STANDARD_WEBHOOKS, id, type: 'order.created', occurredAt: at, receivedAt: at, payload },
+    { workflowIdPrefix: '', router: new Router(ProviderKind.STANDARD_WEBHOOKS) },
+    'delivery',
+    'unused',
+  );
   return options.args[0];
 }

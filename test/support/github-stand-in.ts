@@ -70,7 +70,10 @@ export async function startGitHubStandIn(options: { token: string }) {
     if (!match[3] && req.method === 'GET') {
       res.json({
         ...summary(delivery),
-        request: { headers: { 'X-GitHub-Delivery': delivery.guid, 'X-GitHub-Event': delivery.event, 'Content-Type': 'application/json' }, payload: delivery.payload },
+        request: {
+          headers: { 'X-GitHub-Delivery': delivery.guid, 'X-GitHub-Event': delivery.event, 'Content-Type': 'application/json' },
+          payload: delivery.payload,
+        },
         response: { headers: {}, payload: null },
       });
       return;
@@ -91,7 +94,12 @@ export async function startGitHubStandIn(options: { token: string }) {
     deliveries.push({ ...original, id: nextId++, deliveredAt: new Date(), redelivery: true });
     await fetch(target.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-github-delivery': original.guid, 'x-github-event': original.event, 'x-hub-signature-256': await sign(target.secret, body) },
+      headers: {
+        'content-type': 'application/json',
+        'x-github-delivery': original.guid,
+        'x-github-event': original.event,
+        'x-hub-signature-256': await sign(target.secret, body),
+      },
       body,
     });
   }
@@ -107,7 +115,15 @@ export async function startGitHubStandIn(options: { token: string }) {
     addDelivery: (hook: string, delivery: { event: string; payload: Record<string, unknown>; deliveredAt?: Date; guid?: string }) => {
       const guid = delivery.guid ?? randomUUID();
       const action = typeof delivery.payload.action === 'string' ? delivery.payload.action : null;
-      hookOf(hook).deliveries.push({ id: nextId++, guid, event: delivery.event, action, deliveredAt: delivery.deliveredAt ?? new Date(), redelivery: false, payload: delivery.payload });
+      hookOf(hook).deliveries.push({
+        id: nextId++,
+        guid,
+        event: delivery.event,
+        action,
+        deliveredAt: delivery.deliveredAt ?? new Date(),
+        redelivery: false,
+        payload: delivery.payload,
+      });
       return guid;
     },
     /** Pagination links name this host instead of the one asked (a hostile or misconfigured API). */

@@ -4,7 +4,12 @@ import path from 'node:path';
 const ROOT = path.resolve(__dirname, '../..');
 
 /** The install script of each tool the tests build with Go (scripts/install-helm.sh builds helm with its validator). */
-const INSTALLERS = { mailpit: 'install-mailpit.sh', 'stripe-mock': 'install-stripe-mock.sh', helm: 'install-helm.sh', 'k8s-validate': 'install-helm.sh' } as const;
+const INSTALLERS = {
+  mailpit: 'install-mailpit.sh',
+  'stripe-mock': 'install-stripe-mock.sh',
+  helm: 'install-helm.sh',
+  'k8s-validate': 'install-helm.sh',
+} as const;
 
 /** How long a test waits for a tool built from an empty Go cache on two cores (Helm is the longest, a few minutes). */
 export const GO_TOOL_TIMEOUT_MS = 15 * 60_000;

@@ -15,7 +15,9 @@ import { ROOT, runCli } from './processes';
 export function followGuide(page: string): { copy: string; blocks: CodeBlock[]; written: string[] } {
   const blocks = codeBlocks(readFileSync(path.join(ROOT, page), 'utf8'));
   const copy = passableTempDir('dw-guide-');
-  const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
+  const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: ROOT, encoding: 'utf8' })
+    .split('\0')
+    .filter(Boolean);
   for (const file of files) {
     mkdirSync(path.dirname(path.join(copy, file)), { recursive: true });
     cpSync(path.join(ROOT, file), path.join(copy, file));

@@ -24,7 +24,8 @@ const HEADER_BYTES = 14 * 1024;
 export const MIB = 1024 * 1024;
 
 /** Fills a header with `entry` repeated, after `head`, up to HEADER_BYTES. */
-const repeated = (head: string, entry: string, separator: string) => head + Array.from({ length: Math.floor((HEADER_BYTES - head.length) / (entry.length + separator.length)) }, () => entry).join(separator);
+const repeated = (head: string, entry: string, separator: string) =>
+  head + Array.from({ length: Math.floor((HEADER_BYTES - head.length) / (entry.length + separator.length)) }, () => entry).join(separator);
 const json = (bytes: number) => Buffer.from(JSON.stringify({ id: 'evt_hostile', type: 'hostile', data: { padding: 'x'.repeat(bytes) } }));
 const hex64 = '0'.repeat(64);
 const base64Of = (bytes: number) => Buffer.alloc(bytes, 7).toString('base64');
@@ -32,49 +33,111 @@ const base64Of = (bytes: number) => Buffer.alloc(bytes, 7).toString('base64');
 /** The worst deliveries of each kind we ship, by what they try to multiply. */
 export const HOSTILE: Partial<Record<ProviderKind, () => Array<{ what: string; delivery: Omit<Delivery, 'receivedAt'> }>>> = {
   [ProviderKind.STRIPE]: () => [
-    { what: 'a MiB body and a header full of v1 entries', delivery: { rawBody: json(MIB), headers: { 'stripe-signature': repeated(`t=${now}`, `,v1=${hex64}`, '') } } },
+    {
+      what: 'a MiB body and a header full of v1 entries',
+      delivery: { rawBody: json(MIB), headers: { 'stripe-signature': repeated(`t=${now}`, `,v1=${hex64}`, '') } },
+    },
   ],
   [ProviderKind.GITHUB]: () => [
-    { what: 'a MiB body, a wrong signature', delivery: { rawBody: json(MIB), headers: { 'x-hub-signature-256': `sha256=${hex64}`, 'x-github-delivery': 'd', 'x-github-event': 'ping', 'content-type': 'application/json' } } },
+    {
+      what: 'a MiB body, a wrong signature',
+      delivery: {
+        rawBody: json(MIB),
+        headers: { 'x-hub-signature-256': `sha256=${hex64}`, 'x-github-delivery': 'd', 'x-github-event': 'ping', 'content-type': 'application/json' },
+      },
+    },
   ],
   [ProviderKind.STANDARD_WEBHOOKS]: () => standardHostile('webhook'),
   [ProviderKind.SVIX]: () => standardHostile('svix'),
   [ProviderKind.SHOPIFY]: () => [
-    { what: 'a MiB body, a wrong HMAC', delivery: { rawBody: json(MIB), headers: { 'x-shopify-hmac-sha256': base64Of(32), 'x-shopify-topic': 'orders/paid', 'x-shopify-event-id': 'e', 'x-shopify-webhook-id': 'w', 'x-shopify-shop-domain': 'a.myshopify.com' } } },
+    {
+      what: 'a MiB body, a wrong HMAC',
+      delivery: {
+        rawBody: json(MIB),
+        headers: {
+          'x-shopify-hmac-sha256': base64Of(32),
+          'x-shopify-topic': 'orders/paid',
+          'x-shopify-event-id': 'e',
+          'x-shopify-webhook-id': 'w',
+          'x-shopify-shop-domain': 'a.myshopify.com',
+        },
+      },
+    },
   ],
   [ProviderKind.PADDLE]: () => [
     { what: 'a header full of h1 entries', delivery: { rawBody: json(MIB), headers: { 'paddle-signature': repeated(`ts=${now}`, `;h1=${hex64}`, '') } } },
-    { what: `${MAX_SIGNATURE_ENTRIES} h1 entries over a MiB`, delivery: { rawBody: json(MIB), headers: { 'paddle-signature': `ts=${now}` + `;h1=${hex64}`.repeat(MAX_SIGNATURE_ENTRIES) } } },
+    {
+      what: `${MAX_SIGNATURE_ENTRIES} h1 entries over a MiB`,
+      delivery: { rawBody: json(MIB), headers: { 'paddle-signature': `ts=${now}` + `;h1=${hex64}`.repeat(MAX_SIGNATURE_ENTRIES) } },
+    },
   ],
   [ProviderKind.SQUARE]: () => [
     { what: 'a MiB body, a wrong signature', delivery: { rawBody: json(MIB), headers: { 'x-square-hmacsha256-signature': base64Of(32) } } },
   ],
   [ProviderKind.SLACK]: () => [
-    { what: 'a MiB body, a wrong signature', delivery: { rawBody: json(MIB), headers: { 'x-slack-signature': `v0=${hex64}`, 'x-slack-request-timestamp': now } } },
+    {
+      what: 'a MiB body, a wrong signature',
+      delivery: { rawBody: json(MIB), headers: { 'x-slack-signature': `v0=${hex64}`, 'x-slack-request-timestamp': now } },
+    },
   ],
   [ProviderKind.LINEAR]: () => [
-    { what: 'a MiB body, a wrong signature', delivery: { rawBody: json(MIB), headers: { 'linear-signature': hex64, 'linear-delivery': 'd', 'linear-event': 'Issue' } } },
+    {
+      what: 'a MiB body, a wrong signature',
+      delivery: { rawBody: json(MIB), headers: { 'linear-signature': hex64, 'linear-delivery': 'd', 'linear-event': 'Issue' } },
+    },
   ],
   [ProviderKind.TWILIO]: () => [
-    { what: 'one name repeated over 128 KiB', delivery: { rawBody: Buffer.from('a=&'.repeat((128 * 1024) / 3)), headers: { 'x-twilio-signature': base64Of(20) } } },
+    {
+      what: 'one name repeated over 128 KiB',
+      delivery: { rawBody: Buffer.from('a=&'.repeat((128 * 1024) / 3)), headers: { 'x-twilio-signature': base64Of(20) } },
+    },
     {
       what: `${MAX_FORM_FIELDS} fields over a MiB`,
-      delivery: { rawBody: Buffer.from(Array.from({ length: MAX_FORM_FIELDS }, (_, index) => `f${index}=${'x'.repeat(1000)}`).join('&')), headers: { 'x-twilio-signature': base64Of(20) } },
+      delivery: {
+        rawBody: Buffer.from(Array.from({ length: MAX_FORM_FIELDS }, (_, index) => `f${index}=${'x'.repeat(1000)}`).join('&')),
+        headers: { 'x-twilio-signature': base64Of(20) },
+      },
     },
   ],
   [ProviderKind.SENDGRID]: () => [
-    { what: 'a MiB batch, a wrong signature', delivery: { rawBody: Buffer.from(JSON.stringify(Array.from({ length: 4000 }, () => ({ event: 'x', pad: 'y'.repeat(250) })))), headers: { 'x-twilio-email-event-webhook-signature': base64Of(70), 'x-twilio-email-event-webhook-timestamp': now } } },
+    {
+      what: 'a MiB batch, a wrong signature',
+      delivery: {
+        rawBody: Buffer.from(JSON.stringify(Array.from({ length: 4000 }, () => ({ event: 'x', pad: 'y'.repeat(250) })))),
+        headers: { 'x-twilio-email-event-webhook-signature': base64Of(70), 'x-twilio-email-event-webhook-timestamp': now },
+      },
+    },
   ],
   [ProviderKind.ADYEN]: () => [
-    { what: 'a MiB of unsigned items', delivery: { rawBody: Buffer.from(`{"notificationItems":[${Array.from({ length: MAX_BATCH_ITEMS }, () => '0').join(',')}]}`), headers: {} } },
+    {
+      what: 'a MiB of unsigned items',
+      delivery: { rawBody: Buffer.from(`{"notificationItems":[${Array.from({ length: MAX_BATCH_ITEMS }, () => '0').join(',')}]}`), headers: {} },
+    },
     {
       what: `${MAX_BATCH_ITEMS} items with wrong signatures`,
       delivery: {
-        rawBody: Buffer.from(JSON.stringify({ notificationItems: Array.from({ length: MAX_BATCH_ITEMS }, (_, index) => ({ NotificationRequestItem: { pspReference: String(index), eventCode: 'AUTHORISATION', success: 'true', amount: { value: 1, currency: 'EUR' }, merchantAccountCode: 'm', merchantReference: 'r'.repeat(60), additionalData: { hmacSignature: base64Of(32) } } })) })),
+        rawBody: Buffer.from(
+          JSON.stringify({
+            notificationItems: Array.from({ length: MAX_BATCH_ITEMS }, (_, index) => ({
+              NotificationRequestItem: {
+                pspReference: String(index),
+                eventCode: 'AUTHORISATION',
+                success: 'true',
+                amount: { value: 1, currency: 'EUR' },
+                merchantAccountCode: 'm',
+                merchantReference: 'r'.repeat(60),
+                additionalData: { hmacSignature: base64Of(32) },
+              },
+            })),
+          }),
+        ),
         headers: {},
       },
     },
-    { what: 'more items than a batch may carry', delivery: { rawBody: Buffer.from(`{"notificationItems":[${Array.from({ length: MAX_BATCH_ITEMS + 1 }, () => '0').join(',')}]}`), headers: {} } },
+    {
+      what: 'more items than a batch may carry',
+      delivery: { rawBody: Buffer.from(`{"notificationItems":[${Array.from({ length: MAX_BATCH_ITEMS + 1 }, () => '0').join(',')}]}`), headers: {} },
+    },
   ],
   [ProviderKind.HMAC]: () => [
     { what: 'a MiB body, a wrong signature', delivery: { rawBody: json(MIB), headers: { 'x-signature': hex64, 'x-timestamp': now } } },
@@ -85,7 +148,13 @@ function standardHostile(prefix: 'webhook' | 'svix') {
   const headers = (signature: string) => ({ [`${prefix}-id`]: 'msg_hostile', [`${prefix}-timestamp`]: now, [`${prefix}-signature`]: signature });
   return [
     { what: 'a header full of v1a entries', delivery: { rawBody: json(MIB), headers: headers(repeated('', `v1a,${base64Of(64)}`, ' ')) } },
-    { what: `${MAX_SIGNATURE_ENTRIES} v1 and v1a entries over a MiB`, delivery: { rawBody: json(MIB), headers: headers(Array.from({ length: MAX_SIGNATURE_ENTRIES }, (_, index) => (index % 2 ? `v1a,${base64Of(64)}` : `v1,${base64Of(32)}`)).join(' ')) } },
+    {
+      what: `${MAX_SIGNATURE_ENTRIES} v1 and v1a entries over a MiB`,
+      delivery: {
+        rawBody: json(MIB),
+        headers: headers(Array.from({ length: MAX_SIGNATURE_ENTRIES }, (_, index) => (index % 2 ? `v1a,${base64Of(64)}` : `v1,${base64Of(32)}`)).join(' ')),
+      },
+    },
   ];
 }
 
@@ -121,7 +190,14 @@ export function hostileSources(): SourceConfig[] {
  * body with a wrong value in each of its signature headers, so it is tested the moment it is declared.
  */
 export function hostileDeliveries(kind: ProviderKind, signatureHeaders: readonly string[]): Array<{ what: string; delivery: Omit<Delivery, 'receivedAt'> }> {
-  return HOSTILE[kind]?.() ?? [{ what: 'a MiB body, a wrong signature', delivery: { rawBody: json(MIB), headers: Object.fromEntries(signatureHeaders.map((name) => [name, base64Of(32)])) } }];
+  return (
+    HOSTILE[kind]?.() ?? [
+      {
+        what: 'a MiB body, a wrong signature',
+        delivery: { rawBody: json(MIB), headers: Object.fromEntries(signatureHeaders.map((name) => [name, base64Of(32)])) },
+      },
+    ]
+  );
 }
 
 /** A chunk of what each kind would parse, for a body of many MiB: empty fields for a form, empty items for a JSON batch, JSON for the rest. */
@@ -137,7 +213,14 @@ export function hostileFiller(kind: ProviderKind): Buffer {
  * the answer's status and the bytes written before it came (with a declared length, the body is
  * written only if no answer came within 200 ms).
  */
-export function postStreamed(baseUrl: string, source: string, contentType: string, chunk: Buffer, bytes: number, declareLength: boolean): Promise<{ status: number; sent: number }> {
+export function postStreamed(
+  baseUrl: string,
+  source: string,
+  contentType: string,
+  chunk: Buffer,
+  bytes: number,
+  declareLength: boolean,
+): Promise<{ status: number; sent: number }> {
   return new Promise((resolve, reject) => {
     let sent = 0;
     let answered = false;

@@ -3,7 +3,9 @@ import type { Database } from '../../src/db/database';
 
 /** Every row of every table, as JSON text (bytea as hex), that contains the marker as text or as bytes. */
 export async function rowsHolding(db: Database, marker: string): Promise<string[]> {
-  const { rows: tables } = await db.query<{ table_name: string }>(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`);
+  const { rows: tables } = await db.query<{ table_name: string }>(
+    `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`,
+  );
   const found: string[] = [];
   const hex = Buffer.from(marker).toString('hex');
   for (const { table_name: table } of tables) {

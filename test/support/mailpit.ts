@@ -15,10 +15,20 @@ export async function startMailpit() {
   const mailpit = goTool('mailpit');
   const smtpPort = await freePort();
   const httpPort = await freePort();
-  const child = spawn(mailpit, ['--smtp', `127.0.0.1:${smtpPort}`, '--listen', `127.0.0.1:${httpPort}`, '--quiet', '--disable-version-check'], { stdio: 'ignore' });
+  const child = spawn(mailpit, ['--smtp', `127.0.0.1:${smtpPort}`, '--listen', `127.0.0.1:${httpPort}`, '--quiet', '--disable-version-check'], {
+    stdio: 'ignore',
+  });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const api = `http://127.0.0.1:${httpPort}/api/v1`;
-  await eventually('Mailpit answers', () => fetch(`${api}/messages`).then((response) => response.ok, () => false), { timeoutMs: 15_000, intervalMs: 100 });
+  await eventually(
+    'Mailpit answers',
+    () =>
+      fetch(`${api}/messages`).then(
+        (response) => response.ok,
+        () => false,
+      ),
+    { timeoutMs: 15_000, intervalMs: 100 },
+  );
   return {
     smtpUrl: `smtp://127.0.0.1:${smtpPort}`,
     async messages(): Promise<MailpitMessage[]> {

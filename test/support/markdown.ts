@@ -45,7 +45,11 @@ export function headingAnchors(markdown: string): Set<string> {
     if (line.startsWith('```')) fenced = !fenced;
     const heading = !fenced && /^#{1,6} (.*)$/.exec(line);
     if (!heading) continue;
-    const base = heading[1]!.trim().toLowerCase().replace(/[^\p{L}\p{N}\- _]/gu, '').replace(/ /g, '-');
+    const base = heading[1]!
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\- _]/gu, '')
+      .replace(/ /g, '-');
     let anchor = base;
     for (let n = 1; anchors.has(anchor); n++) anchor = `${base}-${n}`;
     anchors.add(anchor);

@@ -25,11 +25,24 @@ export async function startOtlpReceiver(): Promise<{ url: string; spans: Receive
   app.use(express.json({ limit: '16mb' }));
   app.post('/v1/traces', (req, res) => {
     exported.push(JSON.stringify(req.body));
-    const { resourceSpans = [] } = req.body as { resourceSpans?: Array<{ resource?: { attributes?: OtlpAttribute[] }; scopeSpans?: Array<{ spans?: Array<Omit<ReceivedSpan, 'service' | 'attributes'> & { attributes?: OtlpAttribute[] }> }> }> };
+    const { resourceSpans = [] } = req.body as {
+      resourceSpans?: Array<{
+        resource?: { attributes?: OtlpAttribute[] };
+        scopeSpans?: Array<{ spans?: Array<Omit<ReceivedSpan, 'service' | 'attributes'> & { attributes?: OtlpAttribute[] }> }>;
+      }>;
+    };
     for (const { resource, scopeSpans = [] } of resourceSpans) {
       const service = String(attributesOf(resource?.attributes)['service.name']);
       for (const { spans: batch = [] } of scopeSpans) {
-        for (const span of batch) spans.push({ service, traceId: span.traceId, spanId: span.spanId, parentSpanId: span.parentSpanId || undefined, name: span.name, attributes: attributesOf(span.attributes) });
+        for (const span of batch)
+          spans.push({
+            service,
+            traceId: span.traceId,
+            spanId: span.spanId,
+            parentSpanId: span.parentSpanId || undefined,
+            name: span.name,
+            attributes: attributesOf(span.attributes),
+          });
       }
     }
     res.json({});

@@ -44,7 +44,13 @@ export async function startPaddleStandIn(options: { apiKey: string }) {
     const next = new URL('/events', nextOrigin ?? `${req.protocol}://${req.get('host')}`);
     for (const [key, value] of Object.entries(req.query)) if (key !== 'after') next.searchParams.set(key, String(value));
     if (data.length > 0) next.searchParams.set('after', data.at(-1)!.event_id);
-    res.json({ data, meta: { request_id: 'req_stand_in', pagination: { per_page: perPage, next: next.toString(), has_more: ordered.length > perPage, estimated_total: ordered.length } } });
+    res.json({
+      data,
+      meta: {
+        request_id: 'req_stand_in',
+        pagination: { per_page: perPage, next: next.toString(), has_more: ordered.length > perPage, estimated_total: ordered.length },
+      },
+    });
   });
 
   const server = await listen(app);

@@ -6,7 +6,14 @@ export async function freePort(...offsets: number[]): Promise<number> {
     const port = await listenOnce(0);
     const others = offsets.map((offset) => port + offset);
     if (others.some((other) => other < 1024 || other > 65535)) continue;
-    const free = await Promise.all(others.map((other) => listenOnce(other).then(() => true, () => false)));
+    const free = await Promise.all(
+      others.map((other) =>
+        listenOnce(other).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    );
     if (free.every(Boolean)) return port;
   }
 }
@@ -15,7 +22,14 @@ export async function freePort(...offsets: number[]): Promise<number> {
 export async function freePortIn(low: number, high: number, ...offsets: number[]): Promise<number> {
   for (let attempt = 0; attempt < 200; attempt++) {
     const port = low + Math.floor(Math.random() * (high - low));
-    const free = await Promise.all([0, ...offsets].map((offset) => listenOnce(port + offset).then(() => true, () => false)));
+    const free = await Promise.all(
+      [0, ...offsets].map((offset) =>
+        listenOnce(port + offset).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    );
     if (free.every(Boolean)) return port;
   }
   throw new Error(`no free port between ${low} and ${high}`);

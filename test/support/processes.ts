@@ -72,7 +72,12 @@ export function spawnNpmScript(script: string, env: NodeJS.ProcessEnv): Spawned 
  * Runs the operator CLI to completion. `error` is its diagnostic when it failed: the message of the
  * JSON error line it writes on stderr (component `cli`).
  */
-export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}, root = ROOT, cwd = root): Promise<{ code: number | null; output: string; error?: string }> {
+export async function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  root = ROOT,
+  cwd = root,
+): Promise<{ code: number | null; output: string; error?: string }> {
   // The project's build when it is fresh (as under `npm test`): the same code, without compiling it
   // again in every process. Else tsx, by its path: the working directory may be anywhere, and
   // `--import tsx` resolves from there.

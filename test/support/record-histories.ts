@@ -43,12 +43,24 @@ async function main(): Promise<void> {
   const { server } = servers;
 
   // A short payment retry window, so the declined order ends (declined) while this runs.
-  const stack = await startStack({ env: { ...CATALOG_SECRETS_ENV, REVIEW_THRESHOLD: '100000', REVIEW_TIMEOUT: '1h', PAYMENT_RETRY_WINDOW: '10s', API_TOKENS: 'record:tok_record_0123456789abcdef0123456789', ALLOW_PRIVATE_ENDPOINTS: 'true' } });
+  const stack = await startStack({
+    env: {
+      ...CATALOG_SECRETS_ENV,
+      REVIEW_THRESHOLD: '100000',
+      REVIEW_TIMEOUT: '1h',
+      PAYMENT_RETRY_WINDOW: '10s',
+      API_TOKENS: 'record:tok_record_0123456789abcdef0123456789',
+      ALLOW_PRIVATE_ENDPOINTS: 'true',
+    },
+  });
   const recorded: Record<string, string> = {};
   const deliver = async (name: string, delivery: SignedDelivery) => {
     await post(`${stack.url}/webhooks/${delivery.path}`, delivery.headers, delivery.body);
     recorded[name] = delivery.id;
-    await stack.client.workflow.getHandle(delivery.id).result().catch(() => undefined);
+    await stack.client.workflow
+      .getHandle(delivery.id)
+      .result()
+      .catch(() => undefined);
   };
 
   await deliver('fulfilCheckout', checkoutCompleted());
@@ -73,15 +85,34 @@ async function main(): Promise<void> {
   recorded['chargeOrder-approved'] = held.id;
 
   const delivery = randomUUID();
-  const issue = JSON.stringify({ action: 'opened', issue: { number: 1, title: 'Refund', html_url: 'https://github.com/o/r/issues/1', user: { login: 'octocat' } }, repository: { full_name: 'o/r' } });
-  await deliver('notifyGitHub', { id: delivery, path: 'github', body: issue, headers: await githubHeaders(issue, SECRETS.github, { delivery, event: 'issues' }) });
+  const issue = JSON.stringify({
+    action: 'opened',
+    issue: { number: 1, title: 'Refund', html_url: 'https://github.com/o/r/issues/1', user: { login: 'octocat' } },
+    repository: { full_name: 'o/r' },
+  });
+  await deliver('notifyGitHub', {
+    id: delivery,
+    path: 'github',
+    body: issue,
+    headers: await githubHeaders(issue, SECRETS.github, { delivery, event: 'issues' }),
+  });
 
   // A flow that fails (the email API refuses the key): its history upserts its failure class. Not a
   // checkout, which the bulk retry below would reset and finish.
   const failing = randomUUID();
-  const failingIssue = JSON.stringify({ action: 'opened', issue: { number: 2, title: 'Chargeback', html_url: 'https://github.com/o/r/issues/2', user: { login: 'octocat' } }, repository: { full_name: 'o/r' }, installation: { id: 42 } });
+  const failingIssue = JSON.stringify({
+    action: 'opened',
+    issue: { number: 2, title: 'Chargeback', html_url: 'https://github.com/o/r/issues/2', user: { login: 'octocat' } },
+    repository: { full_name: 'o/r' },
+    installation: { id: 42 },
+  });
   stack.resend.acceptApiKey('re_not_the_one_in_use');
-  await deliver('notifyGitHub-failed', { id: failing, path: 'github', body: failingIssue, headers: await githubHeaders(failingIssue, SECRETS.github, { delivery: failing, event: 'issues' }) });
+  await deliver('notifyGitHub-failed', {
+    id: failing,
+    path: 'github',
+    body: failingIssue,
+    headers: await githubHeaders(failingIssue, SECRETS.github, { delivery: failing, event: 'issues' }),
+  });
   stack.resend.acceptApiKey(undefined);
 
   const invoice = stripeEvent({ type: 'invoice.paid' });
@@ -103,7 +134,9 @@ async function main(): Promise<void> {
       body: JSON.stringify(body),
     });
   const { id: endpointId } = (await (await api('/endpoints', { url: endpoint.url, eventTypes: ['order.shipped'] })).json()) as { id: string };
-  const { id: messageId } = (await (await api('/messages', { eventType: 'order.shipped', payload: { orderId: 'ord_1' } }, 'record-1')).json()) as { id: string };
+  const { id: messageId } = (await (await api('/messages', { eventType: 'order.shipped', payload: { orderId: 'ord_1' } }, 'record-1')).json()) as {
+    id: string;
+  };
   const deliveryId = deliveryWorkflowId(messageWorkflowId(messageId), endpointId);
   await stack.client.workflow.getHandle(messageWorkflowId(messageId)).result();
   await stack.client.workflow.getHandle(deliveryId).result();
@@ -136,7 +169,15 @@ async function main(): Promise<void> {
   const bulk = await stack.client.workflow.start(bulkAction, {
     workflowId: bulkJobWorkflowId('retry', 'record'),
     taskQueue: stack.taskQueue,
-    args: [{ action: 'retry', filter: { query: `TaskQueue = '${stack.taskQueue}'`, type: 'checkout.session.completed' }, reason: 'record', rate: 5, by: 'record-histories' }],
+    args: [
+      {
+        action: 'retry',
+        filter: { query: `TaskQueue = '${stack.taskQueue}'`, type: 'checkout.session.completed' },
+        reason: 'record',
+        rate: 5,
+        by: 'record-histories',
+      },
+    ],
   });
   await bulk.result();
   recorded.bulkAction = bulk.workflowId;
@@ -167,7 +208,10 @@ async function main(): Promise<void> {
   // `npm run record-histories -- backfill` writes only the histories named, leaving the others as recorded before.
   const only = process.argv.slice(2);
   for (const [name, workflowId] of Object.entries(recorded).filter(([name]) => only.length === 0 || only.includes(name))) {
-    const json = execFileSync(temporalCliPath(), ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', server.address], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    const json = execFileSync(temporalCliPath(), ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', server.address], {
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    });
     writeFileSync(path.join(HISTORIES_DIR, `${name}.json`), json);
     console.log(`recorded ${name} (${(JSON.parse(json) as { events: unknown[] }).events.length} events)`);
   }

@@ -20,7 +20,9 @@ export async function startRejectingSmtp(rejects: (address: string) => boolean) 
         return;
       }
       refused.push(address.address);
-      const error = Object.assign(new Error(`5.1.1 <${address.address}>: Recipient address rejected: User unknown in local recipient table`), { responseCode: 550 });
+      const error = Object.assign(new Error(`5.1.1 <${address.address}>: Recipient address rejected: User unknown in local recipient table`), {
+        responseCode: 550,
+      });
       callback(error);
     },
     onData(stream, _session, callback) {

@@ -14,7 +14,11 @@ import { freePort } from './ports';
  * `startStack` reads. `stop()` ends both.
  */
 export async function startScriptServers(name: string): Promise<{ server: DevServer; stop(): Promise<void> }> {
-  const server = await startDevServer({ address: `127.0.0.1:${await freePort(1000)}`, dataDir: mkdtempSync(path.join(tmpdir(), `dw-${name}-`)), stdio: 'ignore' });
+  const server = await startDevServer({
+    address: `127.0.0.1:${await freePort(1000)}`,
+    dataDir: mkdtempSync(path.join(tmpdir(), `dw-${name}-`)),
+    stdio: 'ignore',
+  });
   const postgres = process.env.DATABASE_URL ? undefined : startLocalPostgres({ port: await freePort(), user: 'webhooks' });
   process.env.TEMPORAL_ADDRESS = server.address;
   process.env.DATABASE_URL ??= postgres!.url;

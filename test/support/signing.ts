@@ -162,7 +162,11 @@ export function svixHeaders(body: string, secret: string, { id, timestamp = new 
   };
 }
 
-export function shopifyHeaders(body: string, secret: string, { eventId, webhookId = randomUUID(), topic = 'orders/paid' }: { eventId?: string; webhookId?: string; topic?: string }): Record<string, string> {
+export function shopifyHeaders(
+  body: string,
+  secret: string,
+  { eventId, webhookId = randomUUID(), topic = 'orders/paid' }: { eventId?: string; webhookId?: string; topic?: string },
+): Record<string, string> {
   return {
     'content-type': 'application/json',
     'x-shopify-topic': topic,
@@ -183,7 +187,12 @@ export function paddleHeaders(body: string, secrets: readonly string[], timestam
 
 /** X-Square-HmacSha256-Signature as Square documents it: base64 HMAC-SHA256 of the notification URL and the body. */
 export function squareHeaders(body: string, key: string, url: string): Record<string, string> {
-  return { 'content-type': 'application/json', 'x-square-hmacsha256-signature': createHmac('sha256', key).update(url + body).digest('base64') };
+  return {
+    'content-type': 'application/json',
+    'x-square-hmacsha256-signature': createHmac('sha256', key)
+      .update(url + body)
+      .digest('base64'),
+  };
 }
 
 /** Slack's `v0` signature of `v0:<timestamp>:<body>`. */
@@ -197,7 +206,12 @@ export function slackHeaders(body: string, secret: string, timestampSeconds: num
 
 /** Linear-Signature: hex HMAC-SHA256 of the body. */
 export function linearHeaders(body: string, secret: string, delivery: string): Record<string, string> {
-  return { 'content-type': 'application/json', 'linear-delivery': delivery, 'linear-event': 'Issue', 'linear-signature': createHmac('sha256', secret).update(body).digest('hex') };
+  return {
+    'content-type': 'application/json',
+    'linear-delivery': delivery,
+    'linear-event': 'Issue',
+    'linear-signature': createHmac('sha256', secret).update(body).digest('hex'),
+  };
 }
 
 /** A Twilio status callback, form-encoded and signed by the `twilio` package. */
@@ -220,7 +234,9 @@ export function adyenItem(key: string, overrides: Record<string, unknown> = {}):
     eventDate: '2026-12-01T10:00:00+01:00',
     merchantAccountCode: 'DurableTest',
     merchantReference: 'ord_1001',
-    pspReference: `88${Math.floor(Math.random() * 1e14).toString().padStart(14, '0')}`,
+    pspReference: `88${Math.floor(Math.random() * 1e14)
+      .toString()
+      .padStart(14, '0')}`,
     reason: '',
     success: 'true',
     ...overrides,

@@ -24,7 +24,11 @@ export async function startSquareStandIn(options: { token: string }) {
   const app = express();
   app.use(express.json());
   app.post('/v2/events', (req, res) => {
-    const body = req.body as { cursor?: string; limit?: number; query?: { filter?: { event_types?: string[]; created_at?: { start_at?: string; end_at?: string } }; sort?: { order?: string } } };
+    const body = req.body as {
+      cursor?: string;
+      limit?: number;
+      query?: { filter?: { event_types?: string[]; created_at?: { start_at?: string; end_at?: string } }; sort?: { order?: string } };
+    };
     requests.push({ body: req.body as Record<string, unknown>, squareVersion: req.header('square-version') });
     const status = failures.shift();
     if (status !== undefined) {
@@ -45,7 +49,11 @@ export async function startSquareStandIn(options: { token: string }) {
     const limit = Math.min(body.limit ?? 100, 100);
     const page = matching.slice(offset, offset + limit);
     const more = offset + limit < matching.length;
-    res.json({ events: page, metadata: page.map((event) => ({ event_id: event.event_id, api_version: '2026-09-16' })), ...(more && { cursor: Buffer.from(String(offset + limit)).toString('base64url') }) });
+    res.json({
+      events: page,
+      metadata: page.map((event) => ({ event_id: event.event_id, api_version: '2026-09-16' })),
+      ...(more && { cursor: Buffer.from(String(offset + limit)).toString('base64url') }),
+    });
   });
 
   const server = await listen(app);

@@ -27,7 +27,11 @@ let bundle: Promise<WorkflowBundle> | undefined;
 export function workflowBundle(): Promise<WorkflowBundle> {
   bundle ??= distIsFresh()
     ? readFile(WORKFLOW_BUNDLE_PATH, 'utf8').then((code) => ({ code }))
-    : bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } });
+    : bundleWorkflowCode({
+        workflowsPath: WORKFLOWS_PATH,
+        workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
+        logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
+      });
   return bundle;
 }
 
@@ -60,7 +64,10 @@ export function startStack(options?: { env?: NodeJS.ProcessEnv; address?: string
 export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: string; worker?: boolean | 'external' } = {}): Promise<Stack | WorkerStack> {
   const address = options.address ?? process.env.TEMPORAL_ADDRESS!;
   const taskQueue = `test-${randomUUID()}`;
-  const config = loadReceiverConfig({ ...SECRETS_ENV, PORT: '0', RECEIVER_METRICS_ADDRESS: '127.0.0.1:0', TEMPORAL_TASK_QUEUE: taskQueue, ...options.env }, { development: true });
+  const config = loadReceiverConfig(
+    { ...SECRETS_ENV, PORT: '0', RECEIVER_METRICS_ADDRESS: '127.0.0.1:0', TEMPORAL_TASK_QUEUE: taskQueue, ...options.env },
+    { development: true },
+  );
   // Temporal's own settings from the test's environment: PAYLOAD_ENCRYPTION_KEYS turns the codec on.
   const { dataConverter } = temporalSettings({ TEMPORAL_ADDRESS: address, ...options.env });
   const client = new Client({ connection: Connection.lazy({ address }), namespace: 'default', dataConverter });
@@ -102,7 +109,13 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: s
   const worker: RunningWorker | undefined =
     options.worker === 'external'
       ? undefined
-      : await startWorker({ settings: temporalSettings(workerEnv, { worker: true }), taskQueue, activities: services.activities, workflows: await workflowBundle(), bodyStore: services.db });
+      : await startWorker({
+          settings: temporalSettings(workerEnv, { worker: true }),
+          taskQueue,
+          activities: services.activities,
+          workflows: await workflowBundle(),
+          bodyStore: services.db,
+        });
   // The receiver reads the same Stripe settings (its /admin backfill lists the stand-in's events).
   const receiverConfig = { ...config, stripe: { secretKey: workerEnv.STRIPE_SECRET_KEY, apiUrl: workerEnv.STRIPE_API_URL } };
   const receiver = await startReceiver(receiverConfig, client, silentLogger, services.db, dataConverter?.payloadCodecs?.[0]);
@@ -134,7 +147,15 @@ export async function startStack(options: { env?: NodeJS.ProcessEnv; address?: s
  */
 export async function resultOnceStarted(client: Client, workflowId: string, timeoutMs = 30_000): Promise<unknown> {
   const handle = client.workflow.getHandle(workflowId);
-  await eventually(`${workflowId} is started`, () => handle.describe().then(() => true, () => false), { timeoutMs });
+  await eventually(
+    `${workflowId} is started`,
+    () =>
+      handle.describe().then(
+        () => true,
+        () => false,
+      ),
+    { timeoutMs },
+  );
   return handle.result();
 }
 

@@ -16,7 +16,15 @@ export async function startStripeMock() {
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const url = `http://127.0.0.1:${httpPort}`;
   const authorization = `Basic ${Buffer.from('sk_test_123:').toString('base64')}`;
-  await eventually('stripe-mock answers', () => fetch(`${url}/v1/customers`, { headers: { authorization } }).then((response) => response.ok, () => false), { timeoutMs: 15_000, intervalMs: 100 });
+  await eventually(
+    'stripe-mock answers',
+    () =>
+      fetch(`${url}/v1/customers`, { headers: { authorization } }).then(
+        (response) => response.ok,
+        () => false,
+      ),
+    { timeoutMs: 15_000, intervalMs: 100 },
+  );
   return {
     url,
     async stop() {

@@ -56,7 +56,10 @@ export const API_TOKEN = 'tok_production_test_0123456789abcdef0123456789';
  * `extraEnv` goes to every process, the cluster included (Temporal's client TLS variables); `clusterEnv`
  * to `npm run cluster` alone (its frontend's own TLS).
  */
-export async function startTopology(extraEnv: NodeJS.ProcessEnv = {}, { clusterEnv: clusterOnly = {}, nodes = 1 }: { clusterEnv?: NodeJS.ProcessEnv; nodes?: number } = {}): Promise<Topology> {
+export async function startTopology(
+  extraEnv: NodeJS.ProcessEnv = {},
+  { clusterEnv: clusterOnly = {}, nodes = 1 }: { clusterEnv?: NodeJS.ProcessEnv; nodes?: number } = {},
+): Promise<Topology> {
   const dir = mkdtempSync(path.join(tmpdir(), 'dw-production-'));
   const postgres = startLocalPostgres({ port: await freePort(), user: 'webhooks' });
   const admin = new pg.Client({ connectionString: postgres.url });
@@ -77,7 +80,10 @@ export async function startTopology(extraEnv: NodeJS.ProcessEnv = {}, { clusterE
     cluster = spawnTs('src/temporal-cluster.ts', nodes > 1 ? ['--nodes', String(nodes)] : [], clusterEnv);
     ran.push({ name: 'cluster', process: cluster });
     await cluster.waitFor('cluster ready');
-    const ready = cluster.output().split('\n').find((line) => line.includes('cluster ready'))!;
+    const ready = cluster
+      .output()
+      .split('\n')
+      .find((line) => line.includes('cluster ready'))!;
     clusterNodes = (JSON.parse(ready) as { nodes: typeof clusterNodes }).nodes;
   };
   const stopTemporal = async () => {
@@ -181,5 +187,7 @@ export async function startTopology(extraEnv: NodeJS.ProcessEnv = {}, { clusterE
 export function otherClusterPorts(nodes = 1): number[] {
   const ports = servicePorts(7233);
   const offsets = [...Object.values(ports.grpc), ...Object.values(ports.membership), ports.http].map((port) => port - 7233);
-  return Array.from({ length: nodes }, (_, node) => offsets.map((offset) => offset + node * NODE_PORT_STEP)).flat().filter((offset) => offset !== 0);
+  return Array.from({ length: nodes }, (_, node) => offsets.map((offset) => offset + node * NODE_PORT_STEP))
+    .flat()
+    .filter((offset) => offset !== 0);
 }

@@ -29,12 +29,18 @@ describe('loadReceiverConfig', () => {
       ['sendgrid', 'sendgrid', [DEVELOPMENT_SECRETS.SENDGRID_WEBHOOK_PUBLIC_KEY], undefined],
       ['adyen', 'adyen', [DEVELOPMENT_SECRETS.ADYEN_HMAC_KEY], undefined],
     ]);
-    expect(config.developmentSecrets.map((secret) => secret.env).sort()).toEqual([...Object.keys(DEVELOPMENT_SECRETS), 'SQUARE_WEBHOOK_URL', 'TWILIO_WEBHOOK_URL'].sort());
+    expect(config.developmentSecrets.map((secret) => secret.env).sort()).toEqual(
+      [...Object.keys(DEVELOPMENT_SECRETS), 'SQUARE_WEBHOOK_URL', 'TWILIO_WEBHOOK_URL'].sort(),
+    );
   });
 
   it('needs the public URL Square and Twilio sign once their secret is set, as an absolute http(s) URL', () => {
-    expect(() => loadReceiverConfig({ SQUARE_WEBHOOK_SIGNATURE_KEY: 'key' })).toThrow('SQUARE_WEBHOOK_SIGNATURE_KEY is set, so SQUARE_WEBHOOK_URL must be too: square signs the public URL it posts to.');
-    expect(() => loadReceiverConfig({ TWILIO_AUTH_TOKEN: 'token', TWILIO_WEBHOOK_URL: '/webhooks/twilio' })).toThrow(/TWILIO_WEBHOOK_URL must be the absolute http\(s\) URL/);
+    expect(() => loadReceiverConfig({ SQUARE_WEBHOOK_SIGNATURE_KEY: 'key' })).toThrow(
+      'SQUARE_WEBHOOK_SIGNATURE_KEY is set, so SQUARE_WEBHOOK_URL must be too: square signs the public URL it posts to.',
+    );
+    expect(() => loadReceiverConfig({ TWILIO_AUTH_TOKEN: 'token', TWILIO_WEBHOOK_URL: '/webhooks/twilio' })).toThrow(
+      /TWILIO_WEBHOOK_URL must be the absolute http\(s\) URL/,
+    );
     const config = loadReceiverConfig({ TWILIO_AUTH_TOKEN: 'token', TWILIO_WEBHOOK_URL: 'https://hooks.example.com/webhooks/twilio?x=1' });
     expect(config.sources).toEqual([expect.objectContaining({ name: 'twilio', url: 'https://hooks.example.com/webhooks/twilio?x=1', secrets: ['token'] })]);
   });
@@ -63,7 +69,7 @@ describe('loadReceiverConfig', () => {
     expect(() => loadReceiverConfig({ [name]: value })).toThrow(`${name} holds one value; during a rotation, put the previous one in ${name}_PREVIOUS.`);
   });
 
-  it('acknowledges at commit by default in production and at Temporal\'s confirmation under npm run dev, and refuses any other ACKNOWLEDGE', () => {
+  it("acknowledges at commit by default in production and at Temporal's confirmation under npm run dev, and refuses any other ACKNOWLEDGE", () => {
     expect(loadReceiverConfig({}).acknowledge).toBe('database');
     expect(loadReceiverConfig({}, { development: true }).acknowledge).toBe('temporal');
     expect(loadReceiverConfig({ ACKNOWLEDGE: 'temporal' }).acknowledge).toBe('temporal');
@@ -100,8 +106,12 @@ describe('loadReceiverConfig', () => {
   });
 
   it('refuses a HOST beyond loopback in development while any of its values is public, and answers only loopback Hosts on loopback', () => {
-    expect(() => loadReceiverConfig({ HOST: '0.0.0.0' }, { development: true, developmentAdminToken: true })).toThrow(/HOST=0\.0\.0\.0 would let other machines reach npm run dev.*set ADMIN_TOKEN and STRIPE_WEBHOOK_SECRET, /);
-    expect(() => loadReceiverConfig({ ...SECRETS_ENV, ...CATALOG_SECRETS_ENV, HOST: '0.0.0.0' }, { development: true, developmentAdminToken: true })).toThrow(/set ADMIN_TOKEN and every source secret/);
+    expect(() => loadReceiverConfig({ HOST: '0.0.0.0' }, { development: true, developmentAdminToken: true })).toThrow(
+      /HOST=0\.0\.0\.0 would let other machines reach npm run dev.*set ADMIN_TOKEN and STRIPE_WEBHOOK_SECRET, /,
+    );
+    expect(() => loadReceiverConfig({ ...SECRETS_ENV, ...CATALOG_SECRETS_ENV, HOST: '0.0.0.0' }, { development: true, developmentAdminToken: true })).toThrow(
+      /set ADMIN_TOKEN and every source secret/,
+    );
     const everything = { ...SECRETS_ENV, ...CATALOG_SECRETS_ENV, ADMIN_TOKEN: 'a'.repeat(40), HOST: '0.0.0.0' };
     expect(loadReceiverConfig(everything, { development: true, developmentAdminToken: true })).toMatchObject({ host: '0.0.0.0', loopbackHostsOnly: false });
     expect(loadReceiverConfig({}, { development: true })).toMatchObject({ host: '127.0.0.1', loopbackHostsOnly: true });
@@ -109,7 +119,11 @@ describe('loadReceiverConfig', () => {
   });
 
   it('reads API_TOKENS as named scopes: two tokens may share one (rotation)', () => {
-    expect(loadReceiverConfig({ API_TOKENS: 'shop:tok_new_0123456789abcdef0123456789 shop:tok_old_0123456789abcdef0123456789,billing:tok:with:colons:0123456789abcdef0123456789' }).apiTokens).toEqual([
+    expect(
+      loadReceiverConfig({
+        API_TOKENS: 'shop:tok_new_0123456789abcdef0123456789 shop:tok_old_0123456789abcdef0123456789,billing:tok:with:colons:0123456789abcdef0123456789',
+      }).apiTokens,
+    ).toEqual([
       { scope: 'shop', token: 'tok_new_0123456789abcdef0123456789' },
       { scope: 'shop', token: 'tok_old_0123456789abcdef0123456789' },
       { scope: 'billing', token: 'tok:with:colons:0123456789abcdef0123456789' },
@@ -121,7 +135,9 @@ describe('loadReceiverConfig', () => {
   });
 
   it('refuses an API token shorter than 32 characters, as it does an admin token', () => {
-    expect(() => loadReceiverConfig({ API_TOKENS: 'shop:a' })).toThrow('API_TOKENS\' token for the scope "shop" must be at least 32 characters (for example: openssl rand -hex 32).');
+    expect(() => loadReceiverConfig({ API_TOKENS: 'shop:a' })).toThrow(
+      'API_TOKENS\' token for the scope "shop" must be at least 32 characters (for example: openssl rand -hex 32).',
+    );
   });
 
   it('outside development, has no source at all when no secret is set', () => {
@@ -137,7 +153,9 @@ describe('loadReceiverConfig', () => {
   it('gives declined orders PAYMENT_RETRY_WINDOW to be retried: 7 days unless set, and never a non-duration', () => {
     expect(loadWorkerConfig({}, { development: true }).settings.paymentRetryWindowMs).toBe(7 * 24 * 3600 * 1000);
     expect(loadWorkerConfig({ PAYMENT_RETRY_WINDOW: '36h' }, { development: true }).settings.paymentRetryWindowMs).toBe(36 * 3600 * 1000);
-    expect(() => loadWorkerConfig({ PAYMENT_RETRY_WINDOW: 'a week' }, { development: true })).toThrow('PAYMENT_RETRY_WINDOW must be a positive duration such as 30s, not "a week".');
+    expect(() => loadWorkerConfig({ PAYMENT_RETRY_WINDOW: 'a week' }, { development: true })).toThrow(
+      'PAYMENT_RETRY_WINDOW must be a positive duration such as 30s, not "a week".',
+    );
   });
 
   it('keeps bodies BODY_RETENTION (30 days) and duplicate-finding rows DEDUPE_RETENTION (400 days), either forever on request, never rows shorter than bodies', () => {
@@ -156,10 +174,15 @@ describe('loadReceiverConfig', () => {
     const worker = (env: NodeJS.ProcessEnv) => loadWorkerConfig(env, { development: true }).deployment;
     expect(worker({})).toBeUndefined();
     expect(worker({ WORKER_BUILD_ID: '1.4.2' })).toEqual({ name: 'durable-webhooks', buildId: '1.4.2' });
-    expect(worker({ WORKER_BUILD_ID: 'sha-3f9c2e1', WORKER_DEPLOYMENT_NAME: 'billing-webhooks' })).toEqual({ name: 'billing-webhooks', buildId: 'sha-3f9c2e1' });
+    expect(worker({ WORKER_BUILD_ID: 'sha-3f9c2e1', WORKER_DEPLOYMENT_NAME: 'billing-webhooks' })).toEqual({
+      name: 'billing-webhooks',
+      buildId: 'sha-3f9c2e1',
+    });
     expect(() => worker({ WORKER_DEPLOYMENT_NAME: 'billing-webhooks' })).toThrow('WORKER_DEPLOYMENT_NAME needs WORKER_BUILD_ID');
     expect(() => worker({ WORKER_BUILD_ID: '1.4.2', WORKER_DEPLOYMENT_NAME: 'billing.webhooks' })).toThrow(/WORKER_DEPLOYMENT_NAME must be .* \(no dot/);
-    expect(() => worker({ WORKER_BUILD_ID: 'main branch' })).toThrow('WORKER_BUILD_ID must be letters, digits, ".", "+", "-" and "_" (an image tag or a commit, say), not "main branch".');
+    expect(() => worker({ WORKER_BUILD_ID: 'main branch' })).toThrow(
+      'WORKER_BUILD_ID must be letters, digits, ".", "+", "-" and "_" (an image tag or a commit, say), not "main branch".',
+    );
   });
 
   it('keeps a Standard Webhooks source with only a public key', () => {
@@ -212,22 +235,32 @@ sources:
     ]);
   });
 
-  it('reads a source\'s routes, and stops on a flow that does not exist, naming its line', () => {
-    const file = writeConfig('sources:\n  - name: billing\n    kind: stripe\n    secret: whsec_x\n    routes:\n      invoice.paid: notifyGitHub\n      "customer.*": recordEvent\n');
+  it("reads a source's routes, and stops on a flow that does not exist, naming its line", () => {
+    const file = writeConfig(
+      'sources:\n  - name: billing\n    kind: stripe\n    secret: whsec_x\n    routes:\n      invoice.paid: notifyGitHub\n      "customer.*": recordEvent\n',
+    );
     const [billing] = loadReceiverConfig({ WEBHOOKS_CONFIG: file }).sources;
     expect(billing!.routes).toEqual({ 'invoice.paid': 'notifyGitHub', 'customer.*': 'recordEvent' });
     const unknown = writeConfig('sources:\n  - name: billing\n    kind: stripe\n    secret: whsec_x\n    routes: { invoice.paid: notifyFinance }\n');
-    expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: unknown })).toThrow(`WEBHOOKS_CONFIG (${unknown}) line 5: source "billing" routes: "invoice.paid" names the flow "notifyFinance", which does not exist; use one of`);
+    expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: unknown })).toThrow(
+      `WEBHOOKS_CONFIG (${unknown}) line 5: source "billing" routes: "invoice.paid" names the flow "notifyFinance", which does not exist; use one of`,
+    );
     const list = writeConfig('sources:\n  - name: billing\n    kind: stripe\n    secret: whsec_x\n    routes: [recordEvent]\n');
     expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: list })).toThrow(/line 5: source "billing" routes: must map event types to flow names/);
   });
 
   it("reads a source's standing rate per second or per minute, and stops on one that is not a positive rate", () => {
-    const rates = ['50/s', '600/m', 12].map((rate) => loadReceiverConfig({ WEBHOOKS_CONFIG: writeConfig(`sources:\n  - name: billing\n    kind: stripe\n    secret: whsec_x\n    rate: ${rate}\n`) }).sources[0]!.rate);
+    const rates = ['50/s', '600/m', 12].map(
+      (rate) =>
+        loadReceiverConfig({ WEBHOOKS_CONFIG: writeConfig(`sources:\n  - name: billing\n    kind: stripe\n    secret: whsec_x\n    rate: ${rate}\n`) })
+          .sources[0]!.rate,
+    );
     expect(rates).toEqual([50, 10, 12]);
     for (const bad of ['0/s', 'fast', '-3', '5/h']) {
       const file = writeConfig(`sources:\n  - name: billing\n    kind: stripe\n    secret: whsec_x\n    rate: "${bad}"\n`);
-      expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: file })).toThrow('WEBHOOKS_CONFIG sources[0] (billing): "rate" must be a positive rate of starts, such as 50/s or 600/m.');
+      expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: file })).toThrow(
+        'WEBHOOKS_CONFIG sources[0] (billing): "rate" must be a positive rate of starts, such as 50/s or 600/m.',
+      );
     }
   });
 
@@ -239,18 +272,38 @@ sources:
   it.each([
     ['no sources list', 'sources: 3', /must have a "sources" list/],
     ['a bad name', 'sources: [{ name: "Bad Name", kind: github, secret: x }]', /"name" must be lower-case/],
-    ['an unknown kind', 'sources: [{ name: shop, kind: shopfiy, secret: x }]', /"kind" must be one of stripe, github, standard-webhooks, svix, shopify, paddle, square, slack, linear, twilio, sendgrid, adyen, hmac/],
+    [
+      'an unknown kind',
+      'sources: [{ name: shop, kind: shopfiy, secret: x }]',
+      /"kind" must be one of stripe, github, standard-webhooks, svix, shopify, paddle, square, slack, linear, twilio, sendgrid, adyen, hmac/,
+    ],
     ['hmac settings on a provider kind', 'sources: [{ name: shop, kind: shopify, secret: x, id: { header: X-Id } }]', /declared for hmac sources only/],
     ['a relative url', 'sources: [{ name: shop, kind: square, secret: x, url: /webhooks/shop }]', /"url" must be the absolute http\(s\) URL/],
     ['no secret', 'sources: [{ name: shop, kind: github, secretEnv: UNSET_VARIABLE }]', /set "secret" or "secretEnv"/],
     ['a taken name', 'sources: [{ name: stripe, kind: stripe, secret: x }]', /"stripe" already exists/],
     ['a non-string prefix', 'sources: [{ name: shop, kind: github, secret: x, workflowIdPrefix: 3 }]', /"workflowIdPrefix" must be up to 32 letters/],
-    ['the internal workflows\' prefix', 'sources: [{ name: shop, kind: github, secret: x, workflowIdPrefix: "durable-webhooks:shop:" }]', /may not start with "durable-webhooks:"/],
-    ['an apiKeyEnv on a GitHub source', 'sources: [{ name: shop, kind: github, secret: x, apiKeyEnv: KEY }]', /"apiKeyEnv" names the variable with a Stripe source's API key/],
+    [
+      "the internal workflows' prefix",
+      'sources: [{ name: shop, kind: github, secret: x, workflowIdPrefix: "durable-webhooks:shop:" }]',
+      /may not start with "durable-webhooks:"/,
+    ],
+    [
+      'an apiKeyEnv on a GitHub source',
+      'sources: [{ name: shop, kind: github, secret: x, apiKeyEnv: KEY }]',
+      /"apiKeyEnv" names the variable with a Stripe source's API key/,
+    ],
     ['a prefix with a space', 'sources: [{ name: shop, kind: github, secret: x, workflowIdPrefix: "a b" }]', /"workflowIdPrefix" must be up to 32 letters/],
-    ['a list in one Stripe secret', 'sources: [{ name: shop, kind: stripe, secret: "whsec_a whsec_b" }]', /each secret is one value; list several as a YAML list/],
+    [
+      'a list in one Stripe secret',
+      'sources: [{ name: shop, kind: stripe, secret: "whsec_a whsec_b" }]',
+      /each secret is one value; list several as a YAML list/,
+    ],
     ['a secret that is not a string', 'sources: [{ name: shop, kind: github, secret: { a: 1 } }]', /"secret" must be a string or a list of strings/],
-    ['a body limit that is not a size', 'sources: [{ name: shop, kind: github, secret: x, maxBodyBytes: 1GB }]', /"maxBodyBytes" must be a positive number of bytes, such as 65536, 64KiB or 5MiB/],
+    [
+      'a body limit that is not a size',
+      'sources: [{ name: shop, kind: github, secret: x, maxBodyBytes: 1GB }]',
+      /"maxBodyBytes" must be a positive number of bytes, such as 65536, 64KiB or 5MiB/,
+    ],
   ])('refuses a WEBHOOKS_CONFIG with %s', (_reason, text, message) => {
     expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: writeConfig(text) })).toThrow(message);
   });
@@ -281,11 +334,19 @@ sources:
   });
 
   it('names the file when WEBHOOKS_CONFIG cannot be read', () => {
-    expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: '/nonexistent/webhooks.yaml' })).toThrow(/WEBHOOKS_CONFIG \(\/nonexistent\/webhooks.yaml\) cannot be read/);
+    expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: '/nonexistent/webhooks.yaml' })).toThrow(
+      /WEBHOOKS_CONFIG \(\/nonexistent\/webhooks.yaml\) cannot be read/,
+    );
   });
 
   it('gives each process its own settings from shared parts: the worker never reads the sources file', () => {
-    const env = { WEBHOOKS_CONFIG: '/nonexistent/webhooks.yaml', EMAIL_PROVIDER: 'smtp', SMTP_URL: 'smtp://127.0.0.1:1025', TEMPORAL_TASK_QUEUE: 'orders', ALLOW_PRIVATE_ENDPOINTS: 'true' };
+    const env = {
+      WEBHOOKS_CONFIG: '/nonexistent/webhooks.yaml',
+      EMAIL_PROVIDER: 'smtp',
+      SMTP_URL: 'smtp://127.0.0.1:1025',
+      TEMPORAL_TASK_QUEUE: 'orders',
+      ALLOW_PRIVATE_ENDPOINTS: 'true',
+    };
     expect(() => loadReceiverConfig(env)).toThrow(/WEBHOOKS_CONFIG/);
     const worker = loadWorkerConfig(env);
     expect(worker).not.toHaveProperty('sources');
@@ -296,9 +357,12 @@ sources:
 
 describe("providers' API URLs", () => {
   it.each(['STRIPE_API_URL', 'GITHUB_API_URL', 'PADDLE_API_URL', 'SQUARE_API_URL'])('%s is https, or plain http only on loopback or in development', (name) => {
-    expect(() => loadReceiverConfig({ [name]: 'http://api.example.com' })).toThrow(`${name} must be an https URL (plain http only on loopback or in development): it carries the API key, not "http://api.example.com".`);
+    expect(() => loadReceiverConfig({ [name]: 'http://api.example.com' })).toThrow(
+      `${name} must be an https URL (plain http only on loopback or in development): it carries the API key, not "http://api.example.com".`,
+    );
     expect(() => loadReceiverConfig({ [name]: 'not a url' })).toThrow(`${name} must be a URL, not "not a url".`);
-    for (const allowed of ['https://api.example.com', 'http://127.0.0.1:12111', 'http://localhost:12111', 'http://[::1]:12111']) expect(() => loadReceiverConfig({ [name]: allowed })).not.toThrow();
+    for (const allowed of ['https://api.example.com', 'http://127.0.0.1:12111', 'http://localhost:12111', 'http://[::1]:12111'])
+      expect(() => loadReceiverConfig({ [name]: allowed })).not.toThrow();
     expect(() => loadReceiverConfig({ [name]: 'http://stand-in:12111' }, { development: true })).not.toThrow();
     expect(() => loadWorkerConfig({ [name]: 'http://api.example.com', EMAIL_PROVIDER: 'smtp', SMTP_URL: 'smtp://x' })).toThrow(/must be an https URL/);
   });

@@ -42,10 +42,29 @@ it('decodes a form-encoded GitHub payload (one JSON string under payload) and ma
 });
 
 it("masks a client's address under browser_ip, shopperIP or anywhere in a value", () => {
-  const order = { id: 1, browser_ip: '203.0.113.7', client_details: { browser_ip: '2001:db8::1', user_agent: 'curl' }, note: 'placed from 198.51.100.23', zip: false };
+  const order = {
+    id: 1,
+    browser_ip: '203.0.113.7',
+    client_details: { browser_ip: '2001:db8::1', user_agent: 'curl' },
+    note: 'placed from 198.51.100.23',
+    zip: false,
+  };
   const shown = decodeDelivery(stored(ProviderKind.SHOPIFY, 'application/json', JSON.stringify(order)), { reveal: false }).body!;
-  expect(JSON.parse(shown)).toEqual({ id: 1, browser_ip: MASK, client_details: { browser_ip: MASK, user_agent: 'curl' }, note: `placed from ${MASK}`, zip: false });
-  const adyen = { live: 'false', notificationItems: [{ NotificationRequestItem: { pspReference: '8816', eventCode: 'AUTHORISATION', additionalData: { shopperIP: '192.0.2.9', shopperCountry: 'NL' } } }] };
-  const item = JSON.parse(decodeDelivery(stored(ProviderKind.ADYEN, 'application/json', JSON.stringify(adyen)), { reveal: false }).body!) as { additionalData: Record<string, string> };
+  expect(JSON.parse(shown)).toEqual({
+    id: 1,
+    browser_ip: MASK,
+    client_details: { browser_ip: MASK, user_agent: 'curl' },
+    note: `placed from ${MASK}`,
+    zip: false,
+  });
+  const adyen = {
+    live: 'false',
+    notificationItems: [
+      { NotificationRequestItem: { pspReference: '8816', eventCode: 'AUTHORISATION', additionalData: { shopperIP: '192.0.2.9', shopperCountry: 'NL' } } },
+    ],
+  };
+  const item = JSON.parse(decodeDelivery(stored(ProviderKind.ADYEN, 'application/json', JSON.stringify(adyen)), { reveal: false }).body!) as {
+    additionalData: Record<string, string>;
+  };
   expect(item.additionalData).toEqual({ shopperIP: MASK, shopperCountry: 'NL' });
 });

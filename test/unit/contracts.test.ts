@@ -1,6 +1,14 @@
 import * as workflows from '../../workflows';
 import { chargeOrderFlow, recordEventFlow, subscriptionEntityFlow } from '../../workflows';
-import { defineFlow, MAX_FIELD_LENGTH, readOptionalStrings, readPointer, readRetryPayment, readSubscriptionUpdate, subscriptionWorkflowId } from '../../contracts';
+import {
+  defineFlow,
+  MAX_FIELD_LENGTH,
+  readOptionalStrings,
+  readPointer,
+  readRetryPayment,
+  readSubscriptionUpdate,
+  subscriptionWorkflowId,
+} from '../../contracts';
 import { defaultRoutes, FLOWS } from '../../src/flows';
 
 const refused = (error: string | RegExp) => ({ ok: false, error: typeof error === 'string' ? error : expect.stringMatching(error) });
@@ -37,15 +45,23 @@ describe('flow declarations', () => {
     expect(chargeOrderFlow.signals.filter((signal) => signal.onlyWhileAwaited).map((signal) => signal.name)).toEqual(['retryPayment']);
   });
 
-  it('route each provider kind\'s event type to one flow at most', () => {
+  it("route each provider kind's event type to one flow at most", () => {
     expect(defaultRoutes(FLOWS).get('standard-webhooks')?.get('order.created')).toBe(chargeOrderFlow);
-    const rival = defineFlow({ workflow: async function rivalOrders() {}, description: 'test', handles: { 'standard-webhooks': ['order.created'] }, versioning: { behavior: 'AUTO_UPGRADE', why: 'test' } });
+    const rival = defineFlow({
+      workflow: async function rivalOrders() {},
+      description: 'test',
+      handles: { 'standard-webhooks': ['order.created'] },
+      versioning: { behavior: 'AUTO_UPGRADE', why: 'test' },
+    });
     expect(() => defaultRoutes([...FLOWS, rival])).toThrow('Both chargeOrder and rivalOrders declare that they handle standard-webhooks "order.created".');
   });
 
   it('reads a retryPayment argument: a Stripe payment method ID, who asked, the attempt; anything else is named', () => {
     expect(readRetryPayment(undefined)).toEqual({ ok: true, value: {} });
-    expect(readRetryPayment({ paymentMethod: 'pm_card_visa', by: 'support', attempt: 2 })).toEqual({ ok: true, value: { paymentMethod: 'pm_card_visa', by: 'support', attempt: 2 } });
+    expect(readRetryPayment({ paymentMethod: 'pm_card_visa', by: 'support', attempt: 2 })).toEqual({
+      ok: true,
+      value: { paymentMethod: 'pm_card_visa', by: 'support', attempt: 2 },
+    });
     expect(readRetryPayment({ paymentMethod: 'card_1NcAbC' })).toEqual({ ok: true, value: { paymentMethod: 'card_1NcAbC' } });
     expect(readRetryPayment('pm_card_visa')).toEqual(refused(/must be a JSON object/));
     expect(readRetryPayment([])).toEqual(refused(/must be a JSON object/));
@@ -69,11 +85,21 @@ describe('flow declarations', () => {
 
   it("reads an operator's apply: an update of a stored event about this entity's subscription, and nothing else", () => {
     const target = { workflowId: subscriptionWorkflowId('sub_1') };
-    const update = { source: 'stripe', eventId: 'evt_1', created: 1767225600, subscription: { id: 'sub_1', customer: 'cus_1', status: 'active' }, deleted: false };
+    const update = {
+      source: 'stripe',
+      eventId: 'evt_1',
+      created: 1767225600,
+      subscription: { id: 'sub_1', customer: 'cus_1', status: 'active' },
+      deleted: false,
+    };
     const [apply] = subscriptionEntityFlow.signals;
     expect(apply!.read(update, target)).toEqual({ ok: true, value: update });
-    expect(apply!.read({ ...update, subscription: { id: 'sub_2', status: 'active' } }, target)).toEqual(refused(`subscription.id must be the subscription of ${target.workflowId}`));
-    expect(apply!.read({ ...update, subscription: { ...update.subscription, plan: 'gold' } }, target)).toEqual(refused('subscription takes id, customer and status, not plan'));
+    expect(apply!.read({ ...update, subscription: { id: 'sub_2', status: 'active' } }, target)).toEqual(
+      refused(`subscription.id must be the subscription of ${target.workflowId}`),
+    );
+    expect(apply!.read({ ...update, subscription: { ...update.subscription, plan: 'gold' } }, target)).toEqual(
+      refused('subscription takes id, customer and status, not plan'),
+    );
     expect(apply!.read({ ...update, source: undefined }, target)).toEqual(refused(/source must name the source/));
     expect(apply!.read({ ...update, created: -1 }, target)).toEqual(refused(/created must be/));
     expect(apply!.read({ ...update, deleted: 'no' }, target)).toEqual(refused('deleted must be true or false'));
@@ -82,7 +108,7 @@ describe('flow declarations', () => {
   });
 });
 
-describe('the routing fields copied into an event workflow\'s input', () => {
+describe("the routing fields copied into an event workflow's input", () => {
   it('reads JSON pointers with their escapes, own properties only', () => {
     const body = { 'a/b': [{ '~x': 1 }], data: { email: 'ada@example.com' } };
     expect(readPointer(body, '/a~1b/0/~0x')).toBe(1);
@@ -93,7 +119,16 @@ describe('the routing fields copied into an event workflow\'s input', () => {
   });
 
   it('copies IDs and amounts, only whether personal fields are there, and nothing long or structured', () => {
-    const body = { data: { orderId: 'ord_1', amount: 4200, currency: { code: 'eur' }, customer: 'c'.repeat(MAX_FIELD_LENGTH + 1), paymentMethod: 'pm_card_visa', email: 'ada@example.com' } };
+    const body = {
+      data: {
+        orderId: 'ord_1',
+        amount: 4200,
+        currency: { code: 'eur' },
+        customer: 'c'.repeat(MAX_FIELD_LENGTH + 1),
+        paymentMethod: 'pm_card_visa',
+        email: 'ada@example.com',
+      },
+    };
     expect(chargeOrderFlow.readFields(body)).toEqual({ orderId: 'ord_1', amount: 4200, paymentMethod: 'pm_card_visa', email: true });
     expect(chargeOrderFlow.readFields({ data: { email: '' } })).toEqual({ email: false });
     expect(recordEventFlow.readFields(body)).toEqual({});

@@ -38,10 +38,24 @@ function serverComingUp(answers: Array<temporal.api.workflowservice.v1.IDescribe
 it('starts the pinned check only once the version lists the task queue for workflow tasks', async () => {
   const { client, calls } = serverComingUp([
     { versionTaskQueues: [{ name: 'webhooks', type: TASK_QUEUE_TYPE_ACTIVITY }] },
-    { versionTaskQueues: [{ name: 'other', type: TASK_QUEUE_TYPE_WORKFLOW }, { name: 'webhooks', type: TASK_QUEUE_TYPE_ACTIVITY }] },
-    { versionTaskQueues: [{ name: 'webhooks', type: TASK_QUEUE_TYPE_ACTIVITY }, { name: 'webhooks', type: TASK_QUEUE_TYPE_WORKFLOW }] },
+    {
+      versionTaskQueues: [
+        { name: 'other', type: TASK_QUEUE_TYPE_WORKFLOW },
+        { name: 'webhooks', type: TASK_QUEUE_TYPE_ACTIVITY },
+      ],
+    },
+    {
+      versionTaskQueues: [
+        { name: 'webhooks', type: TASK_QUEUE_TYPE_ACTIVITY },
+        { name: 'webhooks', type: TASK_QUEUE_TYPE_WORKFLOW },
+      ],
+    },
   ]);
-  await expect(promoteBuild(client, { name: 'dw', buildId: 'build-1' }, { waitMs: 10_000, taskQueue: 'webhooks', intervalMs: 1 })).resolves.toEqual({ deployment: 'dw', buildId: 'build-1', previous: null });
+  await expect(promoteBuild(client, { name: 'dw', buildId: 'build-1' }, { waitMs: 10_000, taskQueue: 'webhooks', intervalMs: 1 })).resolves.toEqual({
+    deployment: 'dw',
+    buildId: 'build-1',
+    previous: null,
+  });
   expect(calls).toEqual(['describe', 'describe', 'describe', 'start the check', 'make current']);
 });
 

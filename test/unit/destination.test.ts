@@ -2,12 +2,36 @@ import { UnsafeDestinationError } from '../../src/core/errors';
 import { checkDestination, isBlockedAddress } from '../../src/outbound/destination';
 
 describe('isBlockedAddress', () => {
-  it.each(['127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::ffff:7f00:1', '64:ff9b::7f00:1', '64:ff9b::a9fe:a9fe', '64:ff9b:1::a00:1', '2002:7f00:1::1', '2002:c0a8:101::1', '::127.0.0.1', '::7f00:1', 'fec0::1', 'feff::1'])(
-    'blocks %s',
-    (address) => expect(isBlockedAddress(address)).toBe(true),
-  );
+  it.each([
+    '127.0.0.1',
+    '10.1.2.3',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '::1',
+    '::',
+    'fd00::1',
+    'fe80::1',
+    '::ffff:127.0.0.1',
+    '::ffff:10.0.0.1',
+    '::ffff:7f00:1',
+    '64:ff9b::7f00:1',
+    '64:ff9b::a9fe:a9fe',
+    '64:ff9b:1::a00:1',
+    '2002:7f00:1::1',
+    '2002:c0a8:101::1',
+    '::127.0.0.1',
+    '::7f00:1',
+    'fec0::1',
+    'feff::1',
+  ])('blocks %s', (address) => expect(isBlockedAddress(address)).toBe(true));
 
-  it.each(['8.8.8.8', '172.32.0.1', '93.184.216.34', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('allows %s', (address) => expect(isBlockedAddress(address)).toBe(false));
+  it.each(['8.8.8.8', '172.32.0.1', '93.184.216.34', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('allows %s', (address) =>
+    expect(isBlockedAddress(address)).toBe(false),
+  );
 });
 
 describe('checkDestination', () => {

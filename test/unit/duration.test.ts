@@ -20,7 +20,7 @@ describe('the one duration reader', () => {
   });
 });
 
-describe('an operator\'s point in time (since, until)', () => {
+describe("an operator's point in time (since, until)", () => {
   it.each([
     ['30m', '2026-12-06T11:30:00.000Z'],
     ['72h', '2026-12-03T12:00:00.000Z'],

@@ -4,8 +4,8 @@ import { ConfigError } from '../../src/core/errors';
 import { listFlows } from '../../src/cli/flows';
 import { Router } from '../../src/flows';
 
-describe('a source\'s routes', () => {
-  it('use the kind\'s defaults, and record every other type', () => {
+describe("a source's routes", () => {
+  it("use the kind's defaults, and record every other type", () => {
     const stripe = new Router(ProviderKind.STRIPE);
     expect(stripe.flowFor('checkout.session.completed')).toBe(fulfilCheckoutFlow);
     expect(stripe.flowFor('customer.subscription.updated')).toBe(applySubscriptionEventFlow);
@@ -15,7 +15,12 @@ describe('a source\'s routes', () => {
   });
 
   it('come before the defaults: an exact type, then the longest prefix', () => {
-    const router = new Router(ProviderKind.STRIPE, { 'invoice.paid': 'notifyGitHub', 'customer.*': 'recordEvent', 'customer.subscription.*': 'applySubscriptionEvent', 'checkout.session.completed': 'recordEvent' });
+    const router = new Router(ProviderKind.STRIPE, {
+      'invoice.paid': 'notifyGitHub',
+      'customer.*': 'recordEvent',
+      'customer.subscription.*': 'applySubscriptionEvent',
+      'checkout.session.completed': 'recordEvent',
+    });
     expect(router.flowFor('invoice.paid')).toBe(notifyGitHubFlow);
     expect(router.flowFor('customer.created')).toBe(recordEventFlow);
     expect(router.flowFor('customer.subscription.paused')).toBe(applySubscriptionEventFlow);
@@ -34,15 +39,28 @@ describe('a source\'s routes', () => {
 
   it('may ignore a type or a prefix: nothing starts for it, and no flow is said to get it', () => {
     const router = new Router(ProviderKind.STRIPE, { 'invoice.*': 'ignore', 'checkout.session.completed': 'ignore', 'invoice.paid': 'notifyGitHub' });
-    expect(['invoice.finalized', 'checkout.session.completed', 'invoice.paid', 'charge.refunded'].map((type) => router.ignores(type))).toEqual([true, true, false, false]);
+    expect(['invoice.finalized', 'checkout.session.completed', 'invoice.paid', 'charge.refunded'].map((type) => router.ignores(type))).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
     expect(router.routedTo(fulfilCheckoutFlow)).toEqual([]);
     expect(router.ignored()).toEqual(['invoice.*', 'checkout.session.completed']);
   });
 
   it.each([
-    ['an unknown flow', { 'invoice.paid': 'notifyFinance' }, 'routes: "invoice.paid" names the flow "notifyFinance", which does not exist; use one of chargeOrder, fulfilCheckout, fulfilShopifyOrder, notifyGitHub, recordEvent, applySubscriptionEvent, or ignore.'],
+    [
+      'an unknown flow',
+      { 'invoice.paid': 'notifyFinance' },
+      'routes: "invoice.paid" names the flow "notifyFinance", which does not exist; use one of chargeOrder, fulfilCheckout, fulfilShopifyOrder, notifyGitHub, recordEvent, applySubscriptionEvent, or ignore.',
+    ],
     ['an internal workflow', { 'invoice.paid': 'subscriptionEntity' }, /"invoice.paid" names the flow "subscriptionEntity", which does not exist/],
-    ['a star inside the type', { 'customer.*.created': 'recordEvent' }, 'routes: "customer.*.created" must be an event type, or a prefix ending in "*" such as "customer.*".'],
+    [
+      'a star inside the type',
+      { 'customer.*.created': 'recordEvent' },
+      'routes: "customer.*.created" must be an event type, or a prefix ending in "*" such as "customer.*".',
+    ],
     ['an empty type', { '': 'recordEvent' }, /"" must be an event type/],
   ])('refuse %s', (_what, routes, message) => {
     expect(() => new Router(ProviderKind.STRIPE, routes)).toThrow(ConfigError);
@@ -74,8 +92,16 @@ describe('durable-webhooks flows', () => {
       queries: ['status'],
       versioning: { behavior: 'AUTO_UPGRADE', why: expect.stringContaining('retryPayment') },
     });
-    expect(listing.find((flow) => flow.name === 'fulfilCheckout')).toMatchObject({ events: { stripe: ['checkout.session.completed'], billing: ['checkout.session.completed'] }, tenant: '/account' });
-    expect(listing.find((flow) => flow.name === 'subscriptionEntity')).toMatchObject({ internal: true, events: {}, signals: [{ name: 'apply' }], queries: ['state'] });
+    expect(listing.find((flow) => flow.name === 'fulfilCheckout')).toMatchObject({
+      events: { stripe: ['checkout.session.completed'], billing: ['checkout.session.completed'] },
+      tenant: '/account',
+    });
+    expect(listing.find((flow) => flow.name === 'subscriptionEntity')).toMatchObject({
+      internal: true,
+      events: {},
+      signals: [{ name: 'apply' }],
+      queries: ['state'],
+    });
   });
 
   it("says where a flow is picked by a type the provider does not sign (Shopify's X-Shopify-Topic)", () => {

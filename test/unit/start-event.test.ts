@@ -20,14 +20,20 @@ describe('summaryOf', () => {
   it("reads source · type · subject, then the flow's own part (an order's amount)", () => {
     expect(summaryFor(event('ord_1'))).toBe('standard · order.created · ord_1 · 42.00 EUR');
     expect(summaryFor(event('ord_1'), new Router('standard-webhooks', { 'order.created': 'recordEvent' }))).toBe('standard · order.created · ord_1');
-    const shopify = { ...event('gid://shopify/Order/1'), source: 'shopify', provider: 'shopify' as const, type: 'orders/paid', payload: { total_price: '4200', currency: 'jpy' } };
+    const shopify = {
+      ...event('gid://shopify/Order/1'),
+      source: 'shopify',
+      provider: 'shopify' as const,
+      type: 'orders/paid',
+      payload: { total_price: '4200', currency: 'jpy' },
+    };
     expect(summaryFor(shopify, new Router('shopify'))).toBe('shopify · orders/paid · gid://shopify/Order/1 · 4200 JPY');
   });
 
   it.each([
     ['a 1,000-character subject', 'o'.repeat(1000)],
     ['a subject of multi-byte characters', 'é€😀'.repeat(100)],
-  ])('cuts %s to Temporal\'s 200 bytes on a character boundary', (_name, subject) => {
+  ])("cuts %s to Temporal's 200 bytes on a character boundary", (_name, subject) => {
     const summary = summaryOf(event(subject));
     expect(Buffer.byteLength(summary)).toBeLessThanOrEqual(MAX_SUMMARY_BYTES);
     expect(Buffer.byteLength(summary)).toBeGreaterThan(MAX_SUMMARY_BYTES - 4);

@@ -20,7 +20,9 @@ describe('visibilityQuery', () => {
     expect(visibilityQuery({ errorClass: 'CardDeclined' })).toBe("WebhookSource IS NOT NULL AND WebhookErrorClass = 'CardDeclined'");
     expect(() => visibilityQuery({ tenant: "acct_1' OR 'a' = 'a" })).toThrow('"tenant" may hold letters, digits and . _ : @ - only.');
     expect(() => visibilityQuery({ tenant: 'acct 1' })).toThrow(OperationRejectedError);
-    expect(() => visibilityQuery({ errorClass: "CardDeclined' OR 'a' = 'a" })).toThrow('"errorClass" may hold letters, digits and . _ : @ - › and spaces only.');
+    expect(() => visibilityQuery({ errorClass: "CardDeclined' OR 'a' = 'a" })).toThrow(
+      '"errorClass" may hold letters, digits and . _ : @ - › and spaces only.',
+    );
   });
 
   it.each([

@@ -9,7 +9,8 @@ export type EventAction = (typeof ACTIONS)[number];
 export const CONFIRM: Record<Exclude<EventAction, 'signal'>, (eventId: string) => string> = {
   retry: (id) =>
     `Retries event ${id}: if it failed, its last run is reset to its last failure and runs on from there. It keeps its ledger claim, so no step that finished (a charge, an email) runs again. A completed or running event is left alone.`,
-  reset: (id) => `Resets event ${id} to its last failure: a new run replays its history up to there and continues. Finished steps are not repeated; the ledger answers them.`,
+  reset: (id) =>
+    `Resets event ${id} to its last failure: a new run replays its history up to there and continues. Finished steps are not repeated; the ledger answers them.`,
   cancel: (id) => `Asks event ${id}'s workflow to cancel: it stops at its next step and is recorded as failed (cancelled) in the ledger.`,
   erase: (id) =>
     `Erases event ${id}'s personal data from every store: its stored body and headers, its Temporal history and the rows it wrote. This cannot be undone; the erasure itself is recorded with your reason.`,
@@ -31,7 +32,9 @@ export function actionOf(action: string): EventAction {
 
 /** A signal's argument from the event page's form: its text fields (`field.by`), or JSON; none when empty. */
 export function signalData(query: Request['query']): unknown {
-  const fields = Object.entries(query).filter((entry): entry is [string, string] => entry[0].startsWith('field.') && typeof entry[1] === 'string' && entry[1] !== '');
+  const fields = Object.entries(query).filter(
+    (entry): entry is [string, string] => entry[0].startsWith('field.') && typeof entry[1] === 'string' && entry[1] !== '',
+  );
   if (fields.length > 0) return Object.fromEntries(fields.map(([name, value]) => [name.slice('field.'.length), value]));
   if (typeof query.json === 'string' && query.json.trim() !== '') {
     try {

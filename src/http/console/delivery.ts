@@ -20,7 +20,12 @@ export function decodeDelivery(stored: StoredBody, { reveal }: { reveal: boolean
   if (!stored.body) return { ...base, body: null, truncated: false };
   const raw = stored.body.toString('utf8');
   const parsed = parse(stored, stored.body);
-  const text = parsed === undefined ? (reveal ? raw : withoutAddresses(raw)) : JSON.stringify(reveal ? parsed : maskPersonal(maskPointers(parsed, providerOf(stored.provider).personal ?? [])), null, 2);
+  const text =
+    parsed === undefined
+      ? reveal
+        ? raw
+        : withoutAddresses(raw)
+      : JSON.stringify(reveal ? parsed : maskPersonal(maskPointers(parsed, providerOf(stored.provider).personal ?? [])), null, 2);
   return { ...base, body: text.slice(0, SHOWN_BYTES), truncated: text.length > SHOWN_BYTES };
 }
 
@@ -43,7 +48,10 @@ function maskPointers(body: unknown, pointers: readonly string[]): unknown {
   const masked = structuredClone(body) as Record<string, unknown>;
   for (const pointer of pointers) {
     if (readPointer(masked, pointer) === undefined) continue;
-    const keys = pointer.slice(1).split('/').map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const keys = pointer
+      .slice(1)
+      .split('/')
+      .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'));
     const parent = keys.slice(0, -1).reduce<Record<string, unknown>>((node, key) => node[key] as Record<string, unknown>, masked);
     parent[keys.at(-1)!] = MASK;
   }

@@ -28,15 +28,25 @@ export function failureRoutes({ db, jobs, logger }: { db: Database; jobs: BulkJo
   router.post('/failures/:fingerprint/retry', requireAdmin, async (req, res) => {
     const group = await groupOf(req.params.fingerprint);
     const session = sessionOf(res);
-    if (group.state !== 'failed') throw new OperationRejectedError('Only a group of failed events is retried: stuck ones are running, and go on by themselves once the cause is fixed.');
+    if (group.state !== 'failed')
+      throw new OperationRejectedError('Only a group of failed events is retried: stuck ones are running, and go on by themselves once the cause is fixed.');
     const confirmed = req.body.yes === 'true' ? readConfirmation(req.body.count, req.body.until) : undefined;
-    const reason = typeof req.body.reason === 'string' && req.body.reason.trim() !== '' ? (req.body.reason as string) : 'retry of a failure group from the console';
-    const answer = await jobs.request({ action: 'retry', filter: { group: group.fingerprint }, reason, by: actorOf(session) }, { dryRun: confirmed === undefined, confirmed });
+    const reason =
+      typeof req.body.reason === 'string' && req.body.reason.trim() !== '' ? (req.body.reason as string) : 'retry of a failure group from the console';
+    const answer = await jobs.request(
+      { action: 'retry', filter: { group: group.fingerprint }, reason, by: actorOf(session) },
+      { dryRun: confirmed === undefined, confirmed },
+    );
     if (answer.dryRun) {
       page(res, <FailureGroupPage session={session} group={group} dryRun={answer} />);
       return;
     }
-    await audit(db, { actor: actorOf(session), action: `bulk retry of failure group ${group.fingerprint}`, target: answer.jobId, detail: { count: answer.count, reason } });
+    await audit(db, {
+      actor: actorOf(session),
+      action: `bulk retry of failure group ${group.fingerprint}`,
+      target: answer.jobId,
+      detail: { count: answer.count, reason },
+    });
     logger.warn({ jobId: answer.jobId, group: group.fingerprint, count: answer.count, by: actorOf(session) }, 'console: bulk retry started');
     res.redirect(303, `${BASE}/jobs/${encodeURIComponent(answer.jobId)}`);
   });

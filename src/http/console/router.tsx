@@ -118,7 +118,11 @@ export function createConsoleRouter(deps: ConsoleDeps): express.Router {
   });
 
   router.get('/events', async (req, res) => {
-    const query: EventsQuery = Object.fromEntries(['source', 'type', 'status', 'tenant', 'error', 'group', 'since', 'until', 'via'].map((name) => [name, text(req, name)]).filter(([, value]) => value !== undefined));
+    const query: EventsQuery = Object.fromEntries(
+      ['source', 'type', 'status', 'tenant', 'error', 'group', 'since', 'until', 'via']
+        .map((name) => [name, text(req, name)])
+        .filter(([, value]) => value !== undefined),
+    );
     const session = sessionOf(res);
     let filter: ListFilter;
     try {
@@ -163,7 +167,17 @@ export function createConsoleRouter(deps: ConsoleDeps): express.Router {
     } else {
       what = CONFIRM[action](eventId);
     }
-    page(res, <ConfirmPage session={sessionOf(res)} eventId={eventId} action={action} what={what} fields={fields} needsReason={action !== 'signal' && action !== 'cancel'} />);
+    page(
+      res,
+      <ConfirmPage
+        session={sessionOf(res)}
+        eventId={eventId}
+        action={action}
+        what={what}
+        fields={fields}
+        needsReason={action !== 'signal' && action !== 'cancel'}
+      />,
+    );
   });
 
   router.post('/events/:eventId/:action', requireAdmin, async (req, res) => {
@@ -171,7 +185,8 @@ export function createConsoleRouter(deps: ConsoleDeps): express.Router {
     const action = actionOf(req.params.action);
     const session = sessionOf(res);
     const reason = typeof req.body.reason === 'string' ? (req.body.reason as string).trim() : '';
-    if ((action === 'retry' || action === 'reset' || action === 'erase') && reason === '') throw new OperationRejectedError(`Give a reason for the ${action}; it is kept in the history and the audit trail.`);
+    if ((action === 'retry' || action === 'reset' || action === 'erase') && reason === '')
+      throw new OperationRejectedError(`Give a reason for the ${action}; it is kept in the history and the audit trail.`);
     const by = actorOf(session);
     try {
       switch (action) {
@@ -201,7 +216,12 @@ export function createConsoleRouter(deps: ConsoleDeps): express.Router {
       page(res.status(error instanceof SyntaxError ? 400 : toProblem(error).status), <EventPage session={session} data={data} />);
       return;
     }
-    await audit(db, { actor: by, action: action === 'signal' ? `sent ${String(req.body.signal)}` : action, target: eventId, detail: { reason: reason || undefined } });
+    await audit(db, {
+      actor: by,
+      action: action === 'signal' ? `sent ${String(req.body.signal)}` : action,
+      target: eventId,
+      detail: { reason: reason || undefined },
+    });
     logger.warn({ eventId, action, by }, 'console action');
     res.redirect(303, `${eventPath(eventId)}?done=${action}`);
   });
@@ -272,7 +292,8 @@ function text(req: Request, name: string): string | undefined {
 
 /** The page's filter, checked as the CLI checks its flags. */
 function listFilter(query: EventsQuery): ListFilter {
-  if (query.status !== undefined && !(LISTED_STATUSES as readonly string[]).includes(query.status)) throw new OperationRejectedError(`"status" must be one of ${LISTED_STATUSES.join(', ')}.`);
+  if (query.status !== undefined && !(LISTED_STATUSES as readonly string[]).includes(query.status))
+    throw new OperationRejectedError(`"status" must be one of ${LISTED_STATUSES.join(', ')}.`);
   if (query.via !== undefined && query.via !== 'delivery' && query.via !== 'backfill') throw new OperationRejectedError('"via" must be delivery or backfill.');
   if (query.group !== undefined && !/^[0-9a-f]{16}$/.test(query.group)) throw new OperationRejectedError('"group" must be a failure group fingerprint.');
   return {

@@ -23,7 +23,13 @@ const MAX_FAILED_SIGN_INS_PER_MINUTE = 10;
  * later request needs the session, whose token must still be configured with its role, and a POST
  * its CSRF token and no cross-site origin; sign-out ends the session. What `sessionOf` reads.
  */
-export function sessions(deps: { db: Queryable; admins: readonly NamedToken[]; viewers: readonly NamedToken[]; sessionTtlMs: number; logger: Logger }): express.Router {
+export function sessions(deps: {
+  db: Queryable;
+  admins: readonly NamedToken[];
+  viewers: readonly NamedToken[];
+  sessionTtlMs: number;
+  logger: Logger;
+}): express.Router {
   const { db, logger } = deps;
   const current = sessionTokens(deps.admins, deps.viewers);
   const router = express.Router();
@@ -75,7 +81,8 @@ export function sessions(deps: { db: Queryable; admins: readonly NamedToken[]; v
     if (req.method === 'POST') {
       sameSite(req, res, () => undefined);
       const csrf = typeof req.body?._csrf === 'string' ? (req.body._csrf as string) : '';
-      if (!safeEqual(csrf, session.csrf)) throw new ConsoleForbiddenError('The form is missing its CSRF token, or it is from another session; reload the page and try again.');
+      if (!safeEqual(csrf, session.csrf))
+        throw new ConsoleForbiddenError('The form is missing its CSRF token, or it is from another session; reload the page and try again.');
     }
     next();
   });
@@ -93,7 +100,10 @@ const tokenIn = (req: Request) => (typeof req.body?.token === 'string' ? (req.bo
 
 /** The tokens a session may be bound to now: each admin and viewer token's hash, with its role. */
 export function sessionTokens(admins: readonly NamedToken[], viewers: readonly NamedToken[]): SessionToken[] {
-  return [...admins.map(({ token }) => ({ tokenSha256: hashOf(token), role: 'admin' as const })), ...viewers.map(({ token }) => ({ tokenSha256: hashOf(token), role: 'viewer' as const }))];
+  return [
+    ...admins.map(({ token }) => ({ tokenSha256: hashOf(token), role: 'admin' as const })),
+    ...viewers.map(({ token }) => ({ tokenSha256: hashOf(token), role: 'viewer' as const })),
+  ];
 }
 
 /** The token's role, compared in constant time against every admin and viewer token. */

@@ -6,7 +6,7 @@ const adapter = createAdyenAdapter({ source: 'adyen', secrets: [CATALOG_SECRETS.
 const verify = (body: string) => adapter.verify({ rawBody: Buffer.from(body), headers: {}, receivedAt: new Date('2026-12-01T10:00:00Z') });
 
 describe('adyen adapter', () => {
-  it('verifies each item with @adyen/api-library\'s hmacValidator, identified by pspReference, eventCode and success', async () => {
+  it("verifies each item with @adyen/api-library's hmacValidator, identified by pspReference, eventCode and success", async () => {
     const first = adyenItem(CATALOG_SECRETS.adyen, { pspReference: '8816178914079738' });
     const second = adyenItem(CATALOG_SECRETS.adyenRotated, { pspReference: '8816178914079738', eventCode: 'CAPTURE' });
     const { events, refused } = await verify(adyenBody([first, second]));
@@ -40,16 +40,20 @@ describe('adyen adapter', () => {
 
   it('refuses a batch in which no item is signed as a whole, listing none of them', async () => {
     const forged = adyenItem('00112233445566778899AABBCCDDEEFF00112233445566778899AABBCCDDEEFF');
-    await expect(verify(adyenBody([forged, forged]))).rejects.toThrow(new SignatureVerificationError('No item of the 2 in the batch is signed with a configured HMAC key.', 'adyen'));
+    await expect(verify(adyenBody([forged, forged]))).rejects.toThrow(
+      new SignatureVerificationError('No item of the 2 in the batch is signed with a configured HMAC key.', 'adyen'),
+    );
     await expect(verify(JSON.stringify({ notificationItems: [0, 0, 0] }))).rejects.toThrow(SignatureVerificationError);
   });
 
   // The library decodes the key as hex and drops what is not: each of these became an empty key,
   // with which anyone can sign an item.
-  it.each(['0x44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056', '"44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"', 'correct horse battery staple', '44782DEF'])(
-    'refuses to start with an HMAC key that is not 64 hexadecimal characters: %s',
-    (key) => {
-      expect(() => createAdyenAdapter({ source: 'adyen', secrets: [key] })).toThrow(/64 hexadecimal characters/);
-    },
-  );
+  it.each([
+    '0x44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056',
+    '"44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"',
+    'correct horse battery staple',
+    '44782DEF',
+  ])('refuses to start with an HMAC key that is not 64 hexadecimal characters: %s', (key) => {
+    expect(() => createAdyenAdapter({ source: 'adyen', secrets: [key] })).toThrow(/64 hexadecimal characters/);
+  });
 });

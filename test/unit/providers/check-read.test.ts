@@ -12,7 +12,12 @@ import type { Delivery } from '../../../src/providers/types';
  */
 const { sources } = loadReceiverConfig({}, { development: true });
 const cases = PROVIDERS.flatMap((provider) =>
-  Object.entries(provider.samples).map(([type, payload]) => ({ kind: provider.kind, type, payload, source: sources.find((source) => source.name === provider.builtIn?.name)! })),
+  Object.entries(provider.samples).map(([type, payload]) => ({
+    kind: provider.kind,
+    type,
+    payload,
+    source: sources.find((source) => source.name === provider.builtIn?.name)!,
+  })),
 );
 
 /**
@@ -22,9 +27,16 @@ const cases = PROVIDERS.flatMap((provider) =>
  */
 function changed(delivery: Delivery): Delivery {
   const text = delivery.rawBody.toString('utf8');
-  if (String(delivery.headers['content-type']).startsWith('application/x-www-form-urlencoded')) return { ...delivery, rawBody: Buffer.from(`${text}&Changed=1`) };
+  if (String(delivery.headers['content-type']).startsWith('application/x-www-form-urlencoded'))
+    return { ...delivery, rawBody: Buffer.from(`${text}&Changed=1`) };
   const grow = (value: unknown): unknown =>
-    typeof value === 'number' ? value + 1 : Array.isArray(value) ? value.map(grow) : typeof value === 'object' && value !== null ? Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, grow(inner)])) : value;
+    typeof value === 'number'
+      ? value + 1
+      : Array.isArray(value)
+        ? value.map(grow)
+        : typeof value === 'object' && value !== null
+          ? Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, grow(inner)]))
+          : value;
   const body = grow(JSON.parse(text));
   return { ...delivery, rawBody: Buffer.from(JSON.stringify(Array.isArray(body) ? body : { ...(body as object), changed: true })) };
 }
@@ -38,7 +50,11 @@ it.each(cases.map((entry) => [entry.kind, entry.type, entry] as const))('%s %s: 
   const receivedAt = new Date();
   const id = adapter.sampleId();
   const signed = adapter.sign({ id, type, payload, timestamp: receivedAt });
-  const delivery: Delivery = { rawBody: Buffer.from(signed.body), headers: Object.fromEntries(Object.entries(signed.headers).map(([name, value]) => [name.toLowerCase(), value])), receivedAt };
+  const delivery: Delivery = {
+    rawBody: Buffer.from(signed.body),
+    headers: Object.fromEntries(Object.entries(signed.headers).map(([name, value]) => [name.toLowerCase(), value])),
+    receivedAt,
+  };
 
   const checked = await adapter.check(delivery);
   const { events } = adapter.read(delivery, checked);

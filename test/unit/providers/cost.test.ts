@@ -23,7 +23,13 @@ import { HOSTILE, HOSTILE_RECEIVED_AT as receivedAt, hostileDeliveries, hostileS
 async function counted(run: () => Promise<unknown>) {
   const work = { computations: 0, bytes: 0 };
   const size = (data: unknown, encoding?: BufferEncoding) =>
-    typeof data === 'string' ? Buffer.byteLength(data, encoding) : ArrayBuffer.isView(data) ? data.byteLength : data instanceof ArrayBuffer ? data.byteLength : 0;
+    typeof data === 'string'
+      ? Buffer.byteLength(data, encoding)
+      : ArrayBuffer.isView(data)
+        ? data.byteLength
+        : data instanceof ArrayBuffer
+          ? data.byteLength
+          : 0;
   const read = (bytes: number) => {
     work.bytes += bytes;
     if (bytes > 1024) work.computations++;
@@ -47,7 +53,12 @@ async function counted(run: () => Promise<unknown>) {
       }) as typeof hmac.digest;
       return hmac;
     }),
-    jest.spyOn(crypto, 'verify').mockImplementation(((algorithm: string | null, data: NodeJS.ArrayBufferView, key: crypto.KeyLike, signature: NodeJS.ArrayBufferView) => {
+    jest.spyOn(crypto, 'verify').mockImplementation(((
+      algorithm: string | null,
+      data: NodeJS.ArrayBufferView,
+      key: crypto.KeyLike,
+      signature: NodeJS.ArrayBufferView,
+    ) => {
       read(size(data));
       return verify(algorithm, data, key, signature);
     }) as typeof crypto.verify),
@@ -81,7 +92,16 @@ describe('a refused delivery costs one signature computation per configured secr
     expect(Object.keys(HOSTILE).sort()).toEqual(Object.values(ProviderKind).sort());
   });
 
-  const cases = adapters.flatMap(({ config, adapter }) => hostileDeliveries(adapter.kind, adapter.signatureHeaders).map(({ what, delivery }) => ({ source: config.name, kind: adapter.kind, what, delivery, adapter, keys: config.secrets.length + config.publicKeys.length })));
+  const cases = adapters.flatMap(({ config, adapter }) =>
+    hostileDeliveries(adapter.kind, adapter.signatureHeaders).map(({ what, delivery }) => ({
+      source: config.name,
+      kind: adapter.kind,
+      what,
+      delivery,
+      adapter,
+      keys: config.secrets.length + config.publicKeys.length,
+    })),
+  );
   it.each(cases.map((entry) => [`${entry.source}: ${entry.what}`, entry] as const))('%s', async (_title, { adapter, delivery, keys }) => {
     const { computations, bytes, outcome } = await counted(() => adapter.verify({ ...delivery, receivedAt }));
     expect(outcome).toBeInstanceOf(Error);
@@ -98,7 +118,9 @@ describe('a refused delivery costs one signature computation per configured secr
       const perKey = adapter.kind === ProviderKind.STANDARD_WEBHOOKS || adapter.kind === ProviderKind.SVIX ? 1 + MAX_ED25519_SIGNATURES : 1;
       expect(computations).toBeLessThanOrEqual(perKey * keys);
     }
-    expect(bytes).toBeLessThanOrEqual(size * keys * (adapter.kind === ProviderKind.STANDARD_WEBHOOKS || adapter.kind === ProviderKind.SVIX ? 1 + MAX_ED25519_SIGNATURES : 1));
+    expect(bytes).toBeLessThanOrEqual(
+      size * keys * (adapter.kind === ProviderKind.STANDARD_WEBHOOKS || adapter.kind === ProviderKind.SVIX ? 1 + MAX_ED25519_SIGNATURES : 1),
+    );
   });
 
   it('refuses too many signature entries, form fields and batch items before computing any signature', async () => {
@@ -139,19 +161,22 @@ describe('what is parsed or computed before a signature is checked', () => {
     }
   });
 
-  it.each([ProviderKind.STANDARD_WEBHOOKS, ProviderKind.SVIX])("%s: check computes v1 with node:crypto, never the package's pure-JavaScript sign", async (kind) => {
-    const adapter = byKind(kind);
-    const sample = adapter.sign({ id: adapter.sampleId(), type: 'order.created', payload: { orderId: 'ord_1' }, timestamp: receivedAt });
-    const spy = jest.spyOn(Webhook.prototype, 'sign');
-    try {
-      await expect(adapter.check({ rawBody: Buffer.from(sample.body), headers: sample.headers, receivedAt })).resolves.toEqual({});
-      const tampered = { rawBody: Buffer.from(sample.body.replace('ord_1', 'ord_2')), headers: sample.headers, receivedAt };
-      await expect(adapter.check(tampered)).rejects.toThrow(SignatureVerificationError);
-      expect(spy).not.toHaveBeenCalled();
-    } finally {
-      spy.mockRestore();
-    }
-  });
+  it.each([ProviderKind.STANDARD_WEBHOOKS, ProviderKind.SVIX])(
+    "%s: check computes v1 with node:crypto, never the package's pure-JavaScript sign",
+    async (kind) => {
+      const adapter = byKind(kind);
+      const sample = adapter.sign({ id: adapter.sampleId(), type: 'order.created', payload: { orderId: 'ord_1' }, timestamp: receivedAt });
+      const spy = jest.spyOn(Webhook.prototype, 'sign');
+      try {
+        await expect(adapter.check({ rawBody: Buffer.from(sample.body), headers: sample.headers, receivedAt })).resolves.toEqual({});
+        const tampered = { rawBody: Buffer.from(sample.body.replace('ord_1', 'ord_2')), headers: sample.headers, receivedAt };
+        await expect(adapter.check(tampered)).rejects.toThrow(SignatureVerificationError);
+        expect(spy).not.toHaveBeenCalled();
+      } finally {
+        spy.mockRestore();
+      }
+    },
+  );
 
   it(`refuses more than ${MAX_ED25519_SIGNATURES} v1a entries before verifying any`, async () => {
     const { delivery } = HOSTILE[ProviderKind.STANDARD_WEBHOOKS]!().find((entry) => entry.what.includes('v1 and v1a'))!;

@@ -30,7 +30,8 @@ describe('the declared provider kinds', () => {
   });
 
   it("are what send's help and durable-webhooks providers list", () => {
-    const cli = (...args: string[]) => execFileSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/index.ts'), ...args], { cwd: ROOT, encoding: 'utf8' }).replace(/\s+/g, ' ');
+    const cli = (...args: string[]) =>
+      execFileSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/index.ts'), ...args], { cwd: ROOT, encoding: 'utf8' }).replace(/\s+/g, ' ');
     const help = cli('send', '--help');
     const listed = cli('providers');
     for (const provider of PROVIDERS) {

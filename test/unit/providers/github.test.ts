@@ -5,11 +5,10 @@ import { createGitHubAdapter } from '../../../src/providers/github';
 import { githubHeaders, SECRETS } from '../../support/signing';
 
 const adapter = createGitHubAdapter({ source: 'github', secrets: [SECRETS.github, SECRETS.githubRotated] });
-const verify = async (body: string, headers: Record<string, string>) => (await adapter.verify({ rawBody: Buffer.from(body), headers, receivedAt: new Date('2026-12-01T10:00:00Z') })).events[0]!;
+const verify = async (body: string, headers: Record<string, string>) =>
+  (await adapter.verify({ rawBody: Buffer.from(body), headers, receivedAt: new Date('2026-12-01T10:00:00Z') })).events[0]!;
 
-const issueOpened = examples
-  .find((group) => group.name === 'issues')!
-  .examples.find((example) => (example as { action?: string }).action === 'opened')!;
+const issueOpened = examples.find((group) => group.name === 'issues')!.examples.find((example) => (example as { action?: string }).action === 'opened')!;
 const issueBody = JSON.stringify(issueOpened);
 
 describe('createGitHubAdapter().verify', () => {
@@ -60,7 +59,9 @@ describe('createGitHubAdapter().verify', () => {
       const headers = await githubHeaders(issueBody, fragment, { delivery: 'd-fragment', event: 'issues' });
       await expect(check(headers)).rejects.toThrow(SignatureVerificationError);
     }
-    expect((await check(await githubHeaders(issueBody, 'correct horse battery staple', { delivery: 'd-whole', event: 'issues' }))).events[0]!.id).toBe('d-whole');
+    expect((await check(await githubHeaders(issueBody, 'correct horse battery staple', { delivery: 'd-whole', event: 'issues' }))).events[0]!.id).toBe(
+      'd-whole',
+    );
   });
 
   it('rejects a missing X-Hub-Signature-256 header', async () => {
@@ -110,6 +111,9 @@ describe('createGitHubAdapter().verify', () => {
     await expect(verify(twoFields, twoHeaders)).rejects.toThrow('A form-encoded GitHub body is exactly one "payload" field.');
     // GitHub's form, labelled JSON, is still its payload.
     const form = new URLSearchParams({ payload: issueBody }).toString();
-    expect(await verify(form, await githubHeaders(form, SECRETS.github, { delivery: 'd-form-json', event: 'issues' }))).toMatchObject({ type: 'issues.opened', payload: issueOpened });
+    expect(await verify(form, await githubHeaders(form, SECRETS.github, { delivery: 'd-form-json', event: 'issues' }))).toMatchObject({
+      type: 'issues.opened',
+      payload: issueOpened,
+    });
   });
 });

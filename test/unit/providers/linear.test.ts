@@ -17,9 +17,14 @@ const verify = async (payload: string, headers: Record<string, string>, received
   (await adapter.verify({ rawBody: Buffer.from(payload), headers, receivedAt })).events[0]!;
 
 describe('linear adapter', () => {
-  it('verifies with LinearWebhookClient at the receiver\'s clock, days before the library\'s own clock', async () => {
+  it("verifies with LinearWebhookClient at the receiver's clock, days before the library's own clock", async () => {
     const headers = linearHeaders(body, CATALOG_SECRETS.linear, '1c5e8bd2-5bc0-4d0c-8b3a-0d8c4a9b2f61');
-    expect(await verify(body, headers)).toMatchObject({ id: '1c5e8bd2-5bc0-4d0c-8b3a-0d8c4a9b2f61', type: 'Issue.create', subject: 'ENG-42', occurredAt: '2026-12-01T09:59:59.000Z' });
+    expect(await verify(body, headers)).toMatchObject({
+      id: '1c5e8bd2-5bc0-4d0c-8b3a-0d8c4a9b2f61',
+      type: 'Issue.create',
+      subject: 'ENG-42',
+      occurredAt: '2026-12-01T09:59:59.000Z',
+    });
     expect((await verify(body, linearHeaders(body, CATALOG_SECRETS.linearRotated, 'd-2'))).id).toBe('d-2');
   });
 

@@ -29,13 +29,13 @@ describe('paddle adapter', () => {
     });
   });
 
-  it('accepts a header with several h1 values during Paddle\'s rotation, where the SDK keeps only the last', async () => {
+  it("accepts a header with several h1 values during Paddle's rotation, where the SDK keeps only the last", async () => {
     const headers = paddleHeaders(body, [CATALOG_SECRETS.paddle, 'pdl_ntfset_someone_else'], now());
     expect(await webhooks.isSignatureValid(body, CATALOG_SECRETS.paddle, headers['paddle-signature']!)).toBe(false);
     expect((await verify(body, headers)).id).toBe('evt_01hv8x2acma5ec3rsfhq4yq8rr');
   });
 
-  it('refuses a tampered body, another secret, a malformed header and a timestamp past Paddle\'s 5 s', async () => {
+  it("refuses a tampered body, another secret, a malformed header and a timestamp past Paddle's 5 s", async () => {
     const signedAt = now();
     const headers = paddleHeaders(body, [CATALOG_SECRETS.paddle], signedAt);
     await expect(verify(body.replace('completed', 'canceled'), headers)).rejects.toThrow(/Paddle-Signature does not match/);

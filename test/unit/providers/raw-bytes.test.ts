@@ -12,11 +12,23 @@ import { CATALOG_SECRETS, SECRETS, shopifyHeaders, slackHeaders, standardHeaders
 const receivedAt = new Date();
 const seconds = Math.floor(receivedAt.getTime() / 1000);
 const signedText = JSON.stringify({ type: 'app_mention', event_id: 'Ev1', event: { type: 'app_mention', text: 'caf\uFFFD' }, id: 'evt_1' });
-const swapped = Buffer.concat([Buffer.from(signedText.slice(0, signedText.indexOf('\uFFFD'))), Buffer.from([0xff]), Buffer.from(signedText.slice(signedText.indexOf('\uFFFD') + 1))]);
+const swapped = Buffer.concat([
+  Buffer.from(signedText.slice(0, signedText.indexOf('\uFFFD'))),
+  Buffer.from([0xff]),
+  Buffer.from(signedText.slice(signedText.indexOf('\uFFFD') + 1)),
+]);
 
 const kinds: Array<{ kind: string; adapter: ProviderAdapter; headers: Record<string, string> }> = [
-  { kind: 'slack', adapter: createSlackAdapter({ source: 'slack', secrets: [CATALOG_SECRETS.slack] }), headers: slackHeaders(signedText, CATALOG_SECRETS.slack, seconds) },
-  { kind: 'shopify', adapter: createShopifyAdapter({ source: 'shopify', secrets: [CATALOG_SECRETS.shopify] }), headers: shopifyHeaders(signedText, CATALOG_SECRETS.shopify, { eventId: 'e1' }) },
+  {
+    kind: 'slack',
+    adapter: createSlackAdapter({ source: 'slack', secrets: [CATALOG_SECRETS.slack] }),
+    headers: slackHeaders(signedText, CATALOG_SECRETS.slack, seconds),
+  },
+  {
+    kind: 'shopify',
+    adapter: createShopifyAdapter({ source: 'shopify', secrets: [CATALOG_SECRETS.shopify] }),
+    headers: shopifyHeaders(signedText, CATALOG_SECRETS.shopify, { eventId: 'e1' }),
+  },
   {
     kind: 'standard-webhooks',
     adapter: createStandardWebhooksAdapter({ source: 'standard', secrets: [SECRETS.standard], publicKeys: [] }),

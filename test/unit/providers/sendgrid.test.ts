@@ -4,11 +4,18 @@ import { SENDGRID_KEYS, sendgridKeyPair } from '../../support/signing';
 
 const adapter = createSendGridAdapter({ source: 'sendgrid', publicKeys: [sendgridKeyPair().publicKey, SENDGRID_KEYS.publicKey] });
 const signedAt = 1_764_583_200;
-const item = (id: string, event = 'delivered') => ({ email: 'ada@example.com', timestamp: signedAt - 10, event, sg_event_id: id, sg_message_id: '14c5d75ce93.dfd.64b469.filter0001.16648.5515E0B88.0' });
-const verify = (body: string, headers: Record<string, string>, receivedAt = new Date(signedAt * 1000)) => adapter.verify({ rawBody: Buffer.from(body), headers, receivedAt });
+const item = (id: string, event = 'delivered') => ({
+  email: 'ada@example.com',
+  timestamp: signedAt - 10,
+  event,
+  sg_event_id: id,
+  sg_message_id: '14c5d75ce93.dfd.64b469.filter0001.16648.5515E0B88.0',
+});
+const verify = (body: string, headers: Record<string, string>, receivedAt = new Date(signedAt * 1000)) =>
+  adapter.verify({ rawBody: Buffer.from(body), headers, receivedAt });
 
 describe('sendgrid adapter', () => {
-  it('verifies the batch\'s ECDSA signature and makes one event per item, stored on its own', async () => {
+  it("verifies the batch's ECDSA signature and makes one event per item, stored on its own", async () => {
     const body = JSON.stringify([item('sg-1'), item('sg-2', 'open'), item('sg-3', 'bounce')]);
     const { events, refused } = await verify(body, SENDGRID_KEYS.headers(body, signedAt));
     expect(refused).toEqual([]);
@@ -78,7 +85,8 @@ describe('sendgrid adapter', () => {
               email: 'invalid@gmail.com',
               event: 'bounce',
               ip: '167.89.101.76',
-              reason: '552 5.2.2 The email account that you tried to reach is over quota and inactive. Please direct the recipient to https://support.google.com/mail/?p=OverQuotaPerm c17si1130468pgv.34 - gsmtp',
+              reason:
+                '552 5.2.2 The email account that you tried to reach is over quota and inactive. Please direct the recipient to https://support.google.com/mail/?p=OverQuotaPerm c17si1130468pgv.34 - gsmtp',
               sg_event_id: 'Ym91bmNlLTAtMTk5NDIxMTItcU53QkxnUFFRalc2REp2S1F3U0Fidy0w',
               sg_message_id: 'qNwBLgPQQjW6DJvKQwSAbw.filterdrecv-canary-547b64655b-cw6zx-1-6089EA4A-56.0',
               'smtp-id': '<qNwBLgPQQjW6DJvKQwSAbw@ismtpd0178p1mdw1.sendgrid.net>',

@@ -10,7 +10,10 @@ const verify = async (payload: string, headers: Record<string, string>) =>
 
 describe('shopify adapter', () => {
   it('accepts a delivery signed as @shopify/shopify-api signs, with the event ID, the topic and the order', async () => {
-    const headers = shopifyHeaders(body, CATALOG_SECRETS.shopify, { eventId: 'f6c5bd6c-7b1f-4a43-8f0b-8f3c4d1d3e11', webhookId: 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043' });
+    const headers = shopifyHeaders(body, CATALOG_SECRETS.shopify, {
+      eventId: 'f6c5bd6c-7b1f-4a43-8f0b-8f3c4d1d3e11',
+      webhookId: 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043',
+    });
     expect(await verify(body, headers)).toMatchObject({
       id: 'f6c5bd6c-7b1f-4a43-8f0b-8f3c4d1d3e11',
       type: 'orders/paid',

@@ -13,17 +13,24 @@ const body = JSON.stringify({
   event_id: 'Ev08MFMKH6',
   event_time: signedAt - 1,
 });
-const verify = (payload: string, headers: Record<string, string>, at = receivedAt) => adapter.verify({ rawBody: Buffer.from(payload), headers, receivedAt: at });
+const verify = (payload: string, headers: Record<string, string>, at = receivedAt) =>
+  adapter.verify({ rawBody: Buffer.from(payload), headers, receivedAt: at });
 
 describe('slack adapter', () => {
-  it('verifies with @slack/bolt at the receiver\'s clock, reading event_id and the inner event type', async () => {
+  it("verifies with @slack/bolt at the receiver's clock, reading event_id and the inner event type", async () => {
     const { events } = await verify(body, slackHeaders(body, CATALOG_SECRETS.slack, signedAt));
-    expect(events).toEqual([expect.objectContaining({ id: 'Ev08MFMKH6', type: 'app_mention', subject: 'C123ABC456', occurredAt: new Date((signedAt - 1) * 1000).toISOString() })]);
+    expect(events).toEqual([
+      expect.objectContaining({ id: 'Ev08MFMKH6', type: 'app_mention', subject: 'C123ABC456', occurredAt: new Date((signedAt - 1) * 1000).toISOString() }),
+    ]);
     expect((await verify(body, slackHeaders(body, CATALOG_SECRETS.slackRotated, signedAt))).events[0]!.id).toBe('Ev08MFMKH6');
   });
 
   it('answers url_verification with its challenge and no event', async () => {
-    const challenge = JSON.stringify({ token: 'Jhj5dZrVaK7ZwHHjRyZWjbDl', challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P', type: 'url_verification' });
+    const challenge = JSON.stringify({
+      token: 'Jhj5dZrVaK7ZwHHjRyZWjbDl',
+      challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P',
+      type: 'url_verification',
+    });
     expect(await verify(challenge, slackHeaders(challenge, CATALOG_SECRETS.slack, signedAt))).toEqual({
       events: [],
       challenge: { contentType: 'application/json', body: JSON.stringify({ challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P' }) },

@@ -25,7 +25,9 @@ describe('square adapter', () => {
   });
 
   it('refuses a signature over another URL (as a proxy would rebuild it), a tampered body and another key', async () => {
-    await expect(verify(body, squareHeaders(body, CATALOG_SECRETS.square, 'http://10.0.0.7:3000/webhooks/square'))).rejects.toThrow(/does not match https:\/\/hooks\.example\.com/);
+    await expect(verify(body, squareHeaders(body, CATALOG_SECRETS.square, 'http://10.0.0.7:3000/webhooks/square'))).rejects.toThrow(
+      /does not match https:\/\/hooks\.example\.com/,
+    );
     await expect(verify(body.replace('COMPLETED', 'FAILED'), squareHeaders(body, CATALOG_SECRETS.square, url))).rejects.toThrow(/does not match/);
     await expect(verify(body, squareHeaders(body, 'another-key', url))).rejects.toThrow(/does not match/);
     await expect(verify(body, { 'content-type': 'application/json' })).rejects.toThrow(/x-square-hmacsha256-signature header is missing/);
@@ -46,7 +48,12 @@ describe('square adapter', () => {
         () => true,
         () => false,
       );
-      const library = await WebhooksHelper.verifySignature({ requestBody: payload, signatureHeader: headers['x-square-hmacsha256-signature']!, signatureKey: CATALOG_SECRETS.square, notificationUrl: url });
+      const library = await WebhooksHelper.verifySignature({
+        requestBody: payload,
+        signatureHeader: headers['x-square-hmacsha256-signature']!,
+        signatureKey: CATALOG_SECRETS.square,
+        notificationUrl: url,
+      });
       verdicts.push({ ours, library });
     }
     expect(verdicts.map((verdict) => verdict.library)).toEqual([true, false, false, false, false]);

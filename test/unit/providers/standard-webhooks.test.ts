@@ -6,7 +6,8 @@ const keys = ed25519KeyPair();
 const adapter = createStandardWebhooksAdapter({ source: 'standard', secrets: [SECRETS.standard, SECRETS.standardRotated], publicKeys: [keys.whpk] });
 const body = JSON.stringify({ type: 'order.created', timestamp: '2026-12-01T10:00:00Z', data: { orderId: 'ord_1', amount: 4200 } });
 const signedAt = new Date('2026-12-01T10:00:00Z');
-const verify = async (payload: string, headers: Record<string, string>, receivedAt = signedAt) => (await adapter.verify({ rawBody: Buffer.from(payload), headers, receivedAt })).events[0]!;
+const verify = async (payload: string, headers: Record<string, string>, receivedAt = signedAt) =>
+  (await adapter.verify({ rawBody: Buffer.from(payload), headers, receivedAt })).events[0]!;
 
 describe('createStandardWebhooksAdapter().verify', () => {
   it('accepts a v1 signature made by the standardwebhooks package', async () => {

@@ -1,7 +1,12 @@
 import { createStandardWebhooksAdapter } from '../../../src/providers/standard-webhooks';
 import { CATALOG_SECRETS, svixHeaders } from '../../support/signing';
 
-const adapter = createStandardWebhooksAdapter({ source: 'svix', secrets: [CATALOG_SECRETS.svix, CATALOG_SECRETS.svixRotated], publicKeys: [], flavour: 'svix' });
+const adapter = createStandardWebhooksAdapter({
+  source: 'svix',
+  secrets: [CATALOG_SECRETS.svix, CATALOG_SECRETS.svixRotated],
+  publicKeys: [],
+  flavour: 'svix',
+});
 const signedAt = new Date('2026-12-01T10:00:00Z');
 // Clerk's user.created, as Clerk (on Svix) sends it.
 const body = JSON.stringify({ data: { id: 'user_29w83sxmDNGwOuEthce5gg56FcC', object: 'user' }, object: 'event', type: 'user.created' });
@@ -25,7 +30,9 @@ describe('svix adapter (Clerk, Resend and other Svix senders)', () => {
   it('rejects a tampered body, another secret, a stale timestamp and Standard Webhooks header names', async () => {
     const headers = svixHeaders(body, CATALOG_SECRETS.svix, { id: 'msg_3', timestamp: signedAt });
     await expect(verify(body.replace('user.created', 'user.deleted'), headers)).rejects.toThrow(/svix-signature does not match/);
-    await expect(verify(body, svixHeaders(body, `whsec_${Buffer.from('someone else').toString('base64')}`, { id: 'msg_3', timestamp: signedAt }))).rejects.toThrow(/does not match/);
+    await expect(
+      verify(body, svixHeaders(body, `whsec_${Buffer.from('someone else').toString('base64')}`, { id: 'msg_3', timestamp: signedAt })),
+    ).rejects.toThrow(/does not match/);
     await expect(verify(body, headers, new Date(signedAt.getTime() + 301_000))).rejects.toThrow(/svix-timestamp is outside the 300 s tolerance/);
     const renamed = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.replace('svix-', 'webhook-'), value]));
     await expect(verify(body, renamed)).rejects.toThrow(/svix-id header is missing/);

@@ -3,7 +3,13 @@ import { CATALOG_SECRETS, twilioRequest } from '../../support/signing';
 
 const url = CATALOG_SECRETS.twilioUrl;
 const adapter = createTwilioAdapter({ source: 'twilio', secrets: [CATALOG_SECRETS.twilio, CATALOG_SECRETS.twilioRotated], url });
-const callback = { AccountSid: 'AC00000000000000000000000000000000', MessageSid: 'SM1f0e8ae6ade43cb3c0ce4525424e404f', MessageStatus: 'delivered', To: '+15558675310', From: '+15017122661' };
+const callback = {
+  AccountSid: 'AC00000000000000000000000000000000',
+  MessageSid: 'SM1f0e8ae6ade43cb3c0ce4525424e404f',
+  MessageStatus: 'delivered',
+  To: '+15558675310',
+  From: '+15017122661',
+};
 const verify = async ({ body, headers }: { body: string; headers: Record<string, string> }) =>
   (await adapter.verify({ rawBody: Buffer.from(body), headers, receivedAt: new Date('2026-12-01T10:00:00Z') })).events[0]!;
 
@@ -25,10 +31,14 @@ describe('twilio adapter', () => {
   });
 
   it('refuses another URL, a changed parameter, another token, and a signed request that identifies nothing', async () => {
-    await expect(verify(twilioRequest(callback, CATALOG_SECRETS.twilio, 'https://hooks.example.com/webhooks/twilio', 'idem-3'))).rejects.toThrow(/X-Twilio-Signature does not match/);
+    await expect(verify(twilioRequest(callback, CATALOG_SECRETS.twilio, 'https://hooks.example.com/webhooks/twilio', 'idem-3'))).rejects.toThrow(
+      /X-Twilio-Signature does not match/,
+    );
     const signed = twilioRequest(callback, CATALOG_SECRETS.twilio, url, 'idem-3');
     await expect(verify({ ...signed, body: signed.body.replace('delivered', 'failed') })).rejects.toThrow(/does not match/);
     await expect(verify(twilioRequest(callback, 'other-token', url, 'idem-3'))).rejects.toThrow(/does not match/);
-    await expect(verify(twilioRequest({ AccountSid: 'AC0' }, CATALOG_SECRETS.twilio, url))).rejects.toThrow(/no I-Twilio-Idempotency-Token header and no resource SID/);
+    await expect(verify(twilioRequest({ AccountSid: 'AC0' }, CATALOG_SECRETS.twilio, url))).rejects.toThrow(
+      /no I-Twilio-Idempotency-Token header and no resource SID/,
+    );
   });
 });

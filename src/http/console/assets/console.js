@@ -11,12 +11,19 @@ document.addEventListener('DOMContentLoaded', () => {
         new window.Chart(canvas, {
           type: 'line',
           data: { labels: chart.labels, datasets: chart.datasets.map((dataset) => ({ label: dataset.label, data: dataset.data, tension: 0.2, fill: false })) },
-          options: { animation: false, responsive: true, maintainAspectRatio: false, scales: { y: { beginAtZero: true, title: { display: true, text: chart.unit } } } },
+          options: {
+            animation: false,
+            responsive: true,
+            maintainAspectRatio: false,
+            scales: { y: { beginAtZero: true, title: { display: true, text: chart.unit } } },
+          },
         });
         canvas.dataset.drawn = 'true';
       })
       .catch((error) => {
-        canvas.replaceWith(Object.assign(document.createElement('p'), { className: 'muted', textContent: `The chart could not be loaded (${error.message}).` }));
+        canvas.replaceWith(
+          Object.assign(document.createElement('p'), { className: 'muted', textContent: `The chart could not be loaded (${error.message}).` }),
+        );
       });
   }
   const refresh = document.querySelector('[data-refresh]');

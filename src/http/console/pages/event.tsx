@@ -88,7 +88,11 @@ export function EventPage({ session, data }: { session: ConsoleSession; data: Ev
               <dd>{delivery.contentType ?? '-'}</dd>
               <dt>Verifies now</dt>
               <dd className="verification">
-                {!data.verification ? '-' : 'error' in data.verification ? data.verification.error : `${data.verification.verified ? 'yes' : 'no'}: ${data.verification.detail}`}
+                {!data.verification
+                  ? '-'
+                  : 'error' in data.verification
+                    ? data.verification.error
+                    : `${data.verification.verified ? 'yes' : 'no'}: ${data.verification.detail}`}
               </dd>
             </dl>
             <h3>Signature headers</h3>
@@ -129,11 +133,7 @@ export function EventPage({ session, data }: { session: ConsoleSession; data: Ev
 
       <section>
         <h2>Workflow</h2>
-        {!view ? (
-          <p className="muted">{data.viewError ?? 'Temporal has no workflow for this event.'}</p>
-        ) : (
-          <WorkflowSection view={view} />
-        )}
+        {!view ? <p className="muted">{data.viewError ?? 'Temporal has no workflow for this event.'}</p> : <WorkflowSection view={view} />}
       </section>
 
       <section>
@@ -316,7 +316,21 @@ function Actions({ eventId, status, signals }: { eventId: string; status: string
 }
 
 /** An action's confirmation: what will happen, in words, and the form that does it. */
-export function ConfirmPage({ session, eventId, action, what, fields, needsReason }: { session: ConsoleSession; eventId: string; action: string; what: string; fields: Record<string, string>; needsReason: boolean }) {
+export function ConfirmPage({
+  session,
+  eventId,
+  action,
+  what,
+  fields,
+  needsReason,
+}: {
+  session: ConsoleSession;
+  eventId: string;
+  action: string;
+  what: string;
+  fields: Record<string, string>;
+  needsReason: boolean;
+}) {
   return (
     <Layout title={`Confirm: ${action} ${eventId}`} session={session}>
       <p className="confirm-what">{what}</p>

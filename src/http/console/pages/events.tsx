@@ -20,7 +20,21 @@ export interface EventsQuery {
  * Every stored event, newest first, filtered as the CLI's bulk actions are (`--source`, `--type`
  * with `prefix*`, `--status`, `--since 2h`, `--until`, `--via`), and by tenant and failure class.
  */
-export function EventsPage({ session, sources, query, events, next, error }: { session: ConsoleSession; sources: readonly string[]; query: EventsQuery; events: ListedEvent[]; next: string | null; error?: string }) {
+export function EventsPage({
+  session,
+  sources,
+  query,
+  events,
+  next,
+  error,
+}: {
+  session: ConsoleSession;
+  sources: readonly string[];
+  query: EventsQuery;
+  events: ListedEvent[];
+  next: string | null;
+  error?: string;
+}) {
   return (
     <Layout title="Events" session={session}>
       <form method="get" action={`${BASE}/events`} className="filters">

@@ -65,7 +65,15 @@ export function FailuresPage({ session, groups }: { session: ConsoleSession; gro
 }
 
 /** One group, and its bulk retry: a dry run first (count and examples), then a confirmation that starts the job. */
-export function FailureGroupPage({ session, group, dryRun }: { session: ConsoleSession; group: FailureGroup; dryRun?: { count: number; examples: EventSummary[]; reason: string; confirm: BulkConfirmation } }) {
+export function FailureGroupPage({
+  session,
+  group,
+  dryRun,
+}: {
+  session: ConsoleSession;
+  group: FailureGroup;
+  dryRun?: { count: number; examples: EventSummary[]; reason: string; confirm: BulkConfirmation };
+}) {
   return (
     <Layout title={`Failure group ${group.fingerprint}`} session={session}>
       <dl className="facts">
@@ -147,7 +155,11 @@ export function JobPage({ session, job }: { session: ConsoleSession; job: BulkJo
   return (
     <Layout title={`Job ${job.jobId}`} session={session}>
       <div data-refresh={running ? '2' : undefined} />
-      {!running && <Notice kind={job.failed > 0 ? 'error' : 'done'}>{`The job ${job.state}: ${job.done} done, ${skipped.reduce((sum, [, count]) => sum + count, 0)} skipped, ${job.failed} failed of ${job.total}.`}</Notice>}
+      {!running && (
+        <Notice
+          kind={job.failed > 0 ? 'error' : 'done'}
+        >{`The job ${job.state}: ${job.done} done, ${skipped.reduce((sum, [, count]) => sum + count, 0)} skipped, ${job.failed} failed of ${job.total}.`}</Notice>
+      )}
       <progress max={Math.max(job.total, 1)} value={job.done + job.failed + skipped.reduce((sum, [, count]) => sum + count, 0)} />
       <dl className="facts">
         <dt>State</dt>

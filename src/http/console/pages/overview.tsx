@@ -25,7 +25,12 @@ export function OverviewPage({ session, data }: { session: ConsoleSession; data:
   return (
     <Layout title="Overview" session={session}>
       <section className="tiles">
-        <Tile label="Inbox backlog" value={backlog.count} href={`${BASE}/events?status=waiting`} detail={backlog.oldestSeconds === null ? 'empty' : `oldest ${Math.round(backlog.oldestSeconds)} s`} />
+        <Tile
+          label="Inbox backlog"
+          value={backlog.count}
+          href={`${BASE}/events?status=waiting`}
+          detail={backlog.oldestSeconds === null ? 'empty' : `oldest ${Math.round(backlog.oldestSeconds)} s`}
+        />
         <Tile label="Held" value={backlog.held} href={`${BASE}/events?status=held`} />
         <Tile label="Dead-lettered" value={backlog.deadLettered} href={`${BASE}/events?status=dead-lettered`} />
         <Tile label="Refused (last hour)" value={data.refusals.reduce((sum, each) => sum + each.count, 0)} href={`${BASE}/refused`} />
@@ -35,7 +40,12 @@ export function OverviewPage({ session, data }: { session: ConsoleSession; data:
       <section>
         <h2>Events a second by source, each minute's average (last hour)</h2>
         <div className="chart">
-          <canvas id="received-chart" data-chart={`${BASE}/api/received.json`} aria-label="Events received a second by source, each minute's average" role="img" />
+          <canvas
+            id="received-chart"
+            data-chart={`${BASE}/api/received.json`}
+            aria-label="Events received a second by source, each minute's average"
+            role="img"
+          />
         </div>
       </section>
 

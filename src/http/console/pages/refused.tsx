@@ -7,7 +7,19 @@ import { BASE, Layout, Time } from './layout';
  * Deliveries refused before anything was recorded: when, from where, and why. Never a body, and of
  * the headers only their names: whoever sent it proved nothing. A viewer sees no client address.
  */
-export function RefusedPage({ session, refusals, filter, next, limits }: { session: ConsoleSession; refusals: RefusalRow[]; filter: { source?: string; reason?: string }; next: string | null; limits: { maxRows: number; retentionDays: number } }) {
+export function RefusedPage({
+  session,
+  refusals,
+  filter,
+  next,
+  limits,
+}: {
+  session: ConsoleSession;
+  refusals: RefusalRow[];
+  filter: { source?: string; reason?: string };
+  next: string | null;
+  limits: { maxRows: number; retentionDays: number };
+}) {
   return (
     <Layout title="Refused deliveries" session={session}>
       <p className="muted">
