@@ -24,8 +24,6 @@ module.exports = {
     '^svix$': '<rootDir>/node_modules/svix/dist/index.mjs',
   },
   setupFiles: ['<rootDir>/test/support/quiet-runtime.ts'],
-  // Test files that need a tool built with Go run last: .ci/run builds them beside the suite.
-  testSequencer: '<rootDir>/test/support/sequencer.cjs',
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   // Integration tests run workers and Temporal dev servers on a 2-core machine.

@@ -3,18 +3,13 @@
 # API types), built together from deploy/helm/validate's module into .tools/bin: its go.mod pins Helm
 # as a tool, so both share one version of k8s.io/api and its neighbours, and one build compiles
 # them once (measured on an empty cache: 222 CPU-seconds, against 346 for Helm and the validator
-# built apart). The chart tests lint, render and validate with them. Safe to run repeatedly; a second
-# run while one builds waits for it (a lock in .tools/bin).
+# built apart). The chart tests lint, render and validate with them. Safe to run repeatedly.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 module="$root/deploy/helm/validate"
 bin="$root/.tools/bin"
 stamp=$(cat "$module/go.mod" "$module/go.sum" "$module/main.go" | sha256sum | cut -c1-16)
 marker="$bin/.helm-and-validate-$stamp"
-[ -x "$bin/helm" ] && [ -x "$bin/k8s-validate" ] && [ -f "$marker" ] && exit 0
-mkdir -p "$bin"
-exec 9>"$bin/.helm.lock"
-flock 9
 [ -x "$bin/helm" ] && [ -x "$bin/k8s-validate" ] && [ -f "$marker" ] && exit 0
 
 if ! command -v go >/dev/null 2>&1; then
@@ -23,6 +18,7 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 helm_version=$(cd "$module" && go list -m -f '{{.Version}}' helm.sh/helm/v4)
 echo "install-helm: building Helm $helm_version and deploy/helm/validate (k8s.io/api, KEDA's and Prometheus Operator's types) into .tools/bin, a few minutes the first time" >&2
+mkdir -p "$bin"
 staging=$(mktemp -d "$bin/.helm-build.XXXXXX")
 trap 'rm -rf "$staging"' EXIT
 # Without the symbol table and DWARF, optimisation and inlining: less compile and link time, for

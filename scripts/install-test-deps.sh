@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
-# Everything `npm test` needs beyond npm packages before it starts, installed only where missing:
-# PostgreSQL and Chromium (Debian packages, when run as root or with sudo), Go, and the pinned
-# Temporal binaries. The tools built with Go (Mailpit, stripe-mock, Helm: scripts/install-go-tools.sh)
-# are built by the test files that use them if missing (test/support/go-tools.ts), which run last.
-# Used by `npm test` (pretest) and by .ci/run. Safe to run repeatedly.
+# Everything `npm test` needs beyond npm packages, installed only where missing: PostgreSQL and
+# Chromium (Debian packages, when run as root or with sudo), the pinned Temporal binaries, and
+# Mailpit and stripe-mock (built with Go). Used by `npm test` (pretest) and by .ci/run. Safe to run repeatedly.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -14,7 +12,7 @@ missing=()
 python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || [ -n "${DATABASE_URL:-}" ] || missing+=(postgresql)
 [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || missing+=(chromium)
-# Go builds Mailpit, stripe-mock, Helm and, for the production suite, the Temporal server.
+# Go builds Mailpit and, for the production suite, the Temporal server.
 command -v go >/dev/null 2>&1 || missing+=(golang)
 
 if [ ${#missing[@]} -gt 0 ]; then
@@ -29,3 +27,6 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 bash "$root/scripts/install-temporal.sh"
+bash "$root/scripts/install-mailpit.sh"
+bash "$root/scripts/install-stripe-mock.sh"
+bash "$root/scripts/install-helm.sh"

@@ -4,7 +4,6 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { FailureType } from '../../contracts';
 import { EventOperations } from '../../src/temporal/operations';
 import { orderCreated } from '../support/events';
-import { GO_TOOL_TIMEOUT_MS } from '../support/go-tools';
 import { startMailpit } from '../support/mailpit';
 import { startRejectingSmtp } from '../support/rejecting-smtp';
 import { githubHeaders, SECRETS } from '../support/signing';
@@ -16,7 +15,7 @@ let stack: WorkerStack;
 beforeAll(async () => {
   mailpit = await startMailpit();
   stack = await startStack({ env: { EMAIL_PROVIDER: 'smtp', SMTP_URL: mailpit.smtpUrl, EMAIL_FROM: 'Shop <shop@example.com>' } });
-}, GO_TOOL_TIMEOUT_MS);
+});
 afterAll(async () => {
   await stack?.close();
   await mailpit?.stop();

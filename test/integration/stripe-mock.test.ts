@@ -4,7 +4,6 @@ import { createStripeActivities } from '../../activities/stripe';
 import { stripeEvents } from '../../src/backfill/stripe';
 import { createStripeClient } from '../../src/core/stripe-client';
 import { openTestDatabase, type TestDatabase } from '../support/database';
-import { GO_TOOL_TIMEOUT_MS } from '../support/go-tools';
 import { startStripeMock } from '../support/stripe-mock';
 
 /**
@@ -17,7 +16,7 @@ let db: TestDatabase;
 beforeAll(async () => {
   mock = await startStripeMock();
   db = await openTestDatabase();
-}, GO_TOOL_TIMEOUT_MS);
+});
 afterAll(async () => {
   await mock?.stop();
   await db?.drop();

@@ -1,10 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { PROVIDERS } from '../../src/providers/index';
 import { variablesTheCodeReads } from '../support/environment';
-import { GO_TOOL_TIMEOUT_MS, goTool } from '../support/go-tools';
 import { ROOT } from '../support/processes';
 
 /**
@@ -14,8 +13,8 @@ import { ROOT } from '../support/processes';
  * Kubernetes API Go type, where an unknown or misspelt field fails.
  */
 const CHART = path.join(ROOT, 'deploy/helm/durable-webhooks');
-let HELM: string;
-let VALIDATE: string;
+const HELM = path.join(ROOT, '.tools/bin/helm');
+const VALIDATE = path.join(ROOT, '.tools/bin/k8s-validate');
 const VALUES = ['minimal', 'keda-servicemonitor', 'temporal-cloud'] as const;
 const valuesFile = (name: string) => path.join(ROOT, 'deploy/helm/values', `${name}.yaml`);
 
@@ -37,9 +36,8 @@ interface PodSpec {
 }
 
 beforeAll(() => {
-  HELM = goTool('helm');
-  VALIDATE = goTool('k8s-validate');
-}, GO_TOOL_TIMEOUT_MS);
+  for (const tool of [HELM, VALIDATE]) if (!existsSync(tool)) throw new Error(`${tool} is missing; run bash scripts/install-helm.sh (npm test does).`);
+});
 
 function template(values: string, ...extra: string[]): string {
   return execFileSync(HELM, ['template', 'webhooks', CHART, '--namespace', 'webhooks', '-f', valuesFile(values), ...extra], { encoding: 'utf8' });
