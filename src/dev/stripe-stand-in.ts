@@ -115,15 +115,13 @@ export async function startStripeStandIn() {
         });
       } else if (outcome.kind === 'in-flight') {
         record(false);
-        res
-          .status(409)
-          .json({
-            error: {
-              type: 'idempotency_error',
-              code: 'idempotency_key_in_use',
-              message: 'There is currently another in-progress request using this idempotency key.',
-            },
-          });
+        res.status(409).json({
+          error: {
+            type: 'idempotency_error',
+            code: 'idempotency_key_in_use',
+            message: 'There is currently another in-progress request using this idempotency key.',
+          },
+        });
       } else if (outcome.kind === 'replay') {
         record(true);
         res.status(outcome.response.status).set('Idempotent-Replayed', 'true').json(outcome.response.body);

@@ -57,13 +57,11 @@ export async function startResendStandIn() {
     if (outcome.kind === 'mismatch') {
       res.status(409).json({ statusCode: 409, name: 'invalid_idempotent_request', message: 'Same idempotency key used with a different request payload.' });
     } else if (outcome.kind === 'in-flight') {
-      res
-        .status(409)
-        .json({
-          statusCode: 409,
-          name: 'concurrent_idempotent_requests',
-          message: 'Same idempotency key used while the original request is still in progress.',
-        });
+      res.status(409).json({
+        statusCode: 409,
+        name: 'concurrent_idempotent_requests',
+        message: 'Same idempotency key used while the original request is still in progress.',
+      });
     } else if (outcome.kind === 'replay') {
       res.status(outcome.response.status).json(outcome.response.body);
     } else {
