@@ -120,7 +120,7 @@ export async function erase(db: Database, temporal: ErasureTemporal, eventId: st
     throw new EventRunningError(`Event ${eventId} is still running: erase it once it has closed (or cancel or terminate it first), so no step needs its body.`);
   }
   const erased = await eraseEvent(db, eventId, request);
-  if (!erased) throw new EventNotFoundError(eventId, 'neither Temporal nor the database knows that ID');
+  if (!erased) throw new EventNotFoundError({ eventId: eventId, why: 'neither Temporal nor the database knows that ID' });
   if (state === 'not retained') return { eventId, ...erased, temporal: 'not retained' };
   if (erased.bodyStored) return { eventId, ...erased, temporal: 'holds no personal data' };
   await temporal.deleteExecution(eventId);

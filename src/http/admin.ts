@@ -271,7 +271,7 @@ export function limitFailedAttempts(tokens: readonly string[]): RequestHandler {
     },
     standardHeaders: 'draft-8',
     legacyHeaders: false,
-    handler: (_req, res) => sendProblem(res, toProblem(new TooManyFailedAttemptsError(MAX_FAILED_ATTEMPTS_PER_MINUTE))),
+    handler: (_req, res) => sendProblem(res, toProblem(new TooManyFailedAttemptsError({ limit: MAX_FAILED_ATTEMPTS_PER_MINUTE }))),
   });
 }
 

@@ -5,7 +5,7 @@ import {
   TooManyLargeBodiesError,
   TooManyLargeBodiesFromAddressError,
   UnsupportedContentEncodingError,
-} from '../core/errors';
+} from '../core/delivery-errors';
 import type { BodyLimits } from '../config';
 
 /**
@@ -32,9 +32,9 @@ export function bodyGuards(
     const fromAddress = largeBodiesByAddress.get(address) ?? 0;
     const refusal =
       largeBodiesInFlight >= largeBodies.maxInFlight
-        ? new TooManyLargeBodiesError(largeBodies.maxInFlight)
+        ? new TooManyLargeBodiesError({ limit: largeBodies.maxInFlight })
         : fromAddress >= largeBodies.maxPerAddress
-          ? new TooManyLargeBodiesFromAddressError(largeBodies.maxPerAddress)
+          ? new TooManyLargeBodiesFromAddressError({ limit: largeBodies.maxPerAddress })
           : undefined;
     if (refusal) throw refusal;
     largeBodiesInFlight++;
@@ -64,7 +64,7 @@ export function bodyGuards(
       stop();
       // Answered as any refusal is (counted, logged, connection closed); then the socket goes, so
       // the body still being read ends too.
-      refuse(new BodyTooSlowError(received, Math.round(elapsedMs / 1000)), req, res);
+      refuse(new BodyTooSlowError({ received: received, seconds: Math.round(elapsedMs / 1000) }), req, res);
       res.once('finish', () => req.socket.destroy());
     }, BODY_PACE_CHECK_MS);
     const stop = () => clearInterval(check);
@@ -79,9 +79,9 @@ export function bodyGuards(
     const encoding = req.headers['content-encoding']?.trim().toLowerCase();
     const refusal =
       encoding && encoding !== 'identity'
-        ? new UnsupportedContentEncodingError(encoding.slice(0, 100))
+        ? new UnsupportedContentEncodingError({ contentEncoding: encoding.slice(0, 100), accepted: ['identity'] })
         : Number(req.headers['content-length']) > limit(res)
-          ? new PayloadTooLargeError(limit(res))
+          ? new PayloadTooLargeError({ maxBodyBytes: limit(res) })
           : undefined;
     next(refusal);
   };

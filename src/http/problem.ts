@@ -1,6 +1,7 @@
 import { errorLine } from '../core/redact';
 import type { ErrorRequestHandler, Response } from 'express';
-import { PayloadTooLargeError, ProblemError, UnsupportedContentEncodingError } from '../core/errors';
+import { ProblemError } from '../core/errors';
+import { PayloadTooLargeError, UnsupportedContentEncodingError } from '../core/delivery-errors';
 import type { Logger } from '../core/logger';
 
 /** An RFC 9457 problem document. Never carries a payload, secret or signature. */
@@ -26,8 +27,8 @@ export function toProblem(error: unknown, internalDetail = 'The request failed o
   // body-parser reports a body over its limit as an http-error of this type, with the limit on it,
   // and a compressed body (it never inflates here: `inflate: false`) as another.
   const { type, limit, encoding } = (error ?? {}) as { type?: unknown; limit?: unknown; encoding?: unknown };
-  if (type === 'entity.too.large' && typeof limit === 'number') error = new PayloadTooLargeError(limit);
-  if (type === 'encoding.unsupported') error = new UnsupportedContentEncodingError(String(encoding).slice(0, 100));
+  if (type === 'entity.too.large' && typeof limit === 'number') error = new PayloadTooLargeError({ maxBodyBytes: limit });
+  if (type === 'encoding.unsupported') error = new UnsupportedContentEncodingError({ contentEncoding: String(encoding).slice(0, 100), accepted: ['identity'] });
   if (error instanceof ProblemError) {
     return { type: problemType(error.slug), title: error.title, status: error.status, detail: error.message, ...error.extensions };
   }

@@ -9,10 +9,11 @@ import {
   BatchItemsRefusedError,
   BatchNotRecordedError,
   EventNotRecordedError,
+  MAX_LISTED_REFUSALS,
   MalformedEventError,
   UnsupportedContentTypeError,
   type RecordedItem,
-} from '../core/errors';
+} from '../core/delivery-errors';
 import type { Logger } from '../core/logger';
 import { errorLine } from '../core/redact';
 import { checkEventIdentity } from '../providers/identity';
@@ -46,7 +47,7 @@ export function createWebhookRouter(deps: {
     const source = sources.get(req.params.source);
     const contentType = req.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
     if (!contentType || !source.adapter.contentTypes.includes(contentType)) {
-      throw new UnsupportedContentTypeError(source.name, contentType, source.adapter.contentTypes);
+      throw new UnsupportedContentTypeError({ source: source.name, contentType: contentType, accepted: source.adapter.contentTypes });
     }
     res.locals.source = source;
     next();
@@ -60,8 +61,8 @@ export function createWebhookRouter(deps: {
     if (!mode) return next();
     const verdict = allowlists!.verdict(source.name, req.ip);
     metrics.allowlist.inc({ source: source.name, verdict });
-    if (mode === 'enforce' && verdict === 'outside') throw new AddressNotAllowedError(source.name);
-    if (mode === 'enforce' && verdict === 'unknown') throw new AddressListUnavailableError(source.name);
+    if (mode === 'enforce' && verdict === 'outside') throw new AddressNotAllowedError({ source: source.name });
+    if (mode === 'enforce' && verdict === 'unknown') throw new AddressListUnavailableError({ source: source.name });
     next();
   };
 
@@ -155,13 +156,14 @@ export function createWebhookRouter(deps: {
         failure = error;
       }
     });
-    if (notRecorded.length > 0) throw new BatchNotRecordedError(recorded, notRecorded, { cause: failure });
+    if (notRecorded.length > 0) throw new BatchNotRecordedError({ recorded: recorded, notRecorded: notRecorded }, { cause: failure });
     if (refused.length > 0)
-      throw new BatchItemsRefusedError(
-        source.name,
+      throw new BatchItemsRefusedError({
+        source: source.name,
         recorded,
-        refused.sort((a, b) => a.index - b.index),
-      );
+        refusedCount: refused.length,
+        refused: refused.sort((a, b) => a.index - b.index).slice(0, MAX_LISTED_REFUSALS),
+      });
     const status = recorded.some((item) => item.status !== 'duplicate') ? 202 : 200;
     span.setAttribute('webhook.outcome', status === 202 ? 'recorded' : 'duplicate');
     if (adapter.acknowledgement) res.status(status).type(adapter.acknowledgement.contentType).send(adapter.acknowledgement.body);

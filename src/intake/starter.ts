@@ -4,7 +4,7 @@ import type { Acknowledge } from '../config/receiver';
 import type { Queryable } from '../db/database';
 import { storeBody, type Stored } from '../db/event-bodies';
 import { markStarted, type PendingStart } from '../db/inbox';
-import { BodyStoreUnavailableError, EventIdConflictError, TemporalUnavailableError } from '../core/errors';
+import { BodyStoreUnavailableError, EventIdConflictError, TemporalUnavailableError } from '../core/delivery-errors';
 import type { Logger } from '../core/logger';
 import { isUnavailable } from '../temporal/availability';
 import { FastPath } from './fast-path';
@@ -49,7 +49,7 @@ export class EventIntake implements EventStarter {
     const { workflowId } = options;
     const pending: PendingStart = { source: event.source, eventId: event.id, workflowId, via, start: spec, attempts: 0 };
     const stored = await this.store(event, via, pending, ignored);
-    if ('takenBy' in stored) throw new EventIdConflictError(event.source, event.id, stored.takenBy);
+    if ('takenBy' in stored) throw new EventIdConflictError({ source: event.source, eventId: event.id, otherSource: stored.takenBy });
     if ('replayOf' in stored) return { status: 'duplicate', workflowId, replayOf: stored.replayOf };
     if (ignored) return stored.stored ? { status: 'ignored', workflowId } : { status: 'duplicate', workflowId, started: false };
     if (stored.stored && stored.heldBy) return { status: 'held', workflowId, hold: stored.heldBy };
@@ -74,7 +74,7 @@ export class EventIntake implements EventStarter {
     try {
       return await (this.fastPath ? this.fastPath.whileStoring(store) : store());
     } catch (error) {
-      throw new BodyStoreUnavailableError(event.id, { cause: error });
+      throw new BodyStoreUnavailableError({ eventId: event.id }, { cause: error });
     }
   }
 
@@ -90,7 +90,7 @@ export class EventIntake implements EventStarter {
         await this.started(pending);
         return { status: 'duplicate', workflowId, state: await this.stateOf(workflowId) };
       }
-      if (isUnavailable(error)) throw new TemporalUnavailableError(pending.eventId, { cause: error });
+      if (isUnavailable(error)) throw new TemporalUnavailableError({ eventId: pending.eventId }, { cause: error });
       throw error;
     }
   }

@@ -85,7 +85,7 @@ export class MessageService {
     const first = this.inFlight.get(messageId);
     if (first) {
       const settled = await settlement(first, this.options.inFlightWaitMs ?? 10_000);
-      if (settled !== 'fulfilled') throw new IdempotencyConflictError(idempotencyKey, settled === 'rejected');
+      if (settled !== 'fulfilled') throw new IdempotencyConflictError({ idempotencyKey: idempotencyKey, firstFailed: settled === 'rejected' });
       return this.replay(scope, idempotencyKey, messageId, fingerprint);
     }
     const attempt = this.record(scope, idempotencyKey, messageId, fingerprint, body);
@@ -180,7 +180,7 @@ export class MessageService {
 
   private async replay(scope: string, idempotencyKey: string, messageId: string, fingerprint: string) {
     const { memo } = await this.described(messageId);
-    if (memo.scope !== scope || memo.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError(idempotencyKey);
+    if (memo.scope !== scope || memo.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError({ idempotencyKey: idempotencyKey });
     return { replayed: true, receipt: memo.receipt };
   }
 

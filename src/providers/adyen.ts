@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import HmacValidator from '@adyen/api-library/lib/src/utils/hmacValidator';
 import type { NotificationRequestItem } from '@adyen/api-library/lib/src/typings/notification/models';
-import { ConfigError, MalformedEventError, SignatureVerificationError } from '../core/errors';
+import { ConfigError } from '../core/errors';
+import { MalformedEventError, SignatureVerificationError } from '../core/delivery-errors';
 import { batchItems, MIB } from './limits';
 import { isoTime, parseJsonObject } from './json';
 import { firstSecret } from './secrets';
@@ -32,7 +33,7 @@ export function createAdyenAdapter(options: { source: string; secrets: readonly 
   const validator = new HmacValidator();
   const itemsOf = (rawBody: Buffer) => {
     const body = parseJsonObject(rawBody.toString('utf8'), source);
-    if (!Array.isArray(body.notificationItems)) throw new MalformedEventError('The body has no "notificationItems" list.', source);
+    if (!Array.isArray(body.notificationItems)) throw new MalformedEventError('The body has no "notificationItems" list.', { source: source });
     return { live: body.live, items: batchItems(body.notificationItems, source) };
   };
   return adapter({
@@ -55,7 +56,7 @@ export function createAdyenAdapter(options: { source: string; secrets: readonly 
               ?.hmacSignature === 'string',
         )
       ) {
-        throw new SignatureVerificationError(`No item of the ${items.length} in the batch is signed with a configured HMAC key.`, source);
+        throw new SignatureVerificationError(`No item of the ${items.length} in the batch is signed with a configured HMAC key.`, { source: source });
       }
       const refused: RefusedItem[] = [];
       items.forEach((entry: unknown, index) => {
@@ -64,7 +65,7 @@ export function createAdyenAdapter(options: { source: string; secrets: readonly 
       });
       // Nothing in it is Adyen's: refused as a whole, its items not listed.
       if (refused.length === items.length)
-        throw new SignatureVerificationError(`No item of the ${items.length} in the batch is signed with a configured HMAC key.`, source);
+        throw new SignatureVerificationError(`No item of the ${items.length} in the batch is signed with a configured HMAC key.`, { source: source });
       return { refused };
     },
 

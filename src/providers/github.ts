@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { MalformedEventError, SignatureVerificationError } from '../core/errors';
+import { MalformedEventError, SignatureVerificationError } from '../core/delivery-errors';
 import { objectId, parseJsonObject, requireString, stringsAt } from './json';
 import { firstSecret, hmacSha256Hex, safeEqual } from './secrets';
 import { ProviderKind } from '../../contracts';
@@ -31,10 +31,10 @@ export function createGitHubAdapter(options: { source: string; secrets: readonly
     async check({ rawBody, headers }: Delivery) {
       const signature = headers['x-hub-signature-256'];
       if (typeof signature !== 'string' || signature === '') {
-        throw new SignatureVerificationError('The X-Hub-Signature-256 header is missing. Set a secret on the GitHub webhook.', source);
+        throw new SignatureVerificationError('The X-Hub-Signature-256 header is missing. Set a secret on the GitHub webhook.', { source: source });
       }
       if (!secrets.some((secret) => safeEqual(signature, `sha256=${hmacSha256Hex(secret, rawBody)}`))) {
-        throw new SignatureVerificationError('X-Hub-Signature-256 does not match the body with any configured secret.', source);
+        throw new SignatureVerificationError('X-Hub-Signature-256 does not match the body with any configured secret.', { source: source });
       }
       return {};
     },
@@ -89,7 +89,7 @@ export function bodyText(rawBody: Buffer, source: string): string {
   // The form is told by its bytes, never by the unsigned Content-Type: GitHub's is exactly one
   // `payload=` field, and a JSON body (which starts with "{") is read as JSON whatever it is labelled.
   if (!text.startsWith(FORM_FIELD)) return text;
-  if (text.includes('&')) throw new MalformedEventError('A form-encoded GitHub body is exactly one "payload" field.', source);
+  if (text.includes('&')) throw new MalformedEventError('A form-encoded GitHub body is exactly one "payload" field.', { source: source });
   return new URLSearchParams(text).get('payload')!;
 }
 

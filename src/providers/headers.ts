@@ -1,11 +1,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { SignatureVerificationError } from '../core/errors';
+import { SignatureVerificationError } from '../core/delivery-errors';
 
 /** A signing header's value, or `SignatureVerificationError` naming it when it is missing or repeated. */
 export function requiredHeader(headers: IncomingHttpHeaders, name: string, source: string): string {
   const value = headers[name];
   if (typeof value !== 'string' || value === '') {
-    throw new SignatureVerificationError(`The ${name} header is missing.`, source);
+    throw new SignatureVerificationError(`The ${name} header is missing.`, { source: source });
   }
   return value;
 }
@@ -23,6 +23,6 @@ export function optionalHeader(headers: IncomingHttpHeaders, name: string): stri
  */
 export function checkTolerance(signedAtSeconds: number, receivedAt: Date, toleranceSeconds: number, what: string, source: string): void {
   if (!Number.isFinite(signedAtSeconds) || Math.abs(Math.floor(receivedAt.getTime() / 1000) - signedAtSeconds) > toleranceSeconds) {
-    throw new SignatureVerificationError(`${what} is outside the ${toleranceSeconds} s tolerance.`, source);
+    throw new SignatureVerificationError(`${what} is outside the ${toleranceSeconds} s tolerance.`, { source: source });
   }
 }

@@ -1,5 +1,6 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { ConfigError, SignatureVerificationError } from '../core/errors';
+import { ConfigError } from '../core/errors';
+import { SignatureVerificationError } from '../core/delivery-errors';
 import { checkTolerance, requiredHeader } from './headers';
 import { isoTime, objectId, parseJsonObject, requireString } from './json';
 import { firstSecret, safeEqual } from './secrets';
@@ -36,11 +37,12 @@ export function createHmacAdapter(options: { source: string; secrets: readonly s
       let timestamp = '';
       if (spec.timestampHeader) {
         timestamp = requiredHeader(headers, spec.timestampHeader, source);
-        if (!/^\d+$/.test(timestamp)) throw new SignatureVerificationError(`${spec.timestampHeader} must be whole seconds since the epoch.`, source);
+        if (!/^\d+$/.test(timestamp))
+          throw new SignatureVerificationError(`${spec.timestampHeader} must be whole seconds since the epoch.`, { source: source });
         checkTolerance(Number(timestamp), receivedAt, spec.toleranceSeconds, spec.timestampHeader, source);
       }
       if (!secrets.some((secret) => safeEqual(offered, signature(secret, timestamp, rawBody)))) {
-        throw new SignatureVerificationError(`${spec.header} does not match the body with any configured secret.`, source);
+        throw new SignatureVerificationError(`${spec.header} does not match the body with any configured secret.`, { source: source });
       }
       return {};
     },

@@ -1,5 +1,5 @@
 import { isInternalWorkflowId, eventWorkflowId, INTERNAL_WORKFLOW_ID_PREFIX } from '../../contracts';
-import { MalformedEventError } from '../core/errors';
+import { MalformedEventError } from '../core/delivery-errors';
 import type { ProviderAdapter, VerifiedEvent } from './types';
 
 /**
@@ -31,12 +31,13 @@ export function checkEventIdentity(
   if (isInternalWorkflowId(eventWorkflowId(source.workflowIdPrefix, event.id))) {
     throw new MalformedEventError(
       `The event ID (${adapter.fields.id}) may not start with "${INTERNAL_WORKFLOW_ID_PREFIX}", which is reserved for durable-webhooks' own workflows.`,
-      source.name,
+      { source: source.name },
     );
   }
 }
 
 function check(value: string, field: string, limit: number, source: string): void {
-  if (value.length > limit) throw new MalformedEventError(`The ${field} is ${value.length} characters long; at most ${limit} are accepted.`, source);
-  if (!PRINTABLE.test(value)) throw new MalformedEventError(`The ${field} may contain only printable ASCII characters, without spaces.`, source);
+  if (value.length > limit)
+    throw new MalformedEventError(`The ${field} is ${value.length} characters long; at most ${limit} are accepted.`, { source: source });
+  if (!PRINTABLE.test(value)) throw new MalformedEventError(`The ${field} may contain only printable ASCII characters, without spaces.`, { source: source });
 }

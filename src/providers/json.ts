@@ -1,4 +1,4 @@
-import { MalformedEventError } from '../core/errors';
+import { MalformedEventError } from '../core/delivery-errors';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -12,7 +12,7 @@ export function utf8Text(rawBody: Buffer, source: string): string {
   try {
     return strictUtf8.decode(rawBody);
   } catch {
-    throw new MalformedEventError('The body is not valid UTF-8.', source);
+    throw new MalformedEventError('The body is not valid UTF-8.', { source: source });
   }
 }
 
@@ -22,10 +22,10 @@ export function parseJsonObject(text: string, source: string): Record<string, un
   try {
     value = JSON.parse(text);
   } catch {
-    throw new MalformedEventError('The body is not valid JSON.', source);
+    throw new MalformedEventError('The body is not valid JSON.', { source: source });
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new MalformedEventError('The body must be a JSON object.', source);
+    throw new MalformedEventError('The body must be a JSON object.', { source: source });
   }
   return value as Record<string, unknown>;
 }
@@ -33,7 +33,7 @@ export function parseJsonObject(text: string, source: string): Record<string, un
 /** Reads a non-empty string field, or throws `MalformedEventError` naming the field. */
 export function requireString(value: unknown, what: string, source: string): string {
   if (typeof value !== 'string' || value.trim() === '') {
-    throw new MalformedEventError(`The event has no ${what}.`, source);
+    throw new MalformedEventError(`The event has no ${what}.`, { source: source });
   }
   return value;
 }

@@ -1,4 +1,4 @@
-import { MalformedEventError, SignatureVerificationError } from '../core/errors';
+import { MalformedEventError, SignatureVerificationError } from '../core/delivery-errors';
 
 /**
  * What one delivery may make the receiver do before it is authenticated. Each limit is far above
@@ -33,7 +33,7 @@ export const MAX_BATCH_ITEMS = 10_000;
 /** A header's signature entries, refused whole when there are more than `MAX_SIGNATURE_ENTRIES`. */
 export function signatureEntries<T>(entries: readonly T[], header: string, source: string): readonly T[] {
   if (entries.length > MAX_SIGNATURE_ENTRIES) {
-    throw new SignatureVerificationError(`${header} offers ${entries.length} signatures; at most ${MAX_SIGNATURE_ENTRIES} are checked.`, source);
+    throw new SignatureVerificationError(`${header} offers ${entries.length} signatures; at most ${MAX_SIGNATURE_ENTRIES} are checked.`, { source: source });
   }
   return entries;
 }
@@ -41,6 +41,6 @@ export function signatureEntries<T>(entries: readonly T[], header: string, sourc
 /** A batch's items, refused whole when there are more than `MAX_BATCH_ITEMS`. */
 export function batchItems(items: readonly unknown[], source: string): readonly unknown[] {
   if (items.length > MAX_BATCH_ITEMS)
-    throw new MalformedEventError(`The batch has ${items.length} items; at most ${MAX_BATCH_ITEMS} are accepted in one delivery.`, source);
+    throw new MalformedEventError(`The batch has ${items.length} items; at most ${MAX_BATCH_ITEMS} are accepted in one delivery.`, { source: source });
   return items;
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { LinearWebhookClient } from '@linear/sdk/webhooks';
-import { SignatureVerificationError } from '../core/errors';
+import { SignatureVerificationError } from '../core/delivery-errors';
 import { checkTolerance, requiredHeader } from './headers';
 import { isoTime, objectId, parseJsonObject, requireString } from './json';
 import { firstSecret, hmacSha256Hex } from './secrets';
@@ -41,10 +41,10 @@ export function createLinearAdapter(options: { source: string; secrets: readonly
           return /timestamp/i.test((error as Error).message);
         }
       });
-      if (!verified) throw new SignatureVerificationError('Linear-Signature does not match the body with any configured secret.', source);
+      if (!verified) throw new SignatureVerificationError('Linear-Signature does not match the body with any configured secret.', { source: source });
       // The signed time is in the body: read here, as part of the check.
       const timestamp = parseJsonObject(rawBody.toString('utf8'), source).webhookTimestamp;
-      if (typeof timestamp !== 'number') throw new SignatureVerificationError('The signed body has no numeric "webhookTimestamp".', source);
+      if (typeof timestamp !== 'number') throw new SignatureVerificationError('The signed body has no numeric "webhookTimestamp".', { source: source });
       checkTolerance(timestamp / 1000, receivedAt, LINEAR_TOLERANCE_SECONDS, '"webhookTimestamp"', source);
       return {};
     },

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { SignatureVerificationError } from '../core/errors';
+import { SignatureVerificationError } from '../core/delivery-errors';
 import { checkTolerance, requiredHeader } from './headers';
 import { isoTime, objectId, parseJsonObject, requireString } from './json';
 import { MIB, signatureEntries } from './limits';
@@ -37,7 +37,7 @@ export function createPaddleAdapter(options: { source: string; secrets: readonly
       const signed = Buffer.concat([Buffer.from(`${ts}:`), rawBody]);
       // One HMAC per secret, compared with each offered h1.
       if (!secrets.some((secret) => matchesAny(h1, hmacSha256Hex(secret, signed)))) {
-        throw new SignatureVerificationError('Paddle-Signature does not match the body with any configured secret.', source);
+        throw new SignatureVerificationError('Paddle-Signature does not match the body with any configured secret.', { source: source });
       }
       return {};
     },
@@ -74,7 +74,7 @@ function parseSignature(header: string, source: string): { ts: string; h1: reado
     if (key === 'ts' && value && /^\d+$/.test(value)) ts = value;
     if (key === 'h1' && value) h1.push(value);
   }
-  if (ts === undefined || h1.length === 0) throw new SignatureVerificationError('Paddle-Signature must be "ts=<seconds>;h1=<signature>".', source);
+  if (ts === undefined || h1.length === 0) throw new SignatureVerificationError('Paddle-Signature must be "ts=<seconds>;h1=<signature>".', { source: source });
   return { ts, h1: signatureEntries(h1, 'Paddle-Signature', source) };
 }
 

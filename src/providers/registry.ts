@@ -1,5 +1,5 @@
 import type { SourceConfig } from './source';
-import { UnknownSourceError } from '../core/errors';
+import { UnknownSourceError } from '../core/delivery-errors';
 import { Router } from '../flows';
 import { providerOf } from './index';
 import type { ProviderAdapter } from './types';
@@ -54,7 +54,7 @@ export class SourceRegistry {
   /** @throws UnknownSourceError */
   get(name: string): Source {
     const source = this.sources.get(name);
-    if (!source) throw new UnknownSourceError(name);
+    if (!source) throw new UnknownSourceError({ source: name });
     return source;
   }
 }

@@ -1,5 +1,6 @@
 import { createPrivateKey, createPublicKey, randomBytes, sign as signEcdsa, verify as verifyEcdsa, type KeyObject } from 'node:crypto';
-import { ConfigError, MalformedEventError, SignatureVerificationError } from '../core/errors';
+import { ConfigError } from '../core/errors';
+import { MalformedEventError, SignatureVerificationError } from '../core/delivery-errors';
 import { isoTime } from './json';
 import { checkTolerance, requiredHeader } from './headers';
 import { batchItems, MIB } from './limits';
@@ -46,7 +47,7 @@ export function createSendGridAdapter(options: { source: string; publicKeys: rea
     async check({ rawBody, headers, receivedAt }: Delivery) {
       const signature = requiredHeader(headers, SIGNATURE_HEADER, source);
       const timestamp = requiredHeader(headers, TIMESTAMP_HEADER, source);
-      if (!/^\d+$/.test(timestamp)) throw new SignatureVerificationError(`${TIMESTAMP_HEADER} must be whole seconds since the epoch.`, source);
+      if (!/^\d+$/.test(timestamp)) throw new SignatureVerificationError(`${TIMESTAMP_HEADER} must be whole seconds since the epoch.`, { source: source });
       checkTolerance(Number(timestamp), receivedAt, TIMESTAMP_TOLERANCE_SECONDS, `The ${TIMESTAMP_HEADER}`, source);
       // The raw bytes as received, after the timestamp; one verification per key.
       const signed = Buffer.concat([Buffer.from(timestamp), rawBody]);
@@ -58,7 +59,7 @@ export function createSendGridAdapter(options: { source: string; publicKeys: rea
           return false;
         }
       });
-      if (!verified) throw new SignatureVerificationError(`${SIGNATURE_HEADER} does not match the body with any configured public key.`, source);
+      if (!verified) throw new SignatureVerificationError(`${SIGNATURE_HEADER} does not match the body with any configured public key.`, { source: source });
       return {};
     },
 
@@ -123,9 +124,9 @@ function parseArray(rawBody: Buffer, source: string): readonly unknown[] {
   try {
     value = JSON.parse(rawBody.toString('utf8'));
   } catch {
-    throw new MalformedEventError('The body is not valid JSON.', source);
+    throw new MalformedEventError('The body is not valid JSON.', { source: source });
   }
-  if (!Array.isArray(value)) throw new MalformedEventError('The body must be a JSON array of events.', source);
+  if (!Array.isArray(value)) throw new MalformedEventError('The body must be a JSON array of events.', { source: source });
   return batchItems(value, source);
 }
 

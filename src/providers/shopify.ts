@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { ApiVersion, LogSeverity, shopifyApi, type Shopify } from '@shopify/shopify-api';
-import { SignatureVerificationError } from '../core/errors';
+import { SignatureVerificationError } from '../core/delivery-errors';
 import { optionalHeader, requiredHeader } from './headers';
 import { isoTime, objectId, parseJsonObject, utf8Text } from './json';
 import { firstSecret, hmacSha256 } from './secrets';
@@ -68,8 +68,8 @@ export function createShopifyAdapter(options: { source: string; secrets: readonl
         if (result.valid) return {};
         if ('missingHeaders' in result) missing = result.missingHeaders;
       }
-      if (missing.length > 0) throw new SignatureVerificationError(`The signed delivery lacks the ${missing.join(', ')} header(s).`, source);
-      throw new SignatureVerificationError('X-Shopify-Hmac-SHA256 does not match the body with any configured secret.', source);
+      if (missing.length > 0) throw new SignatureVerificationError(`The signed delivery lacks the ${missing.join(', ')} header(s).`, { source: source });
+      throw new SignatureVerificationError('X-Shopify-Hmac-SHA256 does not match the body with any configured secret.', { source: source });
     },
 
     read({ rawBody, headers, receivedAt }: Delivery) {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { verifySlackRequest } from '@slack/bolt/dist/receivers/verify-request';
-import { SignatureVerificationError } from '../core/errors';
+import { SignatureVerificationError } from '../core/delivery-errors';
 import { checkTolerance, requiredHeader } from './headers';
 import { isoTime, parseJsonObject, requireString, utf8Text } from './json';
 import { firstSecret, hmacSha256Hex } from './secrets';
@@ -35,7 +35,8 @@ export function createSlackAdapter(options: { source: string; secrets: readonly 
     async check({ rawBody, headers, receivedAt }: Delivery) {
       const signature = requiredHeader(headers, 'x-slack-signature', source);
       const timestamp = requiredHeader(headers, 'x-slack-request-timestamp', source);
-      if (!/^\d+$/.test(timestamp)) throw new SignatureVerificationError('X-Slack-Request-Timestamp must be whole seconds since the epoch.', source);
+      if (!/^\d+$/.test(timestamp))
+        throw new SignatureVerificationError('X-Slack-Request-Timestamp must be whole seconds since the epoch.', { source: source });
       // Bolt refuses only an old timestamp (after this, never); one from the future is as suspect.
       checkTolerance(Number(timestamp), receivedAt, SLACK_TOLERANCE_SECONDS, 'X-Slack-Request-Timestamp', source);
       const body = utf8Text(rawBody, source);
@@ -52,7 +53,7 @@ export function createSlackAdapter(options: { source: string; secrets: readonly 
           return false;
         }
       });
-      if (!verified) throw new SignatureVerificationError('X-Slack-Signature does not match the body with any configured signing secret.', source);
+      if (!verified) throw new SignatureVerificationError('X-Slack-Signature does not match the body with any configured signing secret.', { source: source });
       return {};
     },
 

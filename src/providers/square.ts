@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { SignatureVerificationError } from '../core/errors';
+import { SignatureVerificationError } from '../core/delivery-errors';
 import { requiredHeader } from './headers';
 import { isoTime, objectId, parseJsonObject, requireString } from './json';
 import { firstSecret, hmacSha256, safeEqual } from './secrets';
@@ -31,7 +31,9 @@ export function createSquareAdapter(options: { source: string; secrets: readonly
       const signatureHeader = requiredHeader(headers, 'x-square-hmacsha256-signature', source);
       const signed = Buffer.concat([Buffer.from(url), rawBody]);
       if (!secrets.some((signatureKey) => safeEqual(signatureHeader, hmacSha256(signatureKey, signed, 'base64')))) {
-        throw new SignatureVerificationError(`X-Square-HmacSha256-Signature does not match ${url} and the body with any configured signature key.`, source);
+        throw new SignatureVerificationError(`X-Square-HmacSha256-Signature does not match ${url} and the body with any configured signature key.`, {
+          source: source,
+        });
       }
       return {};
     },

@@ -1,6 +1,7 @@
 import { createHmac, createPublicKey, randomBytes, verify as verifyEd25519, type KeyObject } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { ConfigError, SignatureVerificationError } from '../core/errors';
+import { ConfigError } from '../core/errors';
+import { SignatureVerificationError } from '../core/delivery-errors';
 import { checkTolerance, requiredHeader } from './headers';
 import { objectId, parseJsonObject, requireString, utf8Text } from './json';
 import { MAX_ED25519_SIGNATURES, MIB, signatureEntries } from './limits';
@@ -59,7 +60,7 @@ export function createStandardWebhooksAdapter(options: {
         !hmacMatches(keys, versioned, signed) &&
         !ed25519Matches(versioned, Buffer.concat([Buffer.from(`${id}.${timestamp}.`), rawBody]), publicKeys, signatureHeader, source)
       ) {
-        throw new SignatureVerificationError(`${signatureHeader} does not match the body with any configured secret or public key.`, source);
+        throw new SignatureVerificationError(`${signatureHeader} does not match the body with any configured secret or public key.`, { source: source });
       }
       return {};
     },
@@ -93,7 +94,7 @@ export function createStandardWebhooksAdapter(options: {
 
 function checkTimestamp(header: string, name: string, receivedAt: Date, source: string): number {
   if (!/^\d+$/.test(header)) {
-    throw new SignatureVerificationError(`${name} must be whole seconds since the epoch.`, source);
+    throw new SignatureVerificationError(`${name} must be whole seconds since the epoch.`, { source: source });
   }
   const seconds = Number(header);
   checkTolerance(seconds, receivedAt, TIMESTAMP_TOLERANCE_SECONDS, name, source);
@@ -120,7 +121,9 @@ function ed25519Matches(versioned: readonly string[], content: Buffer, keys: rea
   if (keys.length === 0) return false;
   const offered = versioned.filter((entry) => entry.startsWith('v1a,'));
   if (offered.length > MAX_ED25519_SIGNATURES) {
-    throw new SignatureVerificationError(`${header} offers ${offered.length} v1a signatures; at most ${MAX_ED25519_SIGNATURES} are checked.`, source);
+    throw new SignatureVerificationError(`${header} offers ${offered.length} v1a signatures; at most ${MAX_ED25519_SIGNATURES} are checked.`, {
+      source: source,
+    });
   }
   return offered.some((entry) => {
     const signature = Buffer.from(entry.slice('v1a,'.length), 'base64');

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
-import { MalformedEventError, SignatureVerificationError } from '../core/errors';
+import { MalformedEventError, SignatureVerificationError } from '../core/delivery-errors';
 import { objectId, parseJsonObject, requireString, stringsAt } from './json';
 import { firstSecret } from './secrets';
 import { ProviderKind } from '../../contracts';
@@ -33,7 +33,7 @@ export function createStripeAdapter(options: { source: string; secrets: readonly
     async check({ rawBody, headers, receivedAt }: Delivery) {
       const header = headers['stripe-signature'];
       if (typeof header !== 'string' || header === '') {
-        throw new SignatureVerificationError('The Stripe-Signature header is missing.', source);
+        throw new SignatureVerificationError('The Stripe-Signature header is missing.', { source: source });
       }
       let lastFailure = 'No signature matches any configured secret.';
       for (const secret of secrets) {
@@ -49,7 +49,7 @@ export function createStripeAdapter(options: { source: string; secrets: readonly
           lastFailure = firstLine(error.message);
         }
       }
-      throw new SignatureVerificationError(lastFailure, source);
+      throw new SignatureVerificationError(lastFailure, { source: source });
     },
 
     read({ rawBody }: Delivery) {
@@ -83,11 +83,11 @@ export function createStripeAdapter(options: { source: string; secrets: readonly
  */
 export function readStripeEvent(parsed: unknown, source: string): VerifiedEvent {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new MalformedEventError('The body must be a JSON object.', source);
+    throw new MalformedEventError('The body must be a JSON object.', { source: source });
   }
   const event = parsed as Record<string, unknown>;
   const created = event.created;
-  if (typeof created !== 'number') throw new MalformedEventError('The event has no numeric "created" timestamp.', source);
+  if (typeof created !== 'number') throw new MalformedEventError('The event has no numeric "created" timestamp.', { source: source });
   const data = event.data as { object?: unknown } | undefined;
   return {
     id: requireString(event.id, 'ID ("id")', source),
@@ -99,7 +99,7 @@ export function readStripeEvent(parsed: unknown, source: string): VerifiedEvent 
 }
 
 const outsideTolerance = (source: string) =>
-  new SignatureVerificationError(`The Stripe-Signature timestamp is outside the ${TIMESTAMP_TOLERANCE_SECONDS} s tolerance.`, source);
+  new SignatureVerificationError(`The Stripe-Signature timestamp is outside the ${TIMESTAMP_TOLERANCE_SECONDS} s tolerance.`, { source: source });
 
 /** The signed `t=` of a header stripe-node accepted, read as stripe-node reads it (the last one, as an integer). */
 function signedAt(header: string): number {

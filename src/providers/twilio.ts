@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { getExpectedTwilioSignature, getSignatureAlgorithm } from 'twilio/lib/webhooks/webhooks';
-import { MalformedEventError, SignatureVerificationError } from '../core/errors';
+import { MalformedEventError, SignatureVerificationError } from '../core/delivery-errors';
 import { optionalHeader, requiredHeader } from './headers';
 import { KIB, MAX_FORM_FIELDS } from './limits';
 import { firstSecret, safeEqual } from './secrets';
@@ -40,7 +40,7 @@ export function createTwilioAdapter(options: { source: string; secrets: readonly
       // One HMAC per auth token, of the URL exactly as configured (what Twilio signs); the package's
       // validateRequest would try up to six forms of it per token.
       if (!secrets.some((authToken) => safeEqual(signature, getExpectedTwilioSignature(authToken, url, params, algorithm)))) {
-        throw new SignatureVerificationError(`X-Twilio-Signature does not match ${url} and the parameters with any configured auth token.`, source);
+        throw new SignatureVerificationError(`X-Twilio-Signature does not match ${url} and the parameters with any configured auth token.`, { source: source });
       }
       return {};
     },
@@ -50,7 +50,9 @@ export function createTwilioAdapter(options: { source: string; secrets: readonly
       const { sid, status, resource } = resourceOf(params);
       const token = optionalHeader(headers, 'i-twilio-idempotency-token');
       if (token === undefined && (sid === undefined || status === undefined)) {
-        throw new MalformedEventError('The request has no I-Twilio-Idempotency-Token header and no resource SID with a status to identify it.', source);
+        throw new MalformedEventError('The request has no I-Twilio-Idempotency-Token header and no resource SID with a status to identify it.', {
+          source: source,
+        });
       }
       return {
         events: [
@@ -96,7 +98,7 @@ export function createTwilioAdapter(options: { source: string; secrets: readonly
  */
 export function formParams(rawBody: Buffer, source: string): Record<string, string | string[]> {
   if (separatorsUpTo(rawBody, AMPERSAND, MAX_FORM_FIELDS) >= MAX_FORM_FIELDS) {
-    throw new MalformedEventError(`The form has more than ${MAX_FORM_FIELDS} fields; at most ${MAX_FORM_FIELDS} are accepted.`, source);
+    throw new MalformedEventError(`The form has more than ${MAX_FORM_FIELDS} fields; at most ${MAX_FORM_FIELDS} are accepted.`, { source: source });
   }
   const params: Record<string, string | string[]> = Object.create(null);
   for (const [key, value] of new URLSearchParams(rawBody.toString('utf8'))) {

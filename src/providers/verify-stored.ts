@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/database';
 import { loadBodyByWorkflowId } from '../db/event-bodies';
-import { EventNotFoundError, MalformedEventError, SignatureVerificationError } from '../core/errors';
+import { EventNotFoundError } from '../core/errors';
+import { MalformedEventError, SignatureVerificationError } from '../core/delivery-errors';
 import type { SourceRegistry } from './registry';
 
 /** What `events verify` found: the stored body's signature checked against today's secrets. */
@@ -24,7 +25,7 @@ export interface Verification {
  */
 export async function verifyStoredEvent(db: Queryable, sources: SourceRegistry, eventId: string): Promise<Verification> {
   const stored = await loadBodyByWorkflowId(db, eventId);
-  if (!stored) throw new EventNotFoundError(eventId, 'the body store has no event with that ID');
+  if (!stored) throw new EventNotFoundError({ eventId: eventId, why: 'the body store has no event with that ID' });
   const result = (verified: boolean, detail: string, body: Verification['body'] = 'stored'): Verification => ({
     eventId,
     source: stored.source,

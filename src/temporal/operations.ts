@@ -257,7 +257,7 @@ export class EventOperations implements ErasureTemporal {
     try {
       return await this.client.workflow.getHandle(eventId).describe();
     } catch (error) {
-      if (error instanceof WorkflowNotFoundError) throw new EventNotFoundError(eventId);
+      if (error instanceof WorkflowNotFoundError) throw new EventNotFoundError({ eventId: eventId });
       throw error;
     }
   }

@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { temporal } from '@temporalio/proto';
 import type { Queryable } from '../../src/db/database';
 import { loadBody } from '../../src/db/event-bodies';
-import { BodyStoreUnavailableError } from '../../src/core/errors';
+import { BodyStoreUnavailableError } from '../../src/core/delivery-errors';
 import { Router } from '../../src/flows';
 import { ProviderKind } from '../../contracts';
 import { EventIntake } from '../../src/intake/starter';

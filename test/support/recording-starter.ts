@@ -1,5 +1,5 @@
 import { eventWorkflowId, type EventVia, type WebhookEvent } from '../../contracts';
-import { TemporalUnavailableError } from '../../src/core/errors';
+import { TemporalUnavailableError } from '../../src/core/delivery-errors';
 import type { EventStarter, StartResult, StartTarget } from '../../src/intake/port';
 
 /** Temporal's default `limit.maxIDLength`: longer workflow IDs are refused with INVALID_ARGUMENT. */
@@ -24,7 +24,7 @@ export class RecordingStarter implements EventStarter {
   }
 
   async start(event: WebhookEvent, { workflowIdPrefix, router }: StartTarget, via: EventVia = 'delivery'): Promise<StartResult> {
-    if (this.unavailable || this.unavailableFor.has(event.id)) throw new TemporalUnavailableError(event.id);
+    if (this.unavailable || this.unavailableFor.has(event.id)) throw new TemporalUnavailableError({ eventId: event.id });
     const workflowId = eventWorkflowId(workflowIdPrefix, event.id);
     if (Buffer.byteLength(workflowId) > MAX_WORKFLOW_ID_BYTES) throw new Error(`WorkflowId length exceeds limit.`);
     this.calls.push({ event, workflowId, workflowType: router.flowFor(event.type).name, via });

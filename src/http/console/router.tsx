@@ -249,7 +249,7 @@ export function createConsoleRouter(deps: ConsoleDeps): express.Router {
     } catch (error) {
       if (!(error instanceof EventNotFoundError)) viewError = `Temporal could not be asked: ${errorLine(error)}`;
     }
-    if (!listed && !view) throw new EventNotFoundError(eventId, 'neither the body store nor Temporal has it');
+    if (!listed && !view) throw new EventNotFoundError({ eventId: eventId, why: 'neither the body store nor Temporal has it' });
     const stored = listed ? await loadBodyByWorkflowId(db, eventId) : undefined;
     const verification = stored ? await operations.verify(eventId).catch((error: unknown) => ({ error: errorLine(error) })) : undefined;
     return {

@@ -47,7 +47,7 @@ export function sessions(deps: {
       skip: (req) => signInOf(tokenIn(req), deps.admins, deps.viewers) !== undefined,
       standardHeaders: 'draft-8',
       legacyHeaders: false,
-      handler: (_req, res) => page(res.status(429), <SignInPage error={new TooManyFailedAttemptsError(MAX_FAILED_SIGN_INS_PER_MINUTE).message} />),
+      handler: (_req, res) => page(res.status(429), <SignInPage error={new TooManyFailedAttemptsError({ limit: MAX_FAILED_SIGN_INS_PER_MINUTE }).message} />),
     }),
     sameSite,
     async (req, res) => {

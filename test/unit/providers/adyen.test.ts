@@ -1,5 +1,5 @@
 import { createAdyenAdapter } from '../../../src/providers/adyen';
-import { MalformedEventError, SignatureVerificationError } from '../../../src/core/errors';
+import { MalformedEventError, SignatureVerificationError } from '../../../src/core/delivery-errors';
 import { adyenBody, adyenItem, CATALOG_SECRETS } from '../../support/signing';
 
 const adapter = createAdyenAdapter({ source: 'adyen', secrets: [CATALOG_SECRETS.adyen, CATALOG_SECRETS.adyenRotated] });
@@ -41,7 +41,7 @@ describe('adyen adapter', () => {
   it('refuses a batch in which no item is signed as a whole, listing none of them', async () => {
     const forged = adyenItem('00112233445566778899AABBCCDDEEFF00112233445566778899AABBCCDDEEFF');
     await expect(verify(adyenBody([forged, forged]))).rejects.toThrow(
-      new SignatureVerificationError('No item of the 2 in the batch is signed with a configured HMAC key.', 'adyen'),
+      new SignatureVerificationError('No item of the 2 in the batch is signed with a configured HMAC key.', { source: 'adyen' }),
     );
     await expect(verify(JSON.stringify({ notificationItems: [0, 0, 0] }))).rejects.toThrow(SignatureVerificationError);
   });

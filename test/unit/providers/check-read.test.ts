@@ -1,5 +1,5 @@
 import { loadReceiverConfig } from '../../../src/config';
-import { SignatureVerificationError } from '../../../src/core/errors';
+import { SignatureVerificationError } from '../../../src/core/delivery-errors';
 import { PROVIDERS } from '../../../src/providers/index';
 import { createAdapter } from '../../../src/providers/registry';
 import type { Delivery } from '../../../src/providers/types';

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { MalformedEventError, SignatureVerificationError } from '../../../src/core/errors';
+import { MalformedEventError, SignatureVerificationError } from '../../../src/core/delivery-errors';
 import { MAX_BATCH_ITEMS, MAX_ED25519_SIGNATURES, MAX_FORM_FIELDS } from '../../../src/providers/limits';
 import { formParams } from '../../../src/providers/twilio';
 import { createAdapter } from '../../../src/providers/registry';

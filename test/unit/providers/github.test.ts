@@ -1,5 +1,5 @@
 import examples from '@octokit/webhooks-examples';
-import { MalformedEventError, SignatureVerificationError } from '../../../src/core/errors';
+import { MalformedEventError, SignatureVerificationError } from '../../../src/core/delivery-errors';
 import { loadReceiverConfig } from '../../../src/config';
 import { createGitHubAdapter } from '../../../src/providers/github';
 import { githubHeaders, SECRETS } from '../../support/signing';

@@ -1,5 +1,5 @@
 import { createShopifyAdapter } from '../../../src/providers/shopify';
-import { SignatureVerificationError } from '../../../src/core/errors';
+import { SignatureVerificationError } from '../../../src/core/delivery-errors';
 import { CATALOG_SECRETS, shopifyHeaders } from '../../support/signing';
 import ordersPaid from '../../../src/providers/fixtures/shopify.orders-paid.json';
 

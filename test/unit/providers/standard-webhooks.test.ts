@@ -1,4 +1,5 @@
-import { ConfigError, MalformedEventError, SignatureVerificationError } from '../../../src/core/errors';
+import { ConfigError } from '../../../src/core/errors';
+import { MalformedEventError, SignatureVerificationError } from '../../../src/core/delivery-errors';
 import { createStandardWebhooksAdapter } from '../../../src/providers/standard-webhooks';
 import { ed25519KeyPair, SECRETS, standardHeaders } from '../../support/signing';
 

@@ -1,4 +1,4 @@
-import { MalformedEventError, SignatureVerificationError } from '../../../src/core/errors';
+import { MalformedEventError, SignatureVerificationError } from '../../../src/core/delivery-errors';
 import { createStripeAdapter } from '../../../src/providers/stripe';
 import { SECRETS, stripeEvent, stripeHeaders } from '../../support/signing';
 
