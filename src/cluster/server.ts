@@ -1,12 +1,11 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import pg from 'pg';
 import { stringify } from 'yaml';
-import { ConfigError, PostgresUnreachableError } from '../core/errors';
+import { ConfigError } from '../core/errors';
 import { isLoopback, SERVER_DYNAMIC_CONFIG, splitAddress, stopChild, waitUntilServing } from '../temporal/server-process';
-import { temporalServerPath, temporalSqlToolPath } from '../core/tools';
+import { temporalServerPath } from '../core/tools';
+import { ensureSchemas } from './schemas';
 
 /** The Temporal server version scripts/install-temporal-server.sh builds, and docker-compose.yml runs. */
 export const TEMPORAL_SERVER_VERSION = '1.32.2';
@@ -16,9 +15,6 @@ export const HISTORY_SHARDS = 8;
 
 /** Where `npm run cluster` expects PostgreSQL when TEMPORAL_DB_URL is unset (compose's credentials). */
 export const DEFAULT_TEMPORAL_DB_URL = 'postgres://temporal:temporal@127.0.0.1:5432/postgres';
-
-/** Temporal's two databases on that server, created with their schemas when missing. */
-export const TEMPORAL_DATABASES = { temporal: 'postgresql/v12/temporal', temporal_visibility: 'postgresql/v12/visibility' } as const;
 
 export interface ClusterOptions {
   /** The frontend's `host:port`; the other services take the ports after it (see `servicePorts`). */
@@ -255,59 +251,3 @@ const DYNAMIC_CONFIG = {
   ...Object.fromEntries(Object.entries(SERVER_DYNAMIC_CONFIG).map(([key, value]) => [key, [{ value, constraints: {} }]])),
   'system.forceSearchAttributesCacheRefreshOnRead': [{ value: true, constraints: {} }],
 };
-
-/**
- * Creates `temporal` and `temporal_visibility` with their schemas when missing, and upgrades them
- * to what the pinned server needs (a no-op when they are current). The schemas come from the SQL
- * tool's embedded copies.
- */
-export async function ensureSchemas(dbUrl: string): Promise<void> {
-  const existing = await existingDatabases(dbUrl);
-  const url = new URL(dbUrl);
-  const connection = [
-    '--plugin',
-    'postgres12',
-    '--ep',
-    url.hostname,
-    '--port',
-    url.port || '5432',
-    '--user',
-    decodeURIComponent(url.username),
-    '--password',
-    decodeURIComponent(url.password),
-  ];
-  for (const [database, schemaName] of Object.entries(TEMPORAL_DATABASES)) {
-    const tool = (...args: string[]) => sqlTool([...connection, '--db', database, ...args]);
-    if (!existing.has(database)) {
-      await tool('create-database', '--defaultdb', url.pathname.slice(1) || 'postgres');
-      await tool('setup-schema', '-v', '0.0');
-    }
-    await tool('update-schema', '--schema-name', schemaName);
-  }
-}
-
-async function existingDatabases(dbUrl: string): Promise<Set<string>> {
-  const client = new pg.Client({ connectionString: dbUrl, connectionTimeoutMillis: 3_000 });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-  } catch (error) {
-    throw new PostgresUnreachableError(dbUrl, (error as Error).message);
-  }
-  try {
-    const { rows } = await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname = ANY($1)', [Object.keys(TEMPORAL_DATABASES)]);
-    return new Set(rows.map((row) => row.datname));
-  } finally {
-    await client.end();
-  }
-}
-
-async function sqlTool(args: string[]): Promise<void> {
-  try {
-    await promisify(execFile)(temporalSqlToolPath(), args, { maxBuffer: 16 * 1024 * 1024 });
-  } catch (error) {
-    const { stderr, stdout } = error as { stderr?: string; stdout?: string };
-    const command = args.filter((arg, index) => args[index - 1] !== '--password').join(' ');
-    throw new Error(`temporal-sql-tool ${command} failed: ${(stderr || stdout || (error as Error).message).trim()}`, { cause: error });
-  }
-}

@@ -4,7 +4,7 @@ import { statusQuery, type WebhookEvent } from '../../contracts';
 import { fulfilCheckout } from '../../workflows';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-stand-in';
+import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-objects';
 import { checkoutCompleted, orderCreated } from '../support/events';
 import { eventually } from '../support/eventually';
 import { startOtlpReceiver } from '../support/otlp-receiver';

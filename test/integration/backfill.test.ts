@@ -1,4 +1,4 @@
-import type { StripeEvent } from '../../src/dev/stripe-stand-in';
+import type { StripeEvent } from '../../src/dev/stripe-objects';
 import { checkoutCompleted } from '../support/events';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';

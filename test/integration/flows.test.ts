@@ -9,7 +9,7 @@ import { eventually } from '../support/eventually';
 import { checkoutCompleted, orderCreated, shopifyOrderPaid, subscriptionEvent, type SignedDelivery } from '../support/events';
 import { CATALOG_SECRETS_ENV, githubHeaders, SECRETS, standardHeaders, stripeHeaders } from '../support/signing';
 import { post, startStack, type WorkerStack } from '../support/stack';
-import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-stand-in';
+import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-objects';
 
 let stack: WorkerStack;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { retryPaymentSignal, statusQuery, type EventProgress } from '../../contracts';
 import { createStripeActivities } from '../../activities/stripe';
-import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-stand-in';
+import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-objects';
 import { createStripeClient } from '../../src/core/stripe-client';
 import { eventually } from '../support/eventually';
 import { orderCreated, type SignedDelivery } from '../support/events';

@@ -1,5 +1,5 @@
 import { retryPaymentSignal, statusQuery } from '../../contracts';
-import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-stand-in';
+import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-objects';
 import { eventually } from '../support/eventually';
 import { orderCreated, shopifyOrderPaid } from '../support/events';
 import { CATALOG_SECRETS_ENV } from '../support/signing';

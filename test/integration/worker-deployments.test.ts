@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { retryPaymentSignal, statusQuery } from '../../contracts';
 import { loadWorkerConfig } from '../../src/config';
-import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-stand-in';
+import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-objects';
 import { createWorkerServices } from '../../src/services';
 import { temporalSettings } from '../../src/temporal/connection';
 import { promoteBuild } from '../../src/temporal/deployments';
@@ -122,7 +122,7 @@ async function unroutedEvent(stack: WorkerStack, client: Client) {
 }
 
 it('runs a flow declared PINNED on unversioned workers (no behaviour reported), and pins it to a versioned build', async () => {
-  const pinned = await bundleWithChange('record-event.ts', "versioning: { behavior: 'AUTO_UPGRADE'", "versioning: { behavior: 'PINNED'");
+  const pinned = await bundleWithChange('record-event.ts', "behavior: 'AUTO_UPGRADE'", "behavior: 'PINNED'");
   const other = await startStack({ worker: 'external' });
   const services = await createWorkerServices(loadWorkerConfig(other.workerEnv, { development: true }), { temporal: other.client });
   const start = (versioned?: { name: string; buildId: string }) =>

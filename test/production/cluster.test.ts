@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { statusQuery } from '../../contracts';
-import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-stand-in';
+import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-objects';
 import { eventually } from '../support/eventually';
 import { checkoutCompleted, orderCreated, subscriptionEvent, type SignedDelivery } from '../support/events';
 import { startEndpointServer } from '../support/endpoint-server';

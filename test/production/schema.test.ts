@@ -4,7 +4,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { parse } from 'yaml';
 import { startLocalPostgres, type LocalPostgres } from '../../src/cluster/postgres';
-import { ensureSchemas, TEMPORAL_DATABASES } from '../../src/cluster/server';
+import { ensureSchemas, TEMPORAL_DATABASES } from '../../src/cluster/schemas';
 import { temporalSqlToolPath } from '../../src/core/tools';
 import { freePort } from '../support/ports';
 import { ROOT, spawnTs } from '../support/processes';

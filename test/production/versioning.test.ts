@@ -7,7 +7,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker, type WorkflowBundle } from '@temporalio/worker';
 import { retryPaymentSignal, statusQuery } from '../../contracts';
 import { loadWorkerConfig } from '../../src/config';
-import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-stand-in';
+import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-objects';
 import { buildCheckFlow } from '../../src/flows';
 import { createWorkerServices, type WorkerServices } from '../../src/services';
 import { temporalSettings } from '../../src/temporal/connection';

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { HISTORY_SHARDS, TEMPORAL_DATABASES, TEMPORAL_SERVER_VERSION } from '../../src/cluster/server';
+import { TEMPORAL_DATABASES } from '../../src/cluster/schemas';
+import { HISTORY_SHARDS, TEMPORAL_SERVER_VERSION } from '../../src/cluster/server';
 import { loadReceiverConfig } from '../../src/config';
 import { DEFAULT_TEMPORAL_ADDRESS } from '../../src/temporal/connection';
 import { SERVER_DYNAMIC_CONFIG } from '../../src/temporal/server-process';

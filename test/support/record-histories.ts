@@ -19,7 +19,7 @@ import { backfill, bulkAction, buildCheck, reconcile } from '../../workflows';
 import { send } from '../../src/cli/send';
 import { loadReceiverConfig } from '../../src/config';
 import { FLOWS } from '../../src/flows';
-import { DECLINED_PAYMENT_METHOD, type StripeEvent } from '../../src/dev/stripe-stand-in';
+import { DECLINED_PAYMENT_METHOD, type StripeEvent } from '../../src/dev/stripe-objects';
 import { temporalCliPath } from '../../src/core/tools';
 import { startEndpointServer } from './endpoint-server';
 import { eventually } from './eventually';

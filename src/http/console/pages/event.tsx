@@ -3,6 +3,7 @@ import type { AuditEntry, ConsoleSession } from '../../../db/console-sessions';
 import type { ListedEvent } from '../../../db/event-list';
 import type { Verification } from '../../../providers/verify-stored';
 import type { EventView } from '../../../temporal/event-view';
+import { DownstreamKeys } from './downstream-keys';
 import { CsrfField, eventPath, Layout, Notice, Status, Time } from './layout';
 
 /** What the event page shows of the stored delivery: its headers, and its body decoded, masked unless revealed. */
@@ -235,50 +236,6 @@ function WorkflowSection({ view }: { view: EventView }) {
   );
 }
 
-/** Every call outside our database this event made, with the Idempotency-Key it carried. */
-function DownstreamKeys({ view }: { view: EventView | undefined }) {
-  const steps = view?.ledger?.steps.filter((step) => step.idempotencyKey !== null) ?? [];
-  const charges = view?.ledger?.charges ?? [];
-  if (steps.length === 0 && charges.length === 0) return <p className="muted">No call with an Idempotency-Key is recorded for this event.</p>;
-  return (
-    <table className="keys">
-      <thead>
-        <tr>
-          <th>Step</th>
-          <th>Idempotency-Key</th>
-          <th>Made</th>
-          <th>Outcome</th>
-        </tr>
-      </thead>
-      <tbody>
-        {charges.map((charge) => (
-          <tr key={`charge:${charge.attempt}`}>
-            <td>charge, attempt {charge.attempt}</td>
-            <td>
-              <code className="key">{charge.idempotencyKey}</code>
-            </td>
-            <td>{charge.paymentIntentId ?? '-'}</td>
-            <td>
-              {charge.outcome}
-              {charge.failure && `: ${charge.failure.message}`}
-            </td>
-          </tr>
-        ))}
-        {steps.map((step) => (
-          <tr key={step.step}>
-            <td>{step.step}</td>
-            <td>
-              <code className="key">{step.idempotencyKey}</code>
-            </td>
-            <td>{step.externalId ?? '-'}</td>
-            <td>{step.pending ? 'pending: called, its answer not recorded' : 'done'}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
-}
-
 /** The actions that apply to the event now (retry and reset a failed one, cancel a running one, erase any): each opens a confirmation that says what will happen, which then POSTs. */
 function Actions({ eventId, status, signals }: { eventId: string; status: string; signals: ReadonlyArray<FlowSignal> }) {
   const confirm = (action: string) => `${eventPath(eventId)}/confirm/${action}`;
@@ -312,43 +269,5 @@ function Actions({ eventId, status, signals }: { eventId: string; status: string
         ))}
       </div>
     </section>
-  );
-}
-
-/** An action's confirmation: what will happen, in words, and the form that does it. */
-export function ConfirmPage({
-  session,
-  eventId,
-  action,
-  what,
-  fields,
-  needsReason,
-}: {
-  session: ConsoleSession;
-  eventId: string;
-  action: string;
-  what: string;
-  fields: Record<string, string>;
-  needsReason: boolean;
-}) {
-  return (
-    <Layout title={`Confirm: ${action} ${eventId}`} session={session}>
-      <p className="confirm-what">{what}</p>
-      <form method="post" action={`${eventPath(eventId)}/${action}`}>
-        <CsrfField session={session} />
-        {Object.entries(fields).map(([name, value]) => (
-          <input key={name} type="hidden" name={name} value={value} />
-        ))}
-        {needsReason && (
-          <label>
-            Reason (kept in the history and the audit trail) <input name="reason" required />
-          </label>
-        )}
-        <button type="submit" className="danger">
-          Yes, {action}
-        </button>{' '}
-        <a href={eventPath(eventId)}>Cancel</a>
-      </form>
-    </Layout>
   );
 }
