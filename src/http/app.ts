@@ -13,7 +13,8 @@ import { createCodecRouter, type CodecDeps } from './codec';
 import { createMetrics, type Metrics } from './metrics';
 import { problemType, sendProblem } from './problem';
 import { createWebhookRouter } from './webhooks';
-import { createConsoleRouter, type ConsoleDeps } from './console/router';
+import type { ConsoleDeps } from './console/deps';
+import { createConsoleRouter } from './console/router';
 import type { RefusalLog } from '../db/refusals';
 
 export interface AppDeps {

@@ -1,0 +1,23 @@
+import type { NamedToken } from '../../config';
+import type { Logger } from '../../core/logger';
+import type { Database } from '../../db/database';
+import type { RefusalLimits } from '../../db/refusals';
+import type { BulkJobs } from '../../temporal/bulk-jobs';
+import type { EventOperations } from '../../temporal/operations';
+import type { SecretUse } from './pages/overview';
+
+/** What the console's routes use: the database, the operations on events and jobs, its tokens and limits. */
+export interface ConsoleDeps {
+  db: Database;
+  operations: EventOperations;
+  jobs: BulkJobs;
+  /** The receiver's source names, for the event filter. */
+  sources: readonly string[];
+  admins: readonly NamedToken[];
+  viewers: readonly NamedToken[];
+  sessionTtlMs: number;
+  refusalLimits: RefusalLimits;
+  logger: Logger;
+  /** Accepted deliveries by source and signing secret, as this receiver counted them (`webhook_signature_verifications_total`). */
+  secretUse?: () => Promise<SecretUse[]>;
+}
