@@ -211,7 +211,8 @@ export function hostileFiller(kind: ProviderKind): Buffer {
 /**
  * Posts `bytes` of `chunk` repeated to a source, with or without a Content-Length, and resolves with
  * the answer's status and the bytes written before it came (with a declared length, the body is
- * written only if no answer came within 200 ms).
+ * written only if no answer came within 5 s: a receiver that reads before answering gets it then, and
+ * `sent` says so; one that answers first is never raced by a busy machine's scheduling).
  */
 export function postStreamed(
   baseUrl: string,
@@ -243,7 +244,7 @@ export function postStreamed(
     if (declareLength) req.flushHeaders();
     else write();
     // With a declared length, the answer comes before any of the body is sent.
-    if (declareLength) setTimeout(() => (answered ? undefined : write()), 200);
+    if (declareLength) setTimeout(() => (answered ? undefined : write()), 5_000).unref();
   });
 }
 
