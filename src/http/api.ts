@@ -1,4 +1,4 @@
-import express, { type Request, type Router } from 'express';
+import express, { type Request, type RequestHandler, type Router } from 'express';
 import { parse as parseLossless } from 'lossless-json';
 import type { Database } from '../db/database';
 import { ApiAuthError, InvalidRequestError, ResourceNotFoundError } from '../core/errors';
@@ -8,7 +8,7 @@ import type { MessageService } from '../outbound/messages';
 import type { ApiToken } from '../config';
 import type { Logger } from '../core/logger';
 import { safeEqual } from '../providers/secrets';
-import { bearerToken, limitFailedAttempts } from './admin';
+import { bearerToken, limitFailedAttempts } from './bearer';
 import { routeErrorHandler } from './problem';
 
 export interface ApiDeps {
@@ -30,32 +30,53 @@ const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
  * its named scope, which owns endpoints, messages and idempotency keys.
  */
 export function createApiRouter(deps: ApiDeps): Router {
-  const { db, messages } = deps;
   const router = express.Router();
-
   // Refused tokens are rate-limited per client address, as on /admin and /codec.
-  router.use(limitFailedAttempts(deps.tokens.map(({ token }) => token)), (req, res, next) => {
+  router.use(limitFailedAttempts(deps.tokens.map(({ token }) => token)), authenticate(deps));
+  router.use(express.text({ limit: MAX_MESSAGE_BYTES, type: () => true, inflate: false }), parseLosslessly);
+  router.use(messageRoutes(deps));
+  router.use(endpointRoutes(deps));
+  router.use(
+    routeErrorHandler({
+      realm: 'durable-webhooks api',
+      internalDetail: 'The request failed on our side; retry it with the same Idempotency-Key.',
+      logger: deps.logger,
+      what: 'API request',
+    }),
+  );
+  return router;
+}
+
+/** Each token acts in its named scope: `res.locals.scope`. */
+function authenticate(deps: ApiDeps): RequestHandler {
+  return (req, res, next) => {
     const token = bearerToken(req);
     const match = token ? deps.tokens.find((candidate) => safeEqual(candidate.token, token)) : undefined;
     if (!match) throw new ApiAuthError('Send Authorization: Bearer <one of API_TOKENS>.');
     res.locals.scope = match.scope;
     next();
-  });
-  // Bodies are parsed losslessly: a payload's numbers (beyond 2^53 too) are stored and delivered as written.
-  router.use(express.text({ limit: MAX_MESSAGE_BYTES, type: () => true, inflate: false }), (req, _res, next) => {
-    if (typeof req.body !== 'string' || req.body === '') {
-      req.body = undefined;
-    } else {
-      try {
-        req.body = parseLossless(req.body);
-      } catch {
-        throw new InvalidRequestError('The body is not valid JSON.');
-      }
-    }
-    next();
-  });
-  const scopeOf = (res: express.Response) => res.locals.scope as string;
+  };
+}
 
+/** Bodies are parsed losslessly: a payload's numbers (beyond 2^53 too) are stored and delivered as written. */
+const parseLosslessly: RequestHandler = (req, _res, next) => {
+  if (typeof req.body !== 'string' || req.body === '') {
+    req.body = undefined;
+  } else {
+    try {
+      req.body = parseLossless(req.body);
+    } catch {
+      throw new InvalidRequestError('The body is not valid JSON.');
+    }
+  }
+  next();
+};
+
+const scopeOf = (res: express.Response) => res.locals.scope as string;
+
+/** `/v1/messages`: publish a message once per Idempotency-Key, show it, erase its payload. */
+function messageRoutes({ messages }: ApiDeps): Router {
+  const router = express.Router();
   router.post('/messages', async (req, res) => {
     const key = req.header('idempotency-key');
     if (!key) throw new InvalidRequestError('The Idempotency-Key header is required: a unique value per message, the same on every retry of it.');
@@ -80,7 +101,13 @@ export function createApiRouter(deps: ApiDeps): Router {
       throw new InvalidRequestError('"reason" is required: why the payload is erased (at most 500 characters).');
     res.json(await messages.erase(scopeOf(res), req.params.id!, reason));
   });
+  return router;
+}
 
+/** `/v1/endpoints`: where a scope's messages are delivered, each with its own signing secret. */
+function endpointRoutes(deps: ApiDeps): Router {
+  const { db } = deps;
+  const router = express.Router();
   router.post('/endpoints', async (req, res) => {
     const body = objectBody(req);
     const url = await checkDestination(body.url, { allowPrivate: deps.allowPrivateEndpoints });
@@ -121,15 +148,6 @@ export function createApiRouter(deps: ApiDeps): Router {
   router.post('/endpoints/:id/rotate-secret', async (req, res) => {
     res.json(found(await rotateSecret(db, scopeOf(res), req.params.id!), req.params.id!));
   });
-
-  router.use(
-    routeErrorHandler({
-      realm: 'durable-webhooks api',
-      internalDetail: 'The request failed on our side; retry it with the same Idempotency-Key.',
-      logger: deps.logger,
-      what: 'API request',
-    }),
-  );
   return router;
 }
 

@@ -6,7 +6,7 @@ import { JSONToPayload, payloadToJSON, type JSONPayload } from '@temporalio/comm
 import { InvalidRequestError } from '../core/errors';
 import type { Logger } from '../core/logger';
 import type { NamedToken } from '../config';
-import { limitFailedAttempts, requireToken } from './admin';
+import { limitFailedAttempts, requireToken } from './bearer';
 import { routeErrorHandler } from './problem';
 
 export interface CodecDeps {

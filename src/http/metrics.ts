@@ -12,41 +12,7 @@ export function createMetrics(
 ) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  if (backlog) {
-    // One query per scrape serves both gauges; while the database does not answer, they keep their last values.
-    let reading: Promise<Backlog | undefined> | undefined;
-    const read = () =>
-      (reading ??= backlog()
-        .catch(() => undefined)
-        .finally(() => setImmediate(() => (reading = undefined))));
-    new Gauge({
-      name: 'webhook_start_backlog',
-      help: 'Events committed to the body store whose workflow Temporal has not confirmed yet.',
-      registers: [registry],
-      async collect() {
-        const found = await read();
-        if (found) this.set(found.count);
-      },
-    });
-    new Gauge({
-      name: 'webhook_start_dead_lettered',
-      help: 'Events whose start Temporal kept refusing: kept, not retried until durable-webhooks inbox retry.',
-      registers: [registry],
-      async collect() {
-        const found = await read();
-        if (found) this.set(found.deadLettered);
-      },
-    });
-    new Gauge({
-      name: 'webhook_start_backlog_oldest_seconds',
-      help: 'How long the oldest event not started yet has waited (0 when none waits).',
-      registers: [registry],
-      async collect() {
-        const found = await read();
-        if (found) this.set(found.oldestSeconds ?? 0);
-      },
-    });
-  }
+  if (backlog) backlogGauges(registry, backlog);
   if (held)
     countsBySourceAndType(
       registry,
@@ -92,6 +58,36 @@ export function createMetrics(
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/** The inbox's backlog, read once per scrape for its three gauges; while the database does not answer, they keep their last values. */
+function backlogGauges(registry: Registry, backlog: () => Promise<Backlog>): void {
+  let reading: Promise<Backlog | undefined> | undefined;
+  const read = () =>
+    (reading ??= backlog()
+      .catch(() => undefined)
+      .finally(() => setImmediate(() => (reading = undefined))));
+  const gauge = (name: string, help: string, value: (found: Backlog) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      async collect() {
+        const found = await read();
+        if (found) this.set(value(found));
+      },
+    });
+  gauge('webhook_start_backlog', 'Events committed to the body store whose workflow Temporal has not confirmed yet.', (found) => found.count);
+  gauge(
+    'webhook_start_dead_lettered',
+    'Events whose start Temporal kept refusing: kept, not retried until durable-webhooks inbox retry.',
+    (found) => found.deadLettered,
+  );
+  gauge(
+    'webhook_start_backlog_oldest_seconds',
+    'How long the oldest event not started yet has waited (0 when none waits).',
+    (found) => found.oldestSeconds ?? 0,
+  );
+}
 
 /** A gauge by source and type, read from the body store at each scrape; while it does not answer, the last values stay. */
 function countsBySourceAndType(

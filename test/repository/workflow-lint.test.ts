@@ -163,3 +163,18 @@ describe('no import cycle inside src/ (.dependency-cruiser.cjs)', () => {
     expect({ status: result.status, output: result.stdout + result.stderr }).toMatchObject({ status: 0 });
   });
 });
+
+describe('sizes', () => {
+  it('refuses a source file over 300 lines, but for the migrations', async () => {
+    const long = Array.from({ length: 301 }, (_, index) => `export const line${index} = ${index};`).join('\n');
+    expect(await lintIn('src/db', long, 'long.ts')).toContain('max-lines');
+    expect(await lintIn('src/db', long, 'migrations.ts')).not.toContain('max-lines');
+  });
+
+  it('refuses a function over 80 lines in src/http, where routers are route groups of small handlers', async () => {
+    const body = Array.from({ length: 81 }, (_, index) => `  router.get('/r${index}', () => undefined);`).join('\n');
+    const code = `export function createRouter(router: { get: (path: string, handler: () => void) => void }) {\n${body}\n}`;
+    expect(await lintIn('src/http', code, 'routes.ts')).toContain('max-lines-per-function');
+    expect(await lintIn('src/db', code, 'routes.ts')).not.toContain('max-lines-per-function');
+  });
+});
