@@ -153,7 +153,7 @@ describe('what the pages name exists in the code', () => {
       .map((file) => read(`src/${file}`))
       .join('\n');
     const slugs = new Set(
-      [...source.matchAll(/problem\(\d+, '([a-z-]+)'|slug = '([a-z-]+)'|problemType\('([a-z-]+)'\)|'replay'/g)].map(
+      [...source.matchAll(/problem(?:<[^>]*>)?\(\s*\d+,\s*'([a-z-]+)'|slug = '([a-z-]+)'|problemType\('([a-z-]+)'\)|'replay'/g)].map(
         (match) => match[1] ?? match[2] ?? match[3] ?? 'replay',
       ),
     );
