@@ -126,6 +126,7 @@ export class EventOperations implements ErasureTemporal {
 
   /** Terminates the event's workflow; with the database, the ledger records it as failed, since no workflow code runs to. */
   async terminate(eventId: string, reason: string): Promise<void> {
+    requireReason(reason, 'the termination', 'the history');
     await this.requireRunning(eventId);
     await this.client.workflow.getHandle(eventId).terminate(reason);
     if (this.options.db) await recordStopped(this.options.db, eventId, { terminated: reason });
@@ -142,6 +143,7 @@ export class EventOperations implements ErasureTemporal {
     reason: string,
     requestId: string = randomUUID(),
   ): Promise<{ eventId: string; runId: string; resetToEventId: number }> {
+    requireReason(reason, 'the reset', 'the workflow history');
     const { runId } = await this.describe(eventId);
     const { events } = await this.client.workflow.getHandle(eventId, runId).fetchHistory();
     const resetToEventId = resetPoint(events ?? [], to);
@@ -166,6 +168,7 @@ export class EventOperations implements ErasureTemporal {
     eventId: string,
     options: { to?: string; reason: string; signal?: { name: string; data?: unknown }; requestId: string },
   ): Promise<BulkItemResult> {
+    requireReason(options.reason, `the ${action}`, 'the history');
     let status: string;
     try {
       status = (await this.describe(eventId)).status.name;
@@ -216,6 +219,8 @@ export class EventOperations implements ErasureTemporal {
 
   /** The event's personal data, removed from every store (`erase`, beside the database it mostly changes). */
   async erase(eventId: string, request: ErasureRequest): Promise<ErasureReport> {
+    requireReason(request.reason, 'the erasure (the request it answers)', 'the ledger');
+    if (request.requestedBy !== undefined && request.requestedBy.trim() === '') throw new OperationRejectedError('"by" must name who asks for the erasure.');
     return erase(this.requireDatabase('erase'), this, eventId, request);
   }
 
@@ -281,4 +286,12 @@ function causeChain(error: unknown): string[] {
     chain.push(`${current.type ?? current.name}: ${current.message}`);
   }
   return chain;
+}
+
+/**
+ * The one check of an operator's reason, whichever surface (the CLI, `/admin`, the console) asked:
+ * an action that changes an event says why, and the reason is kept where `keptIn` says.
+ */
+function requireReason(reason: unknown, what: string, keptIn: string): asserts reason is string {
+  if (typeof reason !== 'string' || reason.trim() === '') throw new OperationRejectedError(`Give a reason for ${what}; it is kept in ${keptIn}.`);
 }

@@ -83,9 +83,9 @@ function doAction(deps: ConsoleDeps): Handler {
     const action = actionOf(req.params.action!);
     const session = sessionOf(res);
     const reason = typeof req.body.reason === 'string' ? (req.body.reason as string).trim() : '';
-    if ((action === 'retry' || action === 'reset' || action === 'erase') && reason === '')
-      throw new OperationRejectedError(`Give a reason for the ${action}; it is kept in the history and the audit trail.`);
     const by = actorOf(session);
+    // The operator's reason, and who gave it; blank stays blank, for the operation to refuse.
+    const kept = reason && `${reason} (console, by ${by})`;
     try {
       switch (action) {
         case 'signal': {
@@ -94,12 +94,12 @@ function doAction(deps: ConsoleDeps): Handler {
           break;
         }
         case 'retry': {
-          const result = await operations.apply('retry', eventId, { reason: `${reason} (console, by ${by})`, requestId: randomUUID() });
+          const result = await operations.apply('retry', eventId, { reason: kept, requestId: randomUUID() });
           if (result.outcome !== 'done') throw new OperationRejectedError(`Nothing was retried: the event is ${result.detail}.`);
           break;
         }
         case 'reset':
-          await operations.reset(eventId, parseResetTarget('last-failure'), `${reason} (console, by ${by})`);
+          await operations.reset(eventId, parseResetTarget('last-failure'), kept);
           break;
         case 'cancel':
           await operations.cancel(eventId);
