@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import type { BulkInput } from '../../contracts';
 import { OperationRejectedError } from '../core/errors';
 import { CONFIRM_OVER, type BulkJobs, type BulkJobView } from '../temporal/bulk-jobs';
-import { EVENT_STATUSES, FILTER_FIELDS, type EventFilter } from '../temporal/visibility';
+import { FILTER, FILTER_FIELDS, type EventFilter } from '../temporal/visibility';
 import type { Operations } from './operations';
 import { rateOption } from './options';
 import { print } from './output';
@@ -29,17 +29,11 @@ export interface BulkOptions extends EventFilter {
  * commands; `lead` starts each description (`bulk: ` where the command also takes an event ID).
  */
 export function addFilterOptions(command: Command, lead = ''): Command {
-  return command
-    .option('--source <source>', `${lead}events of this source`)
-    .option('--type <pattern>', `${lead}events of this type, or a prefix ending in * (checkout.*)`)
-    .addOption(new Option('--status <status>', `${lead}events whose current run has this status`).choices([...EVENT_STATUSES]))
-    .option('--since <when>', `${lead}started since a duration ago (30m, 2h, 3d) or an ISO time`)
-    .option('--until <when>', `${lead}started before a duration ago or an ISO time`)
-    .addOption(new Option('--via <via>', `${lead}events that came this way`).choices(['delivery', 'backfill']))
-    .option('--tenant <tenant>', `${lead}events of this tenant (a Stripe Connect account, a Shopify shop, a GitHub App installation)`)
-    .option('--error-class <class>', `${lead}events that failed this way: a failure class ("chargeOrder › CardDeclined") or its last part (CardDeclined)`)
-    .option('--query <query>', `${lead}a raw visibility query, ANDed with the rest`)
-    .option('--group <fingerprint>', `${lead}the failed events of one failure group (the console's Failures page shows its fingerprint)`);
+  for (const { field, value, matches, choices } of FILTER) {
+    const option = new Option(`--${field.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)} <${value}>`, `${lead}${matches}`);
+    command.addOption(choices ? option.choices([...choices]) : option);
+  }
+  return command;
 }
 
 export function addBulkOptions(command: Command): void {

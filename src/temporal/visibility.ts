@@ -48,19 +48,40 @@ export interface EventFilter {
   group?: string;
 }
 
-/** The fields of a filter: `events list`, the bulk commands, `GET /admin/events` and `POST /admin/bulk` all take these. */
-export const FILTER_FIELDS = [
-  'source',
-  'type',
-  'status',
-  'since',
-  'until',
-  'via',
-  'tenant',
-  'errorClass',
-  'query',
-  'group',
-] as const satisfies readonly (keyof EventFilter)[];
+/** One field of the event filter: its name, the value its option takes, what it matches, and the values it may take. */
+export interface FilterField {
+  field: keyof EventFilter;
+  /** The option's value as `--help` shows it: `--type <pattern>`. */
+  value: string;
+  /** What it matches, as the CLI's help and /admin's errors word it. */
+  matches: string;
+  choices?: readonly string[];
+}
+
+/**
+ * The event filter, declared once: `events list` and the bulk commands take its options
+ * (`--error-class` for `errorClass`), `GET /admin/events` its query parameters, `POST /admin/bulk`
+ * its `filter`, the console its form (but `query`, since the console lists from the body store).
+ */
+export const FILTER: readonly FilterField[] = [
+  { field: 'source', value: 'source', matches: 'events of this source' },
+  { field: 'type', value: 'pattern', matches: 'events of this type, or a prefix ending in * (checkout.*)' },
+  { field: 'status', value: 'status', matches: 'events whose current run has this status', choices: EVENT_STATUSES },
+  { field: 'since', value: 'when', matches: 'started since a duration ago (30m, 2h, 3d) or an ISO time' },
+  { field: 'until', value: 'when', matches: 'started before a duration ago or an ISO time' },
+  { field: 'via', value: 'via', matches: 'events that came this way', choices: ['delivery', 'backfill'] },
+  { field: 'tenant', value: 'tenant', matches: 'events of this tenant (a Stripe Connect account, a Shopify shop, a GitHub App installation)' },
+  {
+    field: 'errorClass',
+    value: 'class',
+    matches: 'events that failed this way: a failure class ("chargeOrder › CardDeclined") or its last part (CardDeclined)',
+  },
+  { field: 'query', value: 'query', matches: 'a raw visibility query, ANDed with the rest' },
+  { field: 'group', value: 'fingerprint', matches: "the failed events of one failure group (the console's Failures page shows its fingerprint)" },
+];
+
+/** The filter's field names, in its declaration's order. */
+export const FILTER_FIELDS: readonly (keyof EventFilter)[] = FILTER.map(({ field }) => field);
 
 /** Event workflows only (they carry WebhookSource), with the filters ANDed. `now` anchors a relative `since`. */
 export function visibilityQuery(filter: EventFilter, now: Date = new Date()): string {

@@ -78,7 +78,7 @@ export async function measureConsole(): Promise<{ events: number; generateSecond
         '/console/events?status=dead-lettered',
         '/console/events?status=running&source=stripe',
         '/console/events?tenant=acct_42',
-        '/console/events?error=sendEmail+%E2%80%BA+EmailRejected',
+        '/console/events?errorClass=sendEmail+%E2%80%BA+EmailRejected',
         '/console/events?since=2h',
         '/console/events?source=stripe&type=checkout.*&since=7d',
         '/console/failures',

@@ -7,7 +7,7 @@ import { startBacklog } from '../../db/inbox';
 import { listRefusals, refusalCounts } from '../../db/refusals';
 import { DEFAULT_FLOW } from '../../flows';
 import { receivedChart } from './charts';
-import { EventsPage, type EventsQuery } from './pages/events';
+import { CONSOLE_FILTER_FIELDS, EventsPage, type EventsQuery } from './pages/events';
 import { OverviewPage } from './pages/overview';
 import { RefusedPage } from './pages/refused';
 import { text } from './query';
@@ -49,11 +49,7 @@ export function overviewRoutes(deps: ConsoleDeps): express.Router {
   });
 
   router.get('/events', async (req, res) => {
-    const query: EventsQuery = Object.fromEntries(
-      ['source', 'type', 'status', 'tenant', 'error', 'group', 'since', 'until', 'via']
-        .map((name) => [name, text(req, name)])
-        .filter(([, value]) => value !== undefined),
-    );
+    const query: EventsQuery = Object.fromEntries(CONSOLE_FILTER_FIELDS.map((name) => [name, text(req, name)]).filter(([, value]) => value !== undefined));
     const session = sessionOf(res);
     let filter: ListFilter;
     try {
@@ -80,7 +76,7 @@ function listFilter(query: EventsQuery): ListFilter {
     type: query.type,
     status: query.status as ListedStatus | undefined,
     tenant: query.tenant,
-    errorClass: query.error,
+    errorClass: query.errorClass,
     group: query.group,
     via: query.via,
     since: query.since === undefined ? undefined : pointInTime(query.since, 'since'),

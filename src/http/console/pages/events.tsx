@@ -2,19 +2,13 @@ import type { ConsoleSession } from '../../../db/console-sessions';
 import { LISTED_STATUSES, type ListedEvent } from '../../../db/event-list';
 import { BASE, eventPath, Layout, Status, Time } from './layout';
 import { clean } from './refused';
+import { FILTER_FIELDS } from '../../../temporal/visibility';
+
+/** The filter's fields the console's list takes: all but a raw visibility query, since it lists from the body store. */
+export const CONSOLE_FILTER_FIELDS = FILTER_FIELDS.filter((field) => field !== 'query');
 
 /** The list filter as the page's form and its links hold it: text, as typed. */
-export interface EventsQuery {
-  source?: string;
-  type?: string;
-  status?: string;
-  tenant?: string;
-  error?: string;
-  group?: string;
-  since?: string;
-  until?: string;
-  via?: string;
-}
+export type EventsQuery = Partial<Record<(typeof CONSOLE_FILTER_FIELDS)[number], string>>;
 
 /**
  * Every stored event, newest first, filtered as the CLI's bulk actions are (`--source`, `--type`
@@ -42,7 +36,7 @@ export function EventsPage({
         <Text label="Type" name="type" value={query.type} placeholder="checkout.*" />
         <Choice label="Status" name="status" value={query.status} options={LISTED_STATUSES} />
         <Text label="Tenant" name="tenant" value={query.tenant} />
-        <Text label="Failure class" name="error" value={query.error} placeholder="chargeOrder › CardDeclined" />
+        <Text label="Failure class" name="errorClass" value={query.errorClass} placeholder="chargeOrder › CardDeclined" />
         <Text label="Since" name="since" value={query.since} placeholder="2h" />
         <Text label="Until" name="until" value={query.until} placeholder="ISO time or 30m" />
         <Choice label="Via" name="via" value={query.via} options={['delivery', 'backfill']} />
