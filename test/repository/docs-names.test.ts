@@ -1,10 +1,11 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { buildProgram } from '../../src/cli/program';
 import { PROVIDERS } from '../../src/providers/index';
 import { variablesTheCodeReads } from '../support/environment';
 import { codeBlocks } from '../support/markdown';
+import { PAGES, read } from '../support/pages';
 import { ROOT } from '../support/processes';
 
 /**
@@ -12,13 +13,6 @@ import { ROOT } from '../support/processes';
  * command and option, metric and refusal reason a page names in code (backticks or a code block)
  * exists; and the statements a review found contradicting the code stay out.
  */
-const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
-const PAGES = [
-  'README.md',
-  ...readdirSync(path.join(ROOT, 'docs'))
-    .filter((file) => file.endsWith('.md'))
-    .map((file) => `docs/${file}`),
-];
 
 /** The code a page shows: its backticked spans and its code blocks, with the line each starts on. */
 function codeOf(page: string): Array<{ text: string; line: number }> {

@@ -1,8 +1,9 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { codeBlocks, headingAnchors, links } from '../support/markdown';
 import { PROVIDERS } from '../../src/providers/index';
 import { variablesTheCodeReads } from '../support/environment';
+import { PAGES, read } from '../support/pages';
 import { ROOT, runCli } from '../support/processes';
 import { SCREENSHOTS, SCREENSHOTS_DIR } from '../support/console-screenshots';
 
@@ -11,13 +12,6 @@ import { SCREENSHOTS, SCREENSHOTS_DIR } from '../support/console-screenshots';
  * the code reads is on the configuration page and every one there is read, and every command the
  * README shows exists.
  */
-const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
-const PAGES = [
-  'README.md',
-  ...readdirSync(path.join(ROOT, 'docs'))
-    .filter((file) => file.endsWith('.md'))
-    .map((file) => `docs/${file}`),
-];
 
 /** The names in the first column of the configuration page's table. */
 function variablesDocumented(): Set<string> {
