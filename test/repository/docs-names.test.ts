@@ -110,6 +110,7 @@ describe('what the pages name exists in the code', () => {
     const exists = (name: string, page: string) =>
       known.has(name.replace(/_(FILE|PREVIOUS)$/, '')) ||
       OTHERS_VARIABLES.has(name) ||
+      OTHERS_VARIABLES.has(name.replace(/_(FILE|PREVIOUS)$/, '')) ||
       declaredByExamples(page).has(name) ||
       (name.startsWith('TEMPORAL_TLS_') && known.has('TEMPORAL_TLS_*'));
     expect(missing(variables, exists)).toEqual([]);
