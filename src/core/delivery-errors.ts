@@ -30,9 +30,8 @@ export class UnsupportedContentEncodingError extends problem(
   415,
   'unsupported-content-encoding',
   'Unsupported content encoding',
-  ['accepted'],
-  ({ contentEncoding }: { contentEncoding: string; accepted: readonly ['identity'] }) =>
-    `Content-Encoding ${contentEncoding} is not accepted; send the body uncompressed (identity).`,
+  () => ({ accepted: ['identity'] }),
+  ({ contentEncoding }: { contentEncoding: string }) => `Content-Encoding ${contentEncoding} is not accepted; send the body uncompressed (identity).`,
 ) {}
 
 /** No source of that name is configured. */
@@ -103,26 +102,25 @@ export interface RecordedItem {
 /** Refused items of a batch its 400 answer lists by index and reason; the rest are counted. */
 export const MAX_LISTED_REFUSALS = 20;
 
+type Refused = { source: string; recorded: readonly RecordedItem[]; refused: ReadonlyArray<{ index: number; reason: string }> };
+
 /**
  * Items of a batch failed on their own (a signature, an ID); the others were recorded, and the answer
- * names both: at most `MAX_LISTED_REFUSALS` refused items (`refused`, cut where it is thrown), and
- * their count, so its size stays bounded.
+ * names both: the refused items by index, at most `MAX_LISTED_REFUSALS` of them, and their count, so
+ * its size stays bounded.
  */
 export class BatchItemsRefusedError extends problem(
   400,
   'invalid-items',
   'Some items of the batch were refused',
-  ['source', 'recorded', 'refusedCount', 'refused'],
-  ({
+  ({ source, recorded, refused }: Refused) => ({
+    source,
     recorded,
-    refusedCount,
-  }: {
-    source: string;
-    recorded: readonly RecordedItem[];
-    refusedCount: number;
-    refused: ReadonlyArray<{ index: number; reason: string }>;
-  }) =>
-    `${refusedCount} item(s) of the batch were refused (see "refused"${refusedCount > MAX_LISTED_REFUSALS ? `, the first ${MAX_LISTED_REFUSALS}` : ''}); the ${recorded.length} other(s) are recorded and a redelivery will find them as duplicates.`,
+    refusedCount: refused.length,
+    refused: [...refused].sort((a, b) => a.index - b.index).slice(0, MAX_LISTED_REFUSALS),
+  }),
+  ({ recorded, refused }: Refused) =>
+    `${refused.length} item(s) of the batch were refused (see "refused"${refused.length > MAX_LISTED_REFUSALS ? `, the first ${MAX_LISTED_REFUSALS}` : ''}); the ${recorded.length} other(s) are recorded and a redelivery will find them as duplicates.`,
 ) {}
 
 /** Some items of a batch could not be recorded (Temporal or the database did not confirm); a redelivery records only those. */

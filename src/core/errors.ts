@@ -24,8 +24,11 @@ export abstract class ProblemError extends Error {
 }
 
 type Cause = { cause?: unknown };
-/** The members of an error's context its problem document carries: identifiers only. */
-type Shown<Context> = readonly (keyof Context & string)[];
+/**
+ * What an error's problem document carries of its context, identifiers only: some of its members,
+ * or what a function makes of it (a count, a bounded list, a constant).
+ */
+type Shown<Context> = readonly (keyof Context & string)[] | ((context: Context) => Record<string, unknown>);
 /** A declared problem: a `ProblemError` whose status, slug and title are set, with its context's members. */
 type Declared<Context> = Error & Pick<ProblemError, 'status' | 'slug' | 'title' | 'extensions'> & Readonly<Context>;
 /** A problem whose message is given where it is thrown: `new X('message', context?)`. */
@@ -34,9 +37,9 @@ type Given<Context> = new (message: string, context?: Context, options?: Cause) 
 type Described<Context> = new (context: Context, options?: Cause) => Declared<Context>;
 
 /**
- * The base of a problem, declared in one line: its status, type slug and title; the members of its
- * context (set on the error) that its problem document carries; and, unless the message is given
- * where it is thrown, how its message reads from the context.
+ * The base of a problem, declared in one line: its status, type slug and title; what its problem
+ * document carries of its context (set on the error): some members, or what a function makes of them;
+ * and, unless the message is given where it is thrown, how its message reads from the context.
  *
  *     class HoldNotFoundError extends problem(404, 'hold-not-found', 'No such hold') {}            // new HoldNotFoundError('…')
  *     class X extends problem<{ source: string }>(400, 'x', 'X', ['source']) {}                     // new X('…', { source })
@@ -70,7 +73,7 @@ export function problem<Context extends object>(
         : [args[0] as string, (args[1] ?? {}) as Context, args[2] as Cause | undefined];
       super(message, options);
       Object.assign(this, context);
-      this.#extensions = Object.fromEntries(shown.map((key) => [key, context[key]]));
+      this.#extensions = typeof shown === 'function' ? shown(context) : Object.fromEntries(shown.map((key) => [key, context[key]]));
     }
     override get extensions(): Record<string, unknown> {
       return this.#extensions;

@@ -79,7 +79,7 @@ export function bodyGuards(
     const encoding = req.headers['content-encoding']?.trim().toLowerCase();
     const refusal =
       encoding && encoding !== 'identity'
-        ? new UnsupportedContentEncodingError({ contentEncoding: encoding.slice(0, 100), accepted: ['identity'] })
+        ? new UnsupportedContentEncodingError({ contentEncoding: encoding.slice(0, 100) })
         : Number(req.headers['content-length']) > limit(res)
           ? new PayloadTooLargeError({ maxBodyBytes: limit(res) })
           : undefined;

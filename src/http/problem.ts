@@ -28,7 +28,7 @@ export function toProblem(error: unknown, internalDetail = 'The request failed o
   // and a compressed body (it never inflates here: `inflate: false`) as another.
   const { type, limit, encoding } = (error ?? {}) as { type?: unknown; limit?: unknown; encoding?: unknown };
   if (type === 'entity.too.large' && typeof limit === 'number') error = new PayloadTooLargeError({ maxBodyBytes: limit });
-  if (type === 'encoding.unsupported') error = new UnsupportedContentEncodingError({ contentEncoding: String(encoding).slice(0, 100), accepted: ['identity'] });
+  if (type === 'encoding.unsupported') error = new UnsupportedContentEncodingError({ contentEncoding: String(encoding).slice(0, 100) });
   if (error instanceof ProblemError) {
     return { type: problemType(error.slug), title: error.title, status: error.status, detail: error.message, ...error.extensions };
   }

@@ -2,14 +2,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Span } from '@opentelemetry/api';
 import type { Request, Response } from 'express';
-import {
-  BatchItemsRefusedError,
-  BatchNotRecordedError,
-  EventNotRecordedError,
-  MAX_LISTED_REFUSALS,
-  MalformedEventError,
-  type RecordedItem,
-} from '../core/delivery-errors';
+import { BatchItemsRefusedError, BatchNotRecordedError, EventNotRecordedError, MalformedEventError, type RecordedItem } from '../core/delivery-errors';
 import { checkEventIdentity } from '../providers/identity';
 import type { Source, SourceRegistry } from '../providers/registry';
 import type { Checked, Delivery, VerifiedDelivery, VerifiedEvent } from '../providers/types';
@@ -119,8 +112,7 @@ async function deliverBatch(deps: WebhookDeps, req: Request, res: Response, sour
   });
   if (notRecorded.length > 0) throw new BatchNotRecordedError({ recorded, notRecorded }, { cause: failure });
   if (refused.length > 0) {
-    const listed = refused.sort((a, b) => a.index - b.index).slice(0, MAX_LISTED_REFUSALS);
-    throw new BatchItemsRefusedError({ source: source.name, recorded, refusedCount: refused.length, refused: listed });
+    throw new BatchItemsRefusedError({ source: source.name, recorded, refused });
   }
   const status = recorded.some((item) => item.status !== 'duplicate') ? 202 : 200;
   span.setAttribute('webhook.outcome', status === 202 ? 'recorded' : 'duplicate');

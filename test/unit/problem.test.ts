@@ -1,4 +1,4 @@
-import { EventIdConflictError, TemporalUnavailableError } from '../../src/core/delivery-errors';
+import { BatchItemsRefusedError, EventIdConflictError, TemporalUnavailableError, UnsupportedContentEncodingError } from '../../src/core/delivery-errors';
 import { OperationRejectedError, problem, ProblemError } from '../../src/core/errors';
 import { toProblem } from '../../src/http/problem';
 
@@ -46,5 +46,18 @@ describe('an error declared with problem(…)', () => {
       eventId: 'evt_2',
       otherSource: 'b',
     });
+  });
+});
+
+describe('a problem document made from the context by a function', () => {
+  it('bounds a batch refusal to the first refused items by index, and counts them all', () => {
+    const refused = Array.from({ length: 25 }, (_, index) => ({ index: 24 - index, reason: 'bad signature' }));
+    const error = new BatchItemsRefusedError({ source: 'sendgrid', recorded: [], refused });
+    expect(error.message).toMatch(/^25 item\(s\) of the batch were refused \(see "refused", the first 20\)/);
+    expect(toProblem(error, 'fallback')).toMatchObject({ source: 'sendgrid', recorded: [], refusedCount: 25, refused: refused.slice(5).reverse() });
+  });
+
+  it('shows a constant the caller does not pass', () => {
+    expect(toProblem(new UnsupportedContentEncodingError({ contentEncoding: 'gzip' }), 'fallback')).toMatchObject({ status: 415, accepted: ['identity'] });
   });
 });

@@ -1,6 +1,5 @@
 import type { Request, Response } from 'express';
-import type { EventFilter } from '../../temporal/visibility';
-import { FILTER_FIELDS } from '../../temporal/visibility';
+import { FILTER_FIELDS, type EventFilter } from '../../temporal/visibility';
 import { readRate } from '../../config/sources';
 import { ConfigError, OperationRejectedError } from '../../core/errors';
 
