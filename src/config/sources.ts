@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isMap, isScalar, LineCounter, parseDocument, type YAMLParseError } from 'yaml';
 import { ConfigError } from '../core/errors';
-import { fileOf, PREVIOUS, withPrevious } from '../providers/secret-values';
+import { fileOf, PREVIOUS, secretValue, withPrevious } from '../providers/secret-values';
 import { readSize } from '../core/env';
 import { Router, type Routes } from '../flows';
 import { readHmacSpec } from '../providers/hmac';
@@ -56,7 +56,7 @@ export function loadSources(env: NodeJS.ProcessEnv, { development, port }: { dev
     if (builtIn.publicKeyEnv) checkSecrets(builtIn.kind, publicKeys, rotationHint(builtIn.publicKeyEnv));
     let url: string | undefined;
     if (builtIn.urlEnv) {
-      url = env[builtIn.urlEnv] || undefined;
+      url = secretValue(env, builtIn.urlEnv) || undefined;
       if (url === undefined) {
         if (!development)
           throw new ConfigError(`${builtIn.secretEnv} is set, so ${builtIn.urlEnv} must be too: ${builtIn.kind} signs the public URL it posts to.`);
@@ -267,7 +267,7 @@ function refuseUnknownKeys(document: ReturnType<typeof parseDocument>, lines: Li
 function valueOrEnv(entry: Record<string, unknown>, key: string, env: NodeJS.ProcessEnv, where: string): string[] {
   const inline = stringList(entry[key], `${where}: "${key}" must be a string or a list of strings.`);
   const envNames = stringList(entry[`${key}Env`], `${where}: "${key}Env" must name a variable, or list several.`);
-  return [...inline, ...envNames.map((name) => env[name] ?? '')].filter(Boolean);
+  return [...inline, ...envNames.map((name) => secretValue(env, name) ?? '')].filter(Boolean);
 }
 
 function stringList(value: unknown, message: string): string[] {

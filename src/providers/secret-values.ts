@@ -1,10 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { ConfigError } from '../core/errors';
 
 /**
- * How a secret's value is read from the environment: the variable, or the file `<NAME>_FILE` names,
- * and beside it the one being rotated out, `<NAME>_PREVIOUS` (./sources.ts reads them for the
- * built-in sources; src/providers/secret-files.ts re-reads a file when it changes).
+ * How a secret's value is read from the environment: the variable, the file `<NAME>_FILE` names, or
+ * the file `<NAME>` in `SIGNING_SECRETS_DIR`, and beside it the one being rotated out,
+ * `<NAME>_PREVIOUS` (src/config/sources.ts reads them for every source; src/providers/secret-files.ts
+ * re-reads a file when it changes).
  */
 
 /** The suffix of the variable that holds the secret being rotated out: `GITHUB_WEBHOOK_SECRET_PREVIOUS`. */
@@ -22,15 +24,35 @@ export function withPrevious(env: NodeJS.ProcessEnv, name: string): string[] {
 /** The suffix of the variable that names a file holding a secret instead: `STRIPE_WEBHOOK_SECRET_FILE`. */
 export const FILE = '_FILE';
 
-/** `NAME_FILE`'s path, when set; both it and `NAME` set is a configuration error. */
-export function fileOf(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const file = env[name + FILE] || undefined;
-  if (file !== undefined && env[name]) throw new ConfigError(`${name} and ${name}${FILE} are both set; set one.`);
-  return file;
+/**
+ * SIGNING_SECRETS_DIR: a directory of signing secrets, each file named as the variable it stands for
+ * (a Kubernetes Secret mounted as a volume, the chart's `receiver.signingSecret`; compose's
+ * `secrets/signing`). Every name a source reads is looked up in it, so no list of names is kept
+ * anywhere. When set, it must be a directory, or the receiver does not start.
+ */
+function signingSecretsDir(env: NodeJS.ProcessEnv): string | undefined {
+  const dir = env.SIGNING_SECRETS_DIR || undefined;
+  if (dir !== undefined && !(existsSync(dir) && statSync(dir).isDirectory()))
+    throw new ConfigError(`SIGNING_SECRETS_DIR (${dir}) is not a directory: mount the Secret of signing secrets there, or unset it.`);
+  return dir;
 }
 
-/** `NAME`'s value, or the content of the file `NAME_FILE` names (without its final newline). */
-function secretValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
+/**
+ * The file a secret is read from: `NAME_FILE`'s path, or else `NAME` in SIGNING_SECRETS_DIR when it
+ * is there. A secret set in two places is a configuration error: which one verifies would be a guess.
+ */
+export function fileOf(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const named = env[name + FILE] || undefined;
+  const dir = signingSecretsDir(env);
+  const inDir = dir === undefined ? undefined : path.join(dir, name);
+  const file = inDir !== undefined && existsSync(inDir) ? inDir : undefined;
+  const places = [env[name] && name, named && name + FILE, file && `SIGNING_SECRETS_DIR/${name}`].filter(Boolean);
+  if (places.length > 1) throw new ConfigError(`${name} is set in ${places.join(' and ')}; set one.`);
+  return named ?? file;
+}
+
+/** `NAME`'s value, or the content of its file (`NAME_FILE`, or `NAME` in SIGNING_SECRETS_DIR), without its final newline. */
+export function secretValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const file = fileOf(env, name);
   return file === undefined ? env[name] : readSecretFile(file, name + FILE);
 }

@@ -76,6 +76,18 @@ it("sends the page's sample: one workflow, the repeat a duplicate; and lists the
   expect(listed.output).toContain(providers.prints.filter((line) => line !== '…').join('\n'));
 });
 
+it('ships with nothing else changed: in the copy, the tests that hold the chart, compose and the kinds to the declarations pass', async () => {
+  const tests = ['test/repository/helm-chart.test.ts', 'test/repository/docker-compose.test.ts', 'test/unit/providers/declarations.test.ts'];
+  const jest = spawnProcess(
+    process.execPath,
+    [path.join(copy, 'node_modules/jest/bin/jest.js'), '--maxWorkers=1', ...tests],
+    { DATABASE_URL: process.env.DATABASE_URL },
+    copy,
+  );
+  expect({ code: await jest.exited, output: jest.output() }).toMatchObject({ code: 0 });
+  expect(jest.output()).toMatch(new RegExp(`Test Suites: ${tests.length} passed, ${tests.length} total`));
+}, 120_000);
+
 it('refuses a signed sample whose body was changed after signing, and starts nothing', async () => {
   // The page's provider signs the sample; the test changes one byte of what it signed.
   const { createTypeformAdapter } = (await import(path.join(copy, 'dist/src/providers/typeform.js'))) as {

@@ -36,10 +36,49 @@ describe('loading', () => {
       secretFile: { env: 'STRIPE_WEBHOOK_SECRET', publicKey: false },
     });
     expect(() => loadReceiverConfig({ STRIPE_WEBHOOK_SECRET: NEW, STRIPE_WEBHOOK_SECRET_FILE: secretFile(NEW) })).toThrow(
-      'STRIPE_WEBHOOK_SECRET and STRIPE_WEBHOOK_SECRET_FILE are both set; set one.',
+      'STRIPE_WEBHOOK_SECRET is set in STRIPE_WEBHOOK_SECRET and STRIPE_WEBHOOK_SECRET_FILE; set one.',
     );
     expect(() => loadReceiverConfig({ STRIPE_WEBHOOK_SECRET_FILE: '/nonexistent/secret' })).toThrow(
       'STRIPE_WEBHOOK_SECRET_FILE (/nonexistent/secret) cannot be read: ENOENT.',
+    );
+  });
+});
+
+describe('SIGNING_SECRETS_DIR', () => {
+  function signingDir(files: Record<string, string>): string {
+    const dir = mkdtempSync(path.join(tmpdir(), 'dw-signing-'));
+    for (const [name, value] of Object.entries(files)) writeFileSync(path.join(dir, name), `${value}\n`);
+    return dir;
+  }
+
+  it("reads every source's secret, its _PREVIOUS, a signed URL and a WEBHOOKS_CONFIG source's secretEnv from the directory, each as a file that rotates", () => {
+    const dir = signingDir({
+      STRIPE_WEBHOOK_SECRET: NEW,
+      STRIPE_WEBHOOK_SECRET_PREVIOUS: OLD,
+      SQUARE_WEBHOOK_SIGNATURE_KEY: 'square-key',
+      SQUARE_WEBHOOK_URL: 'https://hooks.example.com/webhooks/square',
+      PARTNER_SECRET: 'partner-secret',
+    });
+    const webhooksConfig = path.join(dir, '..', `${path.basename(dir)}.yaml`);
+    writeFileSync(webhooksConfig, 'sources:\n  - name: partner\n    kind: github\n    secretEnv: PARTNER_SECRET\n');
+    const { sources } = loadReceiverConfig({ NODE_ENV: 'production', SIGNING_SECRETS_DIR: dir, WEBHOOKS_CONFIG: webhooksConfig });
+    expect(sources.find((source) => source.name === 'stripe')).toMatchObject({
+      secrets: [NEW, OLD],
+      secretFile: { env: 'STRIPE_WEBHOOK_SECRET', path: path.join(dir, 'STRIPE_WEBHOOK_SECRET'), publicKey: false },
+    });
+    expect(sources.find((source) => source.name === 'square')).toMatchObject({ secrets: ['square-key'], url: 'https://hooks.example.com/webhooks/square' });
+    expect(sources.find((source) => source.name === 'partner')).toMatchObject({ secrets: ['partner-secret'] });
+    // What the directory does not hold stays off, as an unset variable does.
+    expect(sources.map((source) => source.name).sort()).toEqual(['partner', 'square', 'stripe']);
+  });
+
+  it('refuses a secret set both in the directory and in the environment, and a directory that is not there', () => {
+    const dir = signingDir({ STRIPE_WEBHOOK_SECRET: NEW });
+    expect(() => loadReceiverConfig({ SIGNING_SECRETS_DIR: dir, STRIPE_WEBHOOK_SECRET: OLD })).toThrow(
+      'STRIPE_WEBHOOK_SECRET is set in STRIPE_WEBHOOK_SECRET and SIGNING_SECRETS_DIR/STRIPE_WEBHOOK_SECRET; set one.',
+    );
+    expect(() => loadReceiverConfig({ SIGNING_SECRETS_DIR: '/nonexistent/signing' })).toThrow(
+      'SIGNING_SECRETS_DIR (/nonexistent/signing) is not a directory: mount the Secret of signing secrets there, or unset it.',
     );
   });
 });

@@ -106,19 +106,21 @@ describe('docker-compose.yml', () => {
     expect(services['temporal-ui']!.environment!.TEMPORAL_ADDRESS).toBe('temporal:7233');
   });
 
-  it("passes every declared kind's signing secret, key and URL, each secret with its _PREVIOUS, to the receiver", () => {
-    const receiver = services.receiver!.environment!;
-    for (const provider of PROVIDERS) {
-      if (!provider.builtIn) continue;
-      const { secretEnv, publicKeyEnv, urlEnv } = provider.builtIn;
-      for (const name of [secretEnv, ...(publicKeyEnv ? [publicKeyEnv] : [])]) {
-        expect(receiver).toHaveProperty(name, `\${${name}:-}`);
-        expect(receiver).toHaveProperty(`${name}_PREVIOUS`, `\${${name}_PREVIOUS:-}`);
-      }
-      if (urlEnv) expect(receiver).toHaveProperty(urlEnv, `\${${urlEnv}:-}`);
-    }
+  it("mounts ./secrets/signing, read-only, as the receiver's SIGNING_SECRETS_DIR, names no kind's variable, and keeps the files out of git and the image", () => {
+    const receiver = services.receiver!;
+    expect(receiver.environment).toMatchObject({ SIGNING_SECRETS_DIR: '/run/secrets/signing' });
+    expect(receiver.volumes).toEqual(['./secrets/signing:/run/secrets/signing:ro']);
+    expect(services.worker!.volumes ?? []).toEqual([]);
+    // What the kinds declare (src/providers/<kind>.ts): no service's settings name any of it.
+    const declared = PROVIDERS.flatMap((provider) =>
+      provider.builtIn ? [provider.builtIn.secretEnv, provider.builtIn.publicKeyEnv, provider.builtIn.urlEnv].filter(Boolean) : [],
+    );
+    const settings = JSON.stringify(services);
+    expect(declared.filter((name) => settings.includes(name!))).toEqual([]);
+    expect(read('.gitignore').split('\n')).toContain('secrets/');
+    expect(read('.dockerignore').split('\n')).toEqual(expect.arrayContaining(['secrets', '.env']));
     for (const name of ['VIEWER_TOKENS', 'ALERT_WEBHOOK_URL', 'ALERT_WEBHOOK_SECRET', 'ALERT_SLACK_WEBHOOK_URL'])
-      expect(receiver).toHaveProperty(name, `\${${name}:-}`);
+      expect(receiver.environment).toHaveProperty(name, `\${${name}:-}`);
   });
 
   it("serves the operators' routes on ADMIN_PORT, published on loopback only, and the webhooks alone on the public port", () => {

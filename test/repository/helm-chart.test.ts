@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { PROVIDERS } from '../../src/providers/index';
@@ -188,9 +188,10 @@ describe('the Helm chart', () => {
           for (const variable of container.env ?? [])
             if (variable.valueFrom !== undefined && variable.name !== 'TEMPORAL_API_KEY')
               expect(variable.valueFrom).toEqual({ secretKeyRef: { name: 'durable-webhooks', key: variable.name, optional: true } });
-          // A value written in the manifest is never a secret: those come from the Secret.
+          // A value written in the manifest is never a secret: those come from the Secrets (SIGNING_SECRETS_DIR is where one is mounted).
           for (const variable of container.env ?? [])
-            if (variable.value !== undefined) expect(variable.name).not.toMatch(/SECRET|TOKEN|KEY|PASSWORD|DATABASE_URL/);
+            if (variable.value !== undefined && variable.name !== 'SIGNING_SECRETS_DIR')
+              expect(variable.name).not.toMatch(/SECRET|TOKEN|KEY|PASSWORD|DATABASE_URL/);
         }
       }
     }
@@ -206,17 +207,7 @@ describe('the Helm chart', () => {
         .map((variable) => variable.name);
     const receiver = secretKeys((object) => object.kind === 'Deployment' && object.metadata.name.endsWith('-receiver'));
     const worker = secretKeys((object) => object.kind === 'Deployment' && object.metadata.name.includes('-worker'));
-    expect(receiver).toEqual(
-      expect.arrayContaining([
-        'DATABASE_URL',
-        'PAYLOAD_ENCRYPTION_KEYS',
-        'ADMIN_TOKEN',
-        'API_TOKENS',
-        'STRIPE_WEBHOOK_SECRET',
-        'ADYEN_HMAC_KEY',
-        'CONNECT_WEBHOOK_SECRET',
-      ]),
-    );
+    expect(receiver).toEqual(expect.arrayContaining(['DATABASE_URL', 'PAYLOAD_ENCRYPTION_KEYS', 'ADMIN_TOKEN', 'API_TOKENS', 'CONNECT_WEBHOOK_SECRET']));
     for (const workerOnly of ['STRIPE_SECRET_KEY', 'RESEND_API_KEY', 'SMTP_URL', 'GITHUB_TOKEN', 'PADDLE_API_KEY', 'SQUARE_ACCESS_TOKEN']) {
       expect(receiver).not.toContain(workerOnly);
       expect(worker).toContain(workerOnly);
@@ -228,57 +219,43 @@ describe('the Helm chart', () => {
     expect(secretKeys((object) => object.kind === 'Job' && object.metadata.name.endsWith('-promote'))).toEqual([]);
   });
 
-  it("passes every declared kind's signing secret and key, each with its _PREVIOUS, the viewer tokens and the alerts' destination to the receiver, from the Secret", () => {
-    // What the kinds declare (src/providers/<kind>.ts), not a list kept by hand: a new kind's secret fails here until the chart has it.
-    const declared = PROVIDERS.flatMap((provider) =>
-      provider.builtIn ? [provider.builtIn.secretEnv, ...(provider.builtIn.publicKeyEnv ? [provider.builtIn.publicKeyEnv] : [])] : [],
-    );
-    const chartValues = parseAllDocuments(readFileSync(path.join(CHART, 'values.yaml'), 'utf8'))[0]!.toJSON() as { receiver: { signingSecretKeys: string[] } };
-    expect([...chartValues.receiver.signingSecretKeys].sort()).toEqual([...declared].sort());
-    const receiver = podOf(objectsOf(template('minimal')).find((object) => object.kind === 'Deployment' && object.metadata.name.endsWith('-receiver'))!)!
-      .containers[0]!;
-    const fromSecret = receiver
-      .env!.filter((variable) => (variable.valueFrom as { secretKeyRef?: unknown } | undefined)?.secretKeyRef !== undefined)
-      .map((variable) => variable.name);
-    for (const key of [
-      ...declared,
-      ...declared.map((key) => `${key}_PREVIOUS`),
-      'VIEWER_TOKENS',
-      'ALERT_WEBHOOK_URL',
-      'ALERT_WEBHOOK_SECRET',
-      'ALERT_SLACK_WEBHOOK_URL',
-    ])
-      expect(fromSecret).toContain(key);
-  });
-
-  it('reads the signing secrets listed in receiver.secretFiles from the mounted Secret, as <KEY>_FILE, so they rotate without a restart', () => {
-    const rendered = template('minimal', '--set', 'receiver.secretFiles={STRIPE_WEBHOOK_SECRET,GITHUB_WEBHOOK_SECRET}');
+  it("mounts receiver.signingSecret whole, read-only, as SIGNING_SECRETS_DIR, in the receiver alone, and names no kind's variable", () => {
+    const rendered = template('minimal');
     const objects = objectsOf(rendered);
     const receiverPod = podOf(objects.find((object) => object.kind === 'Deployment' && object.metadata.name.endsWith('-receiver'))!)! as PodSpec & {
-      volumes: Array<{ name: string; secret?: { items: unknown[] } }>;
+      volumes: Array<{ name: string; secret?: { secretName: string; items?: unknown[] } }>;
     };
     const receiver = receiverPod.containers[0]! as Container & { volumeMounts: Array<{ name: string; mountPath: string; readOnly?: boolean }> };
-    const names = receiver.env!.map((variable) => variable.name);
-    expect(receiver.env).toEqual(
-      expect.arrayContaining([
-        { name: 'STRIPE_WEBHOOK_SECRET_FILE', value: '/etc/durable-webhooks/secrets/STRIPE_WEBHOOK_SECRET' },
-        { name: 'GITHUB_WEBHOOK_SECRET_FILE', value: '/etc/durable-webhooks/secrets/GITHUB_WEBHOOK_SECRET' },
-      ]),
+    // Every key of the Secret, so a kind added tomorrow needs no change here.
+    expect(receiverPod.volumes.find((volume) => volume.name === 'signing-secrets')).toEqual({
+      name: 'signing-secrets',
+      secret: { secretName: 'durable-webhooks-signing' },
+    });
+    expect(receiver.volumeMounts).toEqual(
+      expect.arrayContaining([{ name: 'signing-secrets', mountPath: '/etc/durable-webhooks/signing-secrets', readOnly: true }]),
     );
-    // A key and its _FILE both set is refused at start: the variable goes.
-    expect(names).not.toContain('STRIPE_WEBHOOK_SECRET');
-    expect(names).toContain('STRIPE_WEBHOOK_SECRET_PREVIOUS');
-    expect(receiverPod.volumes.find((volume) => volume.name === 'signing-secrets')!.secret!.items).toEqual([
-      { key: 'STRIPE_WEBHOOK_SECRET', path: 'STRIPE_WEBHOOK_SECRET' },
-      { key: 'GITHUB_WEBHOOK_SECRET', path: 'GITHUB_WEBHOOK_SECRET' },
-    ]);
-    expect(receiver.volumeMounts).toEqual(expect.arrayContaining([{ name: 'signing-secrets', mountPath: '/etc/durable-webhooks/secrets', readOnly: true }]));
-    const worker = podOf(objects.find((object) => object.kind === 'Deployment' && object.metadata.name.includes('-worker'))!)! as PodSpec & {
-      volumes: Array<{ name: string }>;
-    };
-    expect(worker.volumes.map((volume) => volume.name)).not.toContain('signing-secrets');
+    expect(receiver.env).toEqual(expect.arrayContaining([{ name: 'SIGNING_SECRETS_DIR', value: '/etc/durable-webhooks/signing-secrets' }]));
+    for (const object of objects.filter((object) => podOf(object) && !object.metadata.name.endsWith('-receiver')))
+      expect(JSON.stringify(podOf(object))).not.toContain('signing');
+    // What the kinds declare (src/providers/<kind>.ts): no rendered object names any of it.
+    const declared = PROVIDERS.flatMap((provider) =>
+      provider.builtIn ? [provider.builtIn.secretEnv, provider.builtIn.publicKeyEnv, provider.builtIn.urlEnv].filter(Boolean) : [],
+    );
+    expect(declared.length).toBeGreaterThan(12);
+    const everything = JSON.stringify(objects);
+    expect(declared.filter((name) => everything.includes(name!))).toEqual([]);
     const check = spawnSync(VALIDATE, [], { input: rendered, encoding: 'utf8' });
     expect({ status: check.status, stderr: check.stderr }).toEqual({ status: 0, stderr: '' });
+  });
+
+  it.each([
+    [['--set', 'receiver.signingSecret='], /receiver\.signingSecret is required: a Secret holding only the signing secrets/],
+    [['--set', 'receiver.signingSecretKeys={STRIPE_WEBHOOK_SECRET}'], /receiver\.signingSecretKeys and receiver\.secretFiles are gone/],
+    [['--set', 'receiver.secretFiles={STRIPE_WEBHOOK_SECRET}'], /receiver\.signingSecretKeys and receiver\.secretFiles are gone/],
+  ])('refuses to render a receiver that would verify nothing (%j)', (extra, message) => {
+    const render = spawnSync(HELM, ['template', 'webhooks', CHART, '-f', valuesFile('minimal'), ...extra], { encoding: 'utf8' });
+    expect(render.status).toBe(1);
+    expect(render.stderr).toMatch(message);
   });
 
   it('templates TRUST_PROXY, and an egress policy of DNS and the listed destinations when enabled', () => {

@@ -42,7 +42,19 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 
 {{- define "dw.secret" -}}
-{{- required "existingSecret is required: a Secret with DATABASE_URL and your signing secrets and keys (never put them in values)" .Values.existingSecret }}
+{{- required "existingSecret is required: a Secret with DATABASE_URL, your tokens and your API keys (never put them in values)" .Values.existingSecret }}
+{{- end }}
+
+{{/*
+The Secret of signing secrets the receiver mounts as SIGNING_SECRETS_DIR, and nothing else reads.
+The lists it replaced (chart 0.x: receiver.signingSecretKeys, receiver.secretFiles) stop the render
+instead of being ignored, which would start a receiver that verifies nothing.
+*/}}
+{{- define "dw.signingSecret" -}}
+{{- if or (hasKey .Values.receiver "signingSecretKeys") (hasKey .Values.receiver "secretFiles") }}
+{{- fail "receiver.signingSecretKeys and receiver.secretFiles are gone: put the signing secrets, keys and signed URLs in a Secret of their own, each key named as its variable, and name it in receiver.signingSecret (docs/kubernetes.md)" }}
+{{- end }}
+{{- required "receiver.signingSecret is required: a Secret holding only the signing secrets, keys and signed URLs, each key named as its variable (STRIPE_WEBHOOK_SECRET, GITHUB_WEBHOOK_SECRET_PREVIOUS, …)" .Values.receiver.signingSecret }}
 {{- end }}
 
 {{/*
