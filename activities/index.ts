@@ -5,6 +5,7 @@ import type { Database } from '../src/db/database';
 import type { EmailSender } from '../src/email/sender';
 import { createDeliveryActivities } from './delivery';
 import { createEmailActivities } from './email';
+import { createEntityActivities } from './entities';
 import { createLedgerActivities } from './ledger';
 import { createOrderActivities } from './orders';
 import { createStripeActivities } from './stripe';
@@ -40,6 +41,7 @@ export function createActivities(deps: ActivityDeps): Activities {
     ...createStripeActivities(deps),
     ...createEmailActivities(deps),
     ...createSubscriptionActivities(deps),
+    ...createEntityActivities(deps),
     ...createDeliveryActivities({ db: deps.db, allowPrivateEndpoints: deps.allowPrivateEndpoints }),
     ...createReconcileActivities({ db: deps.db, temporal: deps.temporal, config: deps.config, sources: deps.stripeSources }),
     ...createBulkActivities({ db: deps.db, temporal: deps.temporal }),

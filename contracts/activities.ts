@@ -6,6 +6,14 @@ import type { Charge, ChargeInput, MarkFulfilledInput, SavedOrder, SaveOrderInpu
 import type { BackfillCounts, BackfillInput, ReconcileProvider } from './reconcile';
 import type { BulkFilter, BulkInput, BulkItemResult } from './bulk';
 import type { SubscriptionUpdate } from './subscriptions';
+import type { Applied, EntityOrder, TurnRequest } from './entities';
+
+/** Which entity: its flow, source and key. */
+export interface EntityRef {
+  flow: string;
+  source: string;
+  key: string;
+}
 
 /** The business settings workflows read through an activity, so their values are in history. */
 export interface FlowSettings {
@@ -49,6 +57,15 @@ export interface Activities {
    * progress; a retry after a crash resumes after the last event it settled.
    */
   reconcileProvider(input: { provider: ReconcileProvider; since: string } & Partial<Omit<BackfillInput, 'provider' | 'since'>>): Promise<BackfillCounts>;
+  /**
+   * Signal-with-start of the key's entity workflow with the event's request for its turn, the last
+   * event applied (from the database) in its input; returns the entity's workflow ID.
+   */
+  requestTurn(input: EntityRef & { order: EntityOrder; request: TurnRequest }): Promise<string>;
+  /** Keeps what the entity knows in the database, where it outlives the entity's runs: the last event applied, or the failed event the key waits on. */
+  recordEntity(input: EntityRef & { applied?: Applied; parked?: (TurnRequest & { failure: string }) | null }): Promise<void>;
+  /** Whether the event's workflow is still open (false once it ended, however it ended, or is gone). */
+  eventWorkflowOpen(workflowId: string): Promise<boolean>;
   /** Signal-with-start of the subscription's entity workflow; returns its workflow ID. */
   forwardSubscriptionUpdate(update: SubscriptionUpdate): Promise<string>;
   /** Stores the subscription if this update is newer than the stored one; false when it is not. Its body may then go at retention. */

@@ -78,6 +78,8 @@ export interface EventOutcome {
   source: string;
   eventId: string;
   type: string;
+  /** A keyed flow's event (docs/entities.md): its key, and the event applied to the key before it had its turn (null: none). */
+  entity?: { key: string; after: string | null };
 }
 
 /** What the `status` query answers for every event workflow. */

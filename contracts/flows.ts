@@ -1,5 +1,6 @@
 import type { VersioningBehavior } from '@temporalio/common';
 import { setWorkflowOptions, workflowInfo, type QueryDefinition, type SignalDefinition, type Workflow } from '@temporalio/workflow';
+import { ENTITY_KEY_FIELD, entityVersionField, type EntityDeclaration, type Version } from './entities';
 import { MAX_FIELD_LENGTH, readPointer, type EventFields, type EventFieldSpec } from './event-fields';
 import { statusQuery, type BodyField, type EventOutcome, type ProviderKind, type WebhookEvent } from './events';
 
@@ -92,6 +93,12 @@ export interface FlowDeclaration<W extends Workflow, Personal extends string> {
    * @default false
    */
   decidesFromBody?: boolean;
+  /**
+   * Its events are about a business object, and take turns per object in the order of their
+   * versions (docs/entities.md): the object's ID and version by JSON pointer into the signed body,
+   * and the order, `serial` or `latest`. Its workflow runs in `handleEvent` with the flow named.
+   */
+  key?: EntityDeclaration;
 }
 
 /** One flow, as everything outside it sees it: the router, the receiver, operators' tools, the worker. */
@@ -119,6 +126,10 @@ export interface Flow<W extends Workflow = Workflow, Personal extends string = s
   readTenant(payload: unknown): string | undefined;
   /** A personal field, for an activity to read from the stored body. */
   bodyField(name: Personal): BodyField;
+  /** See `FlowDeclaration.key`. */
+  readonly key: EntityDeclaration | undefined;
+  /** An event's key and version, from its copied fields; no key when the body has none. */
+  entityOf(fields: EventFields): { key: string | undefined; version: Version };
 }
 
 /** A flow that handles webhook events: one event in, its outcome out. */
@@ -137,7 +148,15 @@ export function defineFlow<W extends Workflow, Personal extends string = never>(
   // a build ID of its own, but no deployment name).
   if (versioning.behavior === 'PINNED')
     setWorkflowOptions(() => (workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior: 'PINNED' } : {}), workflow);
-  const fields: EventFieldSpec = { copy: declaration.fields?.copy ?? {}, ...(declaration.fields?.personal && { personal: declaration.fields.personal }) };
+  const { key } = declaration;
+  // The key and the version travel as copied fields, read by the receiver from the signed body.
+  const entityFields = key
+    ? { [ENTITY_KEY_FIELD]: key.key, ...Object.fromEntries(key.version.map((pointer, index) => [entityVersionField(index), pointer])) }
+    : {};
+  const fields: EventFieldSpec = {
+    copy: { ...declaration.fields?.copy, ...entityFields },
+    ...(declaration.fields?.personal && { personal: declaration.fields.personal }),
+  };
   return {
     name: workflow.name,
     workflow,
@@ -160,6 +179,15 @@ export function defineFlow<W extends Workflow, Personal extends string = never>(
       const pointer = fields.personal?.[name];
       if (pointer === undefined) throw new TypeError(`The flow ${workflow.name} has no personal field "${name}".`);
       return { fromBody: pointer };
+    },
+    key,
+    entityOf(values) {
+      const id = values[ENTITY_KEY_FIELD];
+      const version = (key?.version ?? []).map((_, index) => values[entityVersionField(index)]);
+      return {
+        key: (typeof id === 'string' && id !== '') || typeof id === 'number' ? String(id) : undefined,
+        version: version.map((part) => (typeof part === 'string' || typeof part === 'number' ? part : null)),
+      };
     },
   };
 }

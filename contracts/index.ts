@@ -5,6 +5,7 @@
 export * from './activities';
 export * from './bulk';
 export * from './email';
+export * from './entities';
 export * from './event-fields';
 export * from './events';
 export * from './failures';

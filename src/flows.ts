@@ -3,7 +3,16 @@ import { isFlow, type EventFlow, type Flow, type ProviderKind } from '../contrac
 import { ConfigError } from './core/errors';
 
 /** The internal workflows' declarations, for the code that starts them. */
-export { backfillFlow, bulkActionFlow, buildCheckFlow, deliverMessageFlow, publishMessageFlow, reconcileFlow, subscriptionEntityFlow } from '../workflows';
+export {
+  backfillFlow,
+  bulkActionFlow,
+  buildCheckFlow,
+  deliverMessageFlow,
+  keyEntityFlow,
+  publishMessageFlow,
+  reconcileFlow,
+  subscriptionEntityFlow,
+} from '../workflows';
 
 /** Every flow the worker runs: the declarations `workflows/index.ts` exports beside their workflows. */
 export const FLOWS: readonly Flow[] = Object.values(workflows).filter(isFlow);

@@ -12,6 +12,7 @@ import { createMetrics, serveMetrics } from './http/metrics';
 import { createLogger, type Logger } from './core/logger';
 import { SourceRegistry } from './providers/registry';
 import { lazyClient, temporalSettings } from './temporal/connection';
+import { EntityOperations } from './temporal/entities';
 import { EventOperations } from './temporal/operations';
 import { Backfills } from './backfill/jobs';
 import { ProviderKind } from '../contracts';
@@ -112,6 +113,7 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
         ? {
             operations,
             jobs,
+            entities: new EntityOperations(client, operations, db),
             tokens: config.adminTokens,
             holds: { db, sources: config.sources.map((source) => source.name) },
             backfills: new Backfills(client, {

@@ -21,6 +21,7 @@ import {
 } from '../contracts';
 import { dbActivity } from './activities';
 import { Progress } from './progress';
+import { endTurn, takeTurn } from './turns';
 
 /**
  * The frame every event flow runs in: claim the event, run, record how it ended; and the keys of
@@ -48,14 +49,22 @@ export async function finish(
  * in the ledger before the workflow ends, so the ledger never says `processing` for an event
  * Temporal has stopped working on.
  */
-export async function handleEvent(event: WebhookEvent, flow: (progress: Progress) => Promise<EventOutcome>): Promise<EventOutcome> {
+export async function handleEvent(event: WebhookEvent, flow: (progress: Progress) => Promise<EventOutcome>, keyedBy?: Flow): Promise<EventOutcome> {
   const progress = new Progress(event.id, event.type);
   const claimed = await claim(event, progress);
   if (claimed !== 'claimed') return nothingToDo(event, progress, claimed);
+  // A keyed flow's event runs in its key's turn (docs/entities.md); histories from before keys run alone.
+  const held = keyedBy?.key && patched(ENTITY_TURNS) ? await takeTurn(event, keyedBy, progress) : undefined;
+  const entity = held && { key: held.key, after: held.turn.after?.eventId ?? null };
+  if (held && !held.turn.go) return { ...(await finish(event, progress, 'superseded', { status: 'completed', detail: entity })), entity };
   try {
-    return await flow(progress);
+    const outcome = await flow(progress);
+    if (!held) return outcome;
+    await endTurn(held, event.id, null);
+    return { ...outcome, entity };
   } catch (error) {
     if (!(error instanceof TemporalFailure)) throw error;
+    if (held) await endTurn(held, event.id, error.message);
     const outcome = isCancellation(error)
       ? { cancelled: true, errorClass: 'Cancelled' }
       : { failure: error.message, type: error instanceof ApplicationFailure ? error.type : error.name, errorClass: errorClass(error) };
@@ -86,6 +95,7 @@ function errorClass(error: TemporalFailure): string {
 }
 
 const ERROR_CLASS_ATTRIBUTE = 'error-class-search-attribute';
+const ENTITY_TURNS = 'entity-turns';
 
 /** A failure class and its last part, the failure's own type (`chargeOrder › CardDeclined`, `CardDeclined`): a filter finds it by either. */
 function searchableClass(errorClass: string): string[] {

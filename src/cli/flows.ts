@@ -30,6 +30,8 @@ export interface FlowListing {
   queries: string[];
   /** Which worker build runs its executions once workers are versioned, and why. */
   versioning: { behavior: string; why: string };
+  /** Its key, version and order, when its events take turns per business object (docs/entities.md). */
+  key: { key: string; version: string[]; order: string } | null;
 }
 
 /** Every flow, with what each source routes to it, from the declarations and the sources' routes. */
@@ -51,10 +53,11 @@ export function listFlows(sources: readonly { name: string; router: Router; unsi
         .filter((source) => source.unsignedType !== undefined && source.name in events && source.router.decidesFromBody)
         .map((source) => source.name),
       signals: flow.signals.map(({ name, description, onlyWhileAwaited }) => ({ name, description, onlyWhileAwaited })),
-      fields: { copy: Object.keys(flow.fields.copy), personal: Object.keys(flow.fields.personal ?? {}) },
+      fields: { copy: Object.keys(flow.fields.copy).filter((name) => !name.startsWith('@entity.')), personal: Object.keys(flow.fields.personal ?? {}) },
       tenant: flow.tenant ?? null,
       queries: flow.queries.map((query) => query.name),
       versioning: { ...flow.versioning },
+      key: flow.key ? { key: flow.key.key, version: [...flow.key.version], order: flow.key.order } : null,
     };
   });
 }
@@ -93,6 +96,7 @@ function describe(flow: FlowListing): string {
     lines.push(`  fields   ${[...flow.fields.copy, ...flow.fields.personal.map((name) => `${name} (personal: read from the body store)`)].join(', ')}`);
   }
   if (flow.tenant) lines.push(`  tenant   ${flow.tenant} (a drain of held events takes turns by it)`);
+  if (flow.key) lines.push(`  key      ${flow.key.key}, ${flow.key.order} by ${flow.key.version.join(', ')} (one event of a key at a time: docs/entities.md)`);
   if (flow.queries.length) lines.push(`  queries  ${flow.queries.join(', ')}`);
   lines.push(`  builds   ${flow.versioning.behavior === 'PINNED' ? 'pinned to the one it started on' : 'moves to the current one'}: ${flow.versioning.why}`);
   return lines.join('\n');

@@ -8,6 +8,7 @@ import { temporalSettings } from '../temporal/connection';
 import { MIN_RETENTION_SECONDS, prepareNamespace } from '../temporal/namespace';
 import { backfillCommand } from './backfill';
 import { consoleCommand } from './console';
+import { entitiesCommand } from './entities';
 import { eventsCommand } from './events';
 import { flowsCommand } from './flows';
 import { providersCommand } from './providers';
@@ -104,6 +105,7 @@ export function buildProgram(): Command {
     });
 
   program.addCommand(eventsCommand());
+  program.addCommand(entitiesCommand());
   program.addCommand(flowsCommand());
   program.addCommand(providersCommand());
   program.addCommand(backfillCommand());

@@ -373,6 +373,26 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
       `ALTER TABLE event_bodies ADD COLUMN reader_pending boolean NOT NULL DEFAULT false`,
     ],
   },
+  {
+    id: '020-entity-keys',
+    statements: [
+      // What a keyed flow's entity knows about each key, outliving the entity's runs: the last event
+      // applied and its version (a new run starts from it), and the failed event the key waits on
+      // (its request for the turn, with the failure).
+      `CREATE TABLE entity_keys (
+        flow text NOT NULL,
+        source text NOT NULL,
+        key text NOT NULL,
+        last_event_id text,
+        last_version jsonb,
+        applied_at timestamptz,
+        parked jsonb,
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (flow, source, key)
+      )`,
+      `CREATE INDEX entity_keys_parked ON entity_keys (updated_at) WHERE parked IS NOT NULL`,
+    ],
+  },
 ];
 
 /**

@@ -1,15 +1,11 @@
 import express, { type Express, type Request, type Response } from 'express';
-import { bodyLimits, loadReceiverConfig, type BodyLimits, type NamedToken } from '../config';
+import { bodyLimits, loadReceiverConfig, type BodyLimits } from '../config';
 import { isLoopbackHost } from '../core/env';
 import { createLogger, type Logger } from '../core/logger';
 import type { SourceRegistry } from '../providers/registry';
-import type { EventOperations } from '../temporal/operations';
 import type { EventStarter } from '../intake/port';
 import type { AddressAllowlists } from './address-allowlists';
-import type { AdminBackfills } from './admin/backfill';
-import type { AdminHolds } from './admin/holds';
-import { createAdminRouter } from './admin/router';
-import type { BulkJobs } from '../temporal/bulk-jobs';
+import { createAdminRouter, type AdminDeps } from './admin/router';
 import { createApiRouter, type ApiDeps } from './api';
 import { createCodecRouter, type CodecDeps } from './codec';
 import { createMetrics, type Metrics } from './metrics';
@@ -47,7 +43,7 @@ export interface AppDeps {
   now?: () => Date;
   logger?: Logger;
   /** The `/admin` API; off (404) without it. */
-  admin?: { operations: EventOperations; tokens: NamedToken[]; backfills?: AdminBackfills; holds?: AdminHolds; jobs?: BulkJobs };
+  admin?: AdminDeps;
   /** The event console (`/console`); off (404) without it. */
   console?: ConsoleDeps;
   /** Where refused deliveries are kept for the console; not kept without it. */
@@ -139,8 +135,7 @@ function baseApp({ trustProxy, loopbackHostsOnly }: Pick<AppDeps, 'trustProxy' |
 }
 
 function mountOperatorRoutes(app: Express, deps: Pick<AppDeps, 'admin' | 'console' | 'codec' | 'api'>, logger: Logger): void {
-  if (deps.admin)
-    app.use('/admin', createAdminRouter(deps.admin.operations, deps.admin.tokens, logger, deps.admin.backfills, deps.admin.holds, deps.admin.jobs));
+  if (deps.admin) app.use('/admin', createAdminRouter(deps.admin, logger));
   if (deps.console) app.use('/console', createConsoleRouter(deps.console));
   if (deps.api) app.use('/v1', createApiRouter({ ...deps.api, logger }));
   if (deps.codec) app.use('/codec', createCodecRouter({ ...deps.codec, logger }));

@@ -110,7 +110,8 @@ describe('Shopify orders → fulfilShopifyOrder', () => {
     expect(await resultOf(updated.id)).toMatchObject({ outcome: 'fulfilled', type: 'orders/updated' });
     // Shopify's topic is unsigned, so these bytes are an event of their own under another topic.
     expect(await deliver(paid)).toMatchObject({ status: 202, json: { status: 'started' } });
-    expect(await resultOf(paid.id)).toMatchObject({ outcome: 'already-fulfilled', type: 'orders/paid' });
+    // The same order at the same updated_at: not newer than the state applied, so superseded.
+    expect(await resultOf(paid.id)).toMatchObject({ outcome: 'superseded', type: 'orders/paid', entity: { key: String(updated.orderId), after: updated.id } });
 
     expect(await rows('SELECT status, fulfilled_by FROM orders WHERE id = $1', [`shopify-${updated.orderId}`])).toEqual([
       { status: 'fulfilled', fulfilled_by: updated.id },

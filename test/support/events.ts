@@ -60,7 +60,7 @@ export function orderCreated(
  * Shopify secret is `CATALOG_SECRETS.shopify`. `webhookId` tells one subscription's copy from another's.
  */
 export function shopifyOrderPaid(
-  options: { orderId?: number; email?: string; webhookId?: string; eventId?: string; topic?: string; financialStatus?: string } = {},
+  options: { orderId?: number; email?: string; webhookId?: string; eventId?: string; topic?: string; financialStatus?: string; updatedAt?: string } = {},
 ): SignedDelivery & { orderId: number } {
   const id = options.eventId ?? randomUUID();
   const orderId = options.orderId ?? Math.floor(Math.random() * 1e12);
@@ -71,6 +71,7 @@ export function shopifyOrderPaid(
     email: options.email ?? 'ada@example.com',
     currency: 'EUR',
     financial_status: options.financialStatus ?? 'paid',
+    updated_at: options.updatedAt ?? '2026-12-01T10:00:00-05:00',
     total_price: '42.00',
     line_items: [{ id: 866550311766439, title: 'Durable mug', quantity: 1, price: '42.00' }],
   });

@@ -91,6 +91,12 @@ describe('durable-webhooks flows', () => {
       tenant: null,
       queries: ['status'],
       versioning: { behavior: 'AUTO_UPGRADE', why: expect.stringContaining('retryPayment') },
+      key: null,
+    });
+    // A keyed flow says its key, version and order; its key's copied fields are its own business.
+    expect(listing.find((flow) => flow.name === 'fulfilShopifyOrder')).toMatchObject({
+      key: { key: '/id', version: ['/updated_at'], order: 'latest' },
+      fields: { copy: ['orderId', 'orderName', 'amount', 'currency', 'financialStatus'], personal: ['email'] },
     });
     expect(listing.find((flow) => flow.name === 'fulfilCheckout')).toMatchObject({
       events: { stripe: ['checkout.session.completed'], billing: ['checkout.session.completed'] },

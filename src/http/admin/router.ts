@@ -2,27 +2,32 @@ import express, { type Router } from 'express';
 import type { NamedToken } from '../../config';
 import type { Logger } from '../../core/logger';
 import type { BulkJobs } from '../../temporal/bulk-jobs';
+import type { EntityOperations } from '../../temporal/entities';
 import type { EventOperations } from '../../temporal/operations';
 import { limitFailedAttempts, requireToken } from '../bearer';
 import { routeErrorHandler } from '../problem';
 import { backfillRoutes, type AdminBackfills } from './backfill';
 import { bulkRoutes } from './bulk';
+import { entityRoutes } from './entities';
 import { eventRoutes } from './events';
 import { holdRoutes, type AdminHolds } from './holds';
+
+/** What `/admin` serves: the event operations, its tokens, and each route group's own. */
+export interface AdminDeps {
+  operations: EventOperations;
+  tokens: NamedToken[];
+  backfills?: AdminBackfills;
+  holds?: AdminHolds;
+  jobs?: BulkJobs;
+  entities?: EntityOperations;
+}
 
 /**
  * `/admin`: the operator CLI's operations over HTTP, by event ID, behind `Authorization: Bearer
  * <ADMIN_TOKEN or one of ADMIN_TOKENS>` (compared in constant time); the token's name is who acts.
- * One module per route group: events, backfill, holds, bulk jobs.
+ * One module per route group: events, backfill, holds, bulk jobs, entities.
  */
-export function createAdminRouter(
-  operations: EventOperations,
-  tokens: NamedToken[],
-  logger: Logger,
-  backfills?: AdminBackfills,
-  holds?: AdminHolds,
-  jobs?: BulkJobs,
-): Router {
+export function createAdminRouter({ operations, tokens, backfills, holds, jobs, entities }: AdminDeps, logger: Logger): Router {
   const router = express.Router();
   router.use(limitFailedAttempts(tokens.map(({ token }) => token)), requireToken(tokens, 'ADMIN_TOKEN'));
   router.use(express.json({ limit: '64kb', strict: false, inflate: false }));
@@ -30,6 +35,7 @@ export function createAdminRouter(
   router.use(backfillRoutes(operations, backfills));
   router.use(holdRoutes(holds, logger));
   router.use(bulkRoutes(jobs, logger));
+  router.use(entityRoutes(entities));
   router.use(
     routeErrorHandler({
       realm: 'durable-webhooks admin',

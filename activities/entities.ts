@@ -1,0 +1,50 @@
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { entityWorkflowId, requestTurnSignal, type Activities } from '../contracts';
+import { keyEntityFlow } from '../src/flows';
+import type { Database } from '../src/db/database';
+import { entityRecord, recordApplied, recordParked } from '../src/db/entities';
+
+/** The activities of keyed flows' turns (workflows/entity.ts, workflows/turns.ts). */
+export function createEntityActivities({
+  db,
+  temporal,
+  taskQueue,
+}: {
+  db: Database;
+  temporal: Client;
+  taskQueue: string;
+}): Pick<Activities, 'requestTurn' | 'recordEntity' | 'eventWorkflowOpen'> {
+  return {
+    /**
+     * Signal-with-start: the entity runs, or starts from the last event the database says was
+     * applied. A repeat (activity retry, reset) asks again, which the entity answers with the same turn.
+     */
+    async requestTurn({ flow, source, key, order, request }) {
+      const workflowId = entityWorkflowId(flow, source, key);
+      const record = await entityRecord(db, { flow, source, key });
+      await temporal.workflow.signalWithStart(keyEntityFlow.workflow, {
+        workflowId,
+        taskQueue,
+        args: [{ flow, source, key, order, last: record?.last ?? null, ...(record?.parked && { parked: record.parked }) }],
+        signal: requestTurnSignal,
+        signalArgs: [request],
+        staticSummary: `${source} · ${flow} · ${key}`,
+      });
+      return workflowId;
+    },
+
+    async recordEntity({ applied, parked, ...ref }) {
+      if (applied) await recordApplied(db, ref, applied);
+      if (parked !== undefined) await recordParked(db, ref, parked);
+    },
+
+    async eventWorkflowOpen(workflowId) {
+      try {
+        return (await temporal.workflow.getHandle(workflowId).describe()).status.name === 'RUNNING';
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) return false;
+        throw error;
+      }
+    },
+  };
+}

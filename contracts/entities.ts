@@ -1,0 +1,137 @@
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { INTERNAL_WORKFLOW_ID_PREFIX } from './events';
+
+/**
+ * Entities: a keyed flow's events about one business object (a Shopify order, a Stripe object)
+ * take turns, one at a time, in the order of the version their signed bodies carry. Each event keeps
+ * its own workflow (its ID is the event ID): it asks the key's entity workflow for its turn, runs
+ * when the entity grants it, and tells the entity how it ended (docs/entities.md).
+ */
+
+/**
+ * How a key's events are applied. `serial`: every event, one at a time, the oldest version waiting
+ * first. `latest`: one at a time, the newest waiting first; an event whose version is not newer than
+ * the last one applied is recorded and skipped (`superseded`), as is every older one still waiting.
+ */
+export type EntityOrder = 'serial' | 'latest';
+
+/** What `defineFlow` is given as `key`: JSON pointers into the signed body, and the order. */
+export interface EntityDeclaration {
+  /** The business object's ID: the Shopify order's `/id`, the Stripe object's `/data/object/id`. */
+  key: string;
+  /**
+   * The object's version, compared in turn: `['/updated_at']`, or Stripe's `['/created']`. A number
+   * compares as a number, a date-time text as its instant, other text as text; the event ID breaks
+   * ties, so no two events of a key are ever equal. An event without a version is the newest.
+   */
+  version: readonly string[];
+  order: EntityOrder;
+}
+
+/** One part of a version: what the pointer found, if it is a number or short text. */
+export type VersionPart = string | number | null;
+export type Version = readonly VersionPart[];
+
+/** The copied fields that carry an event's key and version to its workflow (the receiver reads them from the signed body). */
+export const ENTITY_KEY_FIELD = '@entity.key';
+export const entityVersionField = (index: number) => `@entity.version.${index}`;
+
+/** An event asking for its key's turn. */
+export interface TurnRequest {
+  eventId: string;
+  /** The event's workflow ID (the event ID behind its source's prefix), where the turn is sent. */
+  workflowId: string;
+  type: string;
+  version: Version;
+}
+
+/** The entity's answer: run now, or end as superseded by a newer version already applied or waiting. */
+export interface Turn {
+  go: boolean;
+  /** The event applied before this one, if any: what the event builds on, or what superseded it. */
+  after: Applied | null;
+}
+
+/** An applied event: its ID and version. */
+export interface Applied {
+  eventId: string;
+  version: Version;
+}
+
+/** How an event that had its turn ended: applied, or failed (its key waits for an operator). */
+export interface TurnDone {
+  eventId: string;
+  failure: string | null;
+}
+
+/** An operator's decision for a key waiting on a failed event: go on without it, or run it again. */
+export interface EntityAction {
+  action: 'skip' | 'retry';
+  by: string;
+  reason: string;
+}
+
+/** What an entity knows, and what its query answers. */
+export interface EntityState {
+  flow: string;
+  source: string;
+  key: string;
+  order: EntityOrder;
+  last: Applied | null;
+  /** Events waiting for their turn, in arrival order. */
+  pending: TurnRequest[];
+  /** The event running now, if any. */
+  running: TurnRequest | null;
+  /** The failed event the key waits on, until an operator skips or retries it. */
+  parked: (TurnRequest & { failure: string }) | null;
+  applied: number;
+  superseded: number;
+}
+
+/** The entity's input: its identity, and what a continue-as-new carries over. */
+export type EntityInput = Pick<EntityState, 'flow' | 'source' | 'key' | 'order' | 'last'> &
+  Partial<Omit<EntityState, 'flow' | 'source' | 'key' | 'order' | 'last'>>;
+
+export const requestTurnSignal = defineSignal<[TurnRequest]>('requestTurn');
+export const turnSignal = defineSignal<[Turn]>('turn');
+export const turnDoneSignal = defineSignal<[TurnDone]>('turnDone');
+export const entityActionSignal = defineSignal<[EntityAction]>('entityAction');
+export const entityStateQuery = defineQuery<EntityState>('entityState');
+
+/** One entity per flow, source and key. */
+export const entityWorkflowId = (flow: string, source: string, key: string) => `${INTERNAL_WORKFLOW_ID_PREFIX}entity:${flow}:${source}:${key}`;
+
+/**
+ * Orders two versions: negative when `a` is older. Parts compare in turn (numbers as numbers, two
+ * date-times as instants, else as text); a missing version is newer than any, and the event IDs
+ * (in byte order) break ties.
+ */
+export function compareVersions(a: Applied, b: Applied): number {
+  const missing = (version: Version) => version.length === 0 || version.every((part) => part === null);
+  if (missing(a.version) !== missing(b.version)) return missing(a.version) ? 1 : -1;
+  for (let index = 0; index < Math.max(a.version.length, b.version.length); index++) {
+    const order = comparePart(a.version[index] ?? null, b.version[index] ?? null);
+    if (order !== 0) return order;
+  }
+  return a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0;
+}
+
+/** Whether `a` carries a newer version than `b`, by content alone: the same version under another event ID is not newer. */
+export function isNewerVersion(a: Applied, b: Applied): boolean {
+  if (a.version.every((part) => part === null)) return true;
+  return compareVersions({ ...a, eventId: '' }, { ...b, eventId: '' }) > 0;
+}
+
+function comparePart(a: VersionPart, b: VersionPart): number {
+  if (a === b) return 0;
+  if (a === null) return -1;
+  if (b === null) return 1;
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  const instants = [a, b].map((part) => (typeof part === 'string' && DATE_TIME.test(part) ? Date.parse(part) : Number.NaN));
+  if (!Number.isNaN(instants[0]!) && !Number.isNaN(instants[1]!) && instants[0] !== instants[1]) return instants[0]! - instants[1]!;
+  const [x, y] = [String(a), String(b)];
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** RFC 3339 date-times, with an offset or Z (Shopify's `2026-12-01T10:00:00-05:00`). */
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;

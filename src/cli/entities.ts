@@ -1,0 +1,78 @@
+import { Command } from 'commander';
+import { hostname, userInfo } from 'node:os';
+import type { EntityRecord } from '../db/entities';
+import type { EntityView } from '../temporal/entities';
+import { createOperations, type Operations } from './operations';
+import { jsonOption, print } from './output';
+
+/** Who acts from this shell, kept with a skip or retry. */
+const operator = () => `${userInfo().username}@${hostname()}`;
+
+/** `durable-webhooks entities …`: a keyed flow's keys (docs/entities.md), and the failed event one waits on. */
+export function entitiesCommand(): Command {
+  const entities = new Command('entities').description("A keyed flow's keys: the last event applied, what waits, and the failed event a key is parked on.");
+  let operations: Promise<Operations> | undefined;
+  const ops = async () => (await (operations ??= createOperations())).entities;
+  const json = jsonOption();
+
+  entities
+    .command('list')
+    .description('Keys, most recently changed first, from the database.')
+    .option('--flow <flow>', 'of this keyed flow')
+    .option('--parked', 'only keys waiting on a failed event')
+    .option('--limit <n>', 'at most this many', (value) => Number(value), 100)
+    .addOption(json)
+    .action(async (options: { flow?: string; parked?: boolean; limit: number; json?: boolean }) => {
+      const found = await (await ops()).list(options);
+      print(options.json, found, () => (found.length === 0 ? 'No keys.' : found.map(line).join('\n')));
+    });
+
+  entities
+    .command('show')
+    .argument('<flow>')
+    .argument('<key>')
+    .option('--source <source>', 'the source, when the key is at more than one')
+    .description('The key: its last applied event and version, the event running, those waiting, the failed one it is parked on, and the Web UI link.')
+    .addOption(json)
+    .action(async (flow: string, key: string, options: { source?: string; json?: boolean }) => {
+      const view = await (await ops()).show(flow, key, options.source);
+      print(options.json, view, () => showText(view));
+    });
+
+  for (const action of ['skip', 'retry'] as const) {
+    entities
+      .command(action)
+      .argument('<flow>')
+      .argument('<key>')
+      .option('--source <source>', 'the source, when the key is at more than one')
+      .description(
+        action === 'skip'
+          ? 'Let a parked key go on without its failed event, which stays failed.'
+          : 'Run the failed event a key is parked on again, from just before its failure (events retry), in its turn; the key then goes on.',
+      )
+      .option('--reason <reason>', "why; kept in the entity's history", action === 'retry' ? 'retried once the cause was fixed' : undefined)
+      .addOption(json)
+      .action(async (flow: string, key: string, options: { source?: string; reason?: string; json?: boolean }) => {
+        const view = await (await ops())[action](flow, key, { source: options.source, by: operator(), reason: options.reason ?? '' });
+        print(options.json, { ...view, action }, () => `${action === 'skip' ? 'Skipped' : 'Retrying'} ${view.parked!.eventId} on ${flow} key ${key}.`);
+      });
+  }
+  return entities;
+}
+
+function line(record: EntityRecord): string {
+  const parked = record.parked ? `  PARKED on ${record.parked.eventId}: ${record.parked.failure}` : '';
+  return `${record.flow}  ${record.source}  ${record.key}  last ${record.last?.eventId ?? 'none'}${parked}`;
+}
+
+function showText(view: EntityView): string {
+  return [
+    `${view.flow} key ${view.key} at ${view.source} (${view.order})${view.open ? '' : ', at rest'}`,
+    `  last applied  ${view.last ? `${view.last.eventId} (version ${JSON.stringify(view.last.version)})` : 'none'}`,
+    `  running       ${view.running?.eventId ?? 'nothing'}`,
+    `  waiting       ${view.pending.map((request) => request.eventId).join(', ') || 'none'}`,
+    ...(view.parked ? [`  PARKED on     ${view.parked.eventId}: ${view.parked.failure} (durable-webhooks entities skip|retry ${view.flow} ${view.key})`] : []),
+    ...(view.applied === null ? [] : [`  this run      ${view.applied} applied, ${view.superseded} superseded`]),
+    `  Web UI        ${view.uiUrl}`,
+  ].join('\n');
+}

@@ -1,0 +1,75 @@
+import type { Applied, EntityRef, TurnRequest, Version } from '../../contracts';
+import type { Queryable } from './database';
+
+/** The failed event a key waits on: its request for the turn, and the failure. */
+export type Parked = TurnRequest & { failure: string };
+
+/** A key as the database keeps it (`entity_keys`): the last event applied, and the failed event it waits on. */
+export interface EntityRecord extends EntityRef {
+  last: Applied | null;
+  appliedAt: Date | null;
+  parked: Parked | null;
+  updatedAt: Date;
+}
+
+interface Row {
+  flow: string;
+  source: string;
+  key: string;
+  last_event_id: string | null;
+  last_version: Version | null;
+  applied_at: Date | null;
+  parked: Parked | null;
+  updated_at: Date;
+}
+
+const toRecord = (row: Row): EntityRecord => ({
+  flow: row.flow,
+  source: row.source,
+  key: row.key,
+  last: row.last_event_id === null ? null : { eventId: row.last_event_id, version: row.last_version ?? [] },
+  appliedAt: row.applied_at,
+  parked: row.parked,
+  updatedAt: row.updated_at,
+});
+
+/** Records the last event applied to a key (the entity applies one at a time, so the last write is the last applied). */
+export async function recordApplied(db: Queryable, ref: EntityRef, applied: Applied): Promise<void> {
+  await db.query(
+    `INSERT INTO entity_keys (flow, source, key, last_event_id, last_version, applied_at) VALUES ($1, $2, $3, $4, $5, now())
+     ON CONFLICT (flow, source, key) DO UPDATE SET last_event_id = EXCLUDED.last_event_id, last_version = EXCLUDED.last_version,
+       applied_at = now(), updated_at = now()`,
+    [ref.flow, ref.source, ref.key, applied.eventId, JSON.stringify(applied.version)],
+  );
+}
+
+/** Records the failed event a key waits on, or that it waits on nothing any more (`null`). */
+export async function recordParked(db: Queryable, ref: EntityRef, parked: Parked | null): Promise<void> {
+  await db.query(
+    `INSERT INTO entity_keys (flow, source, key, parked) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (flow, source, key) DO UPDATE SET parked = EXCLUDED.parked, updated_at = now()`,
+    [ref.flow, ref.source, ref.key, parked === null ? null : JSON.stringify(parked)],
+  );
+}
+
+/** One key's record, if the database has one. */
+export async function entityRecord(db: Queryable, ref: EntityRef): Promise<EntityRecord | null> {
+  const { rows } = await db.query<Row>('SELECT * FROM entity_keys WHERE flow = $1 AND source = $2 AND key = $3', [ref.flow, ref.source, ref.key]);
+  return rows[0] ? toRecord(rows[0]) : null;
+}
+
+/** Keys, most recently changed first: of one flow, or only the parked ones. */
+export async function listEntities(db: Queryable, filter: { flow?: string; parked?: boolean; limit?: number }): Promise<EntityRecord[]> {
+  const { rows } = await db.query<Row>(
+    `SELECT * FROM entity_keys WHERE ($1::text IS NULL OR flow = $1) AND (NOT $2 OR parked IS NOT NULL)
+     ORDER BY updated_at DESC LIMIT $3`,
+    [filter.flow ?? null, filter.parked ?? false, filter.limit ?? 100],
+  );
+  return rows.map(toRecord);
+}
+
+/** The sources at which a flow has this key. */
+export async function sourcesOfKey(db: Queryable, flow: string, key: string): Promise<string[]> {
+  const { rows } = await db.query<{ source: string }>('SELECT source FROM entity_keys WHERE flow = $1 AND key = $2 ORDER BY source', [flow, key]);
+  return rows.map((row) => row.source);
+}

@@ -1,0 +1,149 @@
+import { condition, continueAsNew, getExternalWorkflowHandle, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  compareVersions,
+  defineFlow,
+  entityActionSignal,
+  entityStateQuery,
+  isNewerVersion,
+  requestTurnSignal,
+  turnDoneSignal,
+  turnSignal,
+  type EntityAction,
+  type EntityInput,
+  type EntityState,
+  type Turn,
+  type TurnDone,
+  type TurnRequest,
+} from '../contracts';
+import { dbActivity } from './activities';
+
+export const keyEntityFlow = defineFlow({
+  workflow: keyEntity,
+  description: "One per keyed flow, source and key: gives the key's events their turns, one at a time, in version order.",
+  internal: true,
+  versioning: {
+    behavior: 'AUTO_UPGRADE',
+    why: 'Lives as long as its key is busy (continue-as-new keeps its history short), so it can only ever run on the current build.',
+  },
+  queries: [entityStateQuery],
+});
+
+/** How long an entity with nothing waiting stays open before it completes; the next event starts it again. */
+const IDLE_TIMEOUT = '1 hour';
+/** How often the entity looks whether the running event's workflow still exists (one terminated never says how it ended). */
+const RUNNING_CHECK = '10 minutes';
+/** Continue-as-new well before Temporal's limits (51,200 events, 50 MiB), whatever the server suggests. */
+const HISTORY_BOUND = 10_000;
+
+/**
+ * The turns of one key (`durable-webhooks:entity:<flow>:<source>:<key>`), started by the first
+ * event's signal-with-start. One event runs at a time; the next is the oldest version waiting
+ * (`serial`) or the newest, every older one superseded (`latest`). An event that fails parks the
+ * key until an operator skips or retries it (`durable-webhooks entities skip|retry`); other keys run
+ * on. Everything it knows is carried across continue-as-new and kept in the database.
+ */
+export async function keyEntity(input: EntityInput): Promise<EntityState> {
+  const state: EntityState = {
+    flow: input.flow,
+    source: input.source,
+    key: input.key,
+    order: input.order,
+    last: input.last,
+    pending: input.pending ?? [],
+    running: input.running ?? null,
+    parked: input.parked ?? null,
+    applied: input.applied ?? 0,
+    superseded: input.superseded ?? 0,
+  };
+  const ref = { flow: state.flow, source: state.source, key: state.key };
+  const ended = new Map<string, TurnDone>();
+  const actions: EntityAction[] = [];
+  /** The running event asked again (a reset of its workflow): it gets its turn again. */
+  let askedAgain = false;
+
+  setHandler(requestTurnSignal, (request) => {
+    if (state.running?.eventId === request.eventId) askedAgain = true;
+    else if (!state.pending.some((waiting) => waiting.eventId === request.eventId) && state.parked?.eventId !== request.eventId) state.pending.push(request);
+  });
+  setHandler(turnDoneSignal, (done) => void ended.set(done.eventId, done));
+  // An action for a key that waits on nothing has nothing to act on (the operations refuse it first).
+  setHandler(entityActionSignal, (action) => void (state.parked && actions.push(action)));
+  setHandler(entityStateQuery, () => state);
+
+  const show = () =>
+    setCurrentDetails(
+      [
+        `**Key:** ${state.key} (${state.order}) · **last applied:** ${state.last?.eventId ?? 'none'} · **applied:** ${state.applied} · **superseded:** ${state.superseded}`,
+        state.parked
+          ? `**Parked on:** ${state.parked.eventId}: ${state.parked.failure}. Waiting for an operator: durable-webhooks entities skip|retry`
+          : `**Running:** ${state.running?.eventId ?? 'nothing'} · **waiting:** ${state.pending.length}`,
+      ].join('\n\n'),
+    );
+
+  const give = async (request: TurnRequest, turn: Turn): Promise<boolean> => {
+    try {
+      await getExternalWorkflowHandle(request.workflowId).signal(turnSignal, turn);
+      return true;
+    } catch {
+      // Its workflow is gone (terminated while it waited): nothing runs for it.
+      return false;
+    }
+  };
+
+  for (;;) {
+    show();
+    if (state.parked) {
+      await condition(() => actions.length > 0);
+      const action = actions.shift()!;
+      if (action.action === 'retry') state.running = state.parked;
+      state.parked = null;
+      await dbActivity.recordEntity({ ...ref, parked: null });
+    } else if (state.running) {
+      const running = state.running;
+      if (askedAgain) {
+        askedAgain = false;
+        await give(running, { go: true, after: state.last });
+      }
+      if (!(await condition(() => ended.has(running.eventId) || askedAgain, RUNNING_CHECK))) {
+        if (!(await dbActivity.eventWorkflowOpen(running.workflowId)))
+          ended.set(running.eventId, { eventId: running.eventId, failure: 'its workflow ended without saying how (terminated?)' });
+      }
+      const done = ended.get(running.eventId);
+      if (!done) continue;
+      ended.delete(running.eventId);
+      state.running = null;
+      if (done.failure === null) {
+        state.last = { eventId: running.eventId, version: running.version };
+        state.applied++;
+        await dbActivity.recordEntity({ ...ref, applied: state.last });
+      } else {
+        state.parked = { ...running, failure: done.failure };
+        await dbActivity.recordEntity({ ...ref, parked: state.parked });
+      }
+    } else if (state.pending.length > 0) {
+      const waiting = state.pending.sort(compareVersions);
+      const next = state.order === 'serial' ? waiting.shift()! : waiting.pop()!;
+      if (state.order === 'latest') {
+        for (const older of waiting.splice(0)) {
+          state.superseded++;
+          await give(older, { go: false, after: next });
+        }
+      }
+      if (state.order === 'latest' && state.last && !isNewerVersion(next, state.last)) {
+        state.superseded++;
+        await give(next, { go: false, after: state.last });
+      } else if (await give(next, { go: true, after: state.last })) {
+        state.running = next;
+      }
+    } else if (!(await condition(() => state.pending.length > 0, IDLE_TIMEOUT))) {
+      // An event that asks in the same workflow task as the idle timeout still gets its turn.
+      if (state.pending.length === 0) return state;
+    }
+    const { continueAsNewSuggested, historyLength } = workflowInfo();
+    // Everything a signal brought is in the state it carries over, but an ending or an action not yet acted on.
+    for (const eventId of ended.keys()) if (eventId !== state.running?.eventId) ended.delete(eventId);
+    if ((continueAsNewSuggested || historyLength > HISTORY_BOUND) && ended.size === 0 && actions.length === 0 && !askedAgain) {
+      await continueAsNew<typeof keyEntity>(state);
+    }
+  }
+}
