@@ -13,6 +13,7 @@ import { createLogger, type Logger } from './core/logger';
 import { SourceRegistry } from './providers/registry';
 import { lazyClient, temporalSettings } from './temporal/connection';
 import { EntityOperations } from './temporal/entities';
+import { parkedCounts } from './db/entities';
 import { EventOperations } from './temporal/operations';
 import { Backfills } from './backfill/jobs';
 import { ProviderKind } from '../contracts';
@@ -70,6 +71,7 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
     () => startBacklog(db),
     () => heldCounts(db),
     () => unroutedTypes(db, DEFAULT_FLOW.name, UNROUTED_WINDOW_MS),
+    () => parkedCounts(db),
   );
   const operations = new EventOperations(client, { uiUrl: config.temporalUiUrl, db, sources });
   const jobs = new BulkJobs(client, operations, { taskQueue: config.taskQueue });

@@ -73,3 +73,28 @@ export async function sourcesOfKey(db: Queryable, flow: string, key: string): Pr
   const { rows } = await db.query<{ source: string }>('SELECT source FROM entity_keys WHERE flow = $1 AND key = $2 ORDER BY source', [flow, key]);
   return rows.map((row) => row.source);
 }
+
+/** Parked keys, by flow and source, for the receiver's gauge. */
+export async function parkedCounts(db: Queryable): Promise<Array<{ flow: string; source: string; count: number }>> {
+  const { rows } = await db.query<{ flow: string; source: string; count: string }>(
+    'SELECT flow, source, count(*) AS count FROM entity_keys WHERE parked IS NOT NULL GROUP BY flow, source ORDER BY flow, source',
+  );
+  return rows.map((row) => ({ flow: row.flow, source: row.source, count: Number(row.count) }));
+}
+
+/** Claims the keys parked since the last look (each on its event, once): the ones to alert. */
+export async function claimNewlyParked(db: Queryable): Promise<Array<EntityRef & { parked: Parked }>> {
+  const { rows } = await db.query<EntityRef & { parked: Parked }>(
+    `WITH claimed AS (
+       INSERT INTO alerted_parked_keys (flow, source, key, event_id)
+       SELECT flow, source, key, parked->>'eventId' FROM entity_keys WHERE parked IS NOT NULL
+       ON CONFLICT DO NOTHING RETURNING flow, source, key)
+     SELECT c.flow, c.source, c.key, e.parked FROM claimed c JOIN entity_keys e USING (flow, source, key) ORDER BY c.flow, c.source, c.key`,
+  );
+  return rows;
+}
+
+/** Gives a claim back (its alert could not be sent), so the next look alerts it. */
+export async function unclaimParked(db: Queryable, ref: EntityRef, eventId: string): Promise<void> {
+  await db.query('DELETE FROM alerted_parked_keys WHERE flow = $1 AND source = $2 AND key = $3 AND event_id = $4', [ref.flow, ref.source, ref.key, eventId]);
+}

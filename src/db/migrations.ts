@@ -391,6 +391,15 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
         PRIMARY KEY (flow, source, key)
       )`,
       `CREATE INDEX entity_keys_parked ON entity_keys (updated_at) WHERE parked IS NOT NULL`,
+      // Each key parked on an event is alerted once, whichever receiver looks first.
+      `CREATE TABLE alerted_parked_keys (
+        flow text NOT NULL,
+        source text NOT NULL,
+        key text NOT NULL,
+        event_id text NOT NULL,
+        alerted_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (flow, source, key, event_id)
+      )`,
     ],
   },
 ];

@@ -9,6 +9,7 @@ export function createMetrics(
   backlog?: () => Promise<Backlog>,
   held?: () => Promise<Array<{ source: string; type: string; count: number }>>,
   unrouted?: () => Promise<Array<{ source: string; type: string; count: number }>>,
+  parked?: () => Promise<Array<{ flow: string; source: string; count: number }>>,
 ) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -27,6 +28,19 @@ export function createMetrics(
       "Events of a type no route maps (recorded and ignored) over the last 7 days, by source and type (the 100 most frequent): a provider's new event type.",
       unrouted,
     );
+  if (parked)
+    new Gauge({
+      name: 'webhook_parked_keys',
+      help: 'Keys of keyed flows waiting on a failed event until an operator skips or retries it (durable-webhooks entities list --parked), by flow and source.',
+      labelNames: ['flow', 'source'] as const,
+      registers: [registry],
+      async collect() {
+        const counts = await parked().catch(() => undefined);
+        if (!counts) return;
+        this.reset();
+        for (const { flow, source, count } of counts) this.set({ flow, source }, count);
+      },
+    });
   return {
     registry,
     verifications: new Counter({

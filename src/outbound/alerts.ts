@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AlertConfig } from '../config';
 import type { Database } from '../db/database';
 import { syncInternalEndpoint } from '../db/endpoints';
+import { claimNewlyParked, unclaimParked } from '../db/entities';
 import { failureGroups, type FailureGroup } from '../db/event-list';
 import type { Logger } from '../core/logger';
 import { errorLine, withoutInternalAddresses } from '../core/redact';
@@ -17,7 +18,7 @@ const GROUPS_CHECKED = 500;
 const DEAD_LETTERS_NAMED = 5;
 
 export interface Alert {
-  type: 'failure_group.new' | 'failure_group.growing' | 'inbox.dead_lettered';
+  type: 'failure_group.new' | 'failure_group.growing' | 'inbox.dead_lettered' | 'entity.parked';
   /** Unique per alert: the message's Idempotency-Key, so two receivers or a retry never send it twice. */
   key: string;
   text: string;
@@ -27,8 +28,9 @@ export interface Alert {
 }
 
 /**
- * Watches the failure groups and the inbox, and alerts: a new failure group, a group that grows
- * past the threshold, and the rows dead-lettered since the last pass, in one alert. Text leaves the
+ * Watches the failure groups, the inbox and the keyed flows' keys, and alerts: a new failure group,
+ * a group that grows past the threshold, the rows dead-lettered since the last pass, in one alert,
+ * and each key newly parked on a failed event. Text leaves the
  * cluster, so it names no internal host or port, and what a sender chose (IDs, types) is escaped for
  * Slack, where `<!channel>` would mention everyone. Every receiver may run it: what was alerted is claimed in
  * PostgreSQL first (one process wins each), and each alert is a message of our own outbound delivery
@@ -66,7 +68,11 @@ export class AlertChecker {
 
   /** One pass: claims what is new, then sends an alert for each claim. */
   async check(): Promise<Alert[]> {
-    const alerts = [...(await this.groupAlerts(await failureGroups(this.db, { limit: GROUPS_CHECKED }))), ...(await this.deadLetterAlerts())];
+    const alerts = [
+      ...(await this.groupAlerts(await failureGroups(this.db, { limit: GROUPS_CHECKED }))),
+      ...(await this.deadLetterAlerts()),
+      ...(await this.parkedAlerts()),
+    ];
     for (const alert of alerts) {
       try {
         await this.send(alert);
@@ -161,6 +167,17 @@ export class AlertChecker {
           ]),
       },
     ];
+  }
+
+  /** A keyed flow's key newly parked on a failed event (docs/entities.md): one alert per key and event. */
+  private async parkedAlerts(): Promise<Alert[]> {
+    return (await claimNewlyParked(this.db)).map(({ parked, ...ref }) => ({
+      type: 'entity.parked' as const,
+      key: `entity.parked:${createHash('sha256').update(`${ref.flow}\n${ref.source}\n${ref.key}\n${parked.eventId}`).digest('hex').slice(0, 32)}`,
+      text: `Key parked: ${ref.flow} ${ref.source} ${ref.key} waits on ${parked.eventId}, which failed (${withoutInternalAddresses(parked.failure)}); \`durable-webhooks entities retry\` or \`skip\` lets it go on.${this.link(`/events/${encodeURIComponent(parked.workflowId)}`)}`,
+      data: { ...ref, eventId: parked.eventId, failure: withoutInternalAddresses(parked.failure) },
+      unclaim: (db: Database) => unclaimParked(db, ref, parked.eventId),
+    }));
   }
 
   private async send(alert: Alert): Promise<void> {

@@ -2,6 +2,7 @@ import { ProviderKind } from '../../contracts';
 import { storeBody } from '../../src/db/event-bodies';
 import { deferStart, markStarted } from '../../src/db/inbox';
 import { claimEvent, completeEvent } from '../../src/db/ledger';
+import { recordParked } from '../../src/db/entities';
 import { silentLogger } from '../../src/core/logger';
 import { AlertChecker } from '../../src/outbound/alerts';
 import type { MessageService } from '../../src/outbound/messages';
@@ -102,6 +103,28 @@ describe('the alert checker', () => {
     );
     expect(JSON.stringify(sent[0]!.payload)).not.toMatch(/10\.20\.30\.40|:7233/);
     expect(await checker.check()).toEqual([]);
+  });
+
+  it('alerts each key newly parked on a failed event once, whichever receiver checks; parked again on another event, again', async () => {
+    const [first, second] = [new AlertChecker(db, messages, config, silentLogger), new AlertChecker(db, messages, config, silentLogger)];
+    await first.check();
+    sent.length = 0;
+    const ref = { flow: 'fulfilShopifyOrder', source: 'shopify', key: '450789469' };
+    const parkedOn = (eventId: string) => ({ eventId, workflowId: eventId, type: 'orders/paid', version: [], failure: 'Resend refused the email' });
+    await recordParked(db, ref, parkedOn('e-1'));
+    expect((await first.check()).map((alert) => [alert.type, alert.data.eventId])).toEqual([['entity.parked', 'e-1']]);
+    expect(await second.check()).toEqual([]);
+    expect((sent[0]!.payload as { text: string }).text).toBe(
+      'Key parked: fulfilShopifyOrder shopify 450789469 waits on e-1, which failed (Resend refused the email); `durable-webhooks entities retry` or `skip` lets it go on. https://ops.example.com/console/events/e-1',
+    );
+    await recordParked(db, ref, null);
+    expect(await first.check()).toEqual([]);
+    await recordParked(db, ref, parkedOn('e-2'));
+    failing = true;
+    await expect(second.check()).rejects.toThrow('Temporal is unavailable');
+    failing = false;
+    expect((await second.check()).map((alert) => alert.data.eventId)).toEqual(['e-2']);
+    expect(sent).toHaveLength(2);
   });
 });
 

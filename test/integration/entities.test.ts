@@ -102,6 +102,7 @@ it('a failed event parks only its key: the next state of that order waits, anoth
   expect(await resultOf(other.id)).toMatchObject({ outcome: 'fulfilled' });
   expect(await stack.client.workflow.getHandle(next.id).query(statusQuery)).toMatchObject({ waitingFor: expect.stringContaining(`its turn on ${key}`) });
   expect((await entities.list({ flow: FLOW, parked: true })).map((record) => record.key)).toContain(key);
+  expect(await (await fetch(stack.metricsUrl)).text()).toContain('webhook_parked_keys{flow="fulfilShopifyOrder",source="shopify"} 1');
 
   await entities.retry(FLOW, key, { by: 'test', reason: 'the address is fixed' });
   expect(await resultOf(failing.id)).toMatchObject({ outcome: 'fulfilled', entity: { key, after: null } });
