@@ -122,6 +122,28 @@ export function isNewerVersion(a: Applied, b: Applied): boolean {
   return compareVersions({ ...a, eventId: '' }, { ...b, eventId: '' }) > 0;
 }
 
+/** What an entity does next with the events waiting: the one that runs, and the ones superseded (each with what superseded it). */
+export interface NextTurns {
+  go: TurnRequest | null;
+  superseded: Array<{ request: TurnRequest; after: Applied }>;
+  waiting: TurnRequest[];
+}
+
+/**
+ * The entity's one decision, given what waits and the last event applied. `serial`: the oldest
+ * version runs, the rest wait. `latest`: the newest runs, unless it is not newer than the last one
+ * applied; every other one waiting is superseded by it.
+ */
+export function nextTurns(order: EntityOrder, pending: readonly TurnRequest[], last: Applied | null): NextTurns {
+  const waiting = [...pending].sort(compareVersions);
+  if (order === 'serial') return { go: waiting.shift() ?? null, superseded: [], waiting };
+  const newest = waiting.pop();
+  if (!newest) return { go: null, superseded: [], waiting: [] };
+  const superseded = waiting.map((request) => ({ request, after: newest as Applied }));
+  if (last && !isNewerVersion(newest, last)) return { go: null, superseded: [...superseded, { request: newest, after: last }], waiting: [] };
+  return { go: newest, superseded, waiting: [] };
+}
+
 function comparePart(a: VersionPart, b: VersionPart): number {
   if (a === b) return 0;
   if (a === null) return -1;

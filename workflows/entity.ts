@@ -1,10 +1,9 @@
 import { condition, continueAsNew, getExternalWorkflowHandle, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
-  compareVersions,
   defineFlow,
   entityActionSignal,
   entityStateQuery,
-  isNewerVersion,
+  nextTurns,
   requestTurnSignal,
   turnDoneSignal,
   turnSignal,
@@ -121,20 +120,13 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
         await dbActivity.recordEntity({ ...ref, parked: state.parked });
       }
     } else if (state.pending.length > 0) {
-      const waiting = state.pending.sort(compareVersions);
-      const next = state.order === 'serial' ? waiting.shift()! : waiting.pop()!;
-      if (state.order === 'latest') {
-        for (const older of waiting.splice(0)) {
-          state.superseded++;
-          await give(older, { go: false, after: next });
-        }
-      }
-      if (state.order === 'latest' && state.last && !isNewerVersion(next, state.last)) {
+      const { go, superseded, waiting } = nextTurns(state.order, state.pending, state.last);
+      state.pending = waiting;
+      for (const { request, after } of superseded) {
         state.superseded++;
-        await give(next, { go: false, after: state.last });
-      } else if (await give(next, { go: true, after: state.last })) {
-        state.running = next;
+        await give(request, { go: false, after });
       }
+      if (go && (await give(go, { go: true, after: state.last }))) state.running = go;
     } else if (!(await condition(() => state.pending.length > 0, IDLE_TIMEOUT))) {
       // An event that asks in the same workflow task as the idle timeout still gets its turn.
       if (state.pending.length === 0) return state;
