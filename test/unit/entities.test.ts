@@ -15,7 +15,11 @@ function simulate(order: EntityOrder, arrivals: TurnRequest[][]) {
   let last: Applied | null = null;
   const seen = new Set<string>();
   for (const batch of [...arrivals, []]) {
-    for (const arrived of batch) if (!seen.has(arrived.eventId)) pending.push(arrived), seen.add(arrived.eventId);
+    for (const arrived of batch) {
+      if (seen.has(arrived.eventId)) continue;
+      pending.push(arrived);
+      seen.add(arrived.eventId);
+    }
     for (;;) {
       const next = nextTurns(order, pending, last);
       pending = next.waiting;
