@@ -92,6 +92,8 @@ export interface EventProgress {
   /** While it waits: the signals that end the wait, until when (ISO 8601), and what an operator's signal must carry. */
   awaiting: Awaiting | null;
   outcome: string | null;
+  /** A keyed flow's event (docs/entities.md): the key whose turns it takes; absent otherwise. */
+  entity?: { flow: string; source: string; key: string };
 }
 
 export interface Awaiting {

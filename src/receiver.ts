@@ -75,6 +75,7 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
   );
   const operations = new EventOperations(client, { uiUrl: config.temporalUiUrl, db, sources });
   const jobs = new BulkJobs(client, operations, { taskQueue: config.taskQueue });
+  const entities = new EntityOperations(client, operations, db);
   const refusals = new RefusalLog(db, logger);
   // Sessions of tokens no longer configured (removed, or moved to another role) go at start.
   if (config.console.enabled) {
@@ -92,6 +93,7 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
           db,
           operations,
           jobs,
+          entities,
           sources: config.sources.map((source) => source.name),
           admins: config.adminTokens,
           viewers: config.viewerTokens,
@@ -115,7 +117,7 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
         ? {
             operations,
             jobs,
-            entities: new EntityOperations(client, operations, db),
+            entities,
             tokens: config.adminTokens,
             holds: { db, sources: config.sources.map((source) => source.name) },
             backfills: new Backfills(client, {

@@ -10,6 +10,7 @@ export class Progress implements EventProgress {
   waitingFor: string | null = null;
   awaiting: Awaiting | null = null;
   outcome: string | null = null;
+  entity?: { flow: string; source: string; key: string };
 
   constructor(
     readonly eventId: string,

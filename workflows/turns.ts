@@ -20,6 +20,7 @@ export async function takeTurn(event: WebhookEvent, flow: Flow, progress: Progre
   if (key === undefined) return undefined;
   let turn: Turn | undefined;
   setHandler(turnSignal, (given) => void (turn ??= given));
+  progress.entity = { flow: flow.name, source: event.source, key };
   progress.waitFor(`its turn on ${key} (${entity.order})`);
   const entityId = await dbActivity.requestTurn({
     flow: flow.name,

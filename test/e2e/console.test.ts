@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { checkoutCompleted, orderCreated } from '../support/events';
+import { checkoutCompleted, orderCreated, shopifyOrderPaid } from '../support/events';
 import { eventually } from '../support/eventually';
 import { runCli } from '../support/processes';
-import { SECRETS, SECRETS_ENV, stripeEvent, stripeHeaders } from '../support/signing';
+import { CATALOG_SECRETS, SECRETS, SECRETS_ENV, stripeEvent, stripeHeaders } from '../support/signing';
 import { post, startStack, type WorkerStack } from '../support/stack';
 import { Webhook } from 'standardwebhooks';
 import { newSecret } from '../../src/db/endpoints';
@@ -34,6 +34,7 @@ beforeAll(async () => {
       ALERT_WEBHOOK_SECRET: ALERT_SECRET,
       ALERT_INTERVAL: '1s',
       ALLOW_PRIVATE_ENDPOINTS: 'true',
+      SHOPIFY_WEBHOOK_SECRET: CATALOG_SECRETS.shopify,
     },
   });
   browser = await chromium.launch({
@@ -112,6 +113,20 @@ it('sends approve through the signal form built from the flow, after a confirmat
   await expect(stack.client.workflow.getHandle(order.id).result()).resolves.toMatchObject({ outcome: 'charged' });
   await page.reload();
   await expect(page.locator('.facts .status').first().textContent()).resolves.toBe('completed');
+});
+
+it("links a keyed flow's event to its key's page, which links the last event applied back", async () => {
+  const page = await signedIn();
+  const paid = shopifyOrderPaid({ topic: 'orders/paid' });
+  expect((await post(`${stack.url}/webhooks/shopify`, paid.headers, paid.body)).status).toBe(202);
+  await stack.client.workflow.getHandle(paid.id).result();
+  await page.goto(eventUrl(paid.id));
+  await page.locator('a.entity', { hasText: String(paid.orderId) }).click();
+  await page.getByRole('heading', { name: `Key ${paid.orderId}` }).waitFor();
+  await expect(page.locator('.facts').textContent()).resolves.toContain('fulfilShopifyOrder · shopify (latest)');
+  await page.locator('.facts a', { hasText: paid.id }).click();
+  await page.getByRole('heading', { name: `Event ${paid.id}` }).waitFor();
+  expect(page.problems).toEqual([]);
 });
 
 it('lists a delivery signed with a wrong secret under refused deliveries, with its reason and no body', async () => {

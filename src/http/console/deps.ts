@@ -3,6 +3,7 @@ import type { Logger } from '../../core/logger';
 import type { Database } from '../../db/database';
 import type { RefusalLimits } from '../../db/refusals';
 import type { BulkJobs } from '../../temporal/bulk-jobs';
+import type { EntityOperations } from '../../temporal/entities';
 import type { EventOperations } from '../../temporal/operations';
 import type { SecretUse } from './pages/overview';
 
@@ -11,6 +12,8 @@ export interface ConsoleDeps {
   db: Database;
   operations: EventOperations;
   jobs: BulkJobs;
+  /** A keyed flow's keys, for their pages. */
+  entities?: EntityOperations;
   /** The receiver's source names, for the event filter. */
   sources: readonly string[];
   admins: readonly NamedToken[];

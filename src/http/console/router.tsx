@@ -3,6 +3,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import helmet from 'helmet';
 import { errorLine } from '../../core/redact';
 import { toProblem } from '../problem';
+import { entityRoutes } from './entity-routes';
 import { eventRoutes } from './event-routes';
 import { failureRoutes } from './failure-routes';
 import { overviewRoutes } from './overview-routes';
@@ -56,6 +57,8 @@ export function createConsoleRouter(deps: ConsoleDeps): express.Router {
   // The overview and the lists (./overview-routes.tsx), one event and its actions (./event-routes.tsx).
   router.use(overviewRoutes(deps));
   router.use(eventRoutes(deps));
+  // A keyed flow's key, linked from its events' pages (./entity-routes.tsx).
+  router.use(entityRoutes(deps.entities));
   // Failure groups, their bulk retry, and its job (./failure-routes.tsx).
   router.use(failureRoutes({ db, jobs, logger }));
 

@@ -4,7 +4,7 @@ import type { ListedEvent } from '../../../db/event-list';
 import type { Verification } from '../../../providers/verify-stored';
 import type { EventView } from '../../../temporal/event-view';
 import { DownstreamKeys } from './downstream-keys';
-import { CsrfField, eventPath, Layout, Notice, Status, Time } from './layout';
+import { CsrfField, entityPath, eventPath, Layout, Notice, Status, Time } from './layout';
 
 /** What the event page shows of the stored delivery: its headers, and its body decoded, masked unless revealed. */
 export interface DeliveryView {
@@ -178,6 +178,17 @@ function WorkflowSection({ view }: { view: EventView }) {
           <>
             <dt>Summary</dt>
             <dd>{view.summary}</dd>
+          </>
+        )}
+        {view.progress?.entity && (
+          <>
+            <dt>Key</dt>
+            <dd>
+              <a className="entity" href={entityPath(view.progress.entity)}>
+                {view.progress.entity.key}
+              </a>{' '}
+              ({view.progress.entity.flow}: one event of the key at a time)
+            </dd>
           </>
         )}
         {view.progress && (

@@ -83,3 +83,5 @@ export function Notice({ kind, children }: { kind: 'done' | 'error'; children: R
 }
 
 export const eventPath = (eventId: string) => `${BASE}/events/${encodeURIComponent(eventId)}`;
+export const entityPath = ({ flow, source, key }: { flow: string; source: string; key: string }) =>
+  `${BASE}/entities/${[flow, source, key].map(encodeURIComponent).join('/')}`;
