@@ -14,6 +14,7 @@ import {
   subscriptionWorkflowId,
   backfillWorkflowId,
   bulkJobWorkflowId,
+  entityWorkflowId,
 } from '../../contracts';
 import { backfill, bulkAction, buildCheck, reconcile } from '../../workflows';
 import { send } from '../../src/cli/send';
@@ -65,6 +66,14 @@ async function main(): Promise<void> {
 
   await deliver('fulfilCheckout', checkoutCompleted());
   await deliver('fulfilShopifyOrder', shopifyOrderPaid());
+  // A keyed flow's event and its key's entity: the paid state, then an older one it supersedes.
+  const paid = shopifyOrderPaid({ topic: 'orders/paid', updatedAt: '2026-12-01T10:05:00-05:00' });
+  await deliver('fulfilShopifyOrder-keyed', paid);
+  await deliver(
+    'fulfilShopifyOrder-superseded',
+    shopifyOrderPaid({ topic: 'orders/create', orderId: paid.orderId, financialStatus: 'pending', updatedAt: '2026-12-01T10:01:00-05:00' }),
+  );
+  recorded.keyEntity = entityWorkflowId('fulfilShopifyOrder', 'shopify', String(paid.orderId));
   await deliver('chargeOrder-charged', orderCreated());
   await deliver('chargeOrder-declined', orderCreated({ paymentMethod: DECLINED_PAYMENT_METHOD }));
 
