@@ -12,6 +12,8 @@
  *   G7  the seed design's handler (Express + one PostgreSQL transaction) ÷ the receiver (reported)
  *   G10 the receiver with ACKNOWLEDGE=database ÷ the seed handler (its p99 against the seed's too)
  *   G11 the inbox's backlog drained by a sweeper, starts/s ÷ raw start (reported)
+ *   G15 keyed ÷ unkeyed: Shopify orders, each its key's turn (1,000 keys), completed/s ÷ as many
+ *       Stripe checkouts, with the worker processing, same concurrency
  * and, from sustained runs in both modes, end-to-end latency (POST → workflow completed) and
  * history events per flow; and first, per provider kind, the cost of refusing its worst
  * unauthenticated delivery beside a valid one's, in ms per MiB (target: at most 50), and /healthz
@@ -57,6 +59,8 @@ import { startResendStandIn } from '../support/resend-stand-in';
 import { otherClusterPorts } from '../support/topology';
 import { workflowBundle } from '../support/stack';
 import { latencyChart } from './chart';
+import { shopifyOrderPaid } from '../support/events';
+import { CATALOG_SECRETS } from '../support/signing';
 import { measureHostileCosts, measureLargeBodies, REFUSED_MS_PER_MIB_TARGET } from './hostile';
 import { startSeedHandler } from './seed-handler';
 import { benchSize, SHORT } from './settings';
@@ -69,6 +73,8 @@ const SUSTAIN_SECONDS = benchSize('SUSTAIN_SECONDS', 20, 2);
 const RATE = benchSize('RATE', 10, 10);
 /** Checkouts each worker-capacity run drains (with DATABASE_URL: the workers are processes of their own). */
 const CAPACITY_EVENTS = benchSize('CAPACITY_EVENTS', 300, 20);
+/** Events (and keys: one event each, every one a turn of its own key's entity) of each side of G15. */
+const KEYED_EVENTS = benchSize('KEYED_EVENTS', 1000, 20);
 const SERVER = process.env.BENCH_TEMPORAL === 'cluster' ? 'cluster' : 'dev';
 const SECRET = 'whsec_bench';
 const TARGETS = {
@@ -80,6 +86,7 @@ const TARGETS = {
   G12: { atMost: 1.05 },
   G13: { atMost: 0.3 },
   G14: { atMost: 1 },
+  G15: { atLeast: 0.8 },
 } as const;
 /** The rate a hold is released at in the drain measurement (G12, G13), starts per second. */
 const RELEASE_RATE = benchSize('RELEASE_RATE', 50, 50);
@@ -255,6 +262,7 @@ async function measure(
     loadReceiverConfig({
       PORT: '0',
       STRIPE_WEBHOOK_SECRET: SECRET,
+      SHOPIFY_WEBHOOK_SECRET: CATALOG_SECRETS.shopify,
       TEMPORAL_TASK_QUEUE: taskQueue,
       TEMPORAL_ADDRESS: temporal.address,
       ACKNOWLEDGE: acknowledge,
@@ -342,6 +350,7 @@ async function measure(
     });
     const sustained = await sustain(client, `${work.url}/webhooks/stripe`);
     const sustainedAtCommit = await sustain(client, `${workAtCommit.url}/webhooks/stripe`);
+    const keyed = await keyedThroughput(client, work.url);
     await worker.shutdown();
 
     // Worker capacity, with one and then two `npm run worker` processes (PostgreSQL only: they share it).
@@ -384,6 +393,7 @@ async function measure(
         value: release.smallTenantDoneSeconds / release.seconds,
         target: TARGETS.G13,
       },
+      { id: 'G15', what: `keyed ÷ unkeyed, completed/s (${keyed.events} keys, one event each)`, value: keyed.ratio, target: TARGETS.G15 },
       {
         id: 'G14',
         what: `console on ${consolePages.events.toLocaleString('en')} events: slowest page's p95 ÷ ${CONSOLE_P95_TARGET_MS} ms`,
@@ -412,6 +422,7 @@ async function measure(
       sides,
       endToEnd: { temporal: sustained.endToEnd, database: sustainedAtCommit.endToEnd },
       backlogDrain: drain,
+      keyed,
       release,
       historyEventsPerFlow: sustained.historyEvents,
       receiverPerCpuSecond: round(atCommit.summary().requests / Math.max(atCommitCpuSeconds, 1e-9)),
@@ -455,6 +466,7 @@ async function measure(
       `\nfairness: ${release.smallTenantEvents} events of a small tenant behind ${release.bigTenantEvents} of a big one all started ${release.smallTenantDoneSeconds} s into a ${release.seconds} s drain`,
     );
     console.log(`\nhistory events per flow (fulfilCheckout): ${sustained.historyEvents}`);
+    console.log(`keyed: ${keyed.keyedPerSecond} Shopify orders/s completed against ${keyed.unkeyedPerSecond} checkouts/s, ${keyed.events} of each`);
     console.log(`receiver with ACKNOWLEDGE=database and its load generator, one process: ${result.receiverPerCpuSecond} events per CPU-second`);
     for (const run of capacity) {
       console.log(
@@ -500,6 +512,32 @@ async function measure(
  * loop, as providers send); each one's completion is awaited through its handle. Completed ÷ started
  * counts only what happened inside the window: a worker that keeps up completes nearly all of it.
  */
+/**
+ * G15: KEYED_EVENTS paid Shopify orders, each of its own order (every one a turn on a new entity),
+ * against as many Stripe checkouts: completed per second, POST to workflow result, at the bench's
+ * concurrency, in two rounds that alternate which side goes first.
+ */
+async function keyedThroughput(client: Client, url: string) {
+  const completed = async (deliveries: Array<Delivery & { path: string }>) => {
+    const { seconds } = await drive(deliveries, async (event) => {
+      await postExpecting(`${url}/webhooks/${event.path}`, event, 202);
+      await client.workflow.getHandle(event.id).result();
+    });
+    return deliveries.length / seconds;
+  };
+  const unkeyed: number[] = [];
+  const keyed: number[] = [];
+  for (let pass = 0; pass < 2; pass++) {
+    const sides = [
+      async () => unkeyed.push(await completed(Array.from({ length: KEYED_EVENTS }, () => ({ ...delivery(), path: 'stripe' })))),
+      async () => keyed.push(await completed(Array.from({ length: KEYED_EVENTS }, () => shopifyOrderPaid({ topic: 'orders/paid' })))),
+    ];
+    for (const side of pass === 0 ? sides : [...sides].reverse()) await side();
+  }
+  const total = (values: number[]) => values.reduce((sum, value) => sum + value, 0);
+  return { events: KEYED_EVENTS, unkeyedPerSecond: round(total(unkeyed) / 2), keyedPerSecond: round(total(keyed) / 2), ratio: total(keyed) / total(unkeyed) };
+}
+
 async function sustain(client: Client, url: string) {
   const started: Array<{ id: string; sentAt: number; completedAt?: number }> = [];
   const pending: Array<Promise<void>> = [];
