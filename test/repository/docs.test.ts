@@ -45,6 +45,19 @@ describe('the documentation', () => {
     }
   });
 
+  it("shows the keyed flow's declaration and frame in docs/entities.md as workflows/ has them, and the orders as contracts/ declares them", () => {
+    const [example] = codeBlocks(read('docs/entities.md')).filter((block) => block.lang === 'ts');
+    const squeezed = (text: string) => text.replace(/\s+/g, '');
+    const flow = squeezed(read('workflows/fulfil-shopify-order.ts'));
+    const declared = example!.text.split('\n').filter((line) => /^\s*(key|handles):/.test(line));
+    expect(declared).toHaveLength(2);
+    for (const line of declared) expect(flow).toContain(squeezed(line));
+    expect(example!.text).toContain('}, fulfilShopifyOrderFlow);');
+    expect(flow).toMatch(/returnhandleEvent\(event,async\(progress\)=>\{.*\},fulfilShopifyOrderFlow,?\);/);
+    expect(read('contracts/entities.ts')).toContain("export type EntityOrder = 'serial' | 'latest';");
+    expect(read('docs/entities.md')).toMatch(/- `serial`: [^]*- `latest`: /);
+  });
+
   it('indexes every page of docs/', () => {
     const index = read('docs/README.md');
     for (const page of PAGES.filter((file) => file.startsWith('docs/') && file !== 'docs/README.md')) expect(index).toContain(`](${path.basename(page)})`);
