@@ -129,6 +129,25 @@ it("links a keyed flow's event to its key's page, which links the last event app
   expect(page.problems).toEqual([]);
 });
 
+it("retries the failed event a key is parked on from the key's page, with a reason; the key goes on", async () => {
+  const page = await signedIn();
+  const failing = shopifyOrderPaid({ topic: 'orders/paid' });
+  stack.resend.failNextWith(422, 'The to address is not valid.');
+  expect((await post(`${stack.url}/webhooks/shopify`, failing.headers, failing.body)).status).toBe(202);
+  await expect(stack.client.workflow.getHandle(failing.id).result()).rejects.toThrow();
+  await page.goto(eventUrl(failing.id));
+  await page.locator('a.entity', { hasText: String(failing.orderId) }).click();
+  await eventually('the key is parked', async () => {
+    await page.reload();
+    return (await page.locator('.parked').count()) > 0;
+  });
+  await page.getByLabel(/^Reason/).fill('the address is fixed');
+  await page.getByRole('button', { name: `Retry ${failing.id}` }).click();
+  await page.getByText('Retrying: the failed event runs again in its turn.').waitFor();
+  await expect(stack.client.workflow.getHandle(failing.id).result()).resolves.toMatchObject({ outcome: 'fulfilled' });
+  expect(page.problems).toEqual([]);
+});
+
 it('lists a delivery signed with a wrong secret under refused deliveries, with its reason and no body', async () => {
   const page = await signedIn();
   const marker = `refused_marker_${randomUUID()}`;

@@ -58,7 +58,7 @@ export function createConsoleRouter(deps: ConsoleDeps): express.Router {
   router.use(overviewRoutes(deps));
   router.use(eventRoutes(deps));
   // A keyed flow's key, linked from its events' pages (./entity-routes.tsx).
-  router.use(entityRoutes(deps.entities));
+  router.use(entityRoutes({ db, entities: deps.entities, logger }));
   // Failure groups, their bulk retry, and its job (./failure-routes.tsx).
   router.use(failureRoutes({ db, jobs, logger }));
 

@@ -1,15 +1,16 @@
 import type { ConsoleSession } from '../../../db/console-sessions';
 import type { EntityView } from '../../../temporal/entities';
-import { eventPath, Layout } from './layout';
+import { CsrfField, entityPath, eventPath, Layout, Notice } from './layout';
 
 /**
  * One key of a keyed flow (docs/entities.md): the last event applied and its version, the event
  * running, those waiting their turn, and the failed event it is parked on, each linked to its page.
  */
-export function EntityPage({ session, view }: { session: ConsoleSession; view: EntityView }) {
+export function EntityPage({ session, view, notice }: { session: ConsoleSession; view: EntityView; notice?: { kind: 'done' | 'error'; text: string } }) {
   const link = (eventId: string, workflowId = eventId) => <a href={eventPath(workflowId)}>{eventId}</a>;
   return (
     <Layout title={`Key ${view.key}`} session={session}>
+      {notice && <Notice kind={notice.kind}>{notice.text}</Notice>}
       <dl className="facts">
         <dt>Flow · source</dt>
         <dd>
@@ -42,8 +43,7 @@ export function EntityPage({ session, view }: { session: ConsoleSession; view: E
           <>
             <dt>Parked on</dt>
             <dd className="parked">
-              {link(view.parked.eventId, view.parked.workflowId)}: {view.parked.failure}. Its next events wait until an admin runs{' '}
-              <code>durable-webhooks entities retry</code> or <code>skip</code>.
+              {link(view.parked.eventId, view.parked.workflowId)}: {view.parked.failure}. Its next events wait until an admin retries or skips it.
             </dd>
           </>
         )}
@@ -60,6 +60,20 @@ export function EntityPage({ session, view }: { session: ConsoleSession; view: E
           <a href={view.uiUrl}>{view.workflowId}</a>
         </dd>
       </dl>
+      {view.parked && view.open && session.role === 'admin' && (
+        <form method="post" className="entity-action">
+          <CsrfField session={session} />
+          <label>
+            Reason (kept in the entity's history and the audit trail) <input name="reason" required />
+          </label>
+          <button type="submit" formAction={`${entityPath(view)}/retry`}>
+            Retry {view.parked.eventId}
+          </button>{' '}
+          <button type="submit" className="danger" formAction={`${entityPath(view)}/skip`}>
+            Skip it
+          </button>
+        </form>
+      )}
     </Layout>
   );
 }
