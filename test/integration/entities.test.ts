@@ -25,6 +25,25 @@ const resultOf = (eventId: string) => stack.client.workflow.getHandle(eventId).r
 const at = (minute: number) => `2026-12-01T10:${String(minute).padStart(2, '0')}:00-05:00`;
 const orderRows = async (orderId: number) =>
   (await stack.db.query<{ fulfilled_by: string }>('SELECT fulfilled_by FROM orders WHERE id = $1', [`shopify-${orderId}`])).rows;
+/**
+ * A key's applied events in the order they were applied, from their results: each names the one
+ * applied before it. Fails unless they make one chain, each strictly newer than the one before.
+ */
+function appliedInOrder(outcomes: EventOutcome[]): EventOutcome[] {
+  const applied = outcomes.filter((outcome) => outcome.outcome !== 'superseded');
+  const chain: EventOutcome[] = [];
+  for (let after: string | null = null; ; ) {
+    const next = applied.find((outcome) => outcome.entity!.after === after);
+    if (!next) break;
+    chain.push(next);
+    after = next.eventId;
+  }
+  expect(chain).toHaveLength(applied.length);
+  return chain;
+}
+
+const strictlyIncreasing = (values: number[]) => [...new Set(values)].sort((a, b) => a - b);
+
 const emailsOf = (orderId: number) => stack.resend.emails.filter((email) => email.subject === `Order #${orderId % 10_000} confirmed`);
 
 it('a paid order delivered before its older unpaid state: fulfilled once, and the older state superseded, not applied after it', async () => {
@@ -60,18 +79,8 @@ it("one order's topics in a burst, shuffled, a fifth of them twice, all at once:
 
   const outcomes = await Promise.all(states.map((state) => resultOf(state.id)));
   const applied = outcomes.filter((outcome) => outcome.outcome !== 'superseded');
-  // Each applied event names the one applied before it: one chain, every version newer than the last.
-  const chain: EventOutcome[] = [];
-  for (let after: string | null = null; ; ) {
-    const next = applied.find((outcome) => outcome.entity!.after === after);
-    if (!next) break;
-    chain.push(next);
-    after = next.eventId;
-  }
-  expect(chain.map((outcome) => outcome.eventId)).toHaveLength(applied.length);
-  const versions = chain.map((outcome) => version.get(outcome.eventId)!);
-  expect(versions).toEqual([...versions].sort((a, b) => a - b));
-  expect(new Set(versions).size).toBe(versions.length);
+  const versions = appliedInOrder(outcomes).map((outcome) => version.get(outcome.eventId)!);
+  expect(versions).toEqual(strictlyIncreasing(versions));
   // The newest state is never superseded; the order is fulfilled once, by a paid state.
   expect(versions.at(-1)).toBe(states.length - 1);
   const [order] = await orderRows(first.orderId);
@@ -79,6 +88,44 @@ it("one order's topics in a burst, shuffled, a fifth of them twice, all at once:
   expect(emailsOf(first.orderId)).toHaveLength(1);
   const state = await stack.client.workflow.getHandle(entityWorkflowId(FLOW, 'shopify', String(first.orderId))).query(entityStateQuery);
   expect(state).toMatchObject({ applied: applied.length, superseded: states.length - applied.length, pending: [], running: null });
+});
+
+it('20 orders × 6 states, shuffled, a fifth twice, one in twenty held back until the rest are done: per order, none lost, none applied out of order or twice', async () => {
+  const orderIds = Array.from({ length: 20 }, (_, order) => 7_000_000_000 + order * 1_000 + Math.floor(Math.random() * 1_000));
+  const all = orderIds.flatMap((orderId) =>
+    Array.from({ length: 6 }, (_, index) =>
+      shopifyOrderPaid({
+        topic: ['orders/create', 'orders/updated', 'orders/paid'][index % 3],
+        orderId,
+        financialStatus: index < 2 ? 'pending' : 'paid',
+        updatedAt: at(index),
+      }),
+    ),
+  );
+  const version = new Map(all.map((state, index) => [state.id, index % 6]));
+  const heldBack = new Set(all.filter((_, index) => index % 20 === 7));
+  const first = all.filter((state) => !heldBack.has(state));
+  const answers = await Promise.all([...first, ...first.filter((_, index) => index % 5 === 0)].sort(() => Math.random() - 0.5).map(deliver));
+  expect(answers.every((answer) => answer.status === 202 || answer.status === 200)).toBe(true);
+  await Promise.all(first.map((state) => resultOf(state.id)));
+  expect((await Promise.all([...heldBack].map(deliver))).map((answer) => answer.status)).toEqual([...heldBack].map(() => 202));
+
+  const outcomes = new Map((await Promise.all(all.map((state) => resultOf(state.id)))).map((outcome) => [outcome.eventId, outcome]));
+  for (const orderId of orderIds) {
+    const ofOrder = all.filter((state) => state.orderId === orderId);
+    const versions = appliedInOrder(ofOrder.map((state) => outcomes.get(state.id)!)).map((outcome) => version.get(outcome.eventId)!);
+    expect(versions).toEqual(strictlyIncreasing(versions));
+    expect(versions.at(-1)).toBe(5);
+    expect(await orderRows(orderId)).toHaveLength(1);
+    expect(emailsOf(orderId)).toHaveLength(1);
+    // A state held back is applied only when it is newer than every state its order had before it.
+    const newestFirst = Math.max(...ofOrder.filter((state) => !heldBack.has(state)).map((state) => version.get(state.id)!));
+    for (const late of ofOrder.filter((state) => heldBack.has(state)))
+      expect({ late: version.get(late.id), outcome: outcomes.get(late.id)!.outcome === 'superseded' }).toEqual({
+        late: version.get(late.id),
+        outcome: version.get(late.id)! <= newestFirst,
+      });
+  }
 });
 
 /** An order whose confirmation email the provider refuses for good: its event fails, and parks its key. */
