@@ -1,19 +1,15 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { entityWorkflowId, requestTurnSignal, type Activities } from '../contracts';
 import { keyEntityFlow } from '../src/flows';
-import type { Database } from '../src/db/database';
 import { entityRecord, recordApplied, recordParked } from '../src/db/entities';
+import type { ActivityDeps } from './index';
 
 /** The activities of keyed flows' turns (workflows/entity.ts, workflows/turns.ts). */
 export function createEntityActivities({
   db,
   temporal,
   taskQueue,
-}: {
-  db: Database;
-  temporal: Client;
-  taskQueue: string;
-}): Pick<Activities, 'requestTurn' | 'recordEntity' | 'eventWorkflowOpen'> {
+}: Pick<ActivityDeps, 'db' | 'temporal' | 'taskQueue'>): Pick<Activities, 'requestTurn' | 'recordEntity' | 'eventWorkflowOpen'> {
   return {
     /**
      * Signal-with-start: the entity runs, or starts from the last event the database says was

@@ -1,20 +1,15 @@
-import type { Client } from '@temporalio/client';
 import { applySignal, readPointer, subscriptionWorkflowId, type Activities } from '../contracts';
 import { subscriptionEntityFlow } from '../src/flows';
-import type { Database } from '../src/db/database';
 import { bodyRead, holdBodyForReader } from '../src/db/retention';
 import { storeIfNewer } from '../src/db/subscriptions';
 import { readEventBody } from './event-body';
+import type { ActivityDeps } from './index';
 
 export function createSubscriptionActivities({
   db,
   temporal,
   taskQueue,
-}: {
-  db: Database;
-  temporal: Client;
-  taskQueue: string;
-}): Pick<Activities, 'forwardSubscriptionUpdate' | 'storeSubscription' | 'skipSubscriptionUpdate'> {
+}: Pick<ActivityDeps, 'db' | 'temporal' | 'taskQueue'>): Pick<Activities, 'forwardSubscriptionUpdate' | 'storeSubscription' | 'skipSubscriptionUpdate'> {
   return {
     /**
      * Signal-with-start of the subscription's entity workflow. A repeat (activity retry, reset)

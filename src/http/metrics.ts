@@ -15,32 +15,29 @@ export function createMetrics(
   collectDefaultMetrics({ register: registry });
   if (backlog) backlogGauges(registry, backlog);
   if (held)
-    countsBySourceAndType(
+    counts(
       registry,
       'webhook_held_events',
       'Events stored and waiting for an operator to release their hold (durable-webhooks holds), by source and type (the 100 largest).',
+      ['source', 'type'],
       held,
     );
   if (unrouted)
-    countsBySourceAndType(
+    counts(
       registry,
       'webhook_unrouted_events',
       "Events of a type no route maps (recorded and ignored) over the last 7 days, by source and type (the 100 most frequent): a provider's new event type.",
+      ['source', 'type'],
       unrouted,
     );
   if (parked)
-    new Gauge({
-      name: 'webhook_parked_keys',
-      help: 'Keys of keyed flows waiting on a failed event until an operator skips or retries it (durable-webhooks entities list --parked), by flow and source.',
-      labelNames: ['flow', 'source'] as const,
-      registers: [registry],
-      async collect() {
-        const counts = await parked().catch(() => undefined);
-        if (!counts) return;
-        this.reset();
-        for (const { flow, source, count } of counts) this.set({ flow, source }, count);
-      },
-    });
+    counts(
+      registry,
+      'webhook_parked_keys',
+      'Keys of keyed flows waiting on a failed event until an operator skips or retries it (durable-webhooks entities list --parked), by flow and source.',
+      ['flow', 'source'],
+      parked,
+    );
   return {
     registry,
     verifications: new Counter({
@@ -103,23 +100,28 @@ function backlogGauges(registry: Registry, backlog: () => Promise<Backlog>): voi
   );
 }
 
-/** A gauge by source and type, read from the body store at each scrape; while it does not answer, the last values stay. */
-function countsBySourceAndType(
+/** A gauge by its labels, read from the body store at each scrape; while it does not answer, the last values stay. */
+function counts<Label extends string>(
   registry: Registry,
   name: string,
   help: string,
-  read: () => Promise<Array<{ source: string; type: string; count: number }>>,
+  labelNames: readonly Label[],
+  read: () => Promise<Array<Record<Label, string> & { count: number }>>,
 ): void {
   new Gauge({
     name,
     help,
-    labelNames: ['source', 'type'] as const,
+    labelNames,
     registers: [registry],
     async collect() {
-      const counts = await read().catch(() => undefined);
-      if (!counts) return;
+      const rows = await read().catch(() => undefined);
+      if (!rows) return;
       this.reset();
-      for (const { source, type, count } of counts) this.set({ source, type }, count);
+      for (const row of rows) {
+        const labels: Partial<Record<Label, string>> = {};
+        for (const label of labelNames) labels[label] = row[label];
+        this.set(labels, row.count);
+      }
     },
   });
 }
