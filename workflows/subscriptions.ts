@@ -17,8 +17,11 @@ import { fieldsOf, finish, handleEvent } from './event-frame';
 
 export const applySubscriptionEventFlow = defineFlow({
   workflow: applySubscriptionEvent,
-  description: "Hands a subscription's event to its entity workflow, which applies them in order.",
+  description: "Stores a subscription's newest state: its events take turns per subscription, newest first (docs/entities.md).",
   handles: { stripe: ['customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted'] },
+  // Stripe's `created` (seconds), then the event ID in byte order for two events of one second, as
+  // the subscriptions table orders them (storeIfNewer).
+  key: { key: '/data/object/id', version: ['/created', '/id'], order: 'latest' },
   versioning: { behavior: 'AUTO_UPGRADE', why: 'Hands the event to its subscription and ends in seconds; a retry of the hand-over can cross a deploy.' },
   fields: { copy: { created: '/created', subscriptionId: '/data/object/id', customer: '/data/object/customer', status: '/data/object/status' } },
   summary: ({ status }) => (typeof status === 'string' ? status : undefined),
@@ -26,7 +29,7 @@ export const applySubscriptionEventFlow = defineFlow({
 
 export const subscriptionEntityFlow = defineFlow({
   workflow: subscriptionEntity,
-  description: 'One per subscription: applies its updates in order and stores the newest.',
+  description: 'One per subscription, for events started before keys: applies their updates in order and stores the newest.',
   internal: true,
   versioning: {
     behavior: 'AUTO_UPGRADE',
@@ -38,26 +41,45 @@ export const subscriptionEntityFlow = defineFlow({
 
 /**
  * Stripe `customer.subscription.created|updated|deleted`: idempotency does not order events, so
- * each one is handed to the subscription's entity workflow, which applies them in order.
+ * each one runs in its subscription's turn, the newest first, and stores the subscription; one older
+ * than the state stored is superseded. Events started before keys handed their update to the
+ * subscription's entity workflow instead, which applied them in order.
  */
 export async function applySubscriptionEvent(event: WebhookEvent): Promise<EventOutcome> {
-  return handleEvent(event, async (progress) => {
-    const fields = fieldsOf(event, applySubscriptionEventFlow);
-    const subscription = { id: fields.subscriptionId as string, customer: fields.customer as string | null, status: fields.status as string };
-    const entity = await dbActivity.forwardSubscriptionUpdate({
-      eventId: event.id,
-      created: fields.created as number,
-      // The entity's activity reads the whole object from the body store; an event started before
-      // bodies were stored carries it instead.
-      ...(event.payload === undefined
-        ? { source: event.source, subscription }
-        : { subscription: (event.payload as { data: { object: SubscriptionUpdate['subscription'] } }).data.object }),
-      deleted: event.type === 'customer.subscription.deleted',
-    });
-    progress.done('forwarded');
-    return finish(event, progress, 'forwarded', { status: 'completed', detail: { entity } });
-  });
+  return handleEvent(
+    event,
+    async (progress) => {
+      const fields = fieldsOf(event, applySubscriptionEventFlow);
+      const subscription = { id: fields.subscriptionId as string, customer: fields.customer as string | null, status: fields.status as string };
+      if (patched(SUBSCRIPTIONS_KEYED)) {
+        const stored = await dbActivity.storeSubscription({
+          eventId: event.id,
+          source: event.source,
+          created: fields.created as number,
+          subscription,
+          deleted: event.type === 'customer.subscription.deleted',
+        });
+        progress.done('subscription');
+        return finish(event, progress, stored ? 'stored' : 'not-newer', { status: 'completed', detail: { subscriptionId: subscription.id } });
+      }
+      const entity = await dbActivity.forwardSubscriptionUpdate({
+        eventId: event.id,
+        created: fields.created as number,
+        // The entity's activity reads the whole object from the body store; an event started before
+        // bodies were stored carries it instead.
+        ...(event.payload === undefined
+          ? { source: event.source, subscription }
+          : { subscription: (event.payload as { data: { object: SubscriptionUpdate['subscription'] } }).data.object }),
+        deleted: event.type === 'customer.subscription.deleted',
+      });
+      progress.done('forwarded');
+      return finish(event, progress, 'forwarded', { status: 'completed', detail: { entity } });
+    },
+    applySubscriptionEventFlow,
+  );
 }
+
+const SUBSCRIPTIONS_KEYED = 'subscriptions-keyed';
 
 const RELEASE_SKIPPED_BODIES = 'release-skipped-bodies';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { approveSignal, rejectSignal, statusQuery, subscriptionStateQuery, subscriptionWorkflowId, type WebhookEvent } from '../../contracts';
+import { approveSignal, rejectSignal, statusQuery, type WebhookEvent } from '../../contracts';
 import { fulfilCheckout, fulfilShopifyOrderFlow } from '../../workflows';
 import { eraseEvent } from '../../src/db/erasure';
 import { EventOperations } from '../../src/temporal/operations';
@@ -351,26 +351,41 @@ describe('resets and redeliveries', () => {
   });
 });
 
-describe('Stripe customer.subscription.* → one entity workflow per subscription', () => {
-  it('stores the newest state when events arrive newest-first', async () => {
+describe("Stripe customer.subscription.* → the subscription's turns, newest first", () => {
+  it('stores the newest state when events arrive newest-first: the older ones are superseded', async () => {
     const subscriptionId = `sub_${randomUUID()}`;
     const newest = subscriptionEvent(subscriptionId, 'updated', 1_700_000_300, 'past_due');
     const middle = subscriptionEvent(subscriptionId, 'updated', 1_700_000_200, 'active');
     const oldest = subscriptionEvent(subscriptionId, 'created', 1_700_000_100, 'incomplete');
+    const outcomes = [];
     for (const delivery of [newest, middle, oldest]) {
       await deliver(delivery);
-      expect(await resultOf(delivery.id)).toMatchObject({ outcome: 'forwarded' });
+      outcomes.push(await resultOf(delivery.id));
     }
-    const entity = stack.client.workflow.getHandle(subscriptionWorkflowId(subscriptionId));
-    await eventually('the entity applied all three', async () => (await entity.query(subscriptionStateQuery)).updatesSeen === 3);
-    expect(await entity.query(subscriptionStateQuery)).toMatchObject({ last: { created: 1_700_000_300, eventId: newest.id }, status: 'past_due' });
+    expect(outcomes).toMatchObject([
+      { outcome: 'stored', entity: { key: subscriptionId, after: null } },
+      { outcome: 'superseded', entity: { key: subscriptionId, after: newest.id } },
+      { outcome: 'superseded', entity: { key: subscriptionId, after: newest.id } },
+    ]);
     expect(await rows('SELECT status, last_event_id FROM subscriptions WHERE id = $1', [subscriptionId])).toEqual([
       { status: 'past_due', last_event_id: newest.id },
     ]);
-    // Each body was held for the entity after its event completed, and let go once the entity applied or skipped it.
     const held = await rows<{ event_id: string; reader_pending: boolean }>('SELECT event_id, reader_pending FROM event_bodies WHERE event_id = ANY($1)', [
       [newest.id, middle.id, oldest.id],
     ]);
     expect(held.map((row) => row.reader_pending)).toEqual([false, false, false]);
+  });
+
+  it('two events of one second: the one with the greater event ID is the newer, as the subscriptions table orders them', async () => {
+    const subscriptionId = `sub_${randomUUID()}`;
+    const [low, high] = [
+      subscriptionEvent(subscriptionId, 'created', 1_700_000_100, 'incomplete'),
+      subscriptionEvent(subscriptionId, 'updated', 1_700_000_100, 'active'),
+    ].sort((a, b) => (a.id < b.id ? -1 : 1));
+    await deliver(high!);
+    expect(await resultOf(high!.id)).toMatchObject({ outcome: 'stored' });
+    await deliver(low!);
+    expect(await resultOf(low!.id)).toMatchObject({ outcome: 'superseded' });
+    expect(await rows('SELECT last_event_id FROM subscriptions WHERE id = $1', [subscriptionId])).toEqual([{ last_event_id: high!.id }]);
   });
 });

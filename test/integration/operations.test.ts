@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { eventually } from '../support/eventually';
-import { statusQuery, subscriptionStateQuery, subscriptionWorkflowId } from '../../contracts';
-import { chargeOrderFlow } from '../../workflows';
+import { applySignal, statusQuery, subscriptionStateQuery, subscriptionWorkflowId } from '../../contracts';
+import { chargeOrderFlow, subscriptionEntity } from '../../workflows';
 import { EventOperations } from '../../src/temporal/operations';
 import { orderCreated, subscriptionEvent, type SignedDelivery } from '../support/events';
 import { runCli } from '../support/processes';
@@ -246,7 +246,15 @@ describe('/admin', () => {
     const created = subscriptionEvent(subscriptionId, 'created', 1_767_225_600, 'active');
     await deliver(created);
     await stack.client.workflow.getHandle(created.id).result();
+    // An entity of the events started before keys (applySubscriptionEvent now stores in its key's turn).
     const entity = subscriptionWorkflowId(subscriptionId);
+    await stack.client.workflow.signalWithStart(subscriptionEntity, {
+      workflowId: entity,
+      taskQueue: stack.taskQueue,
+      args: [{ subscriptionId }],
+      signal: applySignal,
+      signalArgs: [{ source: 'stripe', eventId: created.id, created: 1_767_225_600, subscription: { id: subscriptionId, status: 'active' }, deleted: false }],
+    });
     const state = () => stack.client.workflow.getHandle(entity).query(subscriptionStateQuery);
     await eventually('the entity applied the first update', async () => (await state()).status === 'active');
 

@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
+  applySignal,
   approveSignal,
   deliveryWorkflowId,
   INTERNAL_WORKFLOW_ID_PREFIX,
@@ -16,7 +17,7 @@ import {
   bulkJobWorkflowId,
   entityWorkflowId,
 } from '../../contracts';
-import { backfill, bulkAction, buildCheck, reconcile } from '../../workflows';
+import { backfill, bulkAction, buildCheck, reconcile, subscriptionEntity } from '../../workflows';
 import { send } from '../../src/cli/send';
 import { loadReceiverConfig } from '../../src/config';
 import { FLOWS } from '../../src/flows';
@@ -128,10 +129,28 @@ async function main(): Promise<void> {
   const invoiceBody = JSON.stringify(invoice);
   await deliver('recordEvent', { id: invoice.id as string, path: 'stripe', body: invoiceBody, headers: stripeHeaders(invoiceBody, SECRETS.stripe) });
 
+  // A subscription's events in its key's turns, the newest first; and the entity of the events
+  // started before keys, given the same two updates as they handed it.
   const subscriptionId = `sub_${randomUUID()}`;
-  await deliver('applySubscriptionEvent', subscriptionEvent(subscriptionId, 'updated', 1_700_000_300, 'past_due'));
-  await deliver('applySubscriptionEvent-older', subscriptionEvent(subscriptionId, 'created', 1_700_000_100, 'incomplete'));
-  const entity = stack.client.workflow.getHandle(subscriptionWorkflowId(subscriptionId));
+  const newest = subscriptionEvent(subscriptionId, 'updated', 1_700_000_300, 'past_due');
+  const older = subscriptionEvent(subscriptionId, 'created', 1_700_000_100, 'incomplete');
+  await deliver('applySubscriptionEvent-keyed', newest);
+  await deliver('applySubscriptionEvent-superseded', older);
+  const update = (delivery: SignedDelivery, created: number, status: string) => ({
+    source: 'stripe',
+    eventId: delivery.id,
+    created,
+    subscription: { id: subscriptionId, status },
+    deleted: false,
+  });
+  const entity = await stack.client.workflow.signalWithStart(subscriptionEntity, {
+    workflowId: subscriptionWorkflowId(subscriptionId),
+    taskQueue: stack.taskQueue,
+    args: [{ subscriptionId }],
+    signal: applySignal,
+    signalArgs: [update(newest, 1_700_000_300, 'past_due')],
+  });
+  await entity.signal(applySignal, update(older, 1_700_000_100, 'incomplete'));
   await eventually('the entity applied both', async () => (await entity.query(subscriptionStateQuery)).updatesSeen === 2);
   recorded.subscriptionEntity = entity.workflowId;
 
