@@ -258,7 +258,8 @@ it('lets a viewer see an event and answers 403 to every action, reveal included'
 
   const csrf = await page.locator('input[name="_csrf"]').first().inputValue();
   const actions = ['signal', 'retry', 'reset', 'cancel', 'erase', 'reveal'].map((action) => `${eventUrl(delivery.id)}/${action}`);
-  for (const url of [...actions, `${stack.url}/console/failures/0123456789abcdef/retry`]) {
+  const keyActions = ['skip', 'retry'].map((action) => `${stack.url}/console/entities/fulfilShopifyOrder/shopify/1/${action}`);
+  for (const url of [...actions, ...keyActions, `${stack.url}/console/failures/0123456789abcdef/retry`]) {
     const response = await page.request.post(url, { form: { _csrf: csrf, reason: 'viewer tries', signal: 'approve' } });
     expect({ url, status: response.status() }).toEqual({ url, status: 403 });
   }
