@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { entityActionSignal, entityStateQuery, entityWorkflowId, type EntityAction, type EntityState } from '../../contracts';
 import { entityRecord, listEntities, sourcesOfKey, type EntityRecord } from '../db/entities';
@@ -73,7 +74,7 @@ export class EntityOperations {
   async retry(flow: string, key: string, options: { source?: string; by: string; reason: string }): Promise<EntityView> {
     const view = await this.act(flow, key, { action: 'retry', by: options.by, reason: options.reason }, options.source);
     const parked = view.parked!;
-    const result = await this.events.apply('retry', parked.workflowId, { reason: options.reason, requestId: `${view.workflowId}:retry:${parked.eventId}` });
+    const result = await this.events.apply('retry', parked.workflowId, { reason: options.reason, requestId: randomUUID() });
     if (result.outcome === 'failed') throw new OperationRejectedError(`The key runs ${parked.eventId} again, but its retry failed: ${result.detail}.`);
     return view;
   }
