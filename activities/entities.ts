@@ -3,6 +3,7 @@ import { entityWorkflowId, requestTurnSignal, type Activities } from '../contrac
 import { keyEntityFlow } from '../src/flows';
 import { entityRecord, recordApplied, recordParked } from '../src/db/entities';
 import type { ActivityDeps } from './index';
+import { observe } from './metrics';
 
 /** The activities of keyed flows' turns (workflows/entity.ts, workflows/turns.ts). */
 export function createEntityActivities({
@@ -29,8 +30,9 @@ export function createEntityActivities({
       return workflowId;
     },
 
-    async recordEntity({ applied, parked, ...ref }) {
+    async recordEntity({ applied, receivedAt, parked, ...ref }) {
       if (applied) await recordApplied(db, ref, applied);
+      if (applied && receivedAt) observe('keyLag', Date.now() - Date.parse(receivedAt), { flow: ref.flow });
       if (parked !== undefined) await recordParked(db, ref, parked);
     },
 

@@ -1,7 +1,7 @@
 import { metricMeter } from '@temporalio/activity';
 
 /**
- * Our business counters. They go through the activity's metric meter, so they are served on the
+ * Our business counters and histograms. They go through the activity's metric meter, so they are served on the
  * worker's Prometheus endpoint (WORKER_METRICS_ADDRESS) beside the SDK's own, with its task queue,
  * namespace and activity type as labels.
  */
@@ -18,4 +18,18 @@ const COUNTERS = {
 export function count(counter: keyof typeof COUNTERS, tags: Record<string, string> = {}): void {
   const { name, description } = COUNTERS[counter];
   metricMeter.createCounter(name, '1', description).add(1, tags);
+}
+
+const HISTOGRAMS = {
+  keyLag: {
+    name: 'durable_webhooks_key_lag',
+    unit: 'ms',
+    description: "Keyed flows' events, from the receiver taking the event to its key's entity recording it applied, by flow",
+  },
+} as const;
+
+/** Records one value of a histogram, served beside the counters. */
+export function observe(histogram: keyof typeof HISTOGRAMS, value: number, tags: Record<string, string> = {}): void {
+  const { name, unit, description } = HISTOGRAMS[histogram];
+  metricMeter.createHistogram(name, 'int', unit, description).record(Math.max(0, Math.round(value)), tags);
 }

@@ -62,8 +62,11 @@ export interface Activities {
    * event applied (from the database) in its input; returns the entity's workflow ID.
    */
   requestTurn(input: EntityRef & { order: EntityOrder; request: TurnRequest }): Promise<string>;
-  /** Keeps what the entity knows in the database, where it outlives the entity's runs: the last event applied, or the failed event the key waits on. */
-  recordEntity(input: EntityRef & { applied?: Applied; parked?: (TurnRequest & { failure: string }) | null }): Promise<void>;
+  /**
+   * Keeps what the entity knows in the database, where it outlives the entity's runs: the last event
+   * applied (and its lag, from `receivedAt`, in the worker's metrics), or the failed event the key waits on.
+   */
+  recordEntity(input: EntityRef & { applied?: Applied; receivedAt?: string; parked?: (TurnRequest & { failure: string }) | null }): Promise<void>;
   /** Whether the event's workflow is still open (false once it ended, however it ended, or is gone). */
   eventWorkflowOpen(workflowId: string): Promise<boolean>;
   /** Signal-with-start of the subscription's entity workflow; returns its workflow ID. */

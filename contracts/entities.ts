@@ -43,6 +43,8 @@ export interface TurnRequest {
   workflowId: string;
   type: string;
   version: Version;
+  /** When the receiver took the event (ISO 8601), for the key's lag; absent from requests made before it was sent. */
+  receivedAt?: string;
 }
 
 /** The entity's answer: run now, or end as superseded by a newer version already applied or waiting. */

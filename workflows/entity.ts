@@ -114,7 +114,7 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
       if (done.failure === null) {
         state.last = { eventId: running.eventId, version: running.version };
         state.applied++;
-        await dbActivity.recordEntity({ ...ref, applied: state.last });
+        await dbActivity.recordEntity({ ...ref, applied: state.last, ...(running.receivedAt && { receivedAt: running.receivedAt }) });
       } else {
         state.parked = { ...running, failure: done.failure };
         await dbActivity.recordEntity({ ...ref, parked: state.parked });

@@ -27,7 +27,7 @@ export async function takeTurn(event: WebhookEvent, flow: Flow, progress: Progre
     source: event.source,
     key,
     order: entity.order,
-    request: { eventId: event.id, workflowId: workflowInfo().workflowId, type: event.type, version },
+    request: { eventId: event.id, workflowId: workflowInfo().workflowId, type: event.type, version, receivedAt: event.receivedAt },
   });
   await condition(() => turn !== undefined);
   progress.waitFor(null);

@@ -5,13 +5,13 @@ import { fulfilCheckout } from '../../workflows';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-objects';
-import { checkoutCompleted, orderCreated } from '../support/events';
+import { checkoutCompleted, orderCreated, shopifyOrderPaid } from '../support/events';
 import { eventually } from '../support/eventually';
 import { startOtlpReceiver } from '../support/otlp-receiver';
 import { startEndpointServer } from '../support/endpoint-server';
 import { freePort } from '../support/ports';
 import { ROOT, spawnNpmScript, type Spawned } from '../support/processes';
-import { SECRETS, SECRETS_ENV, standardHeaders, stripeHeaders } from '../support/signing';
+import { CATALOG_SECRETS, SECRETS, SECRETS_ENV, standardHeaders, stripeHeaders } from '../support/signing';
 import { post, resultOnceStarted, startStack, type WorkerStack } from '../support/stack';
 
 /**
@@ -45,6 +45,7 @@ beforeAll(async () => {
   receiver = spawnNpmScript('receiver', {
     ...env,
     ...SECRETS_ENV,
+    SHOPIFY_WEBHOOK_SECRET: CATALOG_SECRETS.shopify,
     PORT: String(receiverPort),
     RECEIVER_METRICS_ADDRESS: new URL(receiverMetricsUrl).host,
     API_TOKENS: `observability:${API_TOKEN}`,
@@ -74,7 +75,8 @@ it('logs one JSON object per line from both processes, with the same IDs, serves
   });
   // At once, more than the receiver's fast path starts at a time: its lanes take them in turn, and
   // each start is made in its own delivery's trace.
-  const burst = [checkout, charged, declined, ...notes];
+  const order = shopifyOrderPaid({ topic: 'orders/paid' });
+  const burst = [checkout, charged, declined, order, ...notes];
   const answers = await Promise.all(burst.map((delivery) => post(`${receiverUrl}/webhooks/${delivery.path}`, delivery.headers, delivery.body)));
   expect(answers.map((answer) => answer.status)).toEqual(burst.map(() => 202));
   expect((await post(`${receiverUrl}/webhooks/${checkout.path}`, checkout.headers, checkout.body)).status).toBe(200);
@@ -122,6 +124,11 @@ it('logs one JSON object per line from both processes, with the same IDs, serves
   expect(metrics).toMatch(/^durable_webhooks_charges\{[^}]*outcome="succeeded"[^}]*\} 1$/m);
   expect(metrics).toMatch(/^durable_webhooks_charges\{[^}]*outcome="declined"[^}]*\} 1$/m);
   expect(metrics).toMatch(/^durable_webhooks_emails_sent\{[^}]*\} \d+$/m);
+  // A keyed flow's event, from receipt to applied in its key's turn.
+  await resultOnceStarted(stack.client, order.id);
+  await eventually('the key lag is recorded', async () =>
+    /^durable_webhooks_key_lag_count\{[^}]*flow="fulfilShopifyOrder"[^}]*\} 1$/m.test(await (await fetch(metricsUrl)).text()),
+  );
   const receiverMetrics = await (await fetch(receiverMetricsUrl)).text();
   expect((await fetch(`${receiverUrl}/metrics`)).status).toBe(404);
   expect(receiverMetrics).toMatch(/^webhook_deliveries_total\{source="stripe",outcome="duplicate"\} 1$/m);
@@ -163,6 +170,7 @@ it('logs one JSON object per line from both processes, with the same IDs, serves
     ['StartWorkflow:fulfilCheckout'],
     ['StartWorkflow:chargeOrder'],
     ['StartWorkflow:chargeOrder'],
+    ['StartWorkflow:fulfilShopifyOrder'],
     ...notes.map(() => ['StartWorkflow:recordEvent']),
   ]);
 
