@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { statusQuery } from '../../contracts';
 import { checkoutCompleted, orderCreated, shopifyOrderPaid } from '../support/events';
 import { eventually } from '../support/eventually';
 import { runCli } from '../support/processes';
@@ -102,6 +103,8 @@ it('sends approve through the signal form built from the flow, after a confirmat
   const page = await signedIn();
   const order = orderCreated({ amount: 250_000 });
   expect((await post(`${stack.url}/webhooks/standard`, order.headers, order.body)).status).toBe(202);
+  // The page is rendered once: it shows the wait only when it is loaded after the order is held.
+  await eventually('the order is held for review', async () => (await stack.client.workflow.getHandle(order.id).query(statusQuery)).waitingFor !== null);
   await page.goto(eventUrl(order.id));
   await page.getByText('Waiting for').waitFor();
   const form = page.locator('form.signal', { hasText: 'approve' }).first();
