@@ -1,7 +1,7 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { entityWorkflowId, requestTurnSignal, type Activities } from '../contracts';
 import { keyEntityFlow } from '../src/flows';
 import { entityRecord, recordApplied, recordParked } from '../src/db/entities';
+import { workflowState } from '../src/temporal/availability';
 import type { ActivityDeps } from './index';
 import { observe } from './metrics';
 
@@ -10,24 +10,28 @@ export function createEntityActivities({
   db,
   temporal,
   taskQueue,
-}: Pick<ActivityDeps, 'db' | 'temporal' | 'taskQueue'>): Pick<Activities, 'requestTurn' | 'recordEntity' | 'eventWorkflowOpen'> {
+}: Pick<ActivityDeps, 'db' | 'temporal' | 'taskQueue'>): Pick<Activities, 'requestTurn' | 'readEntity' | 'recordEntity' | 'eventWorkflowOpen'> {
   return {
     /**
-     * Signal-with-start: the entity runs, or starts from the last event the database says was
-     * applied. A repeat (activity retry, reset) asks again, which the entity answers with the same turn.
+     * Signal-with-start: the entity runs, or starts (and reads what the database kept of its key). A
+     * repeat (activity retry, reset) asks again, which the entity answers with the same turn.
      */
     async requestTurn({ flow, source, key, order, request }) {
       const workflowId = entityWorkflowId(flow, source, key);
-      const record = await entityRecord(db, { flow, source, key });
       await temporal.workflow.signalWithStart(keyEntityFlow.workflow, {
         workflowId,
         taskQueue,
-        args: [{ flow, source, key, order, last: record?.last ?? null, ...(record?.parked && { parked: record.parked }) }],
+        args: [{ flow, source, key, order }],
         signal: requestTurnSignal,
         signalArgs: [request],
         staticSummary: `${source} · ${flow} · ${key}`,
       });
       return workflowId;
+    },
+
+    async readEntity(ref) {
+      const record = await entityRecord(db, ref);
+      return { last: record?.last ?? null, parked: record?.parked ?? null };
     },
 
     async recordEntity({ applied, receivedAt, parked, ...ref }) {
@@ -36,13 +40,6 @@ export function createEntityActivities({
       if (parked !== undefined) await recordParked(db, ref, parked);
     },
 
-    async eventWorkflowOpen(workflowId) {
-      try {
-        return (await temporal.workflow.getHandle(workflowId).describe()).status.name === 'RUNNING';
-      } catch (error) {
-        if (error instanceof WorkflowNotFoundError) return false;
-        throw error;
-      }
-    },
+    eventWorkflowOpen: async (workflowId) => (await workflowState(temporal, workflowId)) === 'running',
   };
 }

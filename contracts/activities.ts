@@ -57,11 +57,10 @@ export interface Activities {
    * progress; a retry after a crash resumes after the last event it settled.
    */
   reconcileProvider(input: { provider: ReconcileProvider; since: string } & Partial<Omit<BackfillInput, 'provider' | 'since'>>): Promise<BackfillCounts>;
-  /**
-   * Signal-with-start of the key's entity workflow with the event's request for its turn, the last
-   * event applied (from the database) in its input; returns the entity's workflow ID.
-   */
+  /** Signal-with-start of the key's entity workflow with the event's request for its turn; returns the entity's workflow ID. */
   requestTurn(input: EntityRef & { order: EntityOrder; request: TurnRequest }): Promise<string>;
+  /** What the database kept of a key, which a new entity starts from: the last event applied, and the failed event it waits on. */
+  readEntity(ref: EntityRef): Promise<{ last: Applied | null; parked: (TurnRequest & { failure: string }) | null }>;
   /**
    * Keeps what the entity knows in the database, where it outlives the entity's runs: the last event
    * applied (and its lag, from `receivedAt`, in the worker's metrics), or the failed event the key waits on.

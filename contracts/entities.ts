@@ -90,9 +90,8 @@ export interface EntityState {
   superseded: number;
 }
 
-/** The entity's input: its identity, and what a continue-as-new carries over. */
-export type EntityInput = Pick<EntityState, 'flow' | 'source' | 'key' | 'order' | 'last'> &
-  Partial<Omit<EntityState, 'flow' | 'source' | 'key' | 'order' | 'last'>>;
+/** The entity's input: its identity, and what a continue-as-new carries over (without `last`, it reads the database). */
+export type EntityInput = Pick<EntityState, 'flow' | 'source' | 'key' | 'order'> & Partial<Omit<EntityState, 'flow' | 'source' | 'key' | 'order'>>;
 
 export const requestTurnSignal = defineSignal<[TurnRequest]>('requestTurn');
 export const turnSignal = defineSignal<[Turn]>('turn');

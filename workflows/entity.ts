@@ -47,7 +47,7 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
     source: input.source,
     key: input.key,
     order: input.order,
-    last: input.last,
+    last: input.last ?? null,
     pending: input.pending ?? [],
     running: input.running ?? null,
     parked: input.parked ?? null,
@@ -55,6 +55,8 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
     superseded: input.superseded ?? 0,
   };
   const ref = { flow: state.flow, source: state.source, key: state.key };
+  // A new entity (not a continue-as-new) starts from what the database kept of the key.
+  if (input.last === undefined) Object.assign(state, await dbActivity.readEntity(ref));
   const ended = new Map<string, TurnDone>();
   const actions: EntityAction[] = [];
   /** The running event asked again (a reset of its workflow): it gets its turn again. */
@@ -114,7 +116,7 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
       if (done.failure === null) {
         state.last = { eventId: running.eventId, version: running.version };
         state.applied++;
-        await dbActivity.recordEntity({ ...ref, applied: state.last, ...(running.receivedAt && { receivedAt: running.receivedAt }) });
+        await dbActivity.recordEntity({ ...ref, applied: state.last, receivedAt: running.receivedAt });
       } else {
         state.parked = { ...running, failure: done.failure };
         await dbActivity.recordEntity({ ...ref, parked: state.parked });
@@ -122,11 +124,15 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
     } else if (state.pending.length > 0) {
       const { go, superseded, waiting } = nextTurns(state.order, state.pending, state.last);
       state.pending = waiting;
-      for (const { request, after } of superseded) {
-        state.superseded++;
-        await give(request, { go: false, after });
-      }
-      if (go && (await give(go, { go: true, after: state.last }))) state.running = go;
+      state.superseded += superseded.length;
+      // Running before its turn is given, so that it asking again meanwhile is not taken for a new request.
+      state.running = go;
+      // Every answer of this decision in one workflow task.
+      const [given] = await Promise.all([
+        go && give(go, { go: true, after: state.last }),
+        ...superseded.map(({ request, after }) => give(request, { go: false, after })),
+      ]);
+      if (!given) state.running = null;
     } else if (!(await condition(() => state.pending.length > 0, IDLE_TIMEOUT))) {
       // An event that asks in the same workflow task as the idle timeout still gets its turn.
       if (state.pending.length === 0) return state;

@@ -21,7 +21,7 @@ import {
 } from '../contracts';
 import { dbActivity } from './activities';
 import { Progress } from './progress';
-import { endTurn, takeTurn } from './turns';
+import { endTurn, takeTurn, type HeldTurn } from './turns';
 
 /**
  * The frame every event flow runs in: claim the event, run, record how it ended; and the keys of
@@ -53,18 +53,20 @@ export async function handleEvent(event: WebhookEvent, flow: (progress: Progress
   const progress = new Progress(event.id, event.type);
   const claimed = await claim(event, progress);
   if (claimed !== 'claimed') return nothingToDo(event, progress, claimed);
-  // A keyed flow's event runs in its key's turn (docs/entities.md); histories from before keys run alone.
-  const held = keyedBy?.key && patched(ENTITY_TURNS) ? await takeTurn(event, keyedBy, progress) : undefined;
-  const entity = held && { key: held.key, after: held.turn.after?.eventId ?? null };
-  if (held && !held.turn.go) return { ...(await finish(event, progress, 'superseded', { status: 'completed', detail: entity })), entity };
+  let held: HeldTurn | undefined;
   try {
+    // A keyed flow's event runs in its key's turn (docs/entities.md); histories from before keys run
+    // alone. Cancelled while it waits, it is recorded as failed like any other.
+    held = keyedBy?.key && patched(ENTITY_TURNS) ? await takeTurn(event, keyedBy, fieldsOf(event, keyedBy), progress) : undefined;
+    const entity = held && { key: held.key, after: held.turn.after?.eventId ?? null };
+    if (held && !held.turn.go) return { ...(await finish(event, progress, 'superseded', { status: 'completed', detail: entity })), entity };
     const outcome = await flow(progress);
     if (!held) return outcome;
     await endTurn(held, event.id, null);
     return { ...outcome, entity };
   } catch (error) {
     if (!(error instanceof TemporalFailure)) throw error;
-    if (held) await endTurn(held, event.id, error.message);
+    if (held?.turn.go) await endTurn(held, event.id, error.message);
     const outcome = isCancellation(error)
       ? { cancelled: true, errorClass: 'Cancelled' }
       : { failure: error.message, type: error instanceof ApplicationFailure ? error.type : error.name, errorClass: errorClass(error) };

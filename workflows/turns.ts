@@ -1,5 +1,5 @@
 import { CancellationScope, condition, getExternalWorkflowHandle, setHandler, workflowInfo } from '@temporalio/workflow';
-import { turnDoneSignal, turnSignal, type Flow, type Turn, type WebhookEvent } from '../contracts';
+import { turnDoneSignal, turnSignal, type EventFields, type Flow, type Turn, type WebhookEvent } from '../contracts';
 import { dbActivity } from './activities';
 import type { Progress } from './progress';
 
@@ -14,9 +14,9 @@ export interface HeldTurn {
  * Asks the key's entity for this event's turn and waits for it (`docs/entities.md`): signal-with-start
  * through an activity, then the entity's `turn` signal. An event whose body has no key runs alone.
  */
-export async function takeTurn(event: WebhookEvent, flow: Flow, progress: Progress): Promise<HeldTurn | undefined> {
+export async function takeTurn(event: WebhookEvent, flow: Flow, fields: EventFields, progress: Progress): Promise<HeldTurn | undefined> {
   const entity = flow.key!;
-  const { key, version } = flow.entityOf(event.fields ?? flow.readFields(event.payload));
+  const { key, version } = flow.entityOf(fields);
   if (key === undefined) return undefined;
   let turn: Turn | undefined;
   setHandler(turnSignal, (given) => void (turn ??= given));

@@ -15,13 +15,17 @@ export function isUnavailable(error: unknown): boolean {
   return false;
 }
 
-/** True when Temporal has a workflow with this ID, running or closed within retention. */
-export async function workflowExists(client: Client, workflowId: string): Promise<boolean> {
+/** Whether Temporal runs the workflow with this ID now, has it closed within retention, or has none. */
+export async function workflowState(client: Client, workflowId: string): Promise<'running' | 'closed' | 'not retained'> {
   try {
-    await client.workflow.getHandle(workflowId).describe();
-    return true;
+    return (await client.workflow.getHandle(workflowId).describe()).status.name === 'RUNNING' ? 'running' : 'closed';
   } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return false;
+    if (error instanceof WorkflowNotFoundError) return 'not retained';
     throw error;
   }
+}
+
+/** True when Temporal has a workflow with this ID, running or closed within retention. */
+export async function workflowExists(client: Client, workflowId: string): Promise<boolean> {
+  return (await workflowState(client, workflowId)) !== 'not retained';
 }

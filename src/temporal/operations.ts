@@ -14,6 +14,7 @@ import type { EventView } from './event-view';
 import { bodyView, inboxView } from './inbox-view';
 import { ledgerRecord, recordStopped } from '../db/ledger';
 import { EventNotFoundError, EventRunningError, OperationRejectedError, SignalNotAwaitedError } from '../core/errors';
+import { workflowState } from './availability';
 import { parseResetTarget, resetPoint, type ResetTarget } from './reset-points';
 import { findEvents, toSummary, type EventFilter, type EventSummary } from './visibility';
 
@@ -226,12 +227,7 @@ export class EventOperations implements ErasureTemporal {
 
   /** Whether Temporal has the event's workflow, and whether it runs. */
   async state(eventId: string): Promise<'running' | 'closed' | 'not retained'> {
-    try {
-      return (await this.describe(eventId)).status.name === 'RUNNING' ? 'running' : 'closed';
-    } catch (error) {
-      if (error instanceof EventNotFoundError) return 'not retained';
-      throw error;
-    }
+    return workflowState(this.client, eventId);
   }
 
   /**

@@ -167,3 +167,15 @@ it('a skip lets a parked key go on without its failed event, which stays failed;
   expect(await entities.show(FLOW, key)).toMatchObject({ parked: null, last: { eventId: next.id } });
   await expect(entities.skip(FLOW, key, { by: 'test', reason: 'again' })).rejects.toThrow(`${FLOW} key ${key} waits on no failed event: nothing to skip.`);
 });
+
+it('an event cancelled while it waits for its turn is recorded as failed, and the key goes on without it', async () => {
+  const { next, key } = await parkedOrder();
+  await stack.client.workflow.getHandle(next.id).cancel();
+  await expect(resultOf(next.id)).rejects.toThrow(WorkflowFailedError);
+  expect((await stack.db.query('SELECT status FROM processed_events WHERE event_id = $1', [next.id])).rows).toEqual([{ status: 'failed' }]);
+  await entities.skip(FLOW, key, { by: 'test', reason: 'the order was cancelled' });
+  await eventually('the key waits on nothing', async () => {
+    const view = await entities.show(FLOW, key);
+    return view.parked === null && view.running === null && view.pending.length === 0;
+  });
+});
