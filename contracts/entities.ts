@@ -66,9 +66,12 @@ export interface TurnDone {
   failure: string | null;
 }
 
-/** An operator's decision for a key waiting on a failed event: go on without it, or run it again. */
+/** What an operator may do with a key waiting on a failed event: go on without it, or run it again. */
+export const ENTITY_ACTIONS = ['skip', 'retry'] as const;
+
+/** An operator's decision for a key waiting on a failed event. */
 export interface EntityAction {
-  action: 'skip' | 'retry';
+  action: (typeof ENTITY_ACTIONS)[number];
   by: string;
   reason: string;
 }
@@ -108,19 +111,24 @@ export const entityWorkflowId = (flow: string, source: string, key: string) => `
  * (in byte order) break ties.
  */
 export function compareVersions(a: Applied, b: Applied): number {
-  const missing = (version: Version) => version.length === 0 || version.every((part) => part === null);
-  if (missing(a.version) !== missing(b.version)) return missing(a.version) ? 1 : -1;
-  for (let index = 0; index < Math.max(a.version.length, b.version.length); index++) {
-    const order = comparePart(a.version[index] ?? null, b.version[index] ?? null);
-    if (order !== 0) return order;
-  }
-  return a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0;
+  return compareContent(a.version, b.version) || (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0);
 }
 
 /** Whether `a` carries a newer version than `b`, by content alone: the same version under another event ID is not newer. */
 export function isNewerVersion(a: Applied, b: Applied): boolean {
-  if (a.version.every((part) => part === null)) return true;
-  return compareVersions({ ...a, eventId: '' }, { ...b, eventId: '' }) > 0;
+  return missing(a.version) || compareContent(a.version, b.version) > 0;
+}
+
+/** An event without a version (none of its pointers found a number or text). */
+const missing = (version: Version) => version.every((part) => part === null);
+
+function compareContent(a: Version, b: Version): number {
+  if (missing(a) !== missing(b)) return missing(a) ? 1 : -1;
+  for (let index = 0; index < Math.max(a.length, b.length); index++) {
+    const order = comparePart(a[index] ?? null, b[index] ?? null);
+    if (order !== 0) return order;
+  }
+  return 0;
 }
 
 /** What an entity does next with the events waiting: the one that runs, and the ones superseded (each with what superseded it). */

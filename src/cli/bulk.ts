@@ -1,11 +1,10 @@
-import { userInfo } from 'node:os';
 import { Command, Option } from 'commander';
 import type { BulkInput } from '../../contracts';
 import { OperationRejectedError } from '../core/errors';
 import { CONFIRM_OVER, type BulkJobs, type BulkJobView } from '../temporal/bulk-jobs';
 import { FILTER, FILTER_FIELDS, type EventFilter } from '../temporal/visibility';
 import type { Operations } from './operations';
-import { rateOption } from './options';
+import { operator, rateOption } from './options';
 import { print } from './output';
 
 /**
@@ -65,10 +64,7 @@ export async function runBulk(
     throw new OperationRejectedError(
       `Give an event ID, or a filter (--source, --type, --status, --since, --until, --via, --tenant, --error-class, --query, --group) for many.`,
     );
-  const answer = await jobs.request(
-    { ...action, filter, rate: options.rate, by: `cli user "${userInfo().username}"` },
-    { dryRun: options.dryRun, yes: options.yes },
-  );
+  const answer = await jobs.request({ ...action, filter, rate: options.rate, by: operator() }, { dryRun: options.dryRun, yes: options.yes });
   if (answer.dryRun && answer.count === 0) {
     print(options.json, answer, () => `Nothing to ${action.action}: ${answer.reason}.`);
     return;

@@ -1,12 +1,10 @@
 import { Command } from 'commander';
-import { hostname, userInfo } from 'node:os';
+import { ENTITY_ACTIONS } from '../../contracts';
 import type { EntityRecord } from '../db/entities';
 import type { EntityView } from '../temporal/entities';
 import { createOperations, type Operations } from './operations';
+import { operator } from './options';
 import { jsonOption, print } from './output';
-
-/** Who acts from this shell, kept with a skip or retry. */
-const operator = () => `${userInfo().username}@${hostname()}`;
 
 /** `durable-webhooks entities …`: a keyed flow's keys (docs/entities.md), and the failed event one waits on. */
 export function entitiesCommand(): Command {
@@ -39,7 +37,7 @@ export function entitiesCommand(): Command {
       print(options.json, view, () => showText(view));
     });
 
-  for (const action of ['skip', 'retry'] as const) {
+  for (const action of ENTITY_ACTIONS) {
     entities
       .command(action)
       .argument('<flow>')

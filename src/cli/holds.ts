@@ -1,12 +1,8 @@
-import { userInfo } from 'node:os';
 import { Command } from 'commander';
 import { createHold, listHolds, releaseHolds, type Hold } from '../db/holds';
-import { rateOption } from './options';
+import { operator, rateOption } from './options';
 import { withDatabase } from './database';
 import { jsonOption, print } from './output';
-
-/** Who acts from this shell, for the holds' audit trail. */
-const operator = () => `cli user "${userInfo().username}"`;
 
 /** `durable-webhooks hold`, `release` and `holds`: stop a source's starts while its deliveries keep being accepted. */
 export function holdCommands(): Command[] {

@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import { InvalidArgumentError } from 'commander';
 import { millisecondsOf } from '../core/duration';
 import { readRate } from '../config/sources';
@@ -21,3 +22,6 @@ export function rateOption(flag: string) {
     }
   };
 }
+
+/** Who acts from this shell, kept with what a command changes (a hold, a bulk job, a key's skip or retry). */
+export const operator = () => `cli user "${userInfo().username}"`;

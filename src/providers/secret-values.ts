@@ -54,7 +54,8 @@ export function fileOf(env: NodeJS.ProcessEnv, name: string): string | undefined
 /** `NAME`'s value, or the content of its file (`NAME_FILE`, or `NAME` in SIGNING_SECRETS_DIR), without its final newline. */
 export function secretValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const file = fileOf(env, name);
-  return file === undefined ? env[name] : readSecretFile(file, name + FILE);
+  if (file === undefined) return env[name];
+  return readSecretFile(file, env[name + FILE] ? name + FILE : `SIGNING_SECRETS_DIR/${name}`);
 }
 
 /** A secret file's value: its content without the newline an editor or `kubectl create secret --from-file` may end it with. */

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -72,10 +72,15 @@ describe('SIGNING_SECRETS_DIR', () => {
     expect(sources.map((source) => source.name).sort()).toEqual(['partner', 'square', 'stripe']);
   });
 
-  it('refuses a secret set both in the directory and in the environment, and a directory that is not there', () => {
+  it('refuses a secret set both in the directory and in the environment, a file it cannot read (naming it), and a directory that is not there', () => {
     const dir = signingDir({ STRIPE_WEBHOOK_SECRET: NEW });
     expect(() => loadReceiverConfig({ SIGNING_SECRETS_DIR: dir, STRIPE_WEBHOOK_SECRET: OLD })).toThrow(
       'STRIPE_WEBHOOK_SECRET is set in STRIPE_WEBHOOK_SECRET and SIGNING_SECRETS_DIR/STRIPE_WEBHOOK_SECRET; set one.',
+    );
+    const unreadable = signingDir({});
+    mkdirSync(path.join(unreadable, 'STRIPE_WEBHOOK_SECRET'));
+    expect(() => loadReceiverConfig({ SIGNING_SECRETS_DIR: unreadable })).toThrow(
+      `SIGNING_SECRETS_DIR/STRIPE_WEBHOOK_SECRET (${path.join(unreadable, 'STRIPE_WEBHOOK_SECRET')}) cannot be read: EISDIR.`,
     );
     expect(() => loadReceiverConfig({ SIGNING_SECRETS_DIR: '/nonexistent/signing' })).toThrow(
       'SIGNING_SECRETS_DIR (/nonexistent/signing) is not a directory: mount the Secret of signing secrets there, or unset it.',

@@ -1,4 +1,5 @@
 import express from 'express';
+import { ENTITY_ACTIONS } from '../../../contracts';
 import { OperationRejectedError } from '../../core/errors';
 import type { EntityOperations } from '../../temporal/entities';
 import { actor, bodyOf } from './context';
@@ -18,7 +19,7 @@ export function entityRoutes(entities: EntityOperations | undefined): express.Ro
   router.get('/entities/:flow/:key', async (req, res) => {
     res.json(await available().show(req.params.flow, req.params.key, source(req)));
   });
-  for (const action of ['skip', 'retry'] as const) {
+  for (const action of ENTITY_ACTIONS) {
     router.post(`/entities/:flow/:key/${action}`, async (req, res) => {
       const { reason } = bodyOf<'reason'>(req);
       if (typeof reason !== 'string') throw new OperationRejectedError(`Give a "reason" to ${action} the event the key waits on.`);

@@ -1,4 +1,5 @@
 import express from 'express';
+import { ENTITY_ACTIONS } from '../../../contracts';
 import { audit } from '../../db/console-sessions';
 import { OperationRejectedError } from '../../core/errors';
 import type { Logger } from '../../core/logger';
@@ -29,7 +30,7 @@ export function entityRoutes({ db, entities, logger }: { db: Database; entities:
     const notice = done && DONE[done] ? { kind: 'done' as const, text: DONE[done] } : undefined;
     page(res, <EntityPage session={sessionOf(res)} view={await available().show(flow, key, source)} notice={notice} />);
   });
-  for (const action of ['skip', 'retry'] as const) {
+  for (const action of ENTITY_ACTIONS) {
     router.post(`/entities/:flow/:source/:key/${action}`, requireAdmin, async (req, res) => {
       const { flow, source, key } = req.params;
       const by = actorOf(sessionOf(res));
