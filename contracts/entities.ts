@@ -33,8 +33,11 @@ export type VersionPart = string | number | null;
 export type Version = readonly VersionPart[];
 
 /** The copied fields that carry an event's key and version to its workflow (the receiver reads them from the signed body). */
-export const ENTITY_KEY_FIELD = '@entity.key';
-export const entityVersionField = (index: number) => `@entity.version.${index}`;
+const ENTITY_FIELD = '@entity.';
+export const ENTITY_KEY_FIELD = `${ENTITY_FIELD}key`;
+export const entityVersionField = (index: number) => `${ENTITY_FIELD}version.${index}`;
+/** True for the copied fields a flow's `key` adds, which are no field of its own. */
+export const isEntityField = (name: string) => name.startsWith(ENTITY_FIELD);
 
 /** An event asking for its key's turn. */
 export interface TurnRequest {

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { isEntityField } from '../../contracts';
 import { loadReceiverConfig } from '../config';
 import { FLOWS, Router } from '../flows';
 import { createAdapter } from '../providers/registry';
@@ -53,7 +54,7 @@ export function listFlows(sources: readonly { name: string; router: Router; unsi
         .filter((source) => source.unsignedType !== undefined && source.name in events && source.router.decidesFromBody)
         .map((source) => source.name),
       signals: flow.signals.map(({ name, description, onlyWhileAwaited }) => ({ name, description, onlyWhileAwaited })),
-      fields: { copy: Object.keys(flow.fields.copy).filter((name) => !name.startsWith('@entity.')), personal: Object.keys(flow.fields.personal ?? {}) },
+      fields: { copy: Object.keys(flow.fields.copy).filter((name) => !isEntityField(name)), personal: Object.keys(flow.fields.personal ?? {}) },
       tenant: flow.tenant ?? null,
       queries: flow.queries.map((query) => query.name),
       versioning: { ...flow.versioning },
