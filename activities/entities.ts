@@ -2,6 +2,7 @@ import { entityWorkflowId, requestTurnSignal, type Activities } from '../contrac
 import { keyEntityFlow } from '../src/flows';
 import { entityRecord, recordApplied, recordParked } from '../src/db/entities';
 import { workflowState } from '../src/temporal/availability';
+import { coalesceWindow } from '../src/flows';
 import type { ActivityDeps } from './index';
 import { observe } from './metrics';
 
@@ -16,12 +17,12 @@ export function createEntityActivities({
      * Signal-with-start: the entity runs, or starts (and reads what the database kept of its key). A
      * repeat (activity retry, reset) asks again, which the entity answers with the same turn.
      */
-    async requestTurn({ flow, source, key, order, request }) {
+    async requestTurn({ flow, source, key, order, coalesce = null, request }) {
       const workflowId = entityWorkflowId(flow, source, key);
       await temporal.workflow.signalWithStart(keyEntityFlow.workflow, {
         workflowId,
         taskQueue,
-        args: [{ flow, source, key, order }],
+        args: [{ flow, source, key, order, coalesce: coalesce && coalesceWindow(coalesce) }],
         signal: requestTurnSignal,
         signalArgs: [request],
         staticSummary: `${source} · ${flow} · ${key}`,

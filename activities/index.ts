@@ -9,6 +9,7 @@ import { createEntityActivities } from './entities';
 import { createLedgerActivities } from './ledger';
 import { createOrderActivities } from './orders';
 import { createStripeActivities } from './stripe';
+import { createCustomerActivities } from './customers';
 import { createSubscriptionActivities } from './subscriptions';
 import { createReconcileActivities } from './reconcile';
 import { createBulkActivities } from './bulk';
@@ -41,6 +42,7 @@ export function createActivities(deps: ActivityDeps): Activities {
     ...createStripeActivities(deps),
     ...createEmailActivities(deps),
     ...createSubscriptionActivities(deps),
+    ...createCustomerActivities(deps),
     ...createEntityActivities(deps),
     ...createDeliveryActivities({ db: deps.db, allowPrivateEndpoints: deps.allowPrivateEndpoints }),
     ...createReconcileActivities({ db: deps.db, temporal: deps.temporal, config: deps.config, sources: deps.stripeSources }),

@@ -5,8 +5,9 @@ import type { DeliveryAttempt, DeliveryOutcome } from './messages';
 import type { Charge, ChargeInput, MarkFulfilledInput, SavedOrder, SaveOrderInput } from './orders';
 import type { BackfillCounts, BackfillInput, ReconcileProvider } from './reconcile';
 import type { BulkFilter, BulkInput, BulkItemResult } from './bulk';
+import type { CustomerUpdate } from './customers';
 import type { SubscriptionUpdate } from './subscriptions';
-import type { Applied, EntityOrder, TurnRequest } from './entities';
+import type { Applied, CoalesceTimes, EntityOrder, TurnRequest } from './entities';
 
 /** Which entity: its flow, source and key. */
 export interface EntityRef {
@@ -58,7 +59,7 @@ export interface Activities {
    */
   reconcileProvider(input: { provider: ReconcileProvider; since: string } & Partial<Omit<BackfillInput, 'provider' | 'since'>>): Promise<BackfillCounts>;
   /** Signal-with-start of the key's entity workflow with the event's request for its turn; returns the entity's workflow ID. */
-  requestTurn(input: EntityRef & { order: EntityOrder; request: TurnRequest }): Promise<string>;
+  requestTurn(input: EntityRef & { order: EntityOrder; coalesce?: CoalesceTimes | null; request: TurnRequest }): Promise<string>;
   /** What the database kept of a key, which a new entity starts from: the last event applied, and the failed event it waits on. */
   readEntity(ref: EntityRef): Promise<{ last: Applied | null; parked: (TurnRequest & { failure: string }) | null }>;
   /**
@@ -68,6 +69,8 @@ export interface Activities {
   recordEntity(input: EntityRef & { applied?: Applied; receivedAt?: string; parked?: (TurnRequest & { failure: string }) | null }): Promise<void>;
   /** Whether the event's workflow is still open (false once it ended, however it ended, or is gone). */
   eventWorkflowOpen(workflowId: string): Promise<boolean>;
+  /** Stores the customer if this update is newer than the stored one; false when it is not. */
+  storeCustomer(update: CustomerUpdate): Promise<boolean>;
   /** Signal-with-start of the subscription's entity workflow; returns its workflow ID. */
   forwardSubscriptionUpdate(update: SubscriptionUpdate): Promise<string>;
   /** Stores the subscription if this update is newer than the stored one; false when it is not. Its body may then go at retention. */

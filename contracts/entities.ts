@@ -1,4 +1,5 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { StringValue } from '@temporalio/common';
 import { INTERNAL_WORKFLOW_ID_PREFIX } from './events';
 
 /**
@@ -12,11 +13,13 @@ import { INTERNAL_WORKFLOW_ID_PREFIX } from './events';
  * How a key's events are applied. `serial`: every event, one at a time, the oldest version waiting
  * first. `latest`: one at a time, the newest waiting first; an event whose version is not newer than
  * the last one applied is recorded and skipped (`superseded`), as is every older one still waiting.
+ * `coalesce`: as `latest`, but a burst gathers first, until the key has been quiet for `quiet` or
+ * `ceiling` has passed since the burst began, so a burst runs once, with its newest version.
  */
-export type EntityOrder = 'serial' | 'latest';
+export type EntityOrder = 'serial' | 'latest' | 'coalesce';
 
 /** What `defineFlow` is given as `key`: JSON pointers into the signed body, and the order. */
-export interface EntityDeclaration {
+export type EntityDeclaration = {
   /** The business object's ID: the Shopify order's `/id`, the Stripe object's `/data/object/id`. */
   key: string;
   /**
@@ -25,8 +28,26 @@ export interface EntityDeclaration {
    * ties, so no two events of a key are ever equal. An event without a version is the newest.
    */
   version: readonly string[];
-  order: EntityOrder;
-}
+} & (
+  | { order: 'serial' | 'latest' }
+  | {
+      order: 'coalesce';
+      /** How long the key must be quiet (no new event) before its burst runs: `'5 seconds'`. */
+      quiet: StringValue;
+      /** The longest a burst gathers, from its first event, however busy the key stays: `'1 minute'`. */
+      ceiling: StringValue;
+    }
+);
+
+/** A coalescing key's gathering times, as declared (`requestTurn` gives the entity their milliseconds). */
+export type CoalesceTimes<T = StringValue> = { quiet: T; ceiling: T };
+
+/** A coalescing key's gathering times, in milliseconds, as its entity keeps them. */
+export type CoalesceWindow = CoalesceTimes<number>;
+
+/** The gathering times of a declaration that coalesces; null for the other orders. */
+export const coalesceTimes = (declaration: EntityDeclaration): CoalesceTimes | null =>
+  declaration.order === 'coalesce' ? { quiet: declaration.quiet, ceiling: declaration.ceiling } : null;
 
 /** One part of a version: what the pointer found, if it is a number or short text. */
 export type VersionPart = string | number | null;
@@ -85,6 +106,10 @@ export interface EntityState {
   source: string;
   key: string;
   order: EntityOrder;
+  /** A coalescing key's gathering times; null for the other orders. */
+  coalesce: CoalesceWindow | null;
+  /** While a coalescing key's burst gathers: when its first and its latest event asked (workflow time, ms). */
+  burst: { since: number; latest: number } | null;
   last: Applied | null;
   /** Events waiting for their turn, in arrival order. */
   pending: TurnRequest[];
@@ -143,8 +168,8 @@ export interface NextTurns {
 
 /**
  * The entity's one decision, given what waits and the last event applied. `serial`: the oldest
- * version runs, the rest wait. `latest`: the newest runs, unless it is not newer than the last one
- * applied; every other one waiting is superseded by it.
+ * version runs, the rest wait. `latest` and `coalesce` (once its burst has gathered): the newest
+ * runs, unless it is not newer than the last one applied; every other one waiting is superseded by it.
  */
 export function nextTurns(order: EntityOrder, pending: readonly TurnRequest[], last: Applied | null): NextTurns {
   const waiting = [...pending].sort(compareVersions);

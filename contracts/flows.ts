@@ -96,7 +96,8 @@ export interface FlowDeclaration<W extends Workflow, Personal extends string> {
   /**
    * Its events are about a business object, and take turns per object in the order of their
    * versions (docs/entities.md): the object's ID and version by JSON pointer into the signed body,
-   * and the order, `serial` or `latest`. Its workflow runs in `handleEvent` with the flow named.
+   * and the order, `serial`, `latest` or `coalesce` (with its quiet time and ceiling). Its workflow
+   * runs in `handleEvent` with the flow named.
    */
   key?: EntityDeclaration;
 }

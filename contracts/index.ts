@@ -4,6 +4,7 @@
  */
 export * from './activities';
 export * from './bulk';
+export * from './customers';
 export * from './email';
 export * from './entities';
 export * from './event-fields';

@@ -1,5 +1,6 @@
 import * as workflows from '../workflows';
-import { isFlow, type EventFlow, type Flow, type ProviderKind } from '../contracts';
+import { coalesceTimes, isFlow, type CoalesceTimes, type CoalesceWindow, type EventFlow, type Flow, type ProviderKind } from '../contracts';
+import { millisecondsOf } from './core/duration';
 import { ConfigError } from './core/errors';
 
 /** The internal workflows' declarations, for the code that starts them. */
@@ -15,7 +16,33 @@ export {
 } from '../workflows';
 
 /** Every flow the worker runs: the declarations `workflows/index.ts` exports beside their workflows. */
-export const FLOWS: readonly Flow[] = Object.values(workflows).filter(isFlow);
+export const FLOWS: readonly Flow[] = checkedKeys(Object.values(workflows).filter(isFlow));
+
+/**
+ * A coalescing key's gathering times in milliseconds, as its entity keeps them; an Error for times
+ * that are no durations, or a quiet time longer than the ceiling (a burst would never go quiet in time).
+ */
+export function coalesceWindow(times: CoalesceTimes): CoalesceWindow {
+  const window = { quiet: millisecondsOf(times.quiet), ceiling: millisecondsOf(times.ceiling) };
+  if (!(window.quiet > 0 && window.ceiling >= window.quiet))
+    throw new Error(`A coalescing key needs a quiet time and a ceiling no shorter than it ('5s', '1m'), not "${times.quiet}" and "${times.ceiling}".`);
+  return window;
+}
+
+/** The flows, once every coalescing key's times read: a mistake in `workflows/` stops the process that loads it, not the first event of the key. */
+export function checkedKeys(flows: readonly Flow[]): readonly Flow[] {
+  for (const flow of flows) {
+    const times = flow.key && coalesceTimes(flow.key);
+    if (times) {
+      try {
+        coalesceWindow(times);
+      } catch (error) {
+        throw new Error(`${flow.name}: ${(error as Error).message}`, { cause: error });
+      }
+    }
+  }
+  return flows;
+}
 
 /** The flow that records every event type nothing routes: completed as ignored, still visible. */
 export const DEFAULT_FLOW = workflows.recordEventFlow;

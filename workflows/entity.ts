@@ -15,6 +15,7 @@ import {
   type TurnRequest,
 } from '../contracts';
 import { dbActivity } from './activities';
+import { workflowTime } from './format';
 
 export const keyEntityFlow = defineFlow({
   workflow: keyEntity,
@@ -33,11 +34,16 @@ const IDLE_TIMEOUT = '1 hour';
 const RUNNING_CHECK = '10 minutes';
 /** Continue-as-new well before Temporal's limits (51,200 events, 50 MiB), whatever the server suggests. */
 const HISTORY_BOUND = 10_000;
+/** The workflow task's time, in milliseconds. */
+const now = () => workflowTime().getTime();
+/** Answers in flight at once: a burst's superseded events, well under the 2,000 signals one workflow may have pending. */
+const ANSWERS_AT_ONCE = 500;
 
 /**
  * The turns of one key (`durable-webhooks:entity:<flow>:<source>:<key>`), started by the first
  * event's signal-with-start. One event runs at a time; the next is the oldest version waiting
- * (`serial`) or the newest, every older one superseded (`latest`). An event that fails parks the
+ * (`serial`) or the newest, every older one superseded (`latest`, and `coalesce` once a burst has
+ * gathered: the key quiet for its quiet time, or its ceiling reached). An event that fails parks the
  * key until an operator skips or retries it (`durable-webhooks entities skip|retry`); other keys run
  * on. Everything it knows is carried across continue-as-new and kept in the database.
  */
@@ -47,6 +53,8 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
     source: input.source,
     key: input.key,
     order: input.order,
+    coalesce: input.coalesce ?? null,
+    burst: input.burst ?? null,
     last: input.last ?? null,
     pending: input.pending ?? [],
     running: input.running ?? null,
@@ -64,8 +72,14 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
 
   setHandler(requestTurnSignal, (request) => {
     if (state.running?.eventId === request.eventId) askedAgain = true;
-    else if (!state.pending.some((waiting) => waiting.eventId === request.eventId) && state.parked?.eventId !== request.eventId) state.pending.push(request);
+    else if (!state.pending.some((waiting) => waiting.eventId === request.eventId) && state.parked?.eventId !== request.eventId) {
+      state.pending.push(request);
+      if (state.coalesce) state.burst = { since: state.burst?.since ?? now(), latest: now() };
+    }
   });
+  /** How long a coalescing key's burst still gathers: until the key is quiet, or the ceiling since its first event. */
+  const gathering = () =>
+    state.coalesce && state.burst ? Math.min(state.burst.latest + state.coalesce.quiet, state.burst.since + state.coalesce.ceiling) - now() : 0;
   setHandler(turnDoneSignal, (done) => void ended.set(done.eventId, done));
   // An action for a key that waits on nothing has nothing to act on (the operations refuse it first).
   setHandler(entityActionSignal, (action) => void (state.parked && actions.push(action)));
@@ -121,18 +135,25 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
         state.parked = { ...running, failure: done.failure };
         await dbActivity.recordEntity({ ...ref, parked: state.parked });
       }
+    } else if (state.pending.length > 0 && gathering() > 0) {
+      const { latest } = state.burst!;
+      await condition(() => state.burst!.latest !== latest, gathering());
     } else if (state.pending.length > 0) {
       const { go, superseded, waiting } = nextTurns(state.order, state.pending, state.last);
       state.pending = waiting;
+      state.burst = null;
       state.superseded += superseded.length;
       // Running before its turn is given, so that it asking again meanwhile is not taken for a new request.
       state.running = go;
-      // Every answer of this decision in one workflow task.
-      const [given] = await Promise.all([
-        go && give(go, { go: true, after: state.last }),
-        ...superseded.map(({ request, after }) => give(request, { go: false, after })),
-      ]);
-      if (!given) state.running = null;
+      const answers: Array<[TurnRequest, Turn]> = [
+        ...(go ? [[go, { go: true, after: state.last }] as [TurnRequest, Turn]] : []),
+        ...superseded.map(({ request, after }): [TurnRequest, Turn] => [request, { go: false, after }]),
+      ];
+      // The answers of this decision in as few workflow tasks as Temporal's pending signals allow.
+      for (let from = 0; from < answers.length; from += ANSWERS_AT_ONCE) {
+        const given = await Promise.all(answers.slice(from, from + ANSWERS_AT_ONCE).map(([request, turn]) => give(request, turn)));
+        if (from === 0 && go && !given[0]) state.running = null;
+      }
     } else if (!(await condition(() => state.pending.length > 0, IDLE_TIMEOUT))) {
       // An event that asks in the same workflow task as the idle timeout still gets its turn.
       if (state.pending.length === 0) return state;

@@ -9,6 +9,7 @@ export * from './fulfil-shopify-order';
 export * from './notify-github';
 export * from './record-event';
 export * from './subscriptions';
+export * from './sync-stripe-customer';
 export * from './entity';
 export * from './deliver-message';
 export * from './publish-message';

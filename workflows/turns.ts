@@ -1,5 +1,5 @@
 import { CancellationScope, condition, getExternalWorkflowHandle, setHandler, workflowInfo } from '@temporalio/workflow';
-import { turnDoneSignal, turnSignal, type EventFields, type Flow, type Turn, type WebhookEvent } from '../contracts';
+import { coalesceTimes, turnDoneSignal, turnSignal, type EventFields, type Flow, type Turn, type WebhookEvent } from '../contracts';
 import { dbActivity } from './activities';
 import type { Progress } from './progress';
 
@@ -27,6 +27,7 @@ export async function takeTurn(event: WebhookEvent, flow: Flow, fields: EventFie
     source: event.source,
     key,
     order: entity.order,
+    coalesce: coalesceTimes(entity),
     request: { eventId: event.id, workflowId: workflowInfo().workflowId, type: event.type, version, receivedAt: event.receivedAt },
   });
   await condition(() => turn !== undefined);

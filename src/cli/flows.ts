@@ -32,7 +32,7 @@ export interface FlowListing {
   /** Which worker build runs its executions once workers are versioned, and why. */
   versioning: { behavior: string; why: string };
   /** Its key, version and order, when its events take turns per business object (docs/entities.md). */
-  key: { key: string; version: string[]; order: string } | null;
+  key: { key: string; version: string[]; order: string; quiet?: string; ceiling?: string } | null;
 }
 
 /** Every flow, with what each source routes to it, from the declarations and the sources' routes. */
@@ -58,7 +58,14 @@ export function listFlows(sources: readonly { name: string; router: Router; unsi
       tenant: flow.tenant ?? null,
       queries: flow.queries.map((query) => query.name),
       versioning: { ...flow.versioning },
-      key: flow.key ? { key: flow.key.key, version: [...flow.key.version], order: flow.key.order } : null,
+      key: flow.key
+        ? {
+            key: flow.key.key,
+            version: [...flow.key.version],
+            order: flow.key.order,
+            ...(flow.key.order === 'coalesce' && { quiet: flow.key.quiet, ceiling: flow.key.ceiling }),
+          }
+        : null,
     };
   });
 }
@@ -97,7 +104,11 @@ function describe(flow: FlowListing): string {
     lines.push(`  fields   ${[...flow.fields.copy, ...flow.fields.personal.map((name) => `${name} (personal: read from the body store)`)].join(', ')}`);
   }
   if (flow.tenant) lines.push(`  tenant   ${flow.tenant} (a drain of held events takes turns by it)`);
-  if (flow.key) lines.push(`  key      ${flow.key.key}, ${flow.key.order} by ${flow.key.version.join(', ')} (one event of a key at a time: docs/entities.md)`);
+  if (flow.key) {
+    const { key, order, version, quiet, ceiling } = flow.key;
+    const gathers = order === 'coalesce' ? `, a burst gathered until ${quiet} quiet, at most ${ceiling}` : '';
+    lines.push(`  key      ${key}, ${order} by ${version.join(', ')}${gathers} (one event of a key at a time: docs/entities.md)`);
+  }
   if (flow.queries.length) lines.push(`  queries  ${flow.queries.join(', ')}`);
   lines.push(`  builds   ${flow.versioning.behavior === 'PINNED' ? 'pinned to the one it started on' : 'moves to the current one'}: ${flow.versioning.why}`);
   return lines.join('\n');

@@ -402,6 +402,24 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
       )`,
     ],
   },
+  {
+    id: '021-customers',
+    statements: [
+      // Each Stripe customer's newest state (syncStripeCustomer): no personal data, only what a flow
+      // decides on. The event that stored it, its created and source, order the updates.
+      `CREATE TABLE customers (
+        id text PRIMARY KEY,
+        balance bigint,
+        currency text,
+        delinquent boolean NOT NULL,
+        deleted boolean NOT NULL,
+        last_event_id text NOT NULL,
+        last_event_created bigint NOT NULL,
+        last_event_source text NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      )`,
+    ],
+  },
 ];
 
 /**

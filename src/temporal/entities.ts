@@ -4,7 +4,7 @@ import { entityActionSignal, entityStateQuery, entityWorkflowId, type EntityActi
 import { entityRecord, listEntities, sourcesOfKey, type EntityRecord } from '../db/entities';
 import type { Database } from '../db/database';
 import { OperationRejectedError } from '../core/errors';
-import { flowNamed } from '../flows';
+import { coalesceWindow, flowNamed } from '../flows';
 import type { EventOperations } from './operations';
 
 /** A key as operators see it: what its entity knows (or, once it completed, the database), and where to look. */
@@ -36,7 +36,7 @@ export class EntityOperations {
   }
 
   async show(flow: string, key: string, source?: string): Promise<EntityView> {
-    const { order } = this.keyedFlow(flow);
+    const declaration = this.keyedFlow(flow);
     const at = source ?? (await this.onlySource(flow, key));
     const workflowId = entityWorkflowId(flow, at, key);
     const uiUrl = this.events.uiLink(workflowId);
@@ -52,7 +52,9 @@ export class EntityOperations {
       flow,
       source: at,
       key,
-      order,
+      order: declaration.order,
+      coalesce: declaration.order === 'coalesce' ? coalesceWindow(declaration) : null,
+      burst: null,
       last: record.last,
       pending: [],
       running: null,

@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout } from 'node:timers/promises';
 import { WorkflowFailedError } from '@temporalio/client';
 import { entityStateQuery, entityWorkflowId, statusQuery, type EventOutcome } from '../../contracts';
 import { EntityOperations } from '../../src/temporal/entities';
 import { EventOperations } from '../../src/temporal/operations';
 import { eventually } from '../support/eventually';
-import { shopifyOrderPaid, type SignedDelivery } from '../support/events';
+import { customerUpdated, shopifyOrderPaid, type SignedDelivery } from '../support/events';
 import { CATALOG_SECRETS_ENV } from '../support/signing';
 import { post, startStack, type WorkerStack } from '../support/stack';
 
@@ -177,5 +179,32 @@ it('an event cancelled while it waits for its turn is recorded as failed, and th
   await eventually('the key waits on nothing', async () => {
     const view = await entities.show(FLOW, key);
     return view.parked === null && view.running === null && view.pending.length === 0;
+  });
+});
+
+it('a coalescing key: 100 updates a second to one customer for 10 seconds are stored in at most 3 runs, the last with the newest version', async () => {
+  const customerId = `cus_${randomUUID()}`;
+  const created = 1_800_000_000;
+  const updates = Array.from({ length: 1_000 }, (_, index) => customerUpdated(customerId, created + index, index));
+  const started = Date.now();
+  const answers = await Promise.all(
+    updates.map(async (update, index) => {
+      await setTimeout(started + index * 10 - Date.now());
+      return deliver(update);
+    }),
+  );
+  expect(answers.filter((answer) => answer.status !== 202)).toEqual([]);
+
+  const outcomes = await Promise.all(updates.map((update) => resultOf(update.id)));
+  const runs = outcomes.filter((outcome) => outcome.outcome !== 'superseded');
+  expect(runs.length).toBeLessThanOrEqual(3);
+  expect(runs.at(-1)).toMatchObject({ eventId: updates.at(-1)!.id, outcome: 'stored' });
+  const { rows } = await stack.db.query('SELECT balance, last_event_id FROM customers WHERE id = $1', [customerId]);
+  expect(rows).toEqual([{ balance: '999', last_event_id: updates.at(-1)!.id }]);
+  expect(await entities.show('syncStripeCustomer', customerId)).toMatchObject({
+    order: 'coalesce',
+    coalesce: { quiet: 5_000, ceiling: 60_000 },
+    burst: null,
+    last: { eventId: updates.at(-1)!.id, version: [created + 999, updates.at(-1)!.id] },
   });
 });

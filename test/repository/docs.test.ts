@@ -54,8 +54,8 @@ describe('the documentation', () => {
     for (const line of declared) expect(flow).toContain(squeezed(line));
     expect(example!.text).toContain('}, fulfilShopifyOrderFlow);');
     expect(flow).toMatch(/returnhandleEvent\(event,async\(progress\)=>\{.*\},fulfilShopifyOrderFlow,?\);/);
-    expect(read('contracts/entities.ts')).toContain("export type EntityOrder = 'serial' | 'latest';");
-    expect(read('docs/entities.md')).toMatch(/- `serial`: [^]*- `latest`: /);
+    expect(read('contracts/entities.ts')).toContain("export type EntityOrder = 'serial' | 'latest' | 'coalesce';");
+    expect(read('docs/entities.md')).toMatch(/- `serial`: [^]*- `latest`: [^]*- `coalesce`, with `quiet` and `ceiling`/);
   });
 
   it('indexes every page of docs/', () => {

@@ -94,6 +94,17 @@ export function subscriptionEvent(subscriptionId: string, action: 'created' | 'u
   return { id: event.id as string, path: 'stripe', body, headers: stripeHeaders(body, SECRETS.stripe) };
 }
 
+/** A signed Stripe `customer.updated` with its own `created` and balance. */
+export function customerUpdated(customerId: string, created: number, balance: number): SignedDelivery {
+  const event = stripeEvent({
+    type: 'customer.updated',
+    created,
+    data: { object: { id: customerId, object: 'customer', balance, currency: 'eur', delinquent: balance > 0 } },
+  });
+  const body = JSON.stringify(event);
+  return { id: event.id as string, path: 'stripe', body, headers: stripeHeaders(body, SECRETS.stripe) };
+}
+
 /**
  * An `order.created` as the receiver starts `chargeOrder` with it (`startOptions`: the routing
  * fields, no body), for tests that start the workflow themselves.

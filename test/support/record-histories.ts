@@ -25,7 +25,7 @@ import { DECLINED_PAYMENT_METHOD, type StripeEvent } from '../../src/dev/stripe-
 import { temporalCliPath } from '../../src/core/tools';
 import { startEndpointServer } from './endpoint-server';
 import { eventually } from './eventually';
-import { checkoutCompleted, orderCreated, shopifyOrderPaid, subscriptionEvent, type SignedDelivery } from './events';
+import { checkoutCompleted, customerUpdated, orderCreated, shopifyOrderPaid, subscriptionEvent, type SignedDelivery } from './events';
 import { CATALOG_SECRETS_ENV, githubHeaders, SECRETS, SECRETS_ENV, stripeEvent, stripeHeaders } from './signing';
 import { post, startStack } from './stack';
 import { startScriptServers } from './script-stack';
@@ -75,6 +75,13 @@ async function main(): Promise<void> {
     shopifyOrderPaid({ topic: 'orders/create', orderId: paid.orderId, financialStatus: 'pending', updatedAt: '2026-12-01T10:01:00-05:00' }),
   );
   recorded.keyEntity = entityWorkflowId('fulfilShopifyOrder', 'shopify', String(paid.orderId));
+  // A coalescing key: two updates of one customer in one burst, the newer stored, the older superseded.
+  const customerId = `cus_${randomUUID()}`;
+  await Promise.all([
+    deliver('syncStripeCustomer-superseded', customerUpdated(customerId, 1_800_000_000, 100)),
+    deliver('syncStripeCustomer', customerUpdated(customerId, 1_800_000_001, 200)),
+  ]);
+  recorded['keyEntity-coalesce'] = entityWorkflowId('syncStripeCustomer', 'stripe', customerId);
   await deliver('chargeOrder-charged', orderCreated());
   await deliver('chargeOrder-declined', orderCreated({ paymentMethod: DECLINED_PAYMENT_METHOD }));
 

@@ -1,8 +1,8 @@
-import { ProviderKind } from '../../contracts';
+import { defineFlow, ProviderKind, type EntityDeclaration } from '../../contracts';
 import { applySubscriptionEventFlow, chargeOrderFlow, fulfilCheckoutFlow, notifyGitHubFlow, recordEventFlow } from '../../workflows';
 import { ConfigError } from '../../src/core/errors';
 import { listFlows } from '../../src/cli/flows';
-import { Router } from '../../src/flows';
+import { checkedKeys, FLOWS, Router } from '../../src/flows';
 
 describe("a source's routes", () => {
   it("use the kind's defaults, and record every other type", () => {
@@ -53,7 +53,7 @@ describe("a source's routes", () => {
     [
       'an unknown flow',
       { 'invoice.paid': 'notifyFinance' },
-      'routes: "invoice.paid" names the flow "notifyFinance", which does not exist; use one of chargeOrder, fulfilCheckout, fulfilShopifyOrder, notifyGitHub, recordEvent, applySubscriptionEvent, or ignore.',
+      'routes: "invoice.paid" names the flow "notifyFinance", which does not exist; use one of chargeOrder, fulfilCheckout, fulfilShopifyOrder, notifyGitHub, recordEvent, applySubscriptionEvent, syncStripeCustomer, or ignore.',
     ],
     ['an internal workflow', { 'invoice.paid': 'subscriptionEntity' }, /"invoice.paid" names the flow "subscriptionEntity", which does not exist/],
     [
@@ -98,6 +98,9 @@ describe('durable-webhooks flows', () => {
       key: { key: '/id', version: ['/updated_at'], order: 'latest' },
       fields: { copy: ['orderId', 'orderName', 'amount', 'currency', 'financialStatus'], personal: ['email'] },
     });
+    expect(listing.find((flow) => flow.name === 'syncStripeCustomer')).toMatchObject({
+      key: { key: '/data/object/id', version: ['/created', '/id'], order: 'coalesce', quiet: '5s', ceiling: '1m' },
+    });
     expect(listing.find((flow) => flow.name === 'fulfilCheckout')).toMatchObject({
       events: { stripe: ['checkout.session.completed'], billing: ['checkout.session.completed'] },
       tenant: '/account',
@@ -129,5 +132,27 @@ describe('durable-webhooks flows', () => {
     expect(new Router(ProviderKind.SHOPIFY, { 'orders/cancelled': 'notifyGitHub' }).decidesFromBody).toBe(false);
     expect(new Router(ProviderKind.SHOPIFY, { 'orders/cancelled': 'ignore' }).decidesFromBody).toBe(true);
     expect(new Router(ProviderKind.GITHUB).decidesFromBody).toBe(false);
+  });
+});
+
+describe('a coalescing key', () => {
+  const keyed = (key: EntityDeclaration) =>
+    defineFlow({
+      workflow: async function keyedExample() {},
+      description: 'an example',
+      versioning: { behavior: 'AUTO_UPGRADE', why: 'an example' },
+      key,
+    });
+  const coalescing = (quiet: string, ceiling: string) =>
+    keyed({ key: '/id', version: ['/updated_at'], order: 'coalesce', quiet, ceiling } as EntityDeclaration);
+
+  it('is read when the flows load: times that are no durations, or a quiet time longer than the ceiling, stop the process that loads them', () => {
+    expect(checkedKeys(FLOWS)).toBe(FLOWS);
+    expect(checkedKeys([coalescing('5s', '1m'), keyed({ key: '/id', version: [], order: 'serial' })])).toHaveLength(2);
+    expect(() => checkedKeys([coalescing('soon', '1m')])).toThrow(
+      `keyedExample: A coalescing key needs a quiet time and a ceiling no shorter than it ('5s', '1m'), not "soon" and "1m".`,
+    );
+    expect(() => checkedKeys([coalescing('2m', '1m')])).toThrow('not "2m" and "1m"');
+    expect(() => checkedKeys([coalescing('0s', '1m')])).toThrow('not "0s" and "1m"');
   });
 });

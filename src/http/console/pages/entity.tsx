@@ -2,6 +2,9 @@ import type { ConsoleSession } from '../../../db/console-sessions';
 import type { EntityView } from '../../../temporal/entities';
 import { CsrfField, entityPath, eventPath, Layout, Notice } from './layout';
 
+/** The waiting events linked by name; a coalescing key's burst can hold thousands. */
+const WAITING_SHOWN = 50;
+
 /**
  * One key of a keyed flow (docs/entities.md): the last event applied and its version, the event
  * running, those waiting their turn, and the failed event it is parked on, each linked to its page.
@@ -14,7 +17,8 @@ export function EntityPage({ session, view, notice }: { session: ConsoleSession;
       <dl className="facts">
         <dt>Flow · source</dt>
         <dd>
-          {view.flow} · {view.source} ({view.order})
+          {view.flow} · {view.source} ({view.order}
+          {view.coalesce && `: a burst gathers until ${view.coalesce.quiet / 1000} s quiet, at most ${view.coalesce.ceiling / 1000} s`})
         </dd>
         <dt>Last applied</dt>
         <dd>
@@ -32,12 +36,13 @@ export function EntityPage({ session, view, notice }: { session: ConsoleSession;
         <dd className="waiting">
           {view.pending.length === 0
             ? 'none'
-            : view.pending.map((request, index) => (
+            : view.pending.slice(0, WAITING_SHOWN).map((request, index) => (
                 <span key={request.eventId}>
                   {index > 0 && ', '}
                   {link(request.eventId, request.workflowId)}
                 </span>
               ))}
+          {view.pending.length > WAITING_SHOWN && ` and ${view.pending.length - WAITING_SHOWN} more`}
         </dd>
         {view.parked && (
           <>

@@ -1,0 +1,32 @@
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import type { TurnRequest } from '../../contracts';
+import { EntityPage } from '../../src/http/console/pages/entity';
+import type { EntityView } from '../../src/temporal/entities';
+
+/** The console's key page for a coalescing key with a burst of a thousand events waiting. */
+const waiting = (index: number): TurnRequest => ({ eventId: `evt_${index}`, workflowId: `evt_${index}`, type: 'customer.updated', version: [index] });
+const view: EntityView = {
+  flow: 'syncStripeCustomer',
+  source: 'stripe',
+  key: 'cus_1',
+  order: 'coalesce',
+  coalesce: { quiet: 5_000, ceiling: 60_000 },
+  burst: { since: 1_000, latest: 2_000 },
+  last: null,
+  pending: Array.from({ length: 1_000 }, (_, index) => waiting(index)),
+  running: null,
+  parked: null,
+  applied: 0,
+  superseded: 0,
+  workflowId: 'durable-webhooks:entity:syncStripeCustomer:stripe:cus_1',
+  open: true,
+  uiUrl: 'http://ui.test',
+};
+
+it("says how a coalescing key gathers its bursts, and links the first 50 of a burst's waiting events, counting the rest", () => {
+  const html = renderToStaticMarkup(createElement(EntityPage, { session: { tokenName: 'ops', role: 'viewer', tokenSha256: '', csrf: '' }, view }));
+  expect(html).toContain('syncStripeCustomer · stripe (coalesce: a burst gathers until 5 s quiet, at most 60 s)');
+  expect(html.match(/href="\/console\/events\/evt_\d+"/g)).toHaveLength(50);
+  expect(html).toContain('evt_49</a></span> and 950 more');
+});
