@@ -1,6 +1,6 @@
 import { entityWorkflowId, requestTurnSignal, type Activities } from '../contracts';
 import { keyEntityFlow } from '../src/flows';
-import { entityRecord, recordApplied, recordParked } from '../src/db/entities';
+import { entityRecord, recordApplied, recordKeyed, recordParked } from '../src/db/entities';
 import { workflowState } from '../src/temporal/availability';
 import { coalesceWindow } from '../src/flows';
 import type { ActivityDeps } from './index';
@@ -19,6 +19,7 @@ export function createEntityActivities({
      */
     async requestTurn({ flow, source, key, order, coalesce = null, request }) {
       const workflowId = entityWorkflowId(flow, source, key);
+      await recordKeyed(db, { flow, source, key }, request.eventId);
       await temporal.workflow.signalWithStart(keyEntityFlow.workflow, {
         workflowId,
         taskQueue,

@@ -13,7 +13,7 @@ import { createLogger, type Logger } from './core/logger';
 import { SourceRegistry } from './providers/registry';
 import { lazyClient, temporalSettings } from './temporal/connection';
 import { EntityOperations } from './temporal/entities';
-import { parkedCounts } from './db/entities';
+import { busiestKeys, parkedCounts } from './db/entities';
 import { EventOperations } from './temporal/operations';
 import { Backfills } from './backfill/jobs';
 import { ProviderKind } from '../contracts';
@@ -67,12 +67,13 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
   await syncStandingRates(db, config.sources).catch((error: unknown) =>
     logger.warn({ error: errorLine(error) }, 'standing rates not synced: the body store did not answer'),
   );
-  const metrics = createMetrics(
-    () => startBacklog(db),
-    () => heldCounts(db),
-    () => unroutedTypes(db, DEFAULT_FLOW.name, UNROUTED_WINDOW_MS),
-    () => parkedCounts(db),
-  );
+  const metrics = createMetrics({
+    backlog: () => startBacklog(db),
+    held: () => heldCounts(db),
+    unrouted: () => unroutedTypes(db, DEFAULT_FLOW.name, UNROUTED_WINDOW_MS),
+    parked: () => parkedCounts(db),
+    waiting: () => busiestKeys(db),
+  });
   const operations = new EventOperations(client, { uiUrl: config.temporalUiUrl, db, sources });
   const jobs = new BulkJobs(client, operations, { taskQueue: config.taskQueue });
   const entities = new EntityOperations(client, operations, db);

@@ -82,6 +82,22 @@ export async function parkedCounts(db: Queryable): Promise<Array<{ flow: string;
   return rows.map((row) => ({ flow: row.flow, source: row.source, count: Number(row.count) }));
 }
 
+/** Marks an event as its flow's, at this key: until it completes, the receiver counts it among the key's events not done. */
+export async function recordKeyed(db: Queryable, ref: EntityRef, eventId: string): Promise<void> {
+  await db.query('UPDATE processed_events SET entity_flow = $3, entity_key = $4 WHERE source = $1 AND event_id = $2', [ref.source, eventId, ref.flow, ref.key]);
+}
+
+/** The keys with the most events not done yet (waiting for their turn or running), the most first, for the receiver's gauge. */
+export async function busiestKeys(db: Queryable, limit = 10): Promise<Array<EntityRef & { count: number }>> {
+  const { rows } = await db.query<EntityRef & { count: string }>(
+    `SELECT entity_flow AS flow, source, entity_key AS key, count(*) AS count FROM processed_events
+     WHERE entity_key IS NOT NULL AND status = 'processing'
+     GROUP BY entity_flow, source, entity_key ORDER BY count(*) DESC, entity_flow, source, entity_key LIMIT $1`,
+    [limit],
+  );
+  return rows.map((row) => ({ flow: row.flow, source: row.source, key: row.key, count: Number(row.count) }));
+}
+
 /** Claims the keys parked since the last look (each on its event, once): the ones to alert. */
 export async function claimNewlyParked(db: Queryable): Promise<Array<EntityRef & { parked: Parked }>> {
   const { rows } = await db.query<EntityRef & { parked: Parked }>(

@@ -420,6 +420,15 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
       )`,
     ],
   },
+  {
+    id: '022-keyed-events',
+    statements: [
+      // A keyed flow's event names its flow and key once it asks for its turn: the receiver counts
+      // each key's events not done yet (webhook_key_waiting_events) from the few rows still processing.
+      `ALTER TABLE processed_events ADD COLUMN entity_flow text, ADD COLUMN entity_key text`,
+      `CREATE INDEX processed_events_keyed_open ON processed_events (entity_flow, source, entity_key) WHERE entity_key IS NOT NULL AND status = 'processing'`,
+    ],
+  },
 ];
 
 /**

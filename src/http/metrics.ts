@@ -4,13 +4,17 @@ import type { Logger } from '../core/logger';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Backlog } from '../db/inbox';
 
+/** What the receiver's gauges read from the body store at each scrape. */
+export interface MetricReads {
+  backlog?: () => Promise<Backlog>;
+  held?: () => Promise<Array<{ source: string; type: string; count: number }>>;
+  unrouted?: () => Promise<Array<{ source: string; type: string; count: number }>>;
+  parked?: () => Promise<Array<{ flow: string; source: string; count: number }>>;
+  waiting?: () => Promise<Array<{ flow: string; source: string; key: string; count: number }>>;
+}
+
 /** The receiver's Prometheus metrics, on a registry of its own (one per app); the inbox's backlog and held rows read at each scrape. */
-export function createMetrics(
-  backlog?: () => Promise<Backlog>,
-  held?: () => Promise<Array<{ source: string; type: string; count: number }>>,
-  unrouted?: () => Promise<Array<{ source: string; type: string; count: number }>>,
-  parked?: () => Promise<Array<{ flow: string; source: string; count: number }>>,
-) {
+export function createMetrics({ backlog, held, unrouted, parked, waiting }: MetricReads = {}) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   if (backlog) backlogGauges(registry, backlog);
@@ -37,6 +41,14 @@ export function createMetrics(
       'Keys of keyed flows waiting on a failed event until an operator skips or retries it (durable-webhooks entities list --parked), by flow and source.',
       ['flow', 'source'],
       parked,
+    );
+  if (waiting)
+    counts(
+      registry,
+      'webhook_key_waiting_events',
+      "Keyed flows' events not done yet (waiting for their key's turn, or running in it), for the ten keys with the most (durable-webhooks entities show), by flow, source and key.",
+      ['flow', 'source', 'key'],
+      waiting,
     );
   return {
     registry,

@@ -65,7 +65,7 @@ async function receiverWithoutTemporal() {
 async function databaseModeReceiver(client: Client) {
   const config = databaseMode();
   const starter = new EventIntake(client, stack.db, { acknowledge: 'database', taskQueue: stack.taskQueue, logger: silentLogger });
-  const metrics = createMetrics(() => startBacklog(stack.db));
+  const metrics = createMetrics({ backlog: () => startBacklog(stack.db) });
   const app = createApp({ sources: new SourceRegistry(config.sources), starter, maxBodyBytes: config.maxBodyBytes, logger: silentLogger, metrics });
   const server = app.listen(0);
   await new Promise((resolve) => server.once('listening', resolve));
