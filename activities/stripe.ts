@@ -127,7 +127,7 @@ async function findCharge(stripe: Stripe, source: string, eventId: string): Prom
  * Declines and invalid requests will fail the same way again: non-retryable. Rate limits, 5xx,
  * connection errors and a key still in use (409) are thrown as they are, for Temporal to retry.
  */
-async function callStripe<T>(call: () => Promise<T>): Promise<T> {
+export async function callStripe<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {

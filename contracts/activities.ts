@@ -71,6 +71,8 @@ export interface Activities {
   eventWorkflowOpen(workflowId: string): Promise<boolean>;
   /** Stores the customer if this update is newer than the stored one; false when it is not. */
   storeCustomer(update: CustomerUpdate): Promise<boolean>;
+  /** Fetches a thin event's customer from Stripe as it is now and stores it if this event is newer than the one stored; false when it is not. */
+  storeCurrentCustomer(input: { source: string; eventId: string; created: number }): Promise<boolean>;
   /** Signal-with-start of the subscription's entity workflow; returns its workflow ID. */
   forwardSubscriptionUpdate(update: SubscriptionUpdate): Promise<string>;
   /** Stores the subscription if this update is newer than the stored one; false when it is not. Its body may then go at retention. */

@@ -10,6 +10,7 @@ export * from './notify-github';
 export * from './record-event';
 export * from './subscriptions';
 export * from './sync-stripe-customer';
+export * from './refresh-stripe-customer';
 export * from './entity';
 export * from './deliver-message';
 export * from './publish-message';

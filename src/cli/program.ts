@@ -42,13 +42,17 @@ export function buildProgram(): Command {
     .option('--repeat <n>', 'send the same delivery this many times', positiveInteger, 1)
     .option('--url <url>', 'the receiver base URL (default: http://localhost:$PORT, PORT defaulting to 3000)')
     .option('--id <eventId>', 'use this event ID instead of a new one')
+    .option(
+      '--thin',
+      'Stripe: send it as a thin event notification (v1.<type>, the changed object by reference), as an event destination with thin payloads does',
+    )
     .addOption(jsonOption('print each response as one JSON line'))
-    .action(async (source: string, fixtureOrType: string, options: { repeat: number; url?: string; id?: string; json?: boolean }) => {
+    .action(async (source: string, fixtureOrType: string, options: { repeat: number; url?: string; id?: string; thin?: boolean; json?: boolean }) => {
       // A client that signs samples: an unset secret means the development value `npm run dev` uses.
       const config = loadReceiverConfig(process.env, { development: true });
       const attempts = await send(
         config,
-        { source, fixtureOrType, repeat: options.repeat, url: options.url ?? `http://localhost:${config.port}`, eventId: options.id },
+        { source, fixtureOrType, repeat: options.repeat, url: options.url ?? `http://localhost:${config.port}`, eventId: options.id, thin: options.thin },
         (attempt, index) => {
           if (options.json) {
             console.log(JSON.stringify(attempt));

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { ReceiverConfig } from '../config';
 import { providerOf } from '../providers/index';
 import { createAdapter } from '../providers/registry';
+import { isThinType } from '../providers/stripe';
 import { ProviderKind } from '../../contracts';
 
 export interface SendOptions {
@@ -11,6 +12,8 @@ export interface SendOptions {
   repeat: number;
   url: string;
   eventId?: string;
+  /** A Stripe source: send the sample as a thin event notification (`v1.<type>`), as an event destination with thin payloads does. */
+  thin?: boolean;
 }
 
 export interface SendAttempt {
@@ -26,13 +29,17 @@ export async function send(config: ReceiverConfig, options: SendOptions, onAttem
   }
   if (sourceConfig.secrets.length === 0 && sourceConfig.publicKeys.length === 0)
     throw new Error(`Source "${options.source}" has no signing secret to sign samples with.`);
-  const { type, payload, builtIn } = samplePayload(sourceConfig.kind, options.fixtureOrType);
+  if (options.thin && sourceConfig.kind !== ProviderKind.STRIPE)
+    throw new Error(`Only Stripe sends thin events; "${options.source}" is a ${sourceConfig.kind} source.`);
+  const sample = samplePayload(sourceConfig.kind, options.fixtureOrType);
+  const { payload, builtIn } = sample;
+  const type = options.thin && !isThinType(sample.type) ? `v1.${sample.type}` : sample.type;
   const adapter = createAdapter(sourceConfig);
   const id = options.eventId ?? adapter.sampleId();
   // GitHub signs only the body, and the receiver takes a body it stored under another delivery ID
   // for a replay: each built-in GitHub sample carries its delivery ID, so every send is a new event.
-  const sample = sourceConfig.kind === ProviderKind.GITHUB && builtIn ? { ...payload, sample_delivery: id } : payload;
-  const request = adapter.sign({ id, type, payload: sample, timestamp: new Date() });
+  const signedPayload = sourceConfig.kind === ProviderKind.GITHUB && builtIn ? { ...payload, sample_delivery: id } : payload;
+  const request = adapter.sign({ id, type, payload: signedPayload, timestamp: new Date() });
 
   const endpoint = `${options.url.replace(/\/$/, '')}/webhooks/${encodeURIComponent(options.source)}`;
   const attempts: SendAttempt[] = [];

@@ -14,7 +14,7 @@ import {
 } from './stripe-objects';
 
 /**
- * A local server speaking the Stripe endpoints our flows use (PaymentIntents create, confirm, update and search, Events list), with Stripe's idempotency behaviour (https://docs.stripe.com/api/idempotent_requests):
+ * A local server speaking the Stripe endpoints our flows use (PaymentIntents create, confirm, update and search, Events list, Customers retrieve), with Stripe's idempotency behaviour (https://docs.stripe.com/api/idempotent_requests):
  * same key and parameters → the stored response with `Idempotent-Replayed: true`; same key, other
  * parameters → 400 idempotency_error; a repeat while the first runs → 409. The real `stripe` SDK
  * talks to it over HTTP. It counts distinct effects so tests can assert "exactly one charge".
@@ -31,6 +31,17 @@ export interface StripeRequest {
   replayed: boolean;
   /** Set when the stand-in failed the request on purpose, before the idempotency layer. */
   injectedStatus?: number;
+  /** The `Stripe-Request-Trigger` header: what made the SDK send it (`event=evt_…` for a thin event's fetch). */
+  trigger?: string;
+}
+
+/** The customer fields the stand-in keeps; `retrieve` answers them as a Customer object. */
+export interface StandInCustomer {
+  id: string;
+  balance: number;
+  currency: string | null;
+  delinquent: boolean;
+  deleted?: boolean;
 }
 
 /** `listing`: a later page of the Events API (one with `starting_after`), held before it answers. */
@@ -51,6 +62,7 @@ export async function startStripeStandIn() {
   // Events the Events API lists, newest first, as Stripe lists them.
   const events: StripeEvent[] = [];
   const revokedKeys = new Set<string>();
+  const customers = new Map<string, StandInCustomer>();
 
   const app = express();
   app.use(express.text({ type: '*/*' }));
@@ -201,6 +213,21 @@ export async function startStripeStandIn() {
     res.json({ object: 'search_result', url: '/v1/payment_intents/search', has_more: false, next_page: null, data });
   });
 
+  // Customers retrieve: a deleted one as Stripe answers it; one the stand-in was not given, as a new customer with nothing owed.
+  app.get('/v1/customers/:id', (req, res) => {
+    const id = String(req.params.id);
+    requests.push({
+      method: req.method,
+      path: req.path,
+      idempotencyKey: undefined,
+      params: {},
+      replayed: false,
+      trigger: req.header('stripe-request-trigger'),
+    });
+    const customer = customers.get(id) ?? { id, balance: 0, currency: null, delinquent: false };
+    res.json(customer.deleted ? { id, object: 'customer', deleted: true } : { ...customer, object: 'customer', livemode: false });
+  });
+
   app.post(
     '/v1/payment_intents/:id',
     idempotent(async (req, params) => {
@@ -243,6 +270,8 @@ export async function startStripeStandIn() {
       events.push(...added);
       events.sort((a, b) => b.created - a.created || (a.id < b.id ? 1 : -1));
     },
+    /** Sets a customer as Customers retrieve answers it from now on. */
+    setCustomer: (customer: StandInCustomer) => customers.set(customer.id, customer),
     /** Answers every request with this API key 401, as Stripe does for a revoked key. */
     revokeApiKey: (key: string) => revokedKeys.add(key),
   };

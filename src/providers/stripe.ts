@@ -6,14 +6,16 @@ import { firstSecret } from './secrets';
 import { ProviderKind } from '../../contracts';
 import { adapter, TIMESTAMP_TOLERANCE_SECONDS, type Delivery, type ProviderAdapter, type SampleEvent, type VerifiedEvent } from './types';
 import stripeCheckoutCompleted from './fixtures/stripe.checkout.session.completed.json';
+import stripeCustomerUpdated from './fixtures/stripe.customer.updated.json';
 import { MIB } from './limits';
 import { defineProvider } from './define';
 
 /** The Stripe API version our sample events claim; verification accepts any version. */
 const SAMPLE_API_VERSION = '2025-09-30.clover';
 
-// Only the webhook helpers are used; they never call the API, so the key is a placeholder.
-const webhooks = new Stripe('sk_test_unused_by_webhook_verification').webhooks;
+// Only the webhook helpers and the thin events' parser are used; they never call the API, so the key is a placeholder.
+const client = new Stripe('sk_test_unused_by_webhook_verification');
+const { webhooks } = client;
 const signatures = webhooks.signature!;
 
 /**
@@ -53,13 +55,22 @@ export function createStripeAdapter(options: { source: string; secrets: readonly
     },
 
     read({ rawBody }: Delivery) {
-      return { events: [readStripeEvent(parseJsonObject(rawBody.toString('utf8'), source), source)] };
+      const parsed = parseJsonObject(rawBody.toString('utf8'), source);
+      return { events: [parsed.object === THIN_EVENT ? readThinEvent(parsed, source) : readStripeEvent(parsed, source)] };
     },
 
     sampleId: () => `evt_${randomBytes(12).toString('hex')}`,
 
     sign({ id, type, payload, timestamp }: SampleEvent) {
       const created = Math.floor(timestamp.getTime() / 1000);
+      const signed = (body: string) => ({
+        headers: {
+          'content-type': 'application/json',
+          'stripe-signature': webhooks.generateTestHeaderString({ payload: body, secret: firstSecret(secrets, source), timestamp: created }),
+        },
+        body,
+      });
+      if (isThinType(type)) return signed(JSON.stringify(thinNotification({ id, type, payload, timestamp })));
       const body = JSON.stringify({
         id,
         object: 'event',
@@ -71,8 +82,7 @@ export function createStripeAdapter(options: { source: string; secrets: readonly
         request: { id: null, idempotency_key: null },
         type,
       });
-      const signature = webhooks.generateTestHeaderString({ payload: body, secret: firstSecret(secrets, source), timestamp: created });
-      return { headers: { 'content-type': 'application/json', 'stripe-signature': signature }, body };
+      return signed(body);
     },
   });
 }
@@ -98,6 +108,54 @@ export function readStripeEvent(parsed: unknown, source: string): VerifiedEvent 
   };
 }
 
+/** A thin event notification's `object`: Stripe's event destinations send it instead of a snapshot event when asked to. */
+const THIN_EVENT = 'v2.core.event';
+
+/** Stripe names thin event types by API version (`v1.customer.updated`, `v2.core.account.updated`). */
+export const isThinType = (type: string) => /^v\d+\./.test(type);
+
+/**
+ * A thin event notification (https://docs.stripe.com/event-destinations#thin-events): parsed by the
+ * pinned stripe-node's `parseEventNotificationWithoutVerification` (the signature was checked by
+ * `check`), which refuses what is no notification. It names the object that changed and no state of
+ * it: its flow fetches the current object (`fetchRelatedObject`). `created` is a date-time.
+ */
+function readThinEvent(parsed: Record<string, unknown>, source: string): VerifiedEvent {
+  try {
+    client.parseEventNotificationWithoutVerification(JSON.stringify(parsed));
+  } catch (error) {
+    throw new MalformedEventError(`Not a Stripe event notification: ${(error as Error).message}`, { source: source });
+  }
+  const created = typeof parsed.created === 'string' ? Date.parse(parsed.created) : Number.NaN;
+  if (Number.isNaN(created)) throw new MalformedEventError('The event notification has no "created" date-time.', { source: source });
+  return {
+    id: requireString(parsed.id, 'ID ("id")', source),
+    type: requireString(parsed.type, 'type ("type")', source),
+    occurredAt: new Date(created).toISOString(),
+    subject: objectId(parsed.related_object),
+    payload: parsed,
+  };
+}
+
+/**
+ * A sample thin notification of `v1.<object>.<action>` about `payload` (a v1 object): its related
+ * object is the payload's ID, at `/v1/<object>s/<id>` (`/v1/customers/cus_…`).
+ */
+function thinNotification({ id, type, payload, timestamp }: SampleEvent) {
+  const object = type.replace(/^v\d+\./, '').replace(/\.[^.]+$/, '');
+  const relatedId = typeof payload.id === 'string' ? payload.id : `${object.split('.').at(-1)}_sample`;
+  return {
+    id,
+    object: THIN_EVENT,
+    type,
+    created: timestamp.toISOString(),
+    livemode: false,
+    context: null,
+    related_object: { id: relatedId, type: object, url: `/v1/${object.replace(/\./g, '/')}s/${relatedId}` },
+    reason: null,
+  };
+}
+
 const outsideTolerance = (source: string) =>
   new SignatureVerificationError(`The Stripe-Signature timestamp is outside the ${TIMESTAMP_TOLERANCE_SECONDS} s tolerance.`, { source: source });
 
@@ -120,7 +178,7 @@ export const stripeProvider = defineProvider({
   description: 'Stripe: `Stripe-Signature`, HMAC-SHA256 over `<t>.<body>`, verified by the `stripe` package.',
   builtIn: { name: 'stripe', secretEnv: 'STRIPE_WEBHOOK_SECRET', developmentSecret: 'whsec_durable_webhooks_development_only' },
   create: ({ name, secrets }) => createStripeAdapter({ source: name, secrets }),
-  samples: { 'checkout.session.completed': stripeCheckoutCompleted },
+  samples: { 'checkout.session.completed': stripeCheckoutCompleted, 'customer.updated': stripeCustomerUpdated },
   // One event with its object; Stripe documents no maximum, and its largest objects are far under this.
   maxBodyBytes: 5 * MIB,
   // Stripe publishes the addresses its webhooks come from: https://docs.stripe.com/ips

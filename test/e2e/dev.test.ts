@@ -112,6 +112,14 @@ describe('npm run dev', () => {
       expect(await handle.result()).toMatchObject({ outcome: 'fulfilled', source: 'stripe', type: 'checkout.session.completed' });
       expect(await (await handle.describe()).staticSummary()).toBe('stripe · checkout.session.completed · cs_test_a1b2c3d4e5f6g7h8i9j0 · 42.00 EUR');
 
+      // A thin event (send --thin): the customer fetched from the Stripe stand-in as it is now, and stored once.
+      const thin = await sendJson(['stripe', 'customer.updated', '--thin', '--repeat', '2', '--id', 'evt_dev_thin_1']);
+      expect(thin.attempts.map((attempt) => [attempt.status, attempt.body.status])).toEqual([
+        [202, 'started'],
+        [200, 'duplicate'],
+      ]);
+      expect(await client.workflow.getHandle('evt_dev_thin_1').result()).toMatchObject({ outcome: 'stored', type: 'v1.customer.updated' });
+
       // The console is on, on the embedded database, with the development token the banner printed.
       const signIn = await fetch(`http://localhost:${env.PORT}/console/login`, {
         method: 'POST',

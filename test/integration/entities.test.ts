@@ -5,7 +5,7 @@ import { entityStateQuery, entityWorkflowId, statusQuery, type EventOutcome } fr
 import { EntityOperations } from '../../src/temporal/entities';
 import { EventOperations } from '../../src/temporal/operations';
 import { eventually } from '../support/eventually';
-import { customerUpdated, shopifyOrderPaid, type SignedDelivery } from '../support/events';
+import { customerThin, customerUpdated, shopifyOrderPaid, type SignedDelivery } from '../support/events';
 import { CATALOG_SECRETS_ENV } from '../support/signing';
 import { post, startStack, type WorkerStack } from '../support/stack';
 
@@ -217,3 +217,29 @@ it('a coalescing key: 100 updates a second to one customer for 3 seconds are sto
   });
   expect(await waiting()).toBe(0);
 }, 120_000);
+
+it('a thin Stripe event: verified, its customer fetched once as Stripe has it now (the request names the event) and stored; its duplicate is 200 duplicate', async () => {
+  const customerId = `cus_${randomUUID()}`;
+  stack.stripe.setCustomer({ id: customerId, balance: 1200, currency: 'eur', delinquent: true });
+  const thin = customerThin(customerId);
+  expect((await deliver(thin)).status).toBe(202);
+  expect(await resultOf(thin.id)).toMatchObject({ outcome: 'stored', type: 'v1.customer.updated', entity: { key: customerId, after: null } });
+  expect((await deliver(thin)).json).toMatchObject({ status: 'duplicate', eventId: thin.id, state: 'completed' });
+
+  expect(stack.stripe.requests.filter((request) => request.path === `/v1/customers/${customerId}`)).toEqual([
+    expect.objectContaining({ method: 'GET', trigger: `event=${thin.id}` }),
+  ]);
+  const { rows } = await stack.db.query('SELECT balance, currency, delinquent, last_event_id FROM customers WHERE id = $1', [customerId]);
+  expect(rows).toEqual([{ balance: '1200', currency: 'eur', delinquent: true, last_event_id: thin.id }]);
+});
+
+it('a burst of thin events about one customer is one fetch: the newest event reads it, the others are superseded without a read', async () => {
+  const customerId = `cus_${randomUUID()}`;
+  const burst = Array.from({ length: 5 }, (_, index) => customerThin(customerId, 'v1.customer.updated', new Date(Date.UTC(2026, 11, 6, 10, 0, index))));
+  expect((await Promise.all(burst.map(deliver))).map((answer) => answer.status)).toEqual(burst.map(() => 202));
+  const outcomes = await Promise.all(burst.map((thin) => resultOf(thin.id)));
+  expect(outcomes.map((outcome) => outcome.outcome)).toEqual(['superseded', 'superseded', 'superseded', 'superseded', 'stored']);
+  expect(stack.stripe.requests.filter((request) => request.path === `/v1/customers/${customerId}`).map((request) => request.trigger)).toEqual([
+    `event=${burst.at(-1)!.id}`,
+  ]);
+});

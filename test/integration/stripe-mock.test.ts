@@ -1,9 +1,12 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
-import type { Charge } from '../../contracts';
+import { ProviderKind, type Charge } from '../../contracts';
+import { createCustomerActivities } from '../../activities/customers';
 import { createStripeActivities } from '../../activities/stripe';
+import { storeBody } from '../../src/db/event-bodies';
 import { stripeEvents } from '../../src/backfill/stripe';
 import { createStripeClient } from '../../src/core/stripe-client';
 import { openTestDatabase, type TestDatabase } from '../support/database';
+import { customerThin } from '../support/events';
 import { startStripeMock } from '../support/stripe-mock';
 
 /**
@@ -85,4 +88,24 @@ it('lists events for a backfill with parameters Stripe accepts (created window, 
     listed.push(event);
   expect(listed.length).toBeGreaterThan(0);
   expect(listed[0]).toMatchObject({ id: expect.stringMatching(/^evt_/), type: expect.any(String), occurredAt: expect.any(String) });
+});
+
+it("fetches a thin event's customer with the request Stripe's SDK makes for it (fetchRelatedObject: GET /v1/customers/:id) and stores it", async () => {
+  const thin = customerThin('cus_mock_thin');
+  const receivedAt = new Date().toISOString();
+  const start = {
+    flow: 'refreshStripeCustomer',
+    input: { source: 'stripe', provider: ProviderKind.STRIPE, id: thin.id, type: 'v1.customer.updated', occurredAt: receivedAt, receivedAt },
+    summary: thin.id,
+  };
+  await storeBody(
+    db,
+    { source: 'stripe', eventId: thin.id, workflowId: thin.id, provider: ProviderKind.STRIPE, via: 'delivery', receivedAt, start, leaseMs: 0 },
+    { raw: Buffer.from(thin.body), contentType: 'application/json', signatureHeaders: {} },
+  );
+  const { storeCurrentCustomer } = createCustomerActivities({ db, stripe: createStripeClient('sk_test_123', mock.url) });
+  expect(await new MockActivityEnvironment().run(storeCurrentCustomer, { source: 'stripe', eventId: thin.id, created: 1_800_000_000 })).toBe(true);
+  expect((await db.query('SELECT id, last_event_id FROM customers WHERE id = $1', ['cus_mock_thin'])).rows).toEqual([
+    { id: 'cus_mock_thin', last_event_id: thin.id },
+  ]);
 });

@@ -106,6 +106,25 @@ export function customerUpdated(customerId: string, created: number, balance: nu
 }
 
 /**
+ * A signed thin event notification about a customer, as a Stripe event destination with thin
+ * payloads sends it (https://docs.stripe.com/event-destinations#thin-events): no state, a reference.
+ */
+export function customerThin(customerId: string, type = 'v1.customer.updated', created = new Date()): SignedDelivery {
+  const id = `evt_test_${randomUUID().replace(/-/g, '')}`;
+  const body = JSON.stringify({
+    id,
+    object: 'v2.core.event',
+    type,
+    created: created.toISOString(),
+    livemode: false,
+    context: null,
+    related_object: { id: customerId, type: 'customer', url: `/v1/customers/${customerId}` },
+    reason: null,
+  });
+  return { id, path: 'stripe', body, headers: stripeHeaders(body, SECRETS.stripe) };
+}
+
+/**
  * An `order.created` as the receiver starts `chargeOrder` with it (`startOptions`: the routing
  * fields, no body), for tests that start the workflow themselves.
  */

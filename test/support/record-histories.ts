@@ -25,7 +25,7 @@ import { DECLINED_PAYMENT_METHOD, type StripeEvent } from '../../src/dev/stripe-
 import { temporalCliPath } from '../../src/core/tools';
 import { startEndpointServer } from './endpoint-server';
 import { eventually } from './eventually';
-import { checkoutCompleted, customerUpdated, orderCreated, shopifyOrderPaid, subscriptionEvent, type SignedDelivery } from './events';
+import { checkoutCompleted, customerThin, customerUpdated, orderCreated, shopifyOrderPaid, subscriptionEvent, type SignedDelivery } from './events';
 import { CATALOG_SECRETS_ENV, githubHeaders, SECRETS, SECRETS_ENV, stripeEvent, stripeHeaders } from './signing';
 import { post, startStack } from './stack';
 import { startScriptServers } from './script-stack';
@@ -82,6 +82,8 @@ async function main(): Promise<void> {
     deliver('syncStripeCustomer', customerUpdated(customerId, 1_800_000_001, 200)),
   ]);
   recorded['keyEntity-coalesce'] = entityWorkflowId('syncStripeCustomer', 'stripe', customerId);
+  // A thin event: its customer fetched from Stripe (the stand-in) as it is now.
+  await deliver('refreshStripeCustomer', customerThin(customerId));
   await deliver('chargeOrder-charged', orderCreated());
   await deliver('chargeOrder-declined', orderCreated({ paymentMethod: DECLINED_PAYMENT_METHOD }));
 

@@ -53,7 +53,7 @@ describe("a source's routes", () => {
     [
       'an unknown flow',
       { 'invoice.paid': 'notifyFinance' },
-      'routes: "invoice.paid" names the flow "notifyFinance", which does not exist; use one of chargeOrder, fulfilCheckout, fulfilShopifyOrder, notifyGitHub, recordEvent, applySubscriptionEvent, syncStripeCustomer, or ignore.',
+      'routes: "invoice.paid" names the flow "notifyFinance", which does not exist; use one of chargeOrder, fulfilCheckout, fulfilShopifyOrder, notifyGitHub, recordEvent, applySubscriptionEvent, syncStripeCustomer, refreshStripeCustomer, or ignore.',
     ],
     ['an internal workflow', { 'invoice.paid': 'subscriptionEntity' }, /"invoice.paid" names the flow "subscriptionEntity", which does not exist/],
     [

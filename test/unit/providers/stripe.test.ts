@@ -1,5 +1,7 @@
 import { MalformedEventError, SignatureVerificationError } from '../../../src/core/delivery-errors';
+import Stripe from 'stripe';
 import { createStripeAdapter } from '../../../src/providers/stripe';
+import { customerThin } from '../../support/events';
 import { SECRETS, stripeEvent, stripeHeaders } from '../../support/signing';
 
 const adapter = createStripeAdapter({ source: 'stripe', secrets: [SECRETS.stripe, SECRETS.stripeRotated] });
@@ -18,6 +20,37 @@ describe('createStripeAdapter().verify', () => {
       subject: 'cs_test_123',
       payload: event,
     });
+  });
+
+  it('accepts a thin event notification (v2.core.event): its ID, type, date-time and related object; a notification that is none is 400', async () => {
+    const thin = customerThin('cus_thin', 'v1.customer.updated', new Date('2026-12-06T10:00:00.123Z'));
+    expect(await verify(thin.body, thin.headers, new Date())).toMatchObject({
+      id: thin.id,
+      type: 'v1.customer.updated',
+      occurredAt: '2026-12-06T10:00:00.123Z',
+      subject: 'cus_thin',
+      payload: JSON.parse(thin.body),
+    });
+    const undated = JSON.stringify({ ...JSON.parse(thin.body), created: 'yesterday' });
+    await expect(verify(undated, stripeHeaders(undated, SECRETS.stripe))).rejects.toThrow(MalformedEventError);
+    await expect(verify(undated, stripeHeaders(undated, SECRETS.stripe))).rejects.toThrow('The event notification has no "created" date-time.');
+  });
+
+  it('signs a sample of a thin type (send --thin) as a notification stripe-node parses, naming the object by reference', async () => {
+    const signed = adapter.sign({
+      id: 'evt_sample_thin',
+      type: 'v1.customer.updated',
+      payload: { id: 'cus_sample', object: 'customer' },
+      timestamp: new Date(),
+    });
+    const parsed = new Stripe('sk_test_unused').parseEventNotification(signed.body, signed.headers['stripe-signature']!, SECRETS.stripe);
+    expect(parsed).toMatchObject({
+      id: 'evt_sample_thin',
+      object: 'v2.core.event',
+      type: 'v1.customer.updated',
+      related_object: { id: 'cus_sample', type: 'customer', url: '/v1/customers/cus_sample' },
+    });
+    expect((await verify(signed.body, signed.headers)).subject).toBe('cus_sample');
   });
 
   it('accepts the second of two configured secrets (rotation)', async () => {
