@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -13,6 +13,8 @@ export interface LocalPostgres {
   stop(): void;
   /** Starts it again on the same port and data directory. */
   start(): void;
+  /** Stops the server and deletes its folder: a throwaway cluster's end (tests, the bench), which leaves nothing behind. */
+  remove(): void;
 }
 
 export interface LocalPostgresOptions {
@@ -63,11 +65,16 @@ export function startLocalPostgres({ port, user, dir }: LocalPostgresOptions): L
       'start',
     ]);
   start();
+  const stop = () => run('pg_ctl', ['-D', dataDir, '-m', 'fast', '-w', 'stop']);
   return {
     url: `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
     dir: home,
-    stop: () => run('pg_ctl', ['-D', dataDir, '-m', 'fast', '-w', 'stop']),
+    stop,
     start,
+    remove() {
+      stop();
+      rmSync(home, { recursive: true, force: true });
+    },
   };
 }
 

@@ -208,7 +208,7 @@ async function startTemporal(): Promise<{ address: string; stop(): Promise<void>
     async stop() {
       cluster.child.kill('SIGTERM');
       await cluster.exited;
-      postgres.stop();
+      postgres.remove();
     },
   };
 }

@@ -111,7 +111,7 @@ export async function measureConsole(): Promise<{ events: number; generateSecond
   } finally {
     await db.close();
     await database.drop();
-    local?.stop();
+    local?.remove();
   }
 }
 

@@ -17,7 +17,7 @@ let postgres: LocalPostgres;
 beforeAll(async () => {
   postgres = startLocalPostgres({ port: await freePort(), user: 'temporal' });
 });
-afterAll(() => postgres.stop());
+afterAll(() => postgres.remove());
 
 async function schemaVersions(): Promise<Record<string, string>> {
   const versions: Record<string, string> = {};

@@ -27,6 +27,6 @@ export default async function globalSetup(): Promise<void> {
   if (!process.env.DATABASE_URL) {
     const postgres = startLocalPostgres({ port: await freePort(), user: 'webhooks' });
     process.env.DATABASE_URL = postgres.url;
-    (globalThis as { throwawayPostgres?: { stop(): void } }).throwawayPostgres = postgres;
+    (globalThis as { throwawayPostgres?: { remove(): void } }).throwawayPostgres = postgres;
   }
 }

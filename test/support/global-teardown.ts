@@ -2,5 +2,5 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 
 export default async function globalTeardown(): Promise<void> {
   await (globalThis as { temporalTestEnv?: TestWorkflowEnvironment }).temporalTestEnv?.teardown();
-  (globalThis as { throwawayPostgres?: { stop(): void } }).throwawayPostgres?.stop();
+  (globalThis as { throwawayPostgres?: { remove(): void } }).throwawayPostgres?.remove();
 }

@@ -29,7 +29,7 @@ export async function startScriptServers(name: string): Promise<{ server: DevSer
     server,
     async stop() {
       await server.stop();
-      postgres?.stop();
+      postgres?.remove();
     },
   };
 }

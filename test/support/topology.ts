@@ -171,7 +171,7 @@ export async function startTopology(
       await stopTemporal();
       await stripe.close();
       await resend.close();
-      postgres.stop();
+      postgres.remove();
       // Each test file's logs apart, with the Temporal nodes' own logs beside our processes'.
       const logs = path.join(ROOT, 'test-results', 'production', path.basename(expect.getState().testPath ?? 'topology', '.test.ts'));
       mkdirSync(logs, { recursive: true });
