@@ -14,6 +14,8 @@
  *   G11 the inbox's backlog drained by a sweeper, starts/s ÷ raw start (reported)
  *   G15 keyed ÷ unkeyed: Shopify orders, each its key's turn (1,000 keys), completed/s ÷ as many
  *       Stripe checkouts, with the worker processing, same concurrency
+ * then one hot key: 50 states a second of one Shopify order for 10 minutes, every one completed
+ * (applied or superseded), none of its entity's runs terminated, and its key lag's p50 and p99
  * and, from sustained runs in both modes, end-to-end latency (POST → workflow completed) and
  * history events per flow; and first, per provider kind, the cost of refusing its worst
  * unauthenticated delivery beside a valid one's, in ms per MiB (target: at most 50), and /healthz
@@ -60,6 +62,7 @@ import { otherClusterPorts } from '../support/topology';
 import { workflowBundle } from '../support/stack';
 import { latencyChart } from './chart';
 import { shopifyOrderPaid } from '../support/events';
+import { entityWorkflowId, type EventOutcome } from '../../contracts';
 import { CATALOG_SECRETS } from '../support/signing';
 import { measureHostileCosts, measureLargeBodies, REFUSED_MS_PER_MIB_TARGET } from './hostile';
 import { startSeedHandler } from './seed-handler';
@@ -75,6 +78,9 @@ const RATE = benchSize('RATE', 10, 10);
 const CAPACITY_EVENTS = benchSize('CAPACITY_EVENTS', 300, 20);
 /** Events (and keys: one event each, every one a turn of its own key's entity) of each side of G15. */
 const KEYED_EVENTS = benchSize('KEYED_EVENTS', 1000, 20);
+/** One hot key: states a second of one Shopify order, for this long (10 minutes; 2 s in a short run). */
+const HOT_KEY_RATE = benchSize('HOT_KEY_RATE', 50, 50);
+const HOT_KEY_SECONDS = benchSize('HOT_KEY_SECONDS', 600, 2);
 const SERVER = process.env.BENCH_TEMPORAL === 'cluster' ? 'cluster' : 'dev';
 const SECRET = 'whsec_bench';
 const TARGETS = {
@@ -351,6 +357,7 @@ async function measure(
     const sustained = await sustain(client, `${work.url}/webhooks/stripe`);
     const sustainedAtCommit = await sustain(client, `${workAtCommit.url}/webhooks/stripe`);
     const keyed = await keyedThroughput(client, work.url);
+    const hot = await hotKey(client, work.url);
     await worker.shutdown();
 
     // Worker capacity, with one and then two `npm run worker` processes (PostgreSQL only: they share it).
@@ -423,6 +430,7 @@ async function measure(
       endToEnd: { temporal: sustained.endToEnd, database: sustainedAtCommit.endToEnd },
       backlogDrain: drain,
       keyed,
+      hotKey: hot,
       release,
       historyEventsPerFlow: sustained.historyEvents,
       receiverPerCpuSecond: round(atCommit.summary().requests / Math.max(atCommitCpuSeconds, 1e-9)),
@@ -467,6 +475,9 @@ async function measure(
     );
     console.log(`\nhistory events per flow (fulfilCheckout): ${sustained.historyEvents}`);
     console.log(`keyed: ${keyed.keyedPerSecond} Shopify orders/s completed against ${keyed.unkeyedPerSecond} checkouts/s, ${keyed.events} of each`);
+    console.log(
+      `hot key: ${hot.events} states of one order at ${HOT_KEY_RATE}/s for ${HOT_KEY_SECONDS} s: ${hot.applied} applied, ${hot.superseded} superseded, ${hot.lost} lost; key lag p50 ${hot.lagP50} ms, p99 ${hot.lagP99} ms; its entity ran ${hot.entityRuns} time(s) (continue-as-new), ${hot.terminated} terminated`,
+    );
     console.log(`receiver with ACKNOWLEDGE=database and its load generator, one process: ${result.receiverPerCpuSecond} events per CPU-second`);
     for (const run of capacity) {
       console.log(
@@ -492,7 +503,10 @@ async function measure(
     console.log(`written: ${path.relative(process.cwd(), dir) || '.'}/${stamp}.json and .svg`);
     const refusedMissed = hostile.kinds.some((kind) => kind.worst.msPerMiB > REFUSED_MS_PER_MIB_TARGET);
     if (SHORT) console.log('a short run (BENCH_SHORT=1): every measure ran; its figures are not judged');
-    process.exitCode = !SHORT && (ratios.some((ratio) => ratio.met === false) || refusedMissed) ? 1 : 0;
+    // A hot key that loses an event, or whose entity the server terminated (its history's limits), fails even a short run.
+    const hotKeyFailed = hot.lost > 0 || hot.terminated > 0;
+    if (hotKeyFailed) console.log('hot key: FAILED (an event lost, or its entity terminated)');
+    process.exitCode = hotKeyFailed || (!SHORT && (ratios.some((ratio) => ratio.met === false) || refusedMissed)) ? 1 : 0;
   } finally {
     await starts.close();
     await startsAtCommit.close();
@@ -536,6 +550,54 @@ async function keyedThroughput(client: Client, url: string) {
   }
   const total = (values: number[]) => values.reduce((sum, value) => sum + value, 0);
   return { events: KEYED_EVENTS, unkeyedPerSecond: round(total(unkeyed) / 2), keyedPerSecond: round(total(keyed) / 2), ratio: total(keyed) / total(unkeyed) };
+}
+
+/**
+ * One hot key: HOT_KEY_RATE states a second of one Shopify order, each with a newer `updated_at`, for
+ * HOT_KEY_SECONDS (an open loop, as a provider sends). Each must complete, applied or superseded by a
+ * newer one; the key lag is POST to result of the applied ones. The entity's runs (one per
+ * continue-as-new) are listed by its workflow ID, and none may have been terminated.
+ */
+async function hotKey(client: Client, url: string) {
+  const orderId = 9_000_000_000 + Math.floor(Math.random() * 1_000_000);
+  const lags: number[] = [];
+  let superseded = 0;
+  let lost = 0;
+  const pending: Array<Promise<void>> = [];
+  const begin = performance.now();
+  for (let index = 0; ; index++) {
+    const due = begin + (index * 1000) / HOT_KEY_RATE;
+    if (due >= begin + HOT_KEY_SECONDS * 1000) break;
+    if (due > performance.now()) await delay(due - performance.now());
+    const state = shopifyOrderPaid({ topic: 'orders/updated', orderId, updatedAt: new Date(Date.UTC(2026, 0, 1) + index * 1000).toISOString() });
+    const sentAt = performance.now();
+    pending.push(
+      postExpecting(`${url}/webhooks/shopify`, state, 202)
+        .then(() => client.workflow.getHandle(state.id).result() as Promise<EventOutcome>)
+        .then(
+          (outcome) => void (outcome.outcome === 'superseded' ? superseded++ : lags.push(performance.now() - sentAt)),
+          () => void lost++,
+        ),
+    );
+  }
+  await Promise.all(pending);
+  const runs: string[] = [];
+  for await (const run of client.workflow.list({ query: `WorkflowId = '${entityWorkflowId('fulfilShopifyOrder', 'shopify', String(orderId))}'` }))
+    runs.push(run.status.name);
+  const sorted = lags.sort((a, b) => a - b);
+  const percentile = (q: number) => round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0);
+  return {
+    events: pending.length,
+    rate: HOT_KEY_RATE,
+    seconds: HOT_KEY_SECONDS,
+    applied: lags.length,
+    superseded,
+    lost,
+    lagP50: percentile(0.5),
+    lagP99: percentile(0.99),
+    entityRuns: runs.length,
+    terminated: runs.filter((status) => status === 'TERMINATED').length,
+  };
 }
 
 async function sustain(client: Client, url: string) {
