@@ -15,7 +15,9 @@
  *   G15 keyed ÷ unkeyed: Shopify orders, each its key's turn (1,000 keys), completed/s ÷ as many
  *       Stripe checkouts, with the worker processing, same concurrency
  * then one hot key: 50 states a second of one Shopify order for 10 minutes, every one completed
- * (applied or superseded), none of its entity's runs terminated, and its key lag's p50 and p99
+ * (applied or superseded), none of its entity's runs terminated, and its key lag's p50 and p99;
+ * and keys at scale: 10,000 states of 1,000 orders, shuffled, a fifth twice, one in twenty a minute
+ * late: none lost, none applied out of its order's version order, every order fulfilled once
  * and, from sustained runs in both modes, end-to-end latency (POST → workflow completed) and
  * history events per flow; and first, per provider kind, the cost of refusing its worst
  * unauthenticated delivery beside a valid one's, in ms per MiB (target: at most 50), and /healthz
@@ -81,6 +83,10 @@ const KEYED_EVENTS = benchSize('KEYED_EVENTS', 1000, 20);
 /** One hot key: states a second of one Shopify order, for this long (10 minutes; 2 s in a short run). */
 const HOT_KEY_RATE = benchSize('HOT_KEY_RATE', 50, 50);
 const HOT_KEY_SECONDS = benchSize('HOT_KEY_SECONDS', 600, 2);
+/** Keys at scale: Shopify orders, and states of each (10,000 events; 100 in a short run), one in twenty held back this long. */
+const SCALE_KEYS = benchSize('SCALE_KEYS', 1000, 20);
+const SCALE_STATES = benchSize('SCALE_STATES', 10, 5);
+const SCALE_LATE_SECONDS = benchSize('SCALE_LATE_SECONDS', 60, 2);
 const SERVER = process.env.BENCH_TEMPORAL === 'cluster' ? 'cluster' : 'dev';
 const SECRET = 'whsec_bench';
 const TARGETS = {
@@ -358,6 +364,7 @@ async function measure(
     const sustainedAtCommit = await sustain(client, `${workAtCommit.url}/webhooks/stripe`);
     const keyed = await keyedThroughput(client, work.url);
     const hot = await hotKey(client, work.url);
+    const scale = await keysAtScale(client, work.url, resend);
     await worker.shutdown();
 
     // Worker capacity, with one and then two `npm run worker` processes (PostgreSQL only: they share it).
@@ -431,6 +438,7 @@ async function measure(
       backlogDrain: drain,
       keyed,
       hotKey: hot,
+      keysAtScale: scale,
       release,
       historyEventsPerFlow: sustained.historyEvents,
       receiverPerCpuSecond: round(atCommit.summary().requests / Math.max(atCommitCpuSeconds, 1e-9)),
@@ -503,10 +511,14 @@ async function measure(
     console.log(`written: ${path.relative(process.cwd(), dir) || '.'}/${stamp}.json and .svg`);
     const refusedMissed = hostile.kinds.some((kind) => kind.worst.msPerMiB > REFUSED_MS_PER_MIB_TARGET);
     if (SHORT) console.log('a short run (BENCH_SHORT=1): every measure ran; its figures are not judged');
-    // A hot key that loses an event, or whose entity the server terminated (its history's limits), fails even a short run.
-    const hotKeyFailed = hot.lost > 0 || hot.terminated > 0;
-    if (hotKeyFailed) console.log('hot key: FAILED (an event lost, or its entity terminated)');
-    process.exitCode = hotKeyFailed || (!SHORT && (ratios.some((ratio) => ratio.met === false) || refusedMissed)) ? 1 : 0;
+    console.log(
+      `keys at scale: ${scale.events} states of ${scale.keys} orders (${scale.sent} deliveries, ${scale.late} a ${SCALE_LATE_SECONDS} s late) in ${scale.seconds} s: ${scale.lost} lost, ${scale.outOfOrder} applied out of order, ${scale.notFulfilledOnce} orders not fulfilled exactly once`,
+    );
+    // A key that loses an event, applies one out of order or twice, or whose entity the server
+    // terminated (its history's limits), fails even a short run.
+    const keysFailed = hot.lost > 0 || hot.terminated > 0 || scale.lost > 0 || scale.outOfOrder > 0 || scale.notFulfilledOnce > 0;
+    if (keysFailed) console.log('keys: FAILED (an event lost, applied out of order or twice, or an entity terminated)');
+    process.exitCode = keysFailed || (!SHORT && (ratios.some((ratio) => ratio.met === false) || refusedMissed)) ? 1 : 0;
   } finally {
     await starts.close();
     await startsAtCommit.close();
@@ -598,6 +610,70 @@ async function hotKey(client: Client, url: string) {
     entityRuns: runs.length,
     terminated: runs.filter((status) => status === 'TERMINATED').length,
   };
+}
+
+/**
+ * Keys at scale: SCALE_STATES states of each of SCALE_KEYS Shopify orders (the first ones unpaid),
+ * shuffled, a fifth delivered twice, one in twenty held back SCALE_LATE_SECONDS after the rest were
+ * sent. Per order, the applied states must make one chain (each result names the one applied
+ * before it) in increasing version, and its confirmation email must go out exactly once.
+ */
+async function keysAtScale(client: Client, url: string, resend: Awaited<ReturnType<typeof startResendStandIn>>) {
+  const base = 8_000_000_000 + Math.floor(Math.random() * 1_000_000) * 1_000;
+  const orders = Array.from({ length: SCALE_KEYS }, (_, index) => base + index);
+  const states = orders.flatMap((orderId) =>
+    Array.from({ length: SCALE_STATES }, (_, version) => ({
+      version,
+      delivery: shopifyOrderPaid({
+        topic: ['orders/create', 'orders/updated', 'orders/paid'][version % 3],
+        orderId,
+        financialStatus: version < 2 ? 'pending' : 'paid',
+        updatedAt: new Date(Date.UTC(2026, 0, 1) + version * 60_000).toISOString(),
+      }),
+    })),
+  );
+  const late = states.filter((_, index) => index % 20 === 7);
+  const onTime = states.filter((_, index) => index % 20 !== 7);
+  const deliveries = [...onTime, ...onTime.filter((_, index) => index % 5 === 0)].sort(() => Math.random() - 0.5);
+  const begin = performance.now();
+  await drive(deliveries, async ({ delivery: state }) => {
+    const response = await request(`${url}/webhooks/shopify`, { method: 'POST', headers: state.headers, body: state.body });
+    await response.body.dump();
+    if (response.statusCode !== 202 && response.statusCode !== 200) throw new Error(`shopify: ${response.statusCode}`);
+  });
+  await delay(SCALE_LATE_SECONDS * 1000);
+  await drive(late, ({ delivery: state }) => postExpecting(`${url}/webhooks/shopify`, state, 202));
+  let lost = 0;
+  const outcomes = new Map<string, EventOutcome>();
+  await drive(states, async ({ delivery: state }) => {
+    await client.workflow
+      .getHandle(state.id)
+      .result()
+      .then(
+        (outcome: EventOutcome) => void outcomes.set(state.id, outcome),
+        () => void lost++,
+      );
+  });
+  const seconds = round((performance.now() - begin) / 1000);
+  let outOfOrder = 0;
+  let notFulfilledOnce = 0;
+  for (const orderId of orders) {
+    const ofOrder = states.filter(({ delivery }) => delivery.orderId === orderId);
+    const applied = ofOrder.filter(({ delivery }) => outcomes.get(delivery.id) && outcomes.get(delivery.id)!.outcome !== 'superseded');
+    // The chain from the first applied (after nothing) through each one's successor.
+    const chain: number[] = [];
+    for (let after: string | null = null; ; ) {
+      const next = applied.find(({ delivery }) => outcomes.get(delivery.id)!.entity?.after === after);
+      if (!next) break;
+      chain.push(next.version);
+      after = next.delivery.id;
+    }
+    if (chain.length !== applied.length || chain.some((version, index) => index > 0 && version <= chain[index - 1]!)) outOfOrder++;
+    // The confirmation's idempotency key starts with the ID of the event that fulfilled the order.
+    const ids = new Set(ofOrder.map(({ delivery }) => delivery.id));
+    if (resend.emails.filter((email) => ids.has(email.idempotencyKey?.split(':')[0] ?? '')).length !== 1) notFulfilledOnce++;
+  }
+  return { keys: SCALE_KEYS, events: states.length, sent: deliveries.length + late.length, late: late.length, seconds, lost, outOfOrder, notFulfilledOnce };
 }
 
 async function sustain(client: Client, url: string) {

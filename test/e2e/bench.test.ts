@@ -25,6 +25,7 @@ it('runs every measure of npm run bench end to end on the embedded database (BEN
     refusedDeliveries: { kinds: unknown[] };
     console: { pages: unknown[] };
     hotKey: { events: number; applied: number; superseded: number; lost: number; terminated: number };
+    keysAtScale: { events: number; lost: number; outOfOrder: number; notFulfilledOnce: number };
   };
   expect(result).toMatchObject({ database: 'embedded PostgreSQL', settings: { short: true } });
   const measured = Object.fromEntries(result.ratios.map((ratio) => [ratio.id, ratio.value]));
@@ -36,4 +37,6 @@ it('runs every measure of npm run bench end to end on the embedded database (BEN
   // One order's 100 states in 2 s: every one applied or superseded, none lost, its entity never terminated.
   expect(result.hotKey).toMatchObject({ events: 100, lost: 0, terminated: 0 });
   expect(result.hotKey.applied + result.hotKey.superseded).toBe(100);
+  // 20 orders × 5 states, shuffled, a fifth twice, one in twenty late: none lost, out of order or fulfilled twice.
+  expect(result.keysAtScale).toEqual(expect.objectContaining({ events: 100, lost: 0, outOfOrder: 0, notFulfilledOnce: 0 }));
 }, 240_000);
