@@ -15,7 +15,7 @@ module.exports = {
     ],
   },
   transformIgnorePatterns: [
-    '/node_modules/(?!(@octokit|universal-user-agent|before-after-hook|json-with-bigint|fast-content-type-parse|content-type|@linear|svix|standardwebhooks)/)',
+    '/node_modules/(?!(@marcbachmann|@octokit|universal-user-agent|before-after-hook|json-with-bigint|fast-content-type-parse|content-type|@linear|svix|standardwebhooks)/)',
   ],
   // Their package exports offer only an `import` condition, which Jest's CommonJS resolver skips.
   moduleNameMapper: {

@@ -22,19 +22,20 @@ const MISSING_BODY_MAX_DELAY_MS = 5 * 60 * 1000;
  */
 export async function readEventBody(db: Queryable, step: BodyStep): Promise<unknown> {
   if (step.payload !== undefined) return step.payload;
-  const stored = await loadBody(db, step.source, step.eventId);
+  const bodyOf = step.bodyOf ?? step.eventId;
+  const stored = await loadBody(db, step.source, bodyOf);
   if (stored?.body) return parseStoredBody(stored, stored.body);
-  if (stored) throw ApplicationFailure.nonRetryable(`The body of event ${step.eventId} (${step.source}) is erased.`, FailureType.EVENT_BODY_MISSING);
+  if (stored) throw ApplicationFailure.nonRetryable(`The body of event ${bodyOf} (${step.source}) is erased.`, FailureType.EVENT_BODY_MISSING);
   const { attempt, scheduledTimestampMs } = activityInfo();
   if (Date.now() - scheduledTimestampMs < MISSING_BODY_WAIT_MS) {
     throw ApplicationFailure.create({
-      message: `The body of event ${step.eventId} (${step.source}) is not stored yet; a redelivery of the event stores it.`,
+      message: `The body of event ${bodyOf} (${step.source}) is not stored yet; a redelivery of the event stores it.`,
       type: FailureType.EVENT_BODY_MISSING,
       nextRetryDelay: Math.min(1000 * 2 ** Math.min(attempt - 1, 20), MISSING_BODY_MAX_DELAY_MS),
     });
   }
   throw ApplicationFailure.nonRetryable(
-    `The body of event ${step.eventId} (${step.source}) is not stored, and no redelivery brought it in ${MISSING_BODY_WAIT_MS / 3_600_000} hours. ` +
+    `The body of event ${bodyOf} (${step.source}) is not stored, and no redelivery brought it in ${MISSING_BODY_WAIT_MS / 3_600_000} hours. ` +
       `Redeliver the event from ${step.source}'s dashboard (or \`durable-webhooks backfill\`), then \`durable-webhooks events reset ${step.eventId} --to last-failure --reason "body redelivered"\`.`,
     FailureType.EVENT_BODY_MISSING,
   );

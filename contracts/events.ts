@@ -57,7 +57,47 @@ export interface WebhookEvent {
    * unsigned type are an event of their own.
    */
   replayScope?: string;
+  /**
+   * The flows a route with several flows or a filter chose for this event (docs/flows.md#routes),
+   * each started by the event's `routeEvent` workflow as a subscriber of its own; and the filters
+   * that could not decide for it.
+   */
+  routes?: RoutedFlows;
+  /** In a subscriber's run: the flow it is, whose ledger record is its own (`ledgerEventId`). */
+  subscriber?: string;
 }
+
+/** One flow a route chose for an event: its name, its copied fields, its summary and tenant. */
+export interface RoutedFlow {
+  flow: string;
+  fields: EventFields;
+  summary: string;
+  tenant?: string;
+}
+
+/** What a route with several flows or a filter decided for one event. */
+export interface RoutedFlows {
+  flows: RoutedFlow[];
+  /** The flows whose filters did not take it. */
+  filtered: string[];
+  /** A filter that threw or yielded no bool for this event: recorded, and no run of that flow. */
+  failures: Array<{ flow: string; error: string }>;
+}
+
+/**
+ * A subscriber's workflow ID: the event's, `~`, the flow's name (`evt_1~notifyFinance`). Derived,
+ * so a redelivery, a reset of the event or a replay starts no second run of a flow for one event.
+ */
+export const subscriberWorkflowId = (eventWorkflowId: string, flow: string) => `${eventWorkflowId}${SUBSCRIBER_SEPARATOR}${flow}`;
+
+export const SUBSCRIBER_SEPARATOR = '~';
+
+/**
+ * The event ID its ledger records (claim, outcome, steps) are kept under: the provider's, or for a
+ * subscriber, the provider's and its flow's, so each flow of one event has a record of its own.
+ */
+export const ledgerEventId = (event: Pick<WebhookEvent, 'id' | 'subscriber'>) =>
+  event.subscriber === undefined ? event.id : subscriberWorkflowId(event.id, event.subscriber);
 
 /** An event workflow's ID: the provider's event ID, behind the source's optional prefix. */
 export const eventWorkflowId = (workflowIdPrefix: string, eventId: string) => workflowIdPrefix + eventId;
@@ -175,4 +215,6 @@ export function describeText(text: Text | BodyField): string {
  */
 export interface BodyStep extends StepKey {
   payload?: unknown;
+  /** Whose body it reads, when not `eventId`'s: a subscriber's steps are its own, its body is the event's. */
+  bodyOf?: string;
 }

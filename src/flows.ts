@@ -2,6 +2,7 @@ import * as workflows from '../workflows';
 import { coalesceTimes, isFlow, type CoalesceTimes, type CoalesceWindow, type EventFlow, type Flow, type ProviderKind } from '../contracts';
 import { millisecondsOf } from './core/duration';
 import { ConfigError } from './core/errors';
+import { compileFilter, FilterError, type Filter, type FilterInput } from './core/filters';
 
 /** The internal workflows' declarations, for the code that starts them. */
 export {
@@ -47,6 +48,9 @@ export function checkedKeys(flows: readonly Flow[]): readonly Flow[] {
 /** The flow that records every event type nothing routes: completed as ignored, still visible. */
 export const DEFAULT_FLOW = workflows.recordEventFlow;
 
+/** The event's own workflow when its route has subscribers: it starts each flow the filters chose. */
+export const ROUTE_FLOW = workflows.routeEventFlow;
+
 const byName: ReadonlyMap<string, Flow> = new Map(FLOWS.map((flow) => [flow.name, flow]));
 
 /** The flow of this workflow type, if it is one of ours. */
@@ -56,9 +60,32 @@ export function flowNamed(name: string): Flow | undefined {
 
 /**
  * A source's `routes`: an event type, or a prefix ending in `*` (`customer.*`, or `*` for all), to a
- * flow's name, or to `ignore`: verified, deduplicated and stored, answered 2xx, and no workflow started.
+ * flow's name, or to `ignore`: verified, deduplicated and stored, answered 2xx, and no workflow
+ * started; or to subscribers (docs/flows.md#routes): one `{ flow, if }` or a list of flows and
+ * `{ flow, if }`, each run as a workflow of its own when its filter (a CEL expression) holds.
  */
-export type Routes = Readonly<Record<string, string>>;
+export type Routes = Readonly<Record<string, RouteValue>>;
+
+export type RouteValue = string | Subscription | ReadonlyArray<string | Subscription>;
+
+/** One flow of a route with subscribers, and the CEL filter on the verified event that decides whether it runs; none: always. */
+export interface Subscription {
+  flow: string;
+  if?: string;
+}
+
+/** A subscriber as the router keeps it: its flow and its compiled filter. */
+interface Subscriber {
+  flow: EventFlow;
+  filter: Filter | undefined;
+}
+
+/** What a route decided for one event. */
+export type RouteDecision =
+  | { flow: EventFlow }
+  | { ignore: true }
+  /** The flows whose filters held (none, and no failure: `filtered`), those whose filters did not, and the filters that threw or yielded no bool. */
+  | { subscribers: EventFlow[]; filtered: string[]; failures: Array<{ flow: string; error: string }> };
 
 /** The route that starts nothing. */
 export const IGNORE = 'ignore';
@@ -88,37 +115,58 @@ export function defaultRoutes(flows: readonly Flow[]): ReadonlyMap<ProviderKind,
  * type, then the longest matching `prefix*`), then the kind's defaults, then `recordEvent`.
  */
 export class Router {
-  private readonly exact = new Map<string, EventFlow | typeof IGNORE>();
+  private readonly exact = new Map<string, Route>();
   /** Prefixes, longest first. */
-  private readonly prefixes: [string, EventFlow | typeof IGNORE][] = [];
+  private readonly prefixes: [string, Route][] = [];
 
-  /** @throws ConfigError naming the route, when it names no event flow or its pattern has a `*` anywhere but at the end. */
+  /**
+   * @throws ConfigError naming the route, when it names no event flow, its pattern has a `*`
+   * anywhere but at the end, or a filter does not compile within its bounds (src/core/filters.ts).
+   */
   constructor(
     readonly kind: ProviderKind,
     readonly routes: Routes = {},
     where = 'routes',
   ) {
-    for (const [pattern, name] of Object.entries(routes)) {
-      const flow = name === IGNORE ? IGNORE : flowNamed(name);
-      if (!flow || (flow !== IGNORE && flow.internal)) {
-        const names = FLOWS.filter((each) => !each.internal).map((each) => each.name);
-        throw new ConfigError(`${where}: "${pattern}" names the flow "${name}", which does not exist; use one of ${names.join(', ')}, or ${IGNORE}.`);
-      }
+    for (const [pattern, value] of Object.entries(routes)) {
       const star = pattern.indexOf('*');
       if (pattern === '' || (star !== -1 && star !== pattern.length - 1)) {
         throw new ConfigError(`${where}: "${pattern}" must be an event type, or a prefix ending in "*" such as "customer.*".`);
       }
-      const route = flow === IGNORE ? IGNORE : (flow as EventFlow);
+      const route = readRoute(value, `${where}: "${pattern}"`);
       if (star === -1) this.exact.set(pattern, route);
       else this.prefixes.push([pattern.slice(0, -1), route]);
     }
     this.prefixes.sort(([a], [b]) => b.length - a.length);
   }
 
+  /**
+   * Where one event goes: its type's one flow, `ignore`, or the subscribers whose filters hold for
+   * it. A filter that throws for this event is that subscriber's failure, never the others'.
+   */
+  decide(type: string, input: FilterInput): RouteDecision {
+    const route = this.route(type);
+    if (route === IGNORE) return { ignore: true };
+    if (!Array.isArray(route)) return { flow: route as EventFlow };
+    const subscribers: EventFlow[] = [];
+    const filtered: string[] = [];
+    const failures: Array<{ flow: string; error: string }> = [];
+    for (const { flow, filter } of route as readonly Subscriber[]) {
+      try {
+        if (!filter || filter.matches(input)) subscribers.push(flow);
+        else filtered.push(flow.name);
+      } catch (error) {
+        if (!(error instanceof FilterError)) throw error;
+        failures.push({ flow: flow.name, error: `the filter ${JSON.stringify(filter!.expression)} ${error.message}` });
+      }
+    }
+    return { subscribers, filtered, failures };
+  }
+
   /** The flow that handles this event type; `recordEvent` for one the routes ignore (nothing starts it: `ignores`). */
   flowFor(type: string): EventFlow {
     const route = this.route(type);
-    return route === IGNORE ? DEFAULT_FLOW : route;
+    return route === IGNORE ? DEFAULT_FLOW : Array.isArray(route) ? ROUTE_FLOW : (route as EventFlow);
   }
 
   /** True when a route says `ignore` for this type: stored and answered, no workflow started. */
@@ -133,8 +181,13 @@ export class Router {
    * too); one flow chosen by the type keeps the whole source on the strict guard.
    */
   get decidesFromBody(): boolean {
-    const flows = [...(DEFAULTS.get(this.kind)?.values() ?? []), ...this.exact.values(), ...this.prefixes.map(([, route]) => route), DEFAULT_FLOW];
-    return flows.every((flow) => flow === IGNORE || flow.decidesFromBody);
+    const routes = [...(DEFAULTS.get(this.kind)?.values() ?? []), ...this.exact.values(), ...this.prefixes.map(([, route]) => route), DEFAULT_FLOW];
+    // A subscriber decides from the body when its flow does and its filter reads the body alone.
+    return routes.every((route) =>
+      Array.isArray(route)
+        ? (route as readonly Subscriber[]).every(({ flow, filter }) => flow.decidesFromBody && !filter?.readsEvent)
+        : route === IGNORE || (route as EventFlow).decidesFromBody,
+    );
   }
 
   /** The patterns routed to `ignore`. */
@@ -144,7 +197,7 @@ export class Router {
       .map(([pattern]) => pattern);
   }
 
-  private route(type: string): EventFlow | typeof IGNORE {
+  private route(type: string): Route {
     return this.exact.get(type) ?? this.prefixes.find(([prefix]) => type.startsWith(prefix))?.[1] ?? DEFAULTS.get(this.kind)?.get(type) ?? DEFAULT_FLOW;
   }
 
@@ -154,12 +207,47 @@ export class Router {
    */
   routedTo(flow: Flow): string[] {
     const routed = [...(DEFAULTS.get(this.kind) ?? new Map<string, EventFlow>()).keys()].filter((type) => this.route(type) === flow);
-    routed.push(
-      ...Object.entries(this.routes)
-        .filter(([pattern, name]) => name === flow.name && !routed.includes(pattern))
-        .map(([pattern]) => pattern),
-    );
+    for (const [pattern, value] of Object.entries(this.routes)) {
+      if (value === flow.name && !routed.includes(pattern)) routed.push(pattern);
+      for (const subscription of typeof value === 'string' ? [] : [value].flat()) {
+        const { flow: name, if: filter } = typeof subscription === 'string' ? { flow: subscription } : subscription;
+        if (name === flow.name) routed.push(filter === undefined ? `${pattern} (with others)` : `${pattern} if ${filter}`);
+      }
+    }
     if (flow === DEFAULT_FLOW && !this.prefixes.some(([prefix]) => prefix === '')) routed.push('* (everything else)');
     return routed;
   }
+}
+
+/** A route as the router keeps it: one flow, `ignore`, or subscribers with their compiled filters. */
+type Route = EventFlow | typeof IGNORE | readonly Subscriber[];
+
+/** One route's value read and checked: a flow's name or `ignore`, or subscribers. */
+function readRoute(value: RouteValue, where: string): Route {
+  if (typeof value === 'string') return value === IGNORE ? IGNORE : eventFlowNamed(value, where);
+  const subscriptions = [value].flat() as Array<string | Subscription>;
+  if (subscriptions.length === 0) throw new ConfigError(`${where} lists no flow; name one or more, or say ${IGNORE}.`);
+  const subscribers: Subscriber[] = [];
+  for (const subscription of subscriptions) {
+    const { flow: name, if: expression } = typeof subscription === 'string' ? { flow: subscription } : subscription;
+    const flow = eventFlowNamed(name, where);
+    if (subscribers.some((each) => each.flow === flow)) throw new ConfigError(`${where} names ${name} twice; a flow runs once for an event.`);
+    let filter: Filter | undefined;
+    try {
+      filter = expression === undefined ? undefined : compileFilter(expression);
+    } catch (error) {
+      throw new ConfigError(`${where} → ${name}: the filter ${(error as Error).message}.`, { cause: error });
+    }
+    subscribers.push({ flow, filter });
+  }
+  return subscribers;
+}
+
+function eventFlowNamed(name: unknown, where: string): EventFlow {
+  const flow = typeof name === 'string' ? flowNamed(name) : undefined;
+  if (!flow || flow.internal) {
+    const names = FLOWS.filter((each) => !each.internal).map((each) => each.name);
+    throw new ConfigError(`${where} names the flow "${String(name)}", which does not exist; use one of ${names.join(', ')}, or ${IGNORE}.`);
+  }
+  return flow as EventFlow;
 }

@@ -5,6 +5,7 @@ import {
   defineFlow,
   FailureType,
   flowSignal,
+  ledgerEventId,
   readOptionalStrings,
   readRetryPayment,
   rejectSignal,
@@ -100,7 +101,15 @@ export async function chargeOrder(event: WebhookEvent): Promise<EventOutcome> {
     }
 
     const { orderId, amount, currency, customer, paymentMethod } = data;
-    const payment: Omit<ChargeInput, 'idempotencyKey'> = { source: event.source, eventId: event.id, orderId, amount, currency, customer, paymentMethod };
+    const payment: Omit<ChargeInput, 'idempotencyKey'> = {
+      source: event.source,
+      eventId: ledgerEventId(event),
+      orderId,
+      amount,
+      currency,
+      customer,
+      paymentMethod,
+    };
     let charge: Charge;
     if (patched(PAYMENT_RETRIES)) {
       const windowMs = settings.paymentRetryWindowMs ?? DEFAULT_PAYMENT_RETRY_WINDOW_MS;

@@ -10,6 +10,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import {
+  ledgerEventId,
   WEBHOOK_ERROR_CLASS,
   type BodyStep,
   type ClaimResult,
@@ -38,7 +39,7 @@ export async function finish(
   outcome: string,
   ledger: { status: EventStatus; detail: unknown },
 ): Promise<EventOutcome> {
-  await dbActivity.completeEvent({ source: event.source, eventId: event.id, status: ledger.status, outcome: ledger.detail });
+  await dbActivity.completeEvent({ source: event.source, eventId: ledgerEventId(event), status: ledger.status, outcome: ledger.detail });
   progress.end(outcome);
   return { outcome, source: event.source, eventId: event.id, type: event.type };
 }
@@ -73,7 +74,7 @@ export async function handleEvent(event: WebhookEvent, flow: (progress: Progress
     // Histories recorded before the attribute replay without it.
     if (patched(ERROR_CLASS_ATTRIBUTE)) upsertSearchAttributes([{ key: WEBHOOK_ERROR_CLASS, value: searchableClass(outcome.errorClass) }]);
     await CancellationScope.nonCancellable(() =>
-      dbActivity.completeEvent({ source: event.source, eventId: event.id, status: 'failed', outcome: { ...outcome, ...failureDetail(error) } }),
+      dbActivity.completeEvent({ source: event.source, eventId: ledgerEventId(event), status: 'failed', outcome: { ...outcome, ...failureDetail(error) } }),
     );
     if (progress.outcome === null) progress.end(isCancellation(error) ? 'cancelled' : 'failed');
     throw error;
@@ -122,7 +123,7 @@ async function claim(event: WebhookEvent, progress: Progress): Promise<ClaimResu
   const { workflowId, firstExecutionRunId } = workflowInfo();
   const claimed = await dbActivity.claimEvent({
     source: event.source,
-    eventId: event.id,
+    eventId: ledgerEventId(event),
     type: event.type,
     workflowId,
     firstExecutionRunId,
@@ -143,9 +144,15 @@ export function idempotencyKey(step?: string): string {
   return step ? `${workflowId}:${step}` : workflowId;
 }
 
-/** The ledger key of one step of this event, and the body of an event started before bodies were stored. */
+/** The ledger key of one step of this event (a subscriber's own), and the body of an event started before bodies were stored. */
 export function stepOf(event: WebhookEvent, step: string): BodyStep {
-  return { source: event.source, eventId: event.id, step, ...(event.payload !== undefined && { payload: event.payload }) };
+  return {
+    source: event.source,
+    eventId: ledgerEventId(event),
+    step,
+    ...(event.subscriber !== undefined && { bodyOf: event.id }),
+    ...(event.payload !== undefined && { payload: event.payload }),
+  };
 }
 
 /** The fields the receiver copied for this flow; an event started before it did has its body instead. */

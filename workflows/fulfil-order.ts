@@ -1,4 +1,4 @@
-import type { BodyField, SavedOrder, WebhookEvent } from '../contracts';
+import { ledgerEventId, type BodyField, type SavedOrder, type WebhookEvent } from '../contracts';
 import { dbActivity, externalActivity, sendEmail } from './activities';
 import { idempotencyKey, stepOf } from './event-frame';
 import { formatAmount } from './format';
@@ -21,7 +21,7 @@ export async function fulfilOrder(
 
   if (order.paymentIntentId) {
     await externalActivity.markPaymentIntentFulfilled.executeWithOptions({ summary: `mark ${order.paymentIntentId} fulfilled` }, [
-      { source: event.source, eventId: event.id, idempotencyKey: idempotencyKey(), paymentIntentId: order.paymentIntentId, orderId: order.id },
+      { source: event.source, eventId: ledgerEventId(event), idempotencyKey: idempotencyKey(), paymentIntentId: order.paymentIntentId, orderId: order.id },
     ]);
     progress.done('stripe:mark-fulfilled');
   }
@@ -40,7 +40,7 @@ export async function fulfilOrder(
   return order;
 }
 
-/** True when another event fulfilled the order first (an order saved before this was recorded has no `fulfilledBy`). */
+/** True when another event (or another flow of this one) fulfilled the order first (an order saved before this was recorded has no `fulfilledBy`). */
 export function alreadyFulfilled(event: WebhookEvent, order: SavedOrder): boolean {
-  return order.fulfilledBy !== undefined && order.fulfilledBy !== event.id;
+  return order.fulfilledBy !== undefined && order.fulfilledBy !== ledgerEventId(event);
 }

@@ -11,6 +11,7 @@ export * from './record-event';
 export * from './subscriptions';
 export * from './sync-stripe-customer';
 export * from './refresh-stripe-customer';
+export * from './route-event';
 export * from './entity';
 export * from './deliver-message';
 export * from './publish-message';

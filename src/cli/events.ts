@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { randomUUID } from 'node:crypto';
 import { hostname, userInfo } from 'node:os';
+import { subscriberWorkflowId } from '../../contracts';
 import { OperationRejectedError } from '../core/errors';
 import type { EventView } from '../temporal/event-view';
 import { parseResetTarget } from '../temporal/reset-points';
@@ -97,11 +98,13 @@ export function eventsCommand(): Command {
     .addOption(json)
     .action(async (eventId: string | undefined, options: { reason: string; json?: boolean } & BulkOptions) => {
       if (!eventId) return runBulk(await ops(), { action: 'retry', reason: options.reason }, options);
-      const result = await (await ops()).operations.apply('retry', eventId, { reason: options.reason, requestId: randomUUID() });
+      // With --flow, one subscriber of the event (docs/flows.md#routes); the event's other flows are left alone.
+      const target = options.flow ? subscriberWorkflowId(eventId, options.flow) : eventId;
+      const result = await (await ops()).operations.apply('retry', target, { reason: options.reason, requestId: randomUUID() });
       print(
         options.json,
         result,
-        () => `${result.outcome === 'done' ? 'Retried' : result.outcome === 'skipped' ? 'Skipped' : 'Not retried'} ${eventId}: ${result.detail}.`,
+        () => `${result.outcome === 'done' ? 'Retried' : result.outcome === 'skipped' ? 'Skipped' : 'Not retried'} ${target}: ${result.detail}.`,
       );
       if (result.outcome === 'failed') process.exitCode = 1;
     });
@@ -150,8 +153,9 @@ export function eventsCommand(): Command {
     .action(async (eventId: string | undefined, options: { to: string; reason: string; json?: boolean } & BulkOptions) => {
       const to = parseResetTarget(options.to);
       if (!eventId) return runBulk(await ops(), { action: 'reset', to: options.to, reason: options.reason }, options);
-      const reset = await (await ops()).operations.reset(eventId, to, options.reason);
-      print(options.json, reset, () => `Reset ${eventId} to history event ${reset.resetToEventId}; new run ${reset.runId}`);
+      const target = options.flow ? subscriberWorkflowId(eventId, options.flow) : eventId;
+      const reset = await (await ops()).operations.reset(target, to, options.reason);
+      print(options.json, reset, () => `Reset ${target} to history event ${reset.resetToEventId}; new run ${reset.runId}`);
     });
 
   for (const command of events.commands.filter((each) => BULK_COMMANDS.includes(each.name()))) addBulkOptions(command);

@@ -201,13 +201,30 @@ function readSourcesFile(file: string, env: NodeJS.ProcessEnv): SourceConfig[] {
   });
 }
 
-/** `routes: { "invoice.paid": notifyFinance, "customer.*": recordEvent }`, each flow checked to exist. */
+/**
+ * `routes: { "invoice.paid": notifyFinance, "customer.*": recordEvent, "orders/paid": [fulfilShopifyOrder, { flow: notifyOps, if: "…" }] }`,
+ * each flow checked to exist and each filter compiled.
+ */
 function readRoutes(value: unknown, kind: ProviderKind, where: string): Routes | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'object' || Array.isArray(value) || !Object.values(value).every((flow) => typeof flow === 'string')) {
-    throw new ConfigError(`${where}: must map event types to flow names, such as { "invoice.paid": recordEvent }.`);
+  if (typeof value !== 'object' || Array.isArray(value) || !Object.values(value).every(isRouteValue)) {
+    throw new ConfigError(
+      `${where}: must map event types to a flow's name, such as { "invoice.paid": recordEvent }, or to subscribers: { flow, if } or a list of names and { flow, if } (docs/flows.md#routes).`,
+    );
   }
   return new Router(kind, value as Routes, where).routes;
+}
+
+function isRouteValue(value: unknown): boolean {
+  const isSubscription = (item: unknown) =>
+    typeof item === 'string' ||
+    (typeof item === 'object' &&
+      item !== null &&
+      !Array.isArray(item) &&
+      Object.keys(item).every((key) => key === 'flow' || key === 'if') &&
+      typeof (item as { flow?: unknown }).flow === 'string' &&
+      ['string', 'undefined'].includes(typeof (item as { if?: unknown }).if));
+  return Array.isArray(value) ? value.every(isSubscription) : isSubscription(value);
 }
 
 /**

@@ -96,7 +96,7 @@ export class EventIdConflictError extends problem(
 export interface RecordedItem {
   eventId: string;
   workflowId: string;
-  status: 'started' | 'accepted' | 'held' | 'ignored' | 'duplicate';
+  status: 'started' | 'accepted' | 'held' | 'ignored' | 'filtered' | 'duplicate';
 }
 
 /** Refused items of a batch its 400 answer lists by index and reason; the rest are counted. */

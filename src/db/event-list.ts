@@ -9,7 +9,7 @@ import type { Queryable } from './database';
  */
 
 /** Where an event stands, from the inbox (`waiting` … `ignored`) or the ledger (`started` … `failed`); `stuck` is running with an activity failing attempt after attempt. */
-export const LISTED_STATUSES = ['waiting', 'held', 'dead-lettered', 'ignored', 'started', 'running', 'stuck', 'completed', 'failed'] as const;
+export const LISTED_STATUSES = ['waiting', 'held', 'dead-lettered', 'ignored', 'filtered', 'started', 'running', 'stuck', 'completed', 'failed'] as const;
 export type ListedStatus = (typeof LISTED_STATUSES)[number];
 
 /** The filter of the CLI's bulk actions (source, type as a type or `prefix*`, status, since, until, via), with tenant, failure class and group. */
@@ -55,7 +55,8 @@ const STATUS_CONDITION: Record<ListedStatus, string> = {
   waiting: 'started_at IS NULL AND held_by IS NULL AND dead_lettered_at IS NULL',
   held: 'started_at IS NULL AND held_by IS NOT NULL',
   'dead-lettered': 'started_at IS NULL AND dead_lettered_at IS NOT NULL',
-  ignored: 'ignored_at IS NOT NULL',
+  ignored: 'ignored_at IS NOT NULL AND NOT filtered',
+  filtered: 'ignored_at IS NOT NULL AND filtered',
   started: 'started_at IS NOT NULL AND ignored_at IS NULL AND ledger_status IS NULL',
   running: "ledger_status = 'processing' AND error_class IS NULL",
   stuck: "ledger_status = 'processing' AND error_class IS NOT NULL",
@@ -63,7 +64,8 @@ const STATUS_CONDITION: Record<ListedStatus, string> = {
   failed: "ledger_status = 'failed'",
 };
 
-const STATUS = `CASE WHEN ignored_at IS NOT NULL THEN 'ignored'
+const STATUS = `CASE WHEN ignored_at IS NOT NULL AND filtered THEN 'filtered'
+  WHEN ignored_at IS NOT NULL THEN 'ignored'
   WHEN started_at IS NULL AND held_by IS NOT NULL THEN 'held'
   WHEN started_at IS NULL AND dead_lettered_at IS NOT NULL THEN 'dead-lettered'
   WHEN started_at IS NULL THEN 'waiting'

@@ -429,6 +429,14 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
       `CREATE INDEX processed_events_keyed_open ON processed_events (entity_flow, source, entity_key) WHERE entity_key IS NOT NULL AND status = 'processing'`,
     ],
   },
+  {
+    id: '023-filtered-events',
+    statements: [
+      // A route's filters took the event for no flow (docs/flows.md#routes): stored, answered and
+      // started for nothing, as an ignored one (ignored_at set too), and listed as `filtered`.
+      `ALTER TABLE event_bodies ADD COLUMN filtered boolean NOT NULL DEFAULT false`,
+    ],
+  },
 ];
 
 /**

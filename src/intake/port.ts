@@ -27,6 +27,8 @@ export type StartResult =
   | { status: 'held'; workflowId: string; hold: string }
   /** Committed to the body store; its source's routes say `ignore` for its type, so nothing starts. */
   | { status: 'ignored'; workflowId: string }
+  /** Committed to the body store; its route has filters and none took it, so nothing starts. */
+  | { status: 'filtered'; workflowId: string }
   /**
    * `state` is how the first run stands (`running`, `completed`, `failed`, …), when Temporal says so
    * in time; `started`, whether its workflow has started yet, when the body store answered;

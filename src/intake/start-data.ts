@@ -7,8 +7,10 @@ import {
   WEBHOOK_VIA,
   type EventFlow,
   type EventVia,
+  type RoutedFlows,
   type WebhookEvent,
 } from '../../contracts';
+import { ROUTE_FLOW, type RouteDecision } from '../flows';
 import type { StartSpec } from '../db/event-bodies';
 import type { ReceivedEvent, StartTarget } from './port';
 
@@ -23,15 +25,42 @@ export const START_LEASE_MS = 2 * DEFAULT_START_TIMEOUT_MS;
 
 /**
  * How an event's workflow is started: its flow, what the inbox keeps to start it (`spec`), and the
- * options `client.workflow.start` gets; `ignored` when its source's routes say `ignore` for its type
- * (stored, nothing started). `npm run bench` starts the same raw.
+ * options `client.workflow.start` gets; `skipped` when nothing starts: its source's routes say
+ * `ignore` for its type, or the route's filters took it for no flow (`filtered`). A route with
+ * subscribers starts `routeEvent`, its input naming the flows the filters chose. `npm run bench`
+ * starts the same raw.
  */
 export function startOptions(event: Omit<ReceivedEvent, 'body'>, { workflowIdPrefix, router }: StartTarget, via: EventVia, taskQueue: string) {
-  const flow = router.flowFor(event.type);
+  const decision = router.decide(event.type, { body: event.payload, event: { type: event.type, source: event.source, provider: event.provider } });
+  const flow = 'flow' in decision ? decision.flow : 'ignore' in decision ? router.flowFor(event.type) : ROUTE_FLOW;
   const input = workflowInput(event, flow, router.decidesFromBody);
+  if ('subscribers' in decision) input.routes = routedFlows(event, decision);
   const tenant = flow.readTenant(event.payload);
   const spec: StartSpec = { flow: flow.name, input, summary: summaryOf(event, flow.summarize(input.fields!)), ...(tenant !== undefined && { tenant }) };
-  return { flow, spec, ignored: router.ignores(event.type), options: workflowStartOptions(eventWorkflowId(workflowIdPrefix, event.id), spec, via, taskQueue) };
+  const skipped: Skipped | undefined =
+    'ignore' in decision ? 'ignored' : 'subscribers' in decision && decision.subscribers.length + decision.failures.length === 0 ? 'filtered' : undefined;
+  return { flow, spec, skipped, options: workflowStartOptions(eventWorkflowId(workflowIdPrefix, event.id), spec, via, taskQueue) };
+}
+
+/** Why nothing starts for a stored event: a route says `ignore`, or no filter of its route took it. */
+export type Skipped = 'ignored' | 'filtered';
+
+/** The flows the filters chose, each with its own fields, summary and tenant, for `routeEvent` to start. */
+function routedFlows(event: Omit<ReceivedEvent, 'body'>, decision: Extract<RouteDecision, { subscribers: unknown }>): RoutedFlows {
+  return {
+    flows: decision.subscribers.map((flow) => {
+      const fields = flow.readFields(event.payload);
+      const tenant = flow.readTenant(event.payload);
+      return {
+        flow: flow.name,
+        fields,
+        summary: summaryOf(event, [flow.name, flow.summarize(fields)].filter(Boolean).join(' · ')),
+        ...(tenant !== undefined && { tenant }),
+      };
+    }),
+    filtered: decision.filtered,
+    failures: decision.failures,
+  };
 }
 
 /**

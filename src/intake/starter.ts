@@ -9,7 +9,7 @@ import type { Logger } from '../core/logger';
 import { isUnavailable } from '../temporal/availability';
 import { FastPath } from './fast-path';
 import type { EventStarter, ReceivedEvent, StartResult, StartTarget } from './port';
-import { DEFAULT_START_TIMEOUT_MS, START_LEASE_MS, startOptions } from './start-data';
+import { DEFAULT_START_TIMEOUT_MS, START_LEASE_MS, startOptions, type Skipped } from './start-data';
 
 export interface IntakeOptions {
   acknowledge: Acknowledge;
@@ -22,7 +22,7 @@ export interface IntakeOptions {
 
 /**
  * The one starter: every delivery, redelivery and backfilled event comes through here. It stores the
- * body first, then decides once, whatever the acknowledge mode: a conflict, a replay, ignored,
+ * body first, then decides once, whatever the acknowledge mode: a conflict, a replay, ignored, filtered,
  * held, paced, a duplicate, or new. Only what a new event waits for differs: the start itself
  * (`temporal`), or the commit (`database`). The workflow ID is the event ID with REJECT_DUPLICATE
  * either way: the engine stays the dedupe of processing.
@@ -45,13 +45,13 @@ export class EventIntake implements EventStarter {
   }
 
   async start(event: ReceivedEvent, target: StartTarget, via: EventVia = 'delivery'): Promise<StartResult> {
-    const { spec, options, ignored } = startOptions(event, target, via, this.options.taskQueue);
+    const { spec, options, skipped } = startOptions(event, target, via, this.options.taskQueue);
     const { workflowId } = options;
     const pending: PendingStart = { source: event.source, eventId: event.id, workflowId, via, start: spec, attempts: 0 };
-    const stored = await this.store(event, via, pending, ignored);
+    const stored = await this.store(event, via, pending, skipped);
     if ('takenBy' in stored) throw new EventIdConflictError({ source: event.source, eventId: event.id, otherSource: stored.takenBy });
     if ('replayOf' in stored) return { status: 'duplicate', workflowId, replayOf: stored.replayOf };
-    if (ignored) return stored.stored ? { status: 'ignored', workflowId } : { status: 'duplicate', workflowId, started: false };
+    if (skipped) return stored.stored ? { status: skipped, workflowId } : { status: 'duplicate', workflowId, started: false };
     if (stored.stored && stored.heldBy) return { status: 'held', workflowId, hold: stored.heldBy };
     // Paced by its source's standing rate or a release: a sweeper starts it when the budget allows.
     if (stored.stored && stored.pacedBy) return { status: 'accepted', workflowId };
@@ -64,11 +64,19 @@ export class EventIntake implements EventStarter {
     return this.startNow(pending, options);
   }
 
-  private async store(event: ReceivedEvent, via: EventVia, pending: PendingStart, ignored: boolean): Promise<Stored> {
+  private async store(event: ReceivedEvent, via: EventVia, pending: PendingStart, skipped: Skipped | undefined): Promise<Stored> {
     const store = () =>
       storeBody(
         this.db,
-        { ...pending, via, provider: event.provider, receivedAt: event.receivedAt, bodySha256: event.bodySha256, leaseMs: START_LEASE_MS, ignored },
+        {
+          ...pending,
+          via,
+          provider: event.provider,
+          receivedAt: event.receivedAt,
+          bodySha256: event.bodySha256,
+          leaseMs: START_LEASE_MS,
+          ...(skipped && { skipped }),
+        },
         event.body,
       );
     try {

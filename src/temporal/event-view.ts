@@ -5,8 +5,8 @@ import type { EventSummary } from './visibility';
 
 // What operators see of one event, by event ID: from Temporal, the ledger and the body store.
 
-/** Where an event stands that has no workflow: stored and held, ignored by a route, or not started yet (dead-lettered, when Temporal kept refusing it). */
-export type InboxStatusName = 'held' | 'ignored' | 'not started' | 'dead-lettered';
+/** Where an event stands that has no workflow: stored and held, ignored by a route or filtered by its filters, or not started yet (dead-lettered, when Temporal kept refusing it). */
+export type InboxStatusName = 'held' | 'ignored' | 'filtered' | 'not started' | 'dead-lettered';
 
 export interface EventView extends Omit<EventSummary, 'status'> {
   status: EventSummary['status'] | InboxStatusName;

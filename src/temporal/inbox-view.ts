@@ -3,7 +3,7 @@ import { loadBodyByWorkflowId, type StoredBody } from '../db/event-bodies';
 import { erasureOf } from '../db/erasure';
 import type { BodyView, EventView, InboxStatusName } from './event-view';
 
-/** The view of an event the body store holds and Temporal has no workflow for (held, ignored, not started yet). */
+/** The view of an event the body store holds and Temporal has no workflow for (held, ignored, filtered, not started yet). */
 export async function inboxView(db: Queryable, eventId: string, uiUrl: string): Promise<EventView | undefined> {
   const { rows } = await db.query<{
     flow: string | null;
@@ -12,21 +12,30 @@ export async function inboxView(db: Queryable, eventId: string, uiUrl: string): 
     tenant: string | null;
     held_by: string | null;
     ignored_at: Date | null;
+    filtered: boolean;
     dead_lettered_at: Date | null;
     start_error: string | null;
   }>(
-    `SELECT start->>'flow' AS flow, start->>'summary' AS summary, start->'input'->>'type' AS type, tenant, held_by, ignored_at, dead_lettered_at, start_error
+    `SELECT start->>'flow' AS flow, start->>'summary' AS summary, start->'input'->>'type' AS type, tenant, held_by, ignored_at, filtered, dead_lettered_at, start_error
      FROM event_bodies WHERE workflow_id = $1`,
     [eventId],
   );
   const row = rows[0];
   const stored = row && (await loadBodyByWorkflowId(db, eventId));
   if (!row || !stored) return undefined;
-  const status: InboxStatusName = row.ignored_at ? 'ignored' : row.held_by ? 'held' : row.dead_lettered_at ? 'dead-lettered' : 'not started';
+  const status: InboxStatusName = row.ignored_at
+    ? row.filtered
+      ? 'filtered'
+      : 'ignored'
+    : row.held_by
+      ? 'held'
+      : row.dead_lettered_at
+        ? 'dead-lettered'
+        : 'not started';
   return {
     eventId,
     runId: '',
-    workflowType: row.ignored_at ? '(none: its route says ignore)' : (row.flow ?? '-'),
+    workflowType: row.ignored_at ? (row.filtered ? '(none: no filter of its route took it)' : '(none: its route says ignore)') : (row.flow ?? '-'),
     status,
     source: stored.source,
     eventType: row.type,

@@ -40,6 +40,8 @@ export interface EventFilter {
   via?: string;
   /** The tenant their flow names: a Stripe Connect account, a Shopify shop, a GitHub App installation. */
   tenant?: string;
+  /** The flow that ran: events it handled, and its subscriber runs (`evt_1~notifyOps`). */
+  flow?: string;
   /** How they failed: a whole failure class (`chargeOrder › CardDeclined`) or its last part (`CardDeclined`). */
   errorClass?: string;
   /** A raw visibility query, ANDed with the other filters. */
@@ -72,6 +74,11 @@ export const FILTER: readonly FilterField[] = [
   { field: 'via', value: 'via', matches: 'events that came this way', choices: ['delivery', 'backfill'] },
   { field: 'tenant', value: 'tenant', matches: 'events of this tenant (a Stripe Connect account, a Shopify shop, a GitHub App installation)' },
   {
+    field: 'flow',
+    value: 'flow',
+    matches: 'runs of this flow: the events it handles, and its subscriber runs (<event>~<flow>) under routes with several flows',
+  },
+  {
     field: 'errorClass',
     value: 'class',
     matches: 'events that failed this way: a failure class ("chargeOrder › CardDeclined") or its last part (CardDeclined)',
@@ -97,6 +104,7 @@ export function visibilityQuery(filter: EventFilter, now: Date = new Date()): st
     clauses.push(`${WEBHOOK_VIA.name} = '${filter.via}'`);
   }
   if (filter.tenant) clauses.push(`${WEBHOOK_TENANT.name} = '${literal(filter.tenant, 'tenant')}'`);
+  if (filter.flow) clauses.push(`WorkflowType = '${literal(filter.flow, 'flow')}'`);
   if (filter.errorClass) clauses.push(`${WEBHOOK_ERROR_CLASS.name} = '${literal(filter.errorClass, 'errorClass', CLASS_CHARACTERS)}'`);
   if (filter.status) {
     if (!EVENT_STATUSES.includes(filter.status)) throw new OperationRejectedError(`"status" must be one of ${EVENT_STATUSES.join(', ')}.`);

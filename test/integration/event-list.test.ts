@@ -33,7 +33,17 @@ async function event(source: string, id: string, type: string, to: ListedStatus 
   };
   await storeBody(
     db,
-    { source, eventId: id, workflowId: id, provider: ProviderKind.STRIPE, via: 'delivery', receivedAt, start, leaseMs: 0, ignored: to === 'ignored' },
+    {
+      source,
+      eventId: id,
+      workflowId: id,
+      provider: ProviderKind.STRIPE,
+      via: 'delivery',
+      receivedAt,
+      start,
+      leaseMs: 0,
+      ...(to === 'ignored' && { skipped: 'ignored' as const }),
+    },
     {
       raw: Buffer.from(`{"id":"${id}"}`),
       contentType: 'application/json',

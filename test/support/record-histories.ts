@@ -9,15 +9,17 @@ import {
   deliveryWorkflowId,
   INTERNAL_WORKFLOW_ID_PREFIX,
   messageWorkflowId,
+  ProviderKind,
   retryPaymentSignal,
   statusQuery,
   subscriptionStateQuery,
   subscriptionWorkflowId,
+  subscriberWorkflowId,
   backfillWorkflowId,
   bulkJobWorkflowId,
   entityWorkflowId,
 } from '../../contracts';
-import { backfill, bulkAction, buildCheck, reconcile, subscriptionEntity } from '../../workflows';
+import { backfill, bulkAction, buildCheck, reconcile, routeEvent, subscriptionEntity } from '../../workflows';
 import { send } from '../../src/cli/send';
 import { loadReceiverConfig } from '../../src/config';
 import { FLOWS } from '../../src/flows';
@@ -137,6 +139,30 @@ async function main(): Promise<void> {
   const invoice = stripeEvent({ type: 'invoice.paid' });
   const invoiceBody = JSON.stringify(invoice);
   await deliver('recordEvent', { id: invoice.id as string, path: 'stripe', body: invoiceBody, headers: stripeHeaders(invoiceBody, SECRETS.stripe) });
+
+  // An event whose route chose its flows by filter (docs/flows.md#routes): its own workflow starts
+  // the one the filters took as a subscriber, and records the one they did not.
+  const routedInvoice = stripeEvent({ type: 'invoice.paid' });
+  const routedAt = new Date().toISOString();
+  const routed = await stack.client.workflow.start(routeEvent, {
+    workflowId: routedInvoice.id as string,
+    taskQueue: stack.taskQueue,
+    args: [
+      {
+        source: 'stripe',
+        provider: ProviderKind.STRIPE,
+        id: routedInvoice.id as string,
+        type: 'invoice.paid',
+        occurredAt: routedAt,
+        receivedAt: routedAt,
+        fields: {},
+        routes: { flows: [{ flow: 'recordEvent', fields: {}, summary: 'stripe · invoice.paid · recordEvent' }], filtered: ['notifyGitHub'], failures: [] },
+      },
+    ],
+  });
+  await routed.result();
+  await stack.client.workflow.getHandle(subscriberWorkflowId(routed.workflowId, 'recordEvent')).result();
+  recorded.routeEvent = routed.workflowId;
 
   // A subscription's events in its key's turns, the newest first; and the entity of the events
   // started before keys, given the same two updates as they handed it.

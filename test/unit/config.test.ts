@@ -246,7 +246,20 @@ sources:
       `WEBHOOKS_CONFIG (${unknown}) line 5: source "billing" routes: "invoice.paid" names the flow "notifyFinance", which does not exist; use one of`,
     );
     const list = writeConfig('sources:\n  - name: billing\n    kind: stripe\n    secret: whsec_x\n    routes: [recordEvent]\n');
-    expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: list })).toThrow(/line 5: source "billing" routes: must map event types to flow names/);
+    expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: list })).toThrow(/line 5: source "billing" routes: must map event types to a flow's name/);
+  });
+
+  it("reads a route's subscribers and compiles their filters, and stops on a filter that does not compile, naming the source and the route", () => {
+    const routes = '    routes:\n      invoice.paid:\n        - recordEvent\n        - flow: notifyGitHub\n          if: FILTER\n';
+    const source = 'sources:\n  - name: billing\n    kind: stripe\n    secret: whsec_x\n';
+    const [billing] = loadReceiverConfig({ WEBHOOKS_CONFIG: writeConfig(source + routes.replace('FILTER', 'body.data.object.amount_paid > 1000')) }).sources;
+    expect(billing!.routes).toEqual({ 'invoice.paid': ['recordEvent', { flow: 'notifyGitHub', if: 'body.data.object.amount_paid > 1000' }] });
+    const bad = writeConfig(source + routes.replace('FILTER', 'body.data.object.amount_paid >'));
+    expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: bad })).toThrow(
+      `WEBHOOKS_CONFIG (${bad}) line 6: source "billing" routes: "invoice.paid" → notifyGitHub: the filter is not a CEL expression over body and event:`,
+    );
+    const misspelt = writeConfig(source + routes.replace('if: FILTER', 'when: body.paid'));
+    expect(() => loadReceiverConfig({ WEBHOOKS_CONFIG: misspelt })).toThrow(/source "billing" routes: must map event types .* \{ flow, if \}/);
   });
 
   it("reads a source's standing rate per second or per minute, and stops on one that is not a positive rate", () => {

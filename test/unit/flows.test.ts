@@ -1,5 +1,5 @@
 import { defineFlow, ProviderKind, type EntityDeclaration } from '../../contracts';
-import { applySubscriptionEventFlow, chargeOrderFlow, fulfilCheckoutFlow, notifyGitHubFlow, recordEventFlow } from '../../workflows';
+import { applySubscriptionEventFlow, chargeOrderFlow, fulfilCheckoutFlow, notifyGitHubFlow, recordEventFlow, routeEventFlow } from '../../workflows';
 import { ConfigError } from '../../src/core/errors';
 import { listFlows } from '../../src/cli/flows';
 import { checkedKeys, FLOWS, Router } from '../../src/flows';
@@ -65,6 +65,95 @@ describe("a source's routes", () => {
   ])('refuse %s', (_what, routes, message) => {
     expect(() => new Router(ProviderKind.STRIPE, routes)).toThrow(ConfigError);
     expect(() => new Router(ProviderKind.STRIPE, routes)).toThrow(message);
+  });
+});
+
+describe('a route with subscribers', () => {
+  const stripe = (type: string, body: unknown) => ({ body, event: { type, source: 'stripe', provider: ProviderKind.STRIPE } });
+  const router = new Router(ProviderKind.STRIPE, {
+    'checkout.session.completed': [
+      'fulfilCheckout',
+      { flow: 'notifyGitHub', if: 'body.data.object.amount_total >= 100000' },
+      { flow: 'recordEvent', if: 'body.data.object.currency == "eur"' },
+    ],
+    'invoice.*': { flow: 'notifyGitHub', if: 'body.data.object.paid' },
+  });
+
+  it('runs each flow whose filter holds, and starts the event as routeEvent', () => {
+    const session = (amount: number, currency: string) => stripe('checkout.session.completed', { data: { object: { amount_total: amount, currency } } });
+    expect(router.decide('checkout.session.completed', session(4200, 'eur'))).toEqual({
+      subscribers: [fulfilCheckoutFlow, recordEventFlow],
+      filtered: ['notifyGitHub'],
+      failures: [],
+    });
+    expect(router.decide('checkout.session.completed', session(250_000, 'usd'))).toEqual({
+      subscribers: [fulfilCheckoutFlow, notifyGitHubFlow],
+      filtered: ['recordEvent'],
+      failures: [],
+    });
+    expect(router.flowFor('checkout.session.completed')).toBe(routeEventFlow);
+    expect(router.decide('charge.refunded', stripe('charge.refunded', {}))).toEqual({ flow: recordEventFlow });
+  });
+
+  it('takes an event for no flow when no filter holds: filtered', () => {
+    expect(router.decide('invoice.paid', stripe('invoice.paid', { data: { object: { paid: false } } }))).toEqual({
+      subscribers: [],
+      filtered: ['notifyGitHub'],
+      failures: [],
+    });
+  });
+
+  it("records a filter that cannot decide for one event as that flow's failure, and runs the others", () => {
+    const decision = router.decide('checkout.session.completed', stripe('checkout.session.completed', { data: { object: { amount_total: '42' } } }));
+    expect(decision).toEqual({
+      subscribers: [fulfilCheckoutFlow],
+      filtered: [],
+      failures: [
+        { flow: 'notifyGitHub', error: expect.stringContaining('the filter "body.data.object.amount_total >= 100000"') },
+        { flow: 'recordEvent', error: expect.stringMatching(/^the filter "body.data.object.currency == \\"eur\\"" .*currency/) },
+      ],
+    });
+  });
+
+  it('says what each flow gets, with its filter', () => {
+    expect(router.routedTo(notifyGitHubFlow)).toEqual([
+      'checkout.session.completed if body.data.object.amount_total >= 100000',
+      'invoice.* if body.data.object.paid',
+    ]);
+    expect(router.routedTo(fulfilCheckoutFlow)).toEqual(['checkout.session.completed (with others)']);
+  });
+
+  it('decides from the body only when every filter reads the body alone', () => {
+    expect(
+      new Router(ProviderKind.SHOPIFY, { 'orders/paid': ['fulfilShopifyOrder', { flow: 'recordEvent', if: 'body.total_price != "0.00"' }] }).decidesFromBody,
+    ).toBe(true);
+    expect(
+      new Router(ProviderKind.SHOPIFY, { 'orders/paid': ['fulfilShopifyOrder', { flow: 'recordEvent', if: 'event.type == "orders/paid"' }] }).decidesFromBody,
+    ).toBe(false);
+  });
+
+  it.each([
+    [
+      'a filter that is no CEL',
+      { flow: 'recordEvent', if: 'body.amount >' },
+      'routes: "invoice.paid" → recordEvent: the filter is not a CEL expression over body and event: ',
+    ],
+    [
+      'a filter over an unknown name',
+      { flow: 'recordEvent', if: 'amount > 1' },
+      /the filter is not a CEL expression over body and event: Unknown variable: amount/,
+    ],
+    ['a filter that yields no bool', { flow: 'recordEvent', if: '1 + 2' }, /the filter yields int, not a bool/],
+    ['a filter over its size bound', { flow: 'recordEvent', if: `body.a == "${'x'.repeat(1000)}"` }, /characters long; a filter has at most 1000/],
+    ['a filter over its node bound', { flow: 'recordEvent', if: Array.from({ length: 80 }, () => '1==1').join('||') }, /not a CEL expression.*(AST|node)/i],
+    ['a comprehension inside another', { flow: 'recordEvent', if: 'body.items.exists(i, body.items.all(j, i == j))' }, /a comprehension .* inside another/],
+    ['a regular expression', { flow: 'recordEvent', if: 'body.email.matches("(a+)+$")' }, /calls matches\(\)/],
+    ['a flow named twice', ['recordEvent', { flow: 'recordEvent', if: 'true' }], /names recordEvent twice/],
+    ['an empty list', [], /lists no flow/],
+    ['an internal subscriber', ['routeEvent'], /names the flow "routeEvent", which does not exist/],
+  ])('refuses %s when the configuration loads', (_what, value, message) => {
+    expect(() => new Router(ProviderKind.STRIPE, { 'invoice.paid': value })).toThrow(ConfigError);
+    expect(() => new Router(ProviderKind.STRIPE, { 'invoice.paid': value })).toThrow(message);
   });
 });
 

@@ -4,8 +4,8 @@ import { BASE, eventPath, Layout, Status, Time } from './layout';
 import { clean } from './refused';
 import { FILTER_FIELDS } from '../../../temporal/visibility';
 
-/** The filter's fields the console's list takes: all but a raw visibility query, since it lists from the body store. */
-export const CONSOLE_FILTER_FIELDS = FILTER_FIELDS.filter((field) => field !== 'query');
+/** The filter's fields the console's list takes: all but a raw visibility query and the flow (a subscriber's run has no row of its own there), since it lists from the body store. */
+export const CONSOLE_FILTER_FIELDS = FILTER_FIELDS.filter((field) => field !== 'query' && field !== 'flow');
 
 /** The list filter as the page's form and its links hold it: text, as typed. */
 export type EventsQuery = Partial<Record<(typeof CONSOLE_FILTER_FIELDS)[number], string>>;

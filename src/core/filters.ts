@@ -1,0 +1,120 @@
+import { Environment } from '@marcbachmann/cel-js';
+
+/**
+ * A route's filter: a CEL expression over the verified event (docs/flows.md#filters), compiled
+ * when the configuration loads. Its cost is bounded before it ever runs: a size, a depth, and no
+ * comprehension inside another, so one evaluation reads each list of the body at most once per
+ * node of the expression; and no `matches()`, whose JavaScript regular expressions can backtrack
+ * for minutes on text a sender chose.
+ */
+
+/** The bounds every filter is held to when it is compiled. */
+export const FILTER_LIMITS = {
+  /** Characters of the expression. */
+  maxLength: 1_000,
+  /** Nodes of its syntax tree: each literal, name, field, operator and call. */
+  maxNodes: 200,
+  /** Nesting of calls, fields and parentheses. */
+  maxDepth: 16,
+} as const;
+
+/** The comprehension macros, which iterate over a list or map. */
+const COMPREHENSIONS = new Set(['all', 'exists', 'exists_one', 'map', 'filter']);
+
+/** What a filter sees of one event: the verified body, and where and as what it came. */
+export interface FilterInput {
+  body: unknown;
+  event: { type: string; source: string; provider: string };
+}
+
+export interface Filter {
+  readonly expression: string;
+  /** True when it reads `event` (the type may be unsigned), not only the signed body. */
+  readonly readsEvent: boolean;
+  /** @throws FilterError when the expression does not yield a boolean for this event (a field it needs is missing, a type mismatch). */
+  matches(input: FilterInput): boolean;
+}
+
+/** A filter that could not decide for one event: recorded as that route's failure. */
+export class FilterError extends Error {
+  override name = 'FilterError';
+}
+
+const environment = new Environment({
+  unlistedVariablesAreDyn: false,
+  homogeneousAggregateLiterals: false,
+  limits: { maxAstNodes: FILTER_LIMITS.maxNodes, maxDepth: FILTER_LIMITS.maxDepth },
+})
+  .registerVariable('body', 'dyn', { description: 'The verified body, as JSON' })
+  .registerVariable('event', 'map', { description: 'type, source and provider' });
+
+/** @throws Error with a sentence saying what is wrong: syntax, an unknown name, a bound exceeded. */
+export function compileFilter(expression: string): Filter {
+  if (expression.trim() === '') throw new Error('is empty; write a CEL expression such as body.amount > 1000');
+  if (expression.length > FILTER_LIMITS.maxLength) throw new Error(`is ${expression.length} characters long; a filter has at most ${FILTER_LIMITS.maxLength}`);
+  let evaluate: ReturnType<Environment['parse']>;
+  let type: string | undefined;
+  try {
+    evaluate = environment.parse(expression);
+    const checked = evaluate.check();
+    if (!checked.valid) throw checked.error;
+    type = checked.type;
+  } catch (error) {
+    throw new Error(`is not a CEL expression over body and event: ${firstLine(error)}`, { cause: error });
+  }
+  if (type !== 'bool' && type !== 'dyn') throw new Error(`yields ${type}, not a bool: a filter says whether the route takes the event`);
+  const shape = walk(evaluate.ast as Node, 0);
+  if (shape.nestedComprehension) throw new Error('has a comprehension (all, exists, map, filter) inside another, whose cost grows with the square of a list');
+  if (shape.regex)
+    throw new Error('calls matches(), whose regular expressions can take minutes on text a sender chose; compare with ==, startsWith, endsWith or contains');
+  return {
+    expression,
+    readsEvent: shape.readsEvent,
+    matches(input) {
+      let result: unknown;
+      try {
+        result = evaluate(input);
+      } catch (error) {
+        throw new FilterError(firstLine(error), { cause: error });
+      }
+      if (typeof result !== 'boolean') throw new FilterError(`yielded ${typeof result === 'bigint' ? 'an int' : typeof result}, not a bool`);
+      return result;
+    },
+  };
+}
+
+interface Node {
+  op: string;
+  args: unknown;
+}
+
+interface Shape {
+  readsEvent: boolean;
+  regex: boolean;
+  nestedComprehension: boolean;
+}
+
+function walk(node: Node, comprehensions: number): Shape {
+  const shape: Shape = { readsEvent: false, regex: false, nestedComprehension: false };
+  const call = (node.op === 'call' || node.op === 'rcall') && Array.isArray(node.args) ? String(node.args[0]) : undefined;
+  if (node.op === 'id' && node.args === 'event') shape.readsEvent = true;
+  if (call === 'matches') shape.regex = true;
+  const depth = call !== undefined && COMPREHENSIONS.has(call) ? comprehensions + 1 : comprehensions;
+  if (depth > 1) shape.nestedComprehension = true;
+  for (const child of children(node.args)) {
+    const inner = walk(child, depth);
+    shape.readsEvent ||= inner.readsEvent;
+    shape.regex ||= inner.regex;
+    shape.nestedComprehension ||= inner.nestedComprehension;
+  }
+  return shape;
+}
+
+function* children(value: unknown): Generator<Node> {
+  if (Array.isArray(value)) for (const item of value) yield* children(item);
+  else if (typeof value === 'object' && value !== null && typeof (value as Node).op === 'string') yield value as Node;
+}
+
+function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
+}

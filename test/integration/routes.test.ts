@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { subscriberWorkflowId } from '../../contracts';
+import { fulfilCheckoutFlow, recordEventFlow, routeEventFlow } from '../../workflows';
+import { stripeEvent, stripeHeaders } from '../support/signing';
+import { eventually } from '../support/eventually';
+import { runCli } from '../support/processes';
+import { post, startStack, type WorkerStack } from '../support/stack';
+
+/**
+ * Routes with several flows and filters (docs/flows.md#routes), on the dev server and PostgreSQL:
+ * the event's own workflow starts each flow a filter took as a run of its own, which fails and is
+ * retried alone; an event no filter takes is stored, answered and recorded as filtered.
+ */
+const SECRET = 'whsec_routed';
+const config = path.join(mkdtempSync(path.join(tmpdir(), 'dw-routes-')), 'webhooks.yaml');
+writeFileSync(
+  config,
+  `sources:
+  - name: routed
+    kind: stripe
+    secret: ${SECRET}
+    routes:
+      checkout.session.completed:
+        - fulfilCheckout
+        - recordEvent
+        - flow: notifyGitHub
+          if: body.data.object.amount_total >= 100000
+      invoice.paid:
+        - flow: recordEvent
+          if: body.data.object.paid
+        - flow: notifyGitHub
+          if: body.data.object.amount_paid > 0
+`,
+);
+
+let stack: WorkerStack;
+beforeAll(async () => {
+  stack = await startStack({ env: { WEBHOOKS_CONFIG: config } });
+});
+afterAll(() => stack?.close());
+
+function signed(type: string, object: Record<string, unknown>) {
+  const event = stripeEvent({ type, data: { object } });
+  const body = JSON.stringify(event);
+  return { id: event.id as string, body, headers: stripeHeaders(body, SECRET) };
+}
+const deliver = (delivery: ReturnType<typeof signed>) => post(`${stack.url}/webhooks/routed`, delivery.headers, delivery.body);
+const handle = (workflowId: string) => stack.client.workflow.getHandle(workflowId);
+const ledger = async (eventId: string) =>
+  (
+    await stack.db.query<{ event_id: string; status: string; outcome: unknown }>(
+      `SELECT event_id, status, outcome FROM processed_events WHERE source = 'routed' AND event_id LIKE $1 || '%' ORDER BY event_id`,
+      [eventId],
+    )
+  ).rows;
+const cli = (...args: string[]) => runCli([...args, '--json'], { DATABASE_URL: stack.workerEnv.DATABASE_URL, WEBHOOKS_CONFIG: config });
+
+it('one event to three flows, one filtered out: two runs of their own; a redelivery starts nothing; the failed one is retried alone', async () => {
+  const checkout = signed('checkout.session.completed', {
+    id: `cs_${randomUUID()}`,
+    amount_total: 4200,
+    currency: 'eur',
+    payment_intent: `pi_${randomUUID().replace(/-/g, '')}`,
+    customer_details: { email: 'ada@example.com' },
+    metadata: { order_id: `ord_${randomUUID()}` },
+  });
+  const fulfil = subscriberWorkflowId(checkout.id, fulfilCheckoutFlow.name);
+  const record = subscriberWorkflowId(checkout.id, recordEventFlow.name);
+  stack.resend.failNextWith(422, 'The to address is not valid.');
+
+  expect(await deliver(checkout)).toMatchObject({ status: 202, json: { status: 'started', workflowId: checkout.id } });
+  expect(await handle(checkout.id).result()).toMatchObject({ outcome: 'routed', eventId: checkout.id });
+  expect((await handle(checkout.id).describe()).type).toBe(routeEventFlow.name);
+  await expect(handle(fulfil).result()).rejects.toThrow(WorkflowFailedError);
+  expect(await handle(record).result()).toMatchObject({ outcome: 'ignored', eventId: checkout.id });
+  await expect(handle(subscriberWorkflowId(checkout.id, 'notifyGitHub')).describe()).rejects.toThrow(WorkflowNotFoundError);
+  const recordRun = (await handle(record).describe()).runId;
+
+  expect(await ledger(checkout.id)).toEqual([
+    {
+      event_id: checkout.id,
+      status: 'completed',
+      outcome: {
+        routed: [
+          { flow: 'fulfilCheckout', workflowId: fulfil },
+          { flow: 'recordEvent', workflowId: record },
+        ],
+        filtered: ['notifyGitHub'],
+        failures: [],
+      },
+    },
+    { event_id: fulfil, status: 'failed', outcome: expect.objectContaining({ errorClass: expect.stringContaining('sendEmail') }) },
+    { event_id: record, status: 'ignored', outcome: { reason: 'no flow for this event type' } },
+  ]);
+
+  // A redelivery is the engine's duplicate, and a reset of the event finds each flow started: no flow starts again.
+  expect(await deliver(checkout)).toMatchObject({ status: 200, json: { status: 'duplicate' } });
+  const { runId } = JSON.parse((await cli('events', 'reset', checkout.id, '--to', 'first', '--reason', 'routes again')).output);
+  expect(await stack.client.workflow.getHandle(checkout.id, runId).result()).toMatchObject({ outcome: 'routed' });
+  expect((await handle(record).describe()).runId).toBe(recordRun);
+
+  expect(JSON.parse((await cli('events', 'retry', checkout.id, '--flow', 'fulfilCheckout', '--reason', 'address fixed')).output)).toMatchObject({
+    eventId: fulfil,
+    outcome: 'done',
+  });
+  await eventually('the retried flow completes', async () => (await handle(fulfil).describe()).status.name === 'COMPLETED');
+  expect(await handle(fulfil).result()).toMatchObject({ outcome: 'fulfilled' });
+
+  // The retried flow's steps ran once each; the other flow's run is the one that ran first.
+  expect(stack.resend.emails.filter((email) => email.idempotencyKey?.startsWith(fulfil))).toHaveLength(1);
+  expect(stack.stripe.requests.filter((request) => request.idempotencyKey?.startsWith(fulfil))).toHaveLength(1);
+  expect((await handle(record).describe()).runId).toBe(recordRun);
+  expect((await ledger(checkout.id)).map(({ event_id, status }) => [event_id, status])).toEqual([
+    [checkout.id, 'completed'],
+    [fulfil, 'completed'],
+    [record, 'ignored'],
+  ]);
+});
+
+it('an event no filter takes is stored, answered and recorded as filtered, and starts nothing', async () => {
+  const invoice = signed('invoice.paid', { id: 'in_routed_1', paid: false, amount_paid: 0 });
+  expect(await deliver(invoice)).toMatchObject({ status: 202, json: { status: 'filtered', workflowId: invoice.id } });
+  await expect(handle(invoice.id).describe()).rejects.toThrow(WorkflowNotFoundError);
+  expect(JSON.parse((await cli('events', 'show', invoice.id)).output)).toMatchObject({
+    status: 'filtered',
+    workflowType: '(none: no filter of its route took it)',
+    eventType: 'invoice.paid',
+  });
+  expect(await deliver(invoice)).toMatchObject({ status: 200, json: { status: 'duplicate' } });
+});
+
+it('a filter that cannot decide for one event is recorded as that route failure, and blocks neither the other flows nor the answer', async () => {
+  const invoice = signed('invoice.paid', { id: 'in_routed_2', amount_paid: 500 });
+  expect(await deliver(invoice)).toMatchObject({ status: 202, json: { status: 'started' } });
+  expect(await handle(invoice.id).result()).toMatchObject({ outcome: 'routed, with failed filters' });
+  expect(await handle(subscriberWorkflowId(invoice.id, 'notifyGitHub')).result()).toMatchObject({ eventId: invoice.id });
+  expect((await ledger(invoice.id))[0]).toMatchObject({
+    status: 'completed',
+    outcome: {
+      routed: [{ flow: 'notifyGitHub' }],
+      filtered: [],
+      failures: [{ flow: 'recordEvent', error: expect.stringMatching(/^the filter "body.data.object.paid" .*paid/) }],
+    },
+  });
+});
