@@ -219,6 +219,14 @@ export class Router {
   }
 }
 
+/** A source's routes as operators read them: each pattern, and its flows with their filters (`ignore` is a flow of none). */
+export function describeRoutes(routes: Routes): Array<{ pattern: string; flows: Array<{ flow: string; filter?: string }> }> {
+  return Object.entries(routes).map(([pattern, value]) => ({
+    pattern,
+    flows: [value].flat().map((each) => (typeof each === 'string' ? { flow: each } : { flow: each.flow, ...(each.if !== undefined && { filter: each.if }) })),
+  }));
+}
+
 /** A route as the router keeps it: one flow, `ignore`, or subscribers with their compiled filters. */
 type Route = EventFlow | typeof IGNORE | readonly Subscriber[];
 

@@ -23,7 +23,7 @@ import { heldCounts, syncStandingRates } from './db/holds';
 import { errorLine } from './core/redact';
 import { BulkJobs } from './temporal/bulk-jobs';
 import { UNROUTED_WINDOW_MS, unroutedTypes } from './db/event-bodies';
-import { DEFAULT_FLOW } from './flows';
+import { DEFAULT_FLOW, describeRoutes } from './flows';
 import { startBacklog } from './db/inbox';
 import { startTracing } from './core/tracing';
 import { DEFAULT_REFUSAL_LIMITS, RefusalLog } from './db/refusals';
@@ -96,6 +96,9 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
           jobs,
           entities,
           sources: config.sources.map((source) => source.name),
+          routes: config.sources.flatMap((source) =>
+            describeRoutes(source.routes ?? {}).flatMap(({ pattern, flows }) => flows.map((flow) => ({ source: source.name, pattern, ...flow }))),
+          ),
           admins: config.adminTokens,
           viewers: config.viewerTokens,
           sessionTtlMs: config.console.sessionTtlMs,

@@ -1,7 +1,9 @@
 import { Command } from 'commander';
 import { isEntityField } from '../../contracts';
 import { loadReceiverConfig } from '../config';
-import { FLOWS, Router } from '../flows';
+import { openDatabase } from '../db/database';
+import { flowsMatched } from '../db/route-counts';
+import { FLOWS, ROUTE_FLOW, Router } from '../flows';
 import { createAdapter } from '../providers/registry';
 import { jsonOption, print } from './output';
 
@@ -33,10 +35,15 @@ export interface FlowListing {
   versioning: { behavior: string; why: string };
   /** Its key, version and order, when its events take turns per business object (docs/entities.md). */
   key: { key: string; version: string[]; order: string; quiet?: string; ceiling?: string } | null;
+  /** Per source, the events it took over the last hour (its routes' filters held, or its type's one flow), when the body store is reachable (DATABASE_URL). */
+  matchedLastHour?: Record<string, number>;
 }
 
 /** Every flow, with what each source routes to it, from the declarations and the sources' routes. */
-export function listFlows(sources: readonly { name: string; router: Router; unsignedType?: string }[]): FlowListing[] {
+export function listFlows(
+  sources: readonly { name: string; router: Router; unsignedType?: string }[],
+  matched?: ReadonlyArray<{ source: string; flow: string; events: number }>,
+): FlowListing[] {
   return FLOWS.map((flow) => {
     const events: Record<string, string[]> = flow.internal
       ? {}
@@ -66,6 +73,12 @@ export function listFlows(sources: readonly { name: string; router: Router; unsi
             ...(flow.key.order === 'coalesce' && { quiet: flow.key.quiet, ceiling: flow.key.ceiling }),
           }
         : null,
+      ...(matched &&
+        !flow.internal && {
+          matchedLastHour: Object.fromEntries(
+            Object.keys(events).map((source) => [source, matched.find((row) => row.source === source && row.flow === flow.name)?.events ?? 0]),
+          ),
+        }),
     };
   });
 }
@@ -76,14 +89,15 @@ export function flowsCommand(): Command {
       "List every flow: the event types each source routes to it (its routes in WEBHOOKS_CONFIG, then its kind's defaults), its signals, fields, queries and worker-build versioning.",
     )
     .addOption(jsonOption('print the list as JSON'))
-    .action((options: { json?: boolean }) => {
+    .action(async (options: { json?: boolean }) => {
       // Every source the receiver knows, built-in ones whether or not their secret is set here.
-      const { sources } = loadReceiverConfig(process.env, { development: true });
+      const { sources, databaseUrl } = loadReceiverConfig(process.env, { development: true });
       const listing = listFlows(
         sources.map((source) => {
           const { fields } = createAdapter(source);
           return { name: source.name, router: new Router(source.kind, source.routes), ...(fields.unsigned?.includes('type') && { unsignedType: fields.type }) };
         }),
+        databaseUrl ? await matchedLastHour(databaseUrl) : undefined,
       );
       print(options.json, listing, () => listing.map(describe).join('\n\n'));
     });
@@ -96,7 +110,8 @@ function describe(flow: FlowListing): string {
     const replays = flow.replaysByType.includes(source)
       ? 'every flow of this source decides from the signed body, so the same body as another type is an event of its own'
       : 'the same body as another type is refused as a replay';
-    return `${source}: ${types.join(', ')}${unsigned ? ` (type from the ${unsigned}, which the provider does not sign; ${replays})` : ''}`;
+    const matched = flow.matchedLastHour?.[source];
+    return `${source}: ${types.join(', ')}${unsigned ? ` (type from the ${unsigned}, which the provider does not sign; ${replays})` : ''}${matched === undefined ? '' : `; ${matched} in the last hour`}`;
   });
   if (!flow.internal) lines.push(`  events   ${events.length ? events.join('\n           ') : "none (route some with a source's routes)"}`);
   for (const signal of flow.signals) lines.push(`  signal   ${signal.name}${signal.onlyWhileAwaited ? ' (only while awaited)' : ''}: ${signal.description}`);
@@ -112,4 +127,14 @@ function describe(flow: FlowListing): string {
   if (flow.queries.length) lines.push(`  queries  ${flow.queries.join(', ')}`);
   lines.push(`  builds   ${flow.versioning.behavior === 'PINNED' ? 'pinned to the one it started on' : 'moves to the current one'}: ${flow.versioning.why}`);
   return lines.join('\n');
+}
+
+/** What each flow took over the last hour, from the body store. */
+async function matchedLastHour(url: string): Promise<Array<{ source: string; flow: string; events: number }>> {
+  const db = await openDatabase({ url, exitOnIdle: true });
+  try {
+    return await flowsMatched(db, ROUTE_FLOW.name, 3_600_000);
+  } finally {
+    await db.close();
+  }
 }

@@ -16,6 +16,7 @@ import { post, startStack, type WorkerStack } from '../support/stack';
  * retried alone; an event no filter takes is stored, answered and recorded as filtered.
  */
 const SECRET = 'whsec_routed';
+const ADMIN_TOKEN = 'routes-test-admin-token-0123456789abcdef';
 const config = path.join(mkdtempSync(path.join(tmpdir(), 'dw-routes-')), 'webhooks.yaml');
 writeFileSync(
   config,
@@ -39,7 +40,7 @@ writeFileSync(
 
 let stack: WorkerStack;
 beforeAll(async () => {
-  stack = await startStack({ env: { WEBHOOKS_CONFIG: config } });
+  stack = await startStack({ env: { WEBHOOKS_CONFIG: config, ADMIN_TOKEN } });
 });
 afterAll(() => stack?.close());
 
@@ -146,4 +147,46 @@ it('a filter that cannot decide for one event is recorded as that route failure,
       failures: [{ flow: 'recordEvent', error: expect.stringMatching(/^the filter "body.data.object.paid" .*paid/) }],
     },
   });
+});
+
+it('`flows` and the console show each route with its filter, and how many events each flow took over the last hour', async () => {
+  const listing = async () =>
+    Object.fromEntries(
+      (JSON.parse((await cli('flows')).output) as Array<{ name: string; events: Record<string, string[]>; matchedLastHour?: Record<string, number> }>).map(
+        (flow) => [flow.name, { events: flow.events.routed, matched: flow.matchedLastHour?.routed }],
+      ),
+    );
+  const before = await listing();
+  expect(before.notifyGitHub!.events).toEqual([
+    'checkout.session.completed if body.data.object.amount_total >= 100000',
+    'invoice.paid if body.data.object.amount_paid > 0',
+  ]);
+  expect(before.fulfilCheckout!.events).toEqual(['checkout.session.completed (with others)']);
+
+  const session = (amount: number) =>
+    signed('checkout.session.completed', { id: `cs_${randomUUID()}`, amount_total: amount, currency: 'eur', metadata: { order_id: `ord_${randomUUID()}` } });
+  for (const delivery of [session(4200), session(250_000)]) {
+    expect(await deliver(delivery)).toMatchObject({ status: 202 });
+    await handle(delivery.id).result();
+  }
+  const after = await listing();
+  expect(after.fulfilCheckout!.matched! - before.fulfilCheckout!.matched!).toBe(2);
+  expect(after.recordEvent!.matched! - before.recordEvent!.matched!).toBe(2);
+  expect(after.notifyGitHub!.matched! - before.notifyGitHub!.matched!).toBe(1);
+
+  // The console's overview shows the same, route by route.
+  const login = await fetch(`${stack.url}/console/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: ADMIN_TOKEN }),
+    redirect: 'manual',
+  });
+  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+  const overview = await (await fetch(`${stack.url}/console`, { headers: { cookie } })).text();
+  expect(overview).toContain(
+    `<td>routed</td><td>checkout.session.completed</td><td>notifyGitHub</td><td><code>body.data.object.amount_total &gt;= 100000</code></td><td class="number">${after.notifyGitHub!.matched}</td>`,
+  );
+  expect(overview).toContain(
+    `<td>routed</td><td>checkout.session.completed</td><td>fulfilCheckout</td><td><span class="muted">always</span></td><td class="number">${after.fulfilCheckout!.matched}</td>`,
+  );
 });

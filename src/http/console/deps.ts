@@ -5,7 +5,7 @@ import type { RefusalLimits } from '../../db/refusals';
 import type { BulkJobs } from '../../temporal/bulk-jobs';
 import type { EntityOperations } from '../../temporal/entities';
 import type { EventOperations } from '../../temporal/operations';
-import type { SecretUse } from './pages/overview';
+import type { SecretUse, SourceRoute } from './pages/overview';
 
 /** What the console's routes use: the database, the operations on events and jobs, its tokens and limits. */
 export interface ConsoleDeps {
@@ -16,6 +16,8 @@ export interface ConsoleDeps {
   entities?: EntityOperations;
   /** The receiver's source names, for the event filter. */
   sources: readonly string[];
+  /** The sources' own routes (WEBHOOKS_CONFIG), each flow with its filter, for the overview. */
+  routes: readonly SourceRoute[];
   admins: readonly NamedToken[];
   viewers: readonly NamedToken[];
   sessionTtlMs: number;

@@ -5,7 +5,8 @@ import { unroutedTypes } from '../../db/event-bodies';
 import { failureGroups, LISTED_STATUSES, listEvents, receivedPerMinute, type ListedStatus, type ListFilter } from '../../db/event-list';
 import { startBacklog } from '../../db/inbox';
 import { listRefusals, refusalCounts } from '../../db/refusals';
-import { DEFAULT_FLOW } from '../../flows';
+import { flowsMatched } from '../../db/route-counts';
+import { DEFAULT_FLOW, ROUTE_FLOW } from '../../flows';
 import { receivedChart } from './charts';
 import { CONSOLE_FILTER_FIELDS, EventsPage, type EventsQuery } from './pages/events';
 import { OverviewPage } from './pages/overview';
@@ -24,14 +25,16 @@ export function overviewRoutes(deps: ConsoleDeps): express.Router {
   const router = express.Router();
 
   router.get('/', async (_req, res) => {
-    const [backlog, refusals, groups, unrouted] = await Promise.all([
+    const [backlog, refusals, groups, unrouted, matched] = await Promise.all([
       startBacklog(db),
       refusalCounts(db, 3600_000),
       failureGroups(db, { limit: 5 }),
       unroutedTypes(db, DEFAULT_FLOW.name, 3600_000, 20),
+      deps.routes.length > 0 ? flowsMatched(db, ROUTE_FLOW.name, 3600_000) : [],
     ]);
+    const routes = deps.routes.map((route) => ({ ...route, took: matched.find((row) => row.source === route.source && row.flow === route.flow)?.events ?? 0 }));
     const secretUse = (await deps.secretUse?.()) ?? [];
-    page(res, <OverviewPage session={sessionOf(res)} data={{ backlog, refusals, groups, unrouted, secretUse }} />);
+    page(res, <OverviewPage session={sessionOf(res)} data={{ backlog, refusals, groups, unrouted, routes, secretUse }} />);
   });
 
   router.get('/api/received.json', async (_req, res) => {

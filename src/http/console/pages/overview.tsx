@@ -8,8 +8,18 @@ export interface OverviewData {
   refusals: Array<{ source: string; reason: string; count: number }>;
   groups: FailureGroup[];
   unrouted: Array<{ source: string; type: string; count: number }>;
+  /** The sources' own routes, each with the events its flow took over the last hour at that source. */
+  routes: Array<SourceRoute & { took: number }>;
   /** Accepted deliveries by source and the secret that signed them, counted by this receiver since it started. */
   secretUse: SecretUse[];
+}
+
+/** One flow of one of a source's routes (WEBHOOKS_CONFIG), and its filter. */
+export interface SourceRoute {
+  source: string;
+  pattern: string;
+  flow: string;
+  filter?: string;
 }
 
 /** One source's accepted deliveries by the secret that signed them: the current one, or a rotation's previous one. */
@@ -134,6 +144,38 @@ export function OverviewPage({ session, data }: { session: ConsoleSession; data:
                     <td className="number">{each.previous}</td>
                   </tr>
                 ))}
+            </tbody>
+          </table>
+        </section>
+      )}
+
+      {data.routes.length > 0 && (
+        <section>
+          <h2>Routes</h2>
+          <p className="muted">
+            Each source's own routes (WEBHOOKS_CONFIG): a flow runs for an event of the type when its filter holds; the events each flow took at the source in
+            the last hour, by any of its routes.
+          </p>
+          <table>
+            <thead>
+              <tr>
+                <th>Source</th>
+                <th>Type</th>
+                <th>Flow</th>
+                <th>Filter</th>
+                <th className="number">Took (last hour)</th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.routes.map((each) => (
+                <tr key={`${each.source}/${each.pattern}/${each.flow}`}>
+                  <td>{each.source}</td>
+                  <td>{each.pattern}</td>
+                  <td>{each.flow}</td>
+                  <td>{each.filter === undefined ? <span className="muted">always</span> : <code>{each.filter}</code>}</td>
+                  <td className="number">{each.flow === 'ignore' ? '' : each.took}</td>
+                </tr>
+              ))}
             </tbody>
           </table>
         </section>
