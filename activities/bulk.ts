@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { Activities, BulkItemResult } from '../contracts';
 import type { Database } from '../src/db/database';
+import { replayRouteBatch } from '../src/intake/route-replay';
 import { EventOperations } from '../src/temporal/operations';
 import type { EventFilter, EventStatusName } from '../src/temporal/visibility';
 
@@ -11,7 +12,15 @@ interface Progress {
 }
 
 /** A bulk job's listing and acting, through the operations the CLI and `/admin` use on one event. */
-export function createBulkActivities({ db, temporal }: { db: Database; temporal: Client }): Pick<Activities, 'bulkMatches' | 'bulkApply'> {
+export function createBulkActivities({
+  db,
+  temporal,
+  taskQueue,
+}: {
+  db: Database;
+  temporal: Client;
+  taskQueue: string;
+}): Pick<Activities, 'bulkMatches' | 'bulkApply' | 'replayRouteBatch'> {
   const operations = new EventOperations(temporal, { uiUrl: '', db });
   return {
     async bulkMatches({ filter, limit }) {
@@ -28,6 +37,15 @@ export function createBulkActivities({ db, temporal }: { db: Database; temporal:
         Context.current().heartbeat({ results } satisfies Progress);
       }
       return results;
+    },
+
+    async replayRouteBatch(input) {
+      const done = (Context.current().info.heartbeatDetails as Progress | undefined)?.results ?? [];
+      const results = [...done];
+      return replayRouteBatch({ client: temporal, db, taskQueue }, input, done, (result) => {
+        results.push(result);
+        Context.current().heartbeat({ results } satisfies Progress);
+      });
     },
   };
 }

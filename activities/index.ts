@@ -46,7 +46,7 @@ export function createActivities(deps: ActivityDeps): Activities {
     ...createEntityActivities(deps),
     ...createDeliveryActivities({ db: deps.db, allowPrivateEndpoints: deps.allowPrivateEndpoints }),
     ...createReconcileActivities({ db: deps.db, temporal: deps.temporal, config: deps.config, sources: deps.stripeSources }),
-    ...createBulkActivities({ db: deps.db, temporal: deps.temporal }),
+    ...createBulkActivities({ db: deps.db, temporal: deps.temporal, taskQueue: deps.taskQueue }),
     flowSettings: async () => deps.settings,
   };
 }

@@ -4,7 +4,7 @@ import type { ClaimResult, EventClaim, EventCompletion } from './events';
 import type { DeliveryAttempt, DeliveryOutcome } from './messages';
 import type { Charge, ChargeInput, MarkFulfilledInput, SavedOrder, SaveOrderInput } from './orders';
 import type { BackfillCounts, BackfillInput, ReconcileProvider } from './reconcile';
-import type { BulkFilter, BulkInput, BulkItemResult } from './bulk';
+import type { BulkFilter, BulkInput, BulkItemResult, RouteReplayInput, RouteReplayProgress } from './bulk';
 import type { CustomerUpdate } from './customers';
 import type { SubscriptionUpdate } from './subscriptions';
 import type { Applied, CoalesceTimes, EntityOrder, TurnRequest } from './entities';
@@ -88,4 +88,12 @@ export interface Activities {
    * completed event); heartbeats after each, so a retry resumes after the last one done.
    */
   bulkApply(input: Omit<BulkInput, 'filter' | 'rate'> & { jobId: string; eventIds: string[] }): Promise<BulkItemResult[]>;
+  /**
+   * Reads the next `limit` stored events of a route replay after `after`, and starts the flow for
+   * each its routes send there and it has not run for; heartbeats each result, so a retry goes on
+   * after the last one. `last`: the last event read (null: none left).
+   */
+  replayRouteBatch(
+    input: Omit<RouteReplayInput, 'rate' | 'by'> & { after: RouteReplayProgress['after']; limit: number },
+  ): Promise<{ results: BulkItemResult[]; last: RouteReplayProgress['after'] }>;
 }

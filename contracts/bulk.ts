@@ -1,5 +1,5 @@
 import { defineQuery } from '@temporalio/workflow';
-import { INTERNAL_WORKFLOW_ID_PREFIX } from './events';
+import { INTERNAL_WORKFLOW_ID_PREFIX, type ProviderKind } from './events';
 
 /** What a bulk job does to each event it matches. */
 export const BULK_ACTIONS = ['retry', 'reset', 'cancel', 'terminate', 'signal'] as const;
@@ -85,3 +85,34 @@ export const bulkProgressQuery = defineQuery<BulkProgress>('bulkProgress');
 /** A bulk job's workflow ID: the operator watches and stops it by this ID. */
 export const bulkJobWorkflowId = (action: BulkActionName, id: string) => `${INTERNAL_WORKFLOW_ID_PREFIX}bulk:${action}:${id}`;
 export const isBulkJobId = (workflowId: string) => workflowId.startsWith(`${INTERNAL_WORKFLOW_ID_PREFIX}bulk:`);
+
+/**
+ * `durable-webhooks routes replay`: runs one flow over the stored events its routes send to it and
+ * it has not run for (docs/flows.md#routes-replay), each as the event's subscriber `<event>~<flow>`.
+ */
+export interface RouteReplayInput {
+  flow: string;
+  /** The stored events it reads: received in [since, until), of a source, of a type or `prefix*`. */
+  window: { since: string; until: string; source?: string; type?: string };
+  /** Each source's routes when the job was asked for (WEBHOOKS_CONFIG as the CLI read it): an event runs the flow only where they send it there. */
+  sources: Array<{ name: string; kind: ProviderKind; routes?: Readonly<Record<string, unknown>> }>;
+  /** Runs started per second, at most. */
+  rate?: number;
+  by: string;
+}
+
+/** Where a replay stands: events read, runs started, skipped by reason, failures; the last event read, where it goes on. */
+export interface RouteReplayProgress {
+  state: 'running' | 'completed' | 'stopped';
+  read: number;
+  started: number;
+  skipped: Record<string, number>;
+  failed: number;
+  failures: Array<{ eventId: string; error: string }>;
+  after: { source: string; eventId: string } | null;
+}
+
+export const routeReplayProgressQuery = defineQuery<RouteReplayProgress>('routeReplayProgress');
+
+/** A replay job's workflow ID: the flow's name and the job's own ID. */
+export const routeReplayWorkflowId = (flow: string, id: string) => `${INTERNAL_WORKFLOW_ID_PREFIX}routes-replay:${flow}:${id}`;

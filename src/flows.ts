@@ -13,6 +13,7 @@ export {
   keyEntityFlow,
   publishMessageFlow,
   reconcileFlow,
+  replayRouteFlow,
   subscriptionEntityFlow,
 } from '../workflows';
 

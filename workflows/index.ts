@@ -19,3 +19,4 @@ export * from './reconcile';
 export * from './backfill';
 export * from './build-check';
 export * from './bulk-action';
+export * from './route-replay';

@@ -16,6 +16,7 @@ import { inboxCommand } from './inbox';
 import { holdCommands } from './holds';
 import { jobsCommand } from './jobs';
 import { reconcileCommand } from './reconcile';
+import { routesCommand } from './routes';
 import { messagesCommand } from './messages';
 import { send } from './send';
 import { PROVIDERS } from '../providers/index';
@@ -111,6 +112,7 @@ export function buildProgram(): Command {
   program.addCommand(eventsCommand());
   program.addCommand(entitiesCommand());
   program.addCommand(flowsCommand());
+  program.addCommand(routesCommand());
   program.addCommand(providersCommand());
   program.addCommand(backfillCommand());
   program.addCommand(reconcileCommand());

@@ -198,3 +198,48 @@ export async function unroutedTypes(db: Queryable, defaultFlow: string, sinceMs:
   );
   return rows.map((row) => ({ source: row.source, type: row.type, count: row.count, lastReceivedAt: new Date(row.last).toISOString() }));
 }
+
+/** A stored event as `routes test` and `routes replay` read it: its body, its type, and the flows its start named. */
+export interface StoredEvent extends StoredBody {
+  type: string;
+  /** The input its start named: the event's identity (type, times, subject) as the receiver verified it. */
+  input: WebhookEvent;
+  /** The workflow its start named: its one flow, `routeEvent` (its subscribers in `routed`), or the default flow. */
+  flow: string | null;
+  /** The flows a route's filters took it for, when its flow is `routeEvent`. */
+  routed: string[];
+  /** A route said `ignore`, or its filters took it for no flow: nothing started. */
+  skipped: boolean;
+}
+
+/** Which stored events: received in `[since, until)`, of a source, of a type or `prefix*`. */
+export interface StoredEventWindow {
+  since: Date;
+  until: Date;
+  source?: string;
+  type?: string;
+}
+
+/** A page of stored events in (source, event ID) order after `after`: each event once, whatever arrives meanwhile. */
+export async function storedEvents(
+  db: Queryable,
+  window: StoredEventWindow,
+  after: { source: string; eventId: string } | null,
+  limit: number,
+): Promise<StoredEvent[]> {
+  const params: unknown[] = [window.since, window.until, limit];
+  const param = (value: unknown) => `$${params.push(value)}`;
+  const where = ['received_at >= $1', 'received_at < $2', 'start IS NOT NULL'];
+  if (window.source !== undefined) where.push(`source = ${param(window.source)}`);
+  if (window.type?.endsWith('*')) {
+    if (window.type !== '*') where.push(`starts_with(start->'input'->>'type', ${param(window.type.slice(0, -1))})`);
+  } else if (window.type !== undefined) where.push(`start->'input'->>'type' = ${param(window.type)}`);
+  if (after) where.push(`(source, event_id) > (${param(after.source)}, ${param(after.eventId)})`);
+  const { rows } = await db.query<BodyRow & { type: string; input: WebhookEvent; flow: string | null; routed: string[] | null; skipped: boolean }>(
+    `SELECT ${COLUMNS}, start->'input'->>'type' AS type, start->'input' AS input, start->>'flow' AS flow, ignored_at IS NOT NULL AS skipped,
+       (SELECT array_agg(routed->>'flow') FROM jsonb_array_elements(start->'input'->'routes'->'flows') AS routed) AS routed
+     FROM event_bodies WHERE ${where.join(' AND ')} ORDER BY source, event_id LIMIT $3`,
+    params,
+  );
+  return rows.map((row) => ({ ...fromRow(row), type: row.type, input: row.input, flow: row.flow, routed: row.routed ?? [], skipped: row.skipped }));
+}

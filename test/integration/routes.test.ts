@@ -3,7 +3,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
-import { subscriberWorkflowId } from '../../contracts';
+import { stringify } from 'yaml';
+import { ProviderKind, subscriberWorkflowId } from '../../contracts';
+import { createHold } from '../../src/db/holds';
+import { Router, type Routes } from '../../src/flows';
+import { EventIntake } from '../../src/intake/starter';
+import type { RoutePreview } from '../../src/intake/route-preview';
 import { fulfilCheckoutFlow, recordEventFlow, routeEventFlow } from '../../workflows';
 import { stripeEvent, stripeHeaders } from '../support/signing';
 import { eventually } from '../support/eventually';
@@ -17,6 +22,18 @@ import { post, startStack, type WorkerStack } from '../support/stack';
  */
 const SECRET = 'whsec_routed';
 const ADMIN_TOKEN = 'routes-test-admin-token-0123456789abcdef';
+/** Two sources that store the same events, each under its own routes: today's, and a candidate's. */
+const HISTORY_ROUTES = {
+  today: {
+    'checkout.session.completed': ['fulfilCheckout', { flow: 'notifyGitHub', if: 'body.data.object.amount_total >= 100000' }],
+    'invoice.*': { flow: 'recordEvent', if: 'body.data.object.paid' },
+  },
+  candidate: {
+    'checkout.session.completed': [{ flow: 'fulfilCheckout', if: 'body.data.object.currency == "eur"' }, 'recordEvent'],
+    'invoice.paid': 'ignore',
+    'invoice.*': 'notifyGitHub',
+  },
+} satisfies Record<string, Routes>;
 const config = path.join(mkdtempSync(path.join(tmpdir(), 'dw-routes-')), 'webhooks.yaml');
 writeFileSync(
   config,
@@ -35,7 +52,10 @@ writeFileSync(
           if: body.data.object.paid
         - flow: notifyGitHub
           if: body.data.object.amount_paid > 0
-`,
+${stringify([
+  { name: 'history-today', kind: 'stripe', secret: SECRET, workflowIdPrefix: 'history-today:', routes: HISTORY_ROUTES.today },
+  { name: 'history-candidate', kind: 'stripe', secret: SECRET, workflowIdPrefix: 'history-candidate:', routes: HISTORY_ROUTES.candidate },
+]).replace(/^/gm, '  ')}`,
 );
 
 let stack: WorkerStack;
@@ -190,3 +210,84 @@ it('`flows` and the console show each route with its filter, and how many events
     `<td>routed</td><td>checkout.session.completed</td><td>fulfilCheckout</td><td><span class="muted">always</span></td><td class="number">${after.fulfilCheckout!.matched}</td>`,
   );
 });
+
+describe('routes test', () => {
+  const { today, candidate } = HISTORY_ROUTES;
+
+  /** Stores each event through the intake as the receiver does, under a source's routes; held, so nothing starts. */
+  async function apply(source: string, routes: Routes, events: ReadonlyArray<{ id: string; type: string; payload: Record<string, unknown> }>) {
+    await createHold(stack.db, { source, by: 'routes test' });
+    const intake = new EventIntake(stack.client, stack.db, { acknowledge: 'temporal', taskQueue: stack.taskQueue });
+    const target = { workflowIdPrefix: `${source}:`, router: new Router(ProviderKind.STRIPE, routes) };
+    const receivedAt = new Date().toISOString();
+    for (let next = 0; next < events.length; next += 50) {
+      await Promise.all(
+        events.slice(next, next + 50).map(({ id, type, payload }) =>
+          intake.start(
+            {
+              source,
+              provider: ProviderKind.STRIPE,
+              id,
+              type,
+              occurredAt: receivedAt,
+              receivedAt,
+              payload,
+              body: { raw: Buffer.from(JSON.stringify(payload)), contentType: 'application/json', signatureHeaders: {} },
+            },
+            target,
+          ),
+        ),
+      );
+    }
+  }
+
+  /** Per destination, what the intake recorded for a source: its flow, its filters' flows, ignored, filtered. */
+  async function recorded(source: string): Promise<Record<string, number>> {
+    const { rows } = await stack.db.query<{ to: string; events: string }>(
+      `SELECT to_, count(*) AS events FROM (
+         SELECT CASE WHEN filtered THEN '(filtered)' WHEN ignored_at IS NOT NULL THEN '(ignored)' ELSE start->>'flow' END AS to_
+           FROM event_bodies WHERE source = $1 AND NOT (start->>'flow' = 'routeEvent' AND NOT filtered)
+         UNION ALL
+         SELECT routed->>'flow' FROM event_bodies, jsonb_array_elements(start->'input'->'routes'->'flows') AS routed WHERE source = $1
+         UNION ALL
+         SELECT (failure->>'flow') || ' (filter failed)' FROM event_bodies, jsonb_array_elements(start->'input'->'routes'->'failures') AS failure WHERE source = $1
+       ) applied GROUP BY to_`,
+      [source],
+    );
+    return Object.fromEntries(rows.map((row) => [(row as unknown as { to_: string }).to_, Number(row.events)]));
+  }
+
+  it('on 10,000 stored events reports the counts applying each configuration records, and starts nothing', async () => {
+    let seed = 7;
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+    const events = Array.from({ length: 10_000 }, (_, index) => {
+      const type = ['checkout.session.completed', 'invoice.paid', 'invoice.finalized'][Math.floor(random() * 3)]!;
+      // One in fifty invoices has no `paid` field: today's filter cannot decide for it.
+      const object =
+        type === 'checkout.session.completed'
+          ? { id: `cs_${index}`, amount_total: Math.floor(random() * 200_000), currency: random() < 0.5 ? 'eur' : 'usd' }
+          : { id: `in_${index}`, ...(random() < 0.98 && { paid: random() < 0.5 }) };
+      return { id: `evt_history_${index}`, type, payload: { id: `evt_history_${index}`, object: 'event', type, data: { object } } };
+    });
+    await apply('history-today', today, events);
+    await apply('history-candidate', candidate, events);
+    const started = await workflowsOf('history-');
+
+    const file = path.join(path.dirname(config), 'candidate.yaml');
+    writeFileSync(file, stringify({ sources: [{ name: 'history-today', kind: 'stripe', secret: SECRET, routes: candidate }] }));
+    const preview = JSON.parse((await cli('routes', 'test', '--config', file, '--since', '1h', '--source', 'history-today')).output) as RoutePreview;
+    expect(preview.events).toBe(10_000);
+    const column = (which: 'today' | 'candidate') => Object.fromEntries(preview.routes.filter((row) => row[which] > 0).map((row) => [row.to, row[which]]));
+    expect(column('today')).toEqual(await recorded('history-today'));
+    expect(column('candidate')).toEqual(await recorded('history-candidate'));
+    expect(column('today')['recordEvent (filter failed)']).toBeGreaterThan(0);
+    expect(preview.changed).toBeGreaterThan(0);
+    expect(preview.examples).toHaveLength(10);
+    expect(await workflowsOf('history-')).toBe(started);
+  });
+});
+
+/** How many workflows of the sources whose names start so exist. */
+async function workflowsOf(prefix: string): Promise<number> {
+  return (await stack.client.workflow.count(`WebhookSource STARTS_WITH '${prefix}'`)).count;
+}

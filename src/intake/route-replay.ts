@@ -1,0 +1,113 @@
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { subscriberWorkflowId, type BulkItemResult, type EventFlow, type RouteReplayInput, type RouteReplayProgress } from '../../contracts';
+import type { Queryable } from '../db/database';
+import { storedEvents, type StoredEvent } from '../db/event-bodies';
+import { flowNamed, Router, type Routes } from '../flows';
+import { parseStoredBody } from '../providers/body';
+import { isUnavailable } from '../temporal/availability';
+import { summaryOf, workflowStartOptions } from './start-data';
+
+/**
+ * `durable-webhooks routes replay`, one batch: the next stored events of the window, and for each
+ * the flow started as its subscriber where the routes send the event there. `done` holds the results
+ * an earlier attempt of this batch settled (its heartbeats), which are not started again.
+ */
+export async function replayRouteBatch(
+  { client, db, taskQueue }: { client: Client; db: Queryable; taskQueue: string },
+  input: Omit<RouteReplayInput, 'rate' | 'by'> & { after: RouteReplayProgress['after']; limit: number },
+  done: readonly BulkItemResult[],
+  settled: (result: BulkItemResult) => void,
+): Promise<{ results: BulkItemResult[]; last: RouteReplayProgress['after'] }> {
+  const flow = flowNamed(input.flow);
+  if (!flow || flow.internal) throw new TypeError(`A route replay of "${input.flow}", which is no event flow.`);
+  const { routers, window } = readInput(input);
+  const page = await storedEvents(db, window, input.after, input.limit);
+  const results = [...done];
+  for (const event of page.slice(done.length)) {
+    const result = await replayOne(event);
+    results.push(result);
+    settled(result);
+  }
+  const last = page.at(-1);
+  return { results, last: last ? { source: last.source, eventId: last.eventId } : null };
+
+  async function replayOne(event: StoredEvent): Promise<BulkItemResult> {
+    const result = (outcome: BulkItemResult['outcome'], detail: string) => ({ eventId: event.workflowId, outcome, detail });
+    const routed = routedBody(routers, event, flow!);
+    if (typeof routed === 'string') return result('skipped', routed);
+    const { body } = routed;
+    if (event.flow === flow!.name) return result('skipped', 'ran');
+    const { source, provider, id, type, occurredAt, receivedAt, subject } = event.input;
+    const fields = flow!.readFields(body);
+    const tenant = flow!.readTenant(body);
+    const spec = {
+      flow: flow!.name,
+      input: { source, provider, id, type, occurredAt, receivedAt, ...(subject !== undefined && { subject }), fields, subscriber: flow!.name },
+      summary: summaryOf(event.input, [flow!.name, flow!.summarize(fields)].filter(Boolean).join(' · ')),
+      ...(tenant !== undefined && { tenant }),
+    };
+    try {
+      await client.workflow.start(flow!.name, workflowStartOptions(subscriberWorkflowId(event.workflowId, flow!.name), spec, event.via, taskQueue));
+      return result('done', 'started');
+    } catch (error) {
+      if (error instanceof WorkflowExecutionAlreadyStartedError) return result('skipped', 'ran');
+      // Temporal away: the batch fails and is retried, going on after the last event settled.
+      if (isUnavailable(error)) throw error;
+      return result('failed', (error as Error).message);
+    }
+  }
+}
+
+/** What a replay would do, counted without starting anything: `routes replay --dry-run`. */
+export interface ReplayPlan {
+  /** Stored events of the window read. */
+  read: number;
+  /** Of them, those today's routes send to the flow. */
+  routed: number;
+  /** Of those, the ones the flow ran for when they arrived (its own workflow, or its subscriber). */
+  ran: number;
+  /** Events whose bodies are purged (BODY_RETENTION) or erased: skipped. */
+  purged: number;
+  /** The first events it would start the flow for. */
+  examples: Array<{ eventId: string; source: string; type: string; receivedAt: string }>;
+}
+
+export async function replayPlan(db: Queryable, input: Omit<RouteReplayInput, 'rate' | 'by'>, maxExamples = 5): Promise<ReplayPlan> {
+  const flow = flowNamed(input.flow)!;
+  const { routers, window } = readInput(input);
+  const plan: ReplayPlan = { read: 0, routed: 0, ran: 0, purged: 0, examples: [] };
+  for (let after: StoredEvent | null = null, page: StoredEvent[]; (page = await storedEvents(db, window, after, 500)).length > 0; after = page.at(-1)!) {
+    for (const event of page) {
+      plan.read++;
+      const routed = routedBody(routers, event, flow);
+      if (routed === PURGED) plan.purged++;
+      if (typeof routed === 'string') continue;
+      plan.routed++;
+      if (event.flow === flow.name || event.routed.includes(flow.name)) plan.ran++;
+      else if (plan.examples.length < maxExamples)
+        plan.examples.push({ eventId: event.workflowId, source: event.source, type: event.type, receivedAt: event.receivedAt.toISOString() });
+    }
+  }
+  return plan;
+}
+
+const PURGED = 'body purged';
+
+/** The replay's routers (each source's routes as the job was asked for) and its window as times. */
+function readInput(input: Pick<RouteReplayInput, 'sources' | 'window'>) {
+  return {
+    routers: new Map(input.sources.map((source) => [source.name, new Router(source.kind, (source.routes ?? {}) as Routes)])),
+    window: { ...input.window, since: new Date(input.window.since), until: new Date(input.window.until) },
+  };
+}
+
+/** The event's parsed body when the routes send it to the flow, decided as the intake decides; else why it is skipped. */
+function routedBody(routers: ReadonlyMap<string, Router>, event: StoredEvent, flow: EventFlow): { body: unknown } | string {
+  if (!event.body) return PURGED;
+  const router = routers.get(event.source);
+  if (!router) return 'source not configured';
+  const body = parseStoredBody(event, event.body);
+  const decision = router.decide(event.type, { body, event: { type: event.type, source: event.source, provider: event.provider } });
+  const routed = 'flow' in decision ? decision.flow === flow : 'subscribers' in decision && decision.subscribers.includes(flow);
+  return routed ? { body } : 'not routed to it';
+}
