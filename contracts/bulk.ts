@@ -112,6 +112,15 @@ export interface RouteReplayProgress {
   after: { source: string; eventId: string } | null;
 }
 
+/**
+ * Events a replay reads per batch: a second's worth at its rate, at most 100. Each batch costs a
+ * timer and a round trip to the worker; a fifth of a second's worth (a bulk job's) would make the
+ * timers, not the rate, its pace.
+ */
+export function replayBatchSize(rate: number | undefined): number {
+  return rate === undefined ? 100 : Math.max(1, Math.min(100, Math.ceil(rate)));
+}
+
 export const routeReplayProgressQuery = defineQuery<RouteReplayProgress>('routeReplayProgress');
 
 /** A replay job's workflow ID: the flow's name and the job's own ID. */

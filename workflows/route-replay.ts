@@ -1,8 +1,8 @@
 import { CancellationScope, continueAsNew, isCancellation, proxyActivities, setCurrentDetails, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import {
-  bulkBatchSize,
   defineFlow,
   MAX_LISTED_FAILURES,
+  replayBatchSize,
   routeReplayProgressQuery,
   type Activities,
   type RouteReplayInput,
@@ -37,7 +37,7 @@ const activities = proxyActivities<Activities>({
 export async function replayRoute(input: RouteReplayInput, carried?: RouteReplayProgress): Promise<RouteReplayProgress> {
   const progress: RouteReplayProgress = carried ?? { state: 'running', read: 0, started: 0, skipped: {}, failed: 0, failures: [], after: null };
   setHandler(routeReplayProgressQuery, () => progress);
-  const size = bulkBatchSize(input.rate);
+  const size = replayBatchSize(input.rate);
   try {
     for (;;) {
       if (CancellationScope.current().consideredCancelled) throw new CancelledBetweenBatches();

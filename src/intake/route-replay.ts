@@ -22,11 +22,19 @@ export async function replayRouteBatch(
   if (!flow || flow.internal) throw new TypeError(`A route replay of "${input.flow}", which is no event flow.`);
   const { routers, window } = readInput(input);
   const page = await storedEvents(db, window, input.after, input.limit);
+  // The batch's starts go to Temporal at once; each is settled in order, so a retry goes on after the last one in order.
+  const outcomes = page.slice(done.length).map((event) =>
+    replayOne(event).then(
+      (result) => ({ result }),
+      (error: unknown) => ({ error }),
+    ),
+  );
   const results = [...done];
-  for (const event of page.slice(done.length)) {
-    const result = await replayOne(event);
-    results.push(result);
-    settled(result);
+  for (const outcome of outcomes) {
+    const settledOne = await outcome;
+    if ('error' in settledOne) throw settledOne.error;
+    results.push(settledOne.result);
+    settled(settledOne.result);
   }
   const last = page.at(-1);
   return { results, last: last ? { source: last.source, eventId: last.eventId } : null };
@@ -36,7 +44,7 @@ export async function replayRouteBatch(
     const routed = routedBody(routers, event, flow!);
     if (typeof routed === 'string') return result('skipped', routed);
     const { body } = routed;
-    if (event.flow === flow!.name) return result('skipped', 'ran');
+    if (ranOnArrival(event, flow!)) return result('skipped', 'ran');
     const { source, provider, id, type, occurredAt, receivedAt, subject } = event.input;
     const fields = flow!.readFields(body);
     const tenant = flow!.readTenant(body);
@@ -83,7 +91,7 @@ export async function replayPlan(db: Queryable, input: Omit<RouteReplayInput, 'r
       if (routed === PURGED) plan.purged++;
       if (typeof routed === 'string') continue;
       plan.routed++;
-      if (event.flow === flow.name || event.routed.includes(flow.name)) plan.ran++;
+      if (ranOnArrival(event, flow) || event.routed.includes(flow.name)) plan.ran++;
       else if (plan.examples.length < maxExamples)
         plan.examples.push({ eventId: event.workflowId, source: event.source, type: event.type, receivedAt: event.receivedAt.toISOString() });
     }
@@ -110,4 +118,9 @@ function routedBody(routers: ReadonlyMap<string, Router>, event: StoredEvent, fl
   const decision = router.decide(event.type, { body, event: { type: event.type, source: event.source, provider: event.provider } });
   const routed = 'flow' in decision ? decision.flow === flow : 'subscribers' in decision && decision.subscribers.includes(flow);
   return routed ? { body } : 'not routed to it';
+}
+
+/** True when the event's own workflow was the flow (an ignored event names the default flow and started nothing). */
+function ranOnArrival(event: StoredEvent, flow: EventFlow): boolean {
+  return event.flow === flow.name && !event.skipped;
 }
