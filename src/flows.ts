@@ -245,7 +245,7 @@ function readRoute(value: RouteValue, where: string): Route {
     try {
       filter = expression === undefined ? undefined : compileFilter(expression);
     } catch (error) {
-      throw new ConfigError(`${where} → ${name}: the filter ${(error as Error).message}.`, { cause: error });
+      throw new ConfigError(`${where} → ${name}: the filter ${(error as Error).message}.`);
     }
     subscribers.push({ flow, filter });
   }

@@ -129,12 +129,17 @@ function describe(flow: FlowListing): string {
   return lines.join('\n');
 }
 
-/** What each flow took over the last hour, from the body store. */
-async function matchedLastHour(url: string): Promise<Array<{ source: string; flow: string; events: number }>> {
-  const db = await openDatabase({ url, exitOnIdle: true });
+/** What each flow took over the last hour, from the body store; none when it does not answer (the list is still worth printing). */
+async function matchedLastHour(url: string): Promise<Array<{ source: string; flow: string; events: number }> | undefined> {
   try {
-    return await flowsMatched(db, ROUTE_FLOW.name, 3_600_000);
-  } finally {
-    await db.close();
+    const db = await openDatabase({ url, exitOnIdle: true });
+    try {
+      return await flowsMatched(db, ROUTE_FLOW.name, 3_600_000);
+    } finally {
+      await db.close();
+    }
+  } catch (error) {
+    console.error(`(No counts of the last hour: the database did not answer: ${(error as Error).message})`);
+    return undefined;
   }
 }

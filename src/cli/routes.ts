@@ -143,10 +143,14 @@ function describePreview(preview: RoutePreview, since: Date): string {
 }
 
 function describePlan(flow: string, plan: ReplayPlan): string {
+  const rest = plan.routed - plan.ran;
   return [
     `Read ${plan.read} stored event(s): today's routes send ${plan.routed} to ${flow}, which ran for ${plan.ran} when they arrived; ${plan.purged} bodies are purged and would be skipped.`,
-    `It would start ${flow} for the other ${plan.routed - plan.ran}, less any an earlier replay started; for example:`,
-    ...plan.examples.map((each) => `  ${each.eventId}  ${each.source}  ${each.type}  received ${each.receivedAt}`),
+    rest === 0
+      ? 'Nothing to start.'
+      : `It would start ${flow} for the other ${rest}, less any an earlier replay started; for example:\n${plan.examples
+          .map((each) => `  ${each.eventId}  ${each.source}  ${each.type}  received ${each.receivedAt}`)
+          .join('\n')}`,
   ].join('\n');
 }
 
