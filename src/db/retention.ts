@@ -17,8 +17,8 @@ export interface Purged {
 /**
  * Purges what is older than its retention, in batches, so no statement holds many rows: the bodies
  * of events the ledger records as completed or ignored, or that a route ignored (a failed or running
- * event keeps its body for a reset), and that no other workflow still has to read (`reader_pending`:
- * an entity's update not applied yet), then the rows of started (or ignored) events. A row not started yet, or dead-lettered, is never removed.
+ * event keeps its body for a reset, and so does one whose subscriber of a route failed or runs), and
+ * that no other workflow still has to read (`reader_pending`: an entity's update not applied yet), then the rows of started (or ignored) events. A row not started yet, or dead-lettered, is never removed.
  * Several workers may purge at once: each batch skips the rows another holds.
  */
 export async function purgeExpired(db: Queryable, retention: Retention, batch = 1_000): Promise<Purged> {
@@ -40,6 +40,11 @@ const PURGE_BODIES = `
   WITH due AS (
     SELECT b.source, b.event_id FROM event_bodies b LEFT JOIN processed_events p USING (source, event_id)
     WHERE b.body IS NOT NULL AND b.received_at < now() - $1 * interval '1 millisecond' AND (p.status IN ('completed', 'ignored') OR b.ignored_at IS NOT NULL) AND NOT b.reader_pending
+      -- An event a route's filters took for several flows: each subscriber (<event>~<flow>) reads this body, and one failed or running keeps it.
+      AND NOT EXISTS (
+        SELECT 1 FROM jsonb_array_elements(b.start->'input'->'routes'->'flows') AS routed
+        JOIN processed_events s ON s.source = b.source AND s.event_id = b.event_id || '~' || (routed->>'flow')
+        WHERE s.status NOT IN ('completed', 'ignored'))
     LIMIT $2 FOR UPDATE OF b SKIP LOCKED
   )
   UPDATE event_bodies b SET body = NULL, signature_headers = '{}', purged_at = now() FROM due

@@ -68,6 +68,7 @@ import { entityWorkflowId, type EventOutcome } from '../../contracts';
 import { CATALOG_SECRETS } from '../support/signing';
 import { measureHostileCosts, measureLargeBodies, REFUSED_MS_PER_MIB_TARGET } from './hostile';
 import { startSeedHandler } from './seed-handler';
+import { measureRouting, ROUTE_MS_TARGET } from './routing';
 import { benchSize, SHORT } from './settings';
 
 const EVENTS = benchSize('EVENTS', 200, 20);
@@ -99,6 +100,7 @@ const TARGETS = {
   G13: { atMost: 0.3 },
   G14: { atMost: 1 },
   G15: { atLeast: 0.8 },
+  G16: { atMost: 1 },
 } as const;
 /** The rate a hold is released at in the drain measurement (G12, G13), starts per second. */
 const RELEASE_RATE = benchSize('RELEASE_RATE', 50, 50);
@@ -231,12 +233,13 @@ async function main(): Promise<void> {
   // console's pages on a million stored events.
   const hostile = await measureHostileCosts();
   const largeBodies = await measureLargeBodies();
+  const routing = measureRouting();
   const consolePages = await measureConsole();
   const temporal = await startTemporal();
   // Whatever ends the run, its Temporal server ends with it: a failure, or Ctrl-C / SIGTERM.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void temporal.stop().finally(() => process.exit(130)));
   try {
-    await measure(hostile, largeBodies, consolePages, temporal);
+    await measure(hostile, largeBodies, consolePages, routing, temporal);
   } finally {
     await temporal.stop();
   }
@@ -247,6 +250,7 @@ async function measure(
   hostile: Awaited<ReturnType<typeof measureHostileCosts>>,
   largeBodies: Awaited<ReturnType<typeof measureLargeBodies>>,
   consolePages: Awaited<ReturnType<typeof measureConsole>>,
+  routing: ReturnType<typeof measureRouting>,
   temporal: Awaited<ReturnType<typeof startTemporal>>,
 ): Promise<void> {
   const connection = await Connection.connect({ address: temporal.address });
@@ -409,6 +413,12 @@ async function measure(
       },
       { id: 'G15', what: `keyed ÷ unkeyed, completed/s (${keyed.events} keys, one event each)`, value: keyed.ratio, target: TARGETS.G15 },
       {
+        id: 'G16',
+        what: `routing at ${routing.routes} filtered routes: the intake's added ms per event per matching route ÷ ${ROUTE_MS_TARGET} ms`,
+        value: routing.ratio,
+        target: TARGETS.G16,
+      },
+      {
         id: 'G14',
         what: `console on ${consolePages.events.toLocaleString('en')} events: slowest page's p95 ÷ ${CONSOLE_P95_TARGET_MS} ms`,
         value: Math.max(...consolePages.pages.map((page) => page.p95)) / CONSOLE_P95_TARGET_MS,
@@ -445,6 +455,7 @@ async function measure(
       workerCapacity: capacity,
       refusedDeliveries: hostile,
       largeBodies,
+      routing,
       console: consolePages,
     };
 

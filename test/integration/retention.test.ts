@@ -83,6 +83,40 @@ describe('a purge pass', () => {
     expect(await purgeExpired(db, { bodyMs: null, dedupeMs: null })).toEqual({ bodies: 0, rows: 0 });
   });
 
+  it('keeps the body of an event a route took for several flows while one of its subscribers has failed, until it completes', async () => {
+    const id = 'j-routed';
+    const receivedAt = new Date(Date.now() - 40 * DAY).toISOString();
+    const input = { source: 'stripe', provider: ProviderKind.STRIPE, id, type: 't', occurredAt: receivedAt, receivedAt };
+    const routes = { flows: ['fulfilCheckout', 'recordEvent'].map((flow) => ({ flow, fields: {}, summary: id })), filtered: [], failures: [] };
+    await storeBody(
+      db,
+      {
+        source: 'stripe',
+        eventId: id,
+        workflowId: id,
+        provider: ProviderKind.STRIPE,
+        via: 'delivery',
+        receivedAt,
+        leaseMs: 0,
+        start: { flow: 'routeEvent', input: { ...input, routes }, summary: id },
+      },
+      { raw: Buffer.from(`{"id":"${id}"}`), contentType: 'application/json', signatureHeaders: {} },
+    );
+    await markStarted(db, [{ source: 'stripe', eventId: id }]);
+    const record = async (eventId: string, status: 'completed' | 'failed') => {
+      await claimEvent(db, { source: 'stripe', eventId, type: 't', workflowId: eventId, firstExecutionRunId: `run-${eventId}` });
+      await completeEvent(db, { source: 'stripe', eventId, status, outcome: {} });
+    };
+    await record(id, 'completed');
+    await record(`${id}~fulfilCheckout`, 'failed');
+    await record(`${id}~recordEvent`, 'completed');
+    await purgeExpired(db, { bodyMs: 30 * DAY, dedupeMs: null });
+    expect((await rows()).find((row) => row.event_id === id)).toMatchObject({ body: true, purged: false });
+    await record(`${id}~fulfilCheckout`, 'completed');
+    await purgeExpired(db, { bodyMs: 30 * DAY, dedupeMs: null });
+    expect((await rows()).find((row) => row.event_id === id)).toMatchObject({ body: false, purged: true });
+  });
+
   it("keeps a completed event's body that another workflow still has to read (a subscription entity's update) until it has", async () => {
     const key = { source: 'stripe', eventId: 'i-subscription-forwarded' };
     await stored(key.eventId, 40, { status: 'completed' });
