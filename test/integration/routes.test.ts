@@ -13,7 +13,10 @@ import { fulfilCheckoutFlow, recordEventFlow, routeEventFlow } from '../../workf
 import { stripeEvent, stripeHeaders } from '../support/signing';
 import { eventually } from '../support/eventually';
 import { runCli } from '../support/processes';
-import { post, startStack, type WorkerStack } from '../support/stack';
+import { loadReceiverConfig } from '../../src/config';
+import { silentLogger } from '../../src/core/logger';
+import { startReceiver } from '../../src/receiver';
+import { post, resultOnceStarted, startStack, type WorkerStack } from '../support/stack';
 
 /**
  * Routes with several flows and filters (docs/flows.md#routes), on the dev server and PostgreSQL:
@@ -140,6 +143,28 @@ it('one event to three flows, one filtered out: two runs of their own; a redeliv
     [fulfil, 'completed'],
     [record, 'ignored'],
   ]);
+});
+
+it('under ACKNOWLEDGE=database, an event answered at the commit is routed from the inbox: its subscribers start once', async () => {
+  const receiver = await startReceiver(
+    loadReceiverConfig(
+      { WEBHOOKS_CONFIG: config, PORT: '0', RECEIVER_METRICS_ADDRESS: '', TEMPORAL_TASK_QUEUE: stack.taskQueue, ACKNOWLEDGE: 'database' },
+      { development: true },
+    ),
+    stack.client,
+    silentLogger,
+    stack.db,
+  );
+  try {
+    const invoice = signed('invoice.paid', { id: `in_${randomUUID()}`, paid: true, amount_paid: 900 });
+    expect(await post(`${receiver.url}/webhooks/routed`, invoice.headers, invoice.body)).toMatchObject({ status: 202, json: { status: 'accepted' } });
+    expect(await resultOnceStarted(stack.client, invoice.id)).toMatchObject({ outcome: 'routed' });
+    for (const flow of ['recordEvent', 'notifyGitHub'])
+      expect(await handle(subscriberWorkflowId(invoice.id, flow)).result()).toMatchObject({ eventId: invoice.id });
+    expect(await post(`${receiver.url}/webhooks/routed`, invoice.headers, invoice.body)).toMatchObject({ status: 200, json: { status: 'duplicate' } });
+  } finally {
+    await receiver.close();
+  }
 });
 
 it('an event no filter takes is stored, answered and recorded as filtered, and starts nothing', async () => {
