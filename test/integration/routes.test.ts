@@ -81,6 +81,17 @@ const ledger = async (eventId: string) =>
       [eventId],
     )
   ).rows;
+/** A console page's HTML, signed in with the admin token. */
+async function consolePage(pathname: string): Promise<string> {
+  const login = await fetch(`${stack.url}/console/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: ADMIN_TOKEN }),
+    redirect: 'manual',
+  });
+  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+  return (await fetch(`${stack.url}/console${pathname}`, { headers: { cookie } })).text();
+}
 const cli = (...args: string[]) => runCli([...args, '--json'], { DATABASE_URL: stack.workerEnv.DATABASE_URL, WEBHOOKS_CONFIG: config });
 
 it('one event to three flows, one filtered out: two runs of their own; a redelivery starts nothing; the failed one is retried alone', async () => {
@@ -120,6 +131,15 @@ it('one event to three flows, one filtered out: two runs of their own; a redeliv
     { event_id: fulfil, status: 'failed', outcome: expect.objectContaining({ errorClass: expect.stringContaining('sendEmail') }) },
     { event_id: record, status: 'ignored', outcome: { reason: 'no flow for this event type' } },
   ]);
+
+  // The console's page of the event links each flow's run, and says which flow its filter left out; a run's page links the event.
+  const page = await consolePage(`/events/${checkout.id}`);
+  expect(page).toContain(`<a href="/console/events/${encodeURIComponent(fulfil)}">fulfilCheckout</a>`);
+  expect(page).toContain(`<a href="/console/events/${encodeURIComponent(record)}">recordEvent</a>`);
+  expect(page).toContain('filtered out: notifyGitHub');
+  expect(await consolePage(`/events/${encodeURIComponent(record)}`)).toContain(
+    `<dt>Subscriber of</dt><dd><a href="/console/events/${checkout.id}">${checkout.id}</a>`,
+  );
 
   // A redelivery is the engine's duplicate, and a reset of the event finds each flow started: no flow starts again.
   expect(await deliver(checkout)).toMatchObject({ status: 200, json: { status: 'duplicate' } });
@@ -220,14 +240,7 @@ it('`flows` and the console show each route with its filter, and how many events
   expect(after.notifyGitHub!.matched! - before.notifyGitHub!.matched!).toBe(1);
 
   // The console's overview shows the same, route by route.
-  const login = await fetch(`${stack.url}/console/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ token: ADMIN_TOKEN }),
-    redirect: 'manual',
-  });
-  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-  const overview = await (await fetch(`${stack.url}/console`, { headers: { cookie } })).text();
+  const overview = await consolePage('');
   expect(overview).toContain(
     `<td>routed</td><td>checkout.session.completed</td><td>notifyGitHub</td><td><code>body.data.object.amount_total &gt;= 100000</code></td><td class="number">${after.notifyGitHub!.matched}</td>`,
   );

@@ -4,6 +4,7 @@ import type { ListedEvent } from '../../../db/event-list';
 import type { Verification } from '../../../providers/verify-stored';
 import type { EventView } from '../../../temporal/event-view';
 import { DownstreamKeys } from './downstream-keys';
+import { Routed } from './routed';
 import { CsrfField, entityPath, eventPath, Layout, Notice, Status, Time } from './layout';
 
 /** What the event page shows of the stored delivery: its headers, and its body decoded, masked unless revealed. */
@@ -180,6 +181,7 @@ function WorkflowSection({ view }: { view: EventView }) {
             <dd>{view.summary}</dd>
           </>
         )}
+        <Routed view={view} />
         {view.progress?.entity && (
           <>
             <dt>Key</dt>
