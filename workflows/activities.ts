@@ -35,6 +35,17 @@ export const listingActivity = proxyActivities<Activities>({
 });
 
 /**
+ * An operator's job over many events (a bulk action, a route replay), a batch per activity: each
+ * heartbeats after every event, so a worker that dies is noticed within 10 s and the retry goes on
+ * after the last event it settled.
+ */
+export const jobActivity = proxyActivities<Activities>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
+
+/**
  * Calls to Stripe and the email API. Their idempotency keys live 24 hours, so retries stop well
  * inside that window; the ledger covers anything later.
  */

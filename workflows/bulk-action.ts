@@ -1,15 +1,15 @@
-import { CancellationScope, isCancellation, proxyActivities, setCurrentDetails, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, setCurrentDetails, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import {
   bulkBatchSize,
   bulkProgressQuery,
   defineFlow,
   MAX_BULK_EVENTS,
   MAX_LISTED_FAILURES,
-  type Activities,
   type BulkInput,
   type BulkItemResult,
   type BulkProgress,
 } from '../contracts';
+import { jobActivity } from './activities';
 
 export const bulkActionFlow = defineFlow({
   workflow: bulkAction,
@@ -20,13 +20,6 @@ export const bulkActionFlow = defineFlow({
     behavior: 'AUTO_UPGRADE',
     why: 'Acts on up to 10,000 events at an operator-chosen rate, for minutes to hours; a deploy during it must not strand it.',
   },
-});
-
-/** Listing and acting heartbeat: a worker that dies is noticed within 10 s, and a retry resumes after the last event done. */
-const activities = proxyActivities<Activities>({
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 
 /**
@@ -42,7 +35,7 @@ export async function bulkAction(input: BulkInput): Promise<BulkProgress> {
   const jobId = workflowInfo().workflowId;
   try {
     setCurrentDetails(`**Now:** listing the events to ${input.action}`);
-    const eventIds = await activities.bulkMatches({ filter: input.filter, limit: Math.min(input.limit ?? MAX_BULK_EVENTS, MAX_BULK_EVENTS) });
+    const eventIds = await jobActivity.bulkMatches({ filter: input.filter, limit: Math.min(input.limit ?? MAX_BULK_EVENTS, MAX_BULK_EVENTS) });
     progress.total = eventIds.length;
     progress.state = 'running';
     const size = bulkBatchSize(input.rate);
@@ -50,7 +43,7 @@ export async function bulkAction(input: BulkInput): Promise<BulkProgress> {
       if (CancellationScope.current().consideredCancelled) throw new CancelledBetweenBatches();
       const batch = eventIds.slice(next, next + size);
       const apply = () =>
-        activities.bulkApply({ jobId, action: input.action, eventIds: batch, to: input.to, reason: input.reason, signal: input.signal, by: input.by });
+        jobActivity.bulkApply({ jobId, action: input.action, eventIds: batch, to: input.to, reason: input.reason, signal: input.signal, by: input.by });
       count(progress, await CancellationScope.nonCancellable(apply));
       setCurrentDetails(`**Now:** ${input.action} ${progress.done + progress.failed + skippedCount(progress)} of ${progress.total}`);
       // The batch's share of a second at the rate: never faster than it, a little slower by the batch's own time.

@@ -1,4 +1,4 @@
-import { CancellationScope, continueAsNew, isCancellation, proxyActivities, setCurrentDetails, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, continueAsNew, isCancellation, setCurrentDetails, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import {
   defineFlow,
   MAX_LISTED_FAILURES,
@@ -8,6 +8,7 @@ import {
   type RouteReplayInput,
   type RouteReplayProgress,
 } from '../contracts';
+import { jobActivity } from './activities';
 
 export const replayRouteFlow = defineFlow({
   workflow: replayRoute,
@@ -18,13 +19,6 @@ export const replayRouteFlow = defineFlow({
     behavior: 'AUTO_UPGRADE',
     why: 'Reads a month of events at an operator-chosen rate, for minutes to hours; a deploy during it must not strand it.',
   },
-});
-
-/** A batch heartbeats after every event: a worker that dies is noticed within 10 s, and the retry goes on after the last event it settled. */
-const activities = proxyActivities<Activities>({
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 
 /**
@@ -44,7 +38,7 @@ export async function replayRoute(input: RouteReplayInput, carried?: RouteReplay
       if (workflowInfo().continueAsNewSuggested) await continueAsNew<typeof replayRoute>(input, progress);
       const { flow, window, sources } = input;
       const { results, last } = await CancellationScope.nonCancellable(() =>
-        activities.replayRouteBatch({ flow, window, sources, after: progress.after, limit: size }),
+        jobActivity.replayRouteBatch({ flow, window, sources, after: progress.after, limit: size }),
       );
       if (last === null) break;
       count(progress, results);
