@@ -11,6 +11,7 @@ import {
   messageWorkflowId,
   ProviderKind,
   retryPaymentSignal,
+  routeReplayWorkflowId,
   statusQuery,
   subscriptionStateQuery,
   subscriptionWorkflowId,
@@ -19,7 +20,7 @@ import {
   bulkJobWorkflowId,
   entityWorkflowId,
 } from '../../contracts';
-import { backfill, bulkAction, buildCheck, reconcile, routeEvent, subscriptionEntity } from '../../workflows';
+import { backfill, bulkAction, buildCheck, reconcile, replayRoute, routeEvent, subscriptionEntity } from '../../workflows';
 import { send } from '../../src/cli/send';
 import { loadReceiverConfig } from '../../src/config';
 import { FLOWS } from '../../src/flows';
@@ -163,6 +164,23 @@ async function main(): Promise<void> {
   await routed.result();
   await stack.client.workflow.getHandle(subscriberWorkflowId(routed.workflowId, 'recordEvent')).result();
   recorded.routeEvent = routed.workflowId;
+
+  // A route replay over the invoices stored above: the one recordEvent ran for on arrival is skipped, then the window ends.
+  const replay = await stack.client.workflow.start(replayRoute, {
+    workflowId: routeReplayWorkflowId('recordEvent', 'record'),
+    taskQueue: stack.taskQueue,
+    args: [
+      {
+        flow: 'recordEvent',
+        window: { since: new Date(Date.now() - 3_600_000).toISOString(), until: new Date().toISOString(), source: 'stripe', type: 'invoice.paid' },
+        sources: [{ name: 'stripe', kind: ProviderKind.STRIPE, routes: { 'invoice.paid': [{ flow: 'recordEvent', if: 'body.object == "event"' }] } }],
+        rate: 10,
+        by: 'record-histories',
+      },
+    ],
+  });
+  await replay.result();
+  recorded.replayRoute = replay.workflowId;
 
   // A subscription's events in its key's turns, the newest first; and the entity of the events
   // started before keys, given the same two updates as they handed it.
