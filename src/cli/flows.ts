@@ -110,8 +110,7 @@ function describe(flow: FlowListing): string {
     const replays = flow.replaysByType.includes(source)
       ? 'every flow of this source decides from the signed body, so the same body as another type is an event of its own'
       : 'the same body as another type is refused as a replay';
-    const matched = flow.matchedLastHour?.[source];
-    return `${source}: ${types.join(', ')}${unsigned ? ` (type from the ${unsigned}, which the provider does not sign; ${replays})` : ''}${matched === undefined ? '' : `; ${matched} in the last hour`}`;
+    return `${source}: ${types.join(', ')}${unsigned ? ` (type from the ${unsigned}, which the provider does not sign; ${replays})` : ''}`;
   });
   if (!flow.internal) lines.push(`  events   ${events.length ? events.join('\n           ') : "none (route some with a source's routes)"}`);
   for (const signal of flow.signals) lines.push(`  signal   ${signal.name}${signal.onlyWhileAwaited ? ' (only while awaited)' : ''}: ${signal.description}`);
@@ -126,6 +125,8 @@ function describe(flow: FlowListing): string {
   }
   if (flow.queries.length) lines.push(`  queries  ${flow.queries.join(', ')}`);
   lines.push(`  builds   ${flow.versioning.behavior === 'PINNED' ? 'pinned to the one it started on' : 'moves to the current one'}: ${flow.versioning.why}`);
+  const took = Object.entries(flow.matchedLastHour ?? {}).filter(([, events]) => events > 0);
+  if (took.length > 0) lines.push(`  took     ${took.map(([source, events]) => `${source}: ${events}`).join(', ')} (events in the last hour)`);
   return lines.join('\n');
 }
 
