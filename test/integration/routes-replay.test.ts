@@ -1,111 +1,111 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ProviderKind } from '../../contracts';
+import { ProviderKind, subscriberWorkflowId, type BulkItemResult } from '../../contracts';
 import { Router } from '../../src/flows';
+import { replayRouteBatch, type ReplayPlan } from '../../src/intake/route-replay';
 import { EventIntake } from '../../src/intake/starter';
-import type { ReplayPlan } from '../../src/intake/route-replay';
 import { eventually } from '../support/eventually';
-import { runCli, spawnTs, type Spawned } from '../support/processes';
+import { runCli } from '../support/processes';
 import { startStack, type WorkerStack } from '../support/stack';
 
 /**
- * `routes replay` on the dev server, PostgreSQL and a worker process: a subscriber added today runs
- * over the events stored before it existed, each once, through a worker killed halfway; run again,
- * it starts nothing.
+ * `routes replay` on the dev server, PostgreSQL and a worker: a subscriber added today runs over the
+ * events stored before it existed, each once; run again, it starts nothing; a batch retried after
+ * its worker died goes on after the last event it settled.
  */
 const config = path.join(mkdtempSync(path.join(tmpdir(), 'dw-replay-')), 'webhooks.yaml');
 // Today's routes: recordEvent subscribes to paid invoices. The events were stored when the type was ignored.
-writeFileSync(
-  config,
-  `sources:
-  - name: replayed
-    kind: stripe
-    secret: whsec_replayed
-    routes:
-      invoice.paid:
-        - flow: recordEvent
-          if: body.data.object.amount_paid > 0
-`,
-);
+const ROUTES = { 'invoice.paid': [{ flow: 'recordEvent', if: 'body.data.object.amount_paid > 0' }] };
+writeFileSync(config, `sources:\n  - name: replayed\n    kind: stripe\n    secret: whsec_replayed\n    routes: ${JSON.stringify(ROUTES)}\n`);
 
 let stack: WorkerStack;
-let worker: Spawned | undefined;
 beforeAll(async () => {
-  stack = await startStack({ worker: 'external', env: { WEBHOOKS_CONFIG: config } });
+  stack = await startStack({ env: { WEBHOOKS_CONFIG: config } });
 });
-afterAll(async () => {
-  worker?.child.kill('SIGKILL');
-  await stack?.close();
-});
-
-async function startWorkerProcess(): Promise<Spawned> {
-  const started = spawnTs('src/worker.ts', [], stack.workerEnv);
-  await started.waitFor('worker polling');
-  return started;
-}
+afterAll(() => stack?.close());
 
 const cli = (...args: string[]) =>
   runCli([...args, '--json'], { DATABASE_URL: stack.workerEnv.DATABASE_URL, WEBHOOKS_CONFIG: config, TEMPORAL_TASK_QUEUE: stack.taskQueue });
-const replays = async () =>
+const ledgerRows = async (source: string) =>
   Number(
-    (await stack.db.query<{ count: string }>(`SELECT count(*) FROM processed_events WHERE source = 'replayed' AND event_id LIKE '%~recordEvent'`)).rows[0]!
+    (await stack.db.query<{ count: string }>(`SELECT count(*) FROM processed_events WHERE source = $1 AND event_id LIKE '%~recordEvent'`, [source])).rows[0]!
       .count,
   );
+const runsOf = async (source: string) => (await stack.client.workflow.count(`WorkflowType = 'recordEvent' AND WebhookSource = '${source}'`)).count;
 
-it('runs a new subscriber over 1,000 stored events once each, through a worker killed halfway; run again, it starts nothing', async () => {
-  // 1,000 paid invoices, 50 unpaid (its filter does not take them) and 20 whose bodies are purged, stored under the old routes.
+/** Stores invoices as the intake does under the routes of the time, which ignored them: nothing ran. */
+async function storeIgnored(source: string, invoices: ReadonlyArray<{ id: string; amountPaid: number }>) {
   const intake = new EventIntake(stack.client, stack.db, { acknowledge: 'temporal', taskQueue: stack.taskQueue });
   const target = { workflowIdPrefix: '', router: new Router(ProviderKind.STRIPE, { 'invoice.*': 'ignore' }) };
   const receivedAt = new Date().toISOString();
-  const invoices = Array.from({ length: 1_070 }, (_, index) => ({
-    id: `evt_replay_${index}`,
-    object: 'event',
-    type: 'invoice.paid',
-    data: { object: { id: `in_${index}`, amount_paid: index < 1_000 || index >= 1_050 ? 4200 : 0 } },
-  }));
   for (let next = 0; next < invoices.length; next += 50) {
     await Promise.all(
-      invoices.slice(next, next + 50).map((payload) =>
-        intake.start(
-          {
-            source: 'replayed',
-            provider: ProviderKind.STRIPE,
-            id: payload.id,
-            type: payload.type,
-            occurredAt: receivedAt,
-            receivedAt,
-            payload,
-            body: { raw: Buffer.from(JSON.stringify(payload)), contentType: 'application/json', signatureHeaders: {} },
-          },
-          target,
-        ),
-      ),
+      invoices.slice(next, next + 50).map(({ id, amountPaid }) => {
+        const payload = { id, object: 'event', type: 'invoice.paid', data: { object: { id: `in_${id}`, amount_paid: amountPaid } } };
+        const body = { raw: Buffer.from(JSON.stringify(payload)), contentType: 'application/json', signatureHeaders: {} };
+        return intake.start({ source, provider: ProviderKind.STRIPE, id, type: payload.type, occurredAt: receivedAt, receivedAt, payload, body }, target);
+      }),
     );
   }
+}
+
+it('runs a new subscriber over 1,000 stored events once each; run again, it starts nothing', async () => {
+  // 1,000 paid invoices, 50 unpaid (its filter does not take them) and 20 whose bodies are purged.
+  await storeIgnored(
+    'replayed',
+    Array.from({ length: 1_070 }, (_, index) => ({ id: `evt_replay_${index}`, amountPaid: index < 1_000 || index >= 1_050 ? 4200 : 0 })),
+  );
   await stack.db.query(`UPDATE event_bodies SET body = NULL, purged_at = now() WHERE source = 'replayed' AND substring(event_id from '\\d+$')::int >= 1050`);
 
   const plan = JSON.parse((await cli('routes', 'replay', '--flow', 'recordEvent', '--since', '1h', '--source', 'replayed', '--dry-run')).output) as ReplayPlan;
   expect(plan).toMatchObject({ read: 1_070, routed: 1_000, ran: 0, purged: 20 });
   expect(plan.examples).toHaveLength(5);
-  expect(await replays()).toBe(0);
+  expect(await runsOf('replayed')).toBe(0);
 
-  worker = await startWorkerProcess();
-  const first = cli('routes', 'replay', '--flow', 'recordEvent', '--since', '1h', '--source', 'replayed', '--rate', '100/s');
-  await eventually('a third of the runs started', async () => (await replays()) >= 300, { timeoutMs: 60_000 });
-  worker.child.kill('SIGKILL');
-  await worker.exited;
-  worker = await startWorkerProcess();
-
-  const result = JSON.parse((await first).output) as { state: string; read: number; started: number; skipped: Record<string, number>; failed: number };
-  expect(result).toMatchObject({ state: 'completed', read: 1_070, failed: 0 });
-  // A run started just before the kill, whose heartbeat was lost, is found started on the retry.
-  expect(result.started + (result.skipped.ran ?? 0)).toBe(1_000);
-  expect(result.skipped).toMatchObject({ 'not routed to it': 50, 'body purged': 20 });
-  expect((await stack.client.workflow.count(`WorkflowType = 'recordEvent' AND WebhookSource = 'replayed'`)).count).toBe(1_000);
-  await eventually('every run recorded its event', async () => (await replays()) === 1_000, { timeoutMs: 60_000 });
+  const first = JSON.parse((await cli('routes', 'replay', '--flow', 'recordEvent', '--since', '1h', '--source', 'replayed', '--rate', '500/s')).output);
+  expect(first).toMatchObject({ state: 'completed', read: 1_070, started: 1_000, failed: 0, skipped: { 'not routed to it': 50, 'body purged': 20 } });
+  expect(await runsOf('replayed')).toBe(1_000);
 
   const again = JSON.parse((await cli('routes', 'replay', '--flow', 'recordEvent', '--since', '1h', '--source', 'replayed')).output);
   expect(again).toMatchObject({ state: 'completed', read: 1_070, started: 0, skipped: { ran: 1_000, 'not routed to it': 50, 'body purged': 20 } });
-  expect(await replays()).toBe(1_000);
+  await eventually('every run recorded its event, once', async () => (await ledgerRows('replayed')) === 1_000, { timeoutMs: 90_000 });
+  expect(await runsOf('replayed')).toBe(1_000);
 }, 180_000);
+
+it('a batch retried after its worker died goes on after the last event it settled, and starts none twice', async () => {
+  await storeIgnored(
+    'retried',
+    Array.from({ length: 20 }, (_, index) => ({ id: `evt_retried_${index}`, amountPaid: 100 })),
+  );
+  const input = {
+    flow: 'recordEvent',
+    window: { since: new Date(Date.now() - 3_600_000).toISOString(), until: new Date().toISOString(), source: 'retried' },
+    sources: [{ name: 'retried', kind: ProviderKind.STRIPE, routes: ROUTES }],
+    after: null,
+    limit: 20,
+  };
+  const deps = { client: stack.client, db: stack.db, taskQueue: stack.taskQueue };
+  // The first attempt dies after settling (heartbeating) five results; its other starts were on their way.
+  const heartbeats: BulkItemResult[] = [];
+  const died = new Error('the worker died');
+  await expect(
+    replayRouteBatch(deps, input, [], (result) => {
+      if (heartbeats.length === 5) throw died;
+      heartbeats.push(result);
+    }),
+  ).rejects.toBe(died);
+  const retried = await replayRouteBatch(deps, input, heartbeats, () => undefined);
+  expect(retried.results.slice(0, 5)).toEqual(heartbeats);
+  expect(retried.results).toHaveLength(20);
+  expect(retried.last).toEqual({ source: 'retried', eventId: 'evt_retried_9' });
+  // What the first attempt started before it died, the retry finds started.
+  expect(retried.results.map((result) => result.outcome).filter((outcome) => outcome !== 'done' && outcome !== 'skipped')).toEqual([]);
+  expect(retried.results.filter((result) => result.outcome === 'skipped').map((result) => result.detail)).toEqual(
+    retried.results.filter((result) => result.outcome === 'skipped').map(() => 'ran'),
+  );
+  const ids = retried.results.map((result) => result.eventId);
+  expect(new Set(ids).size).toBe(20);
+  for (const id of ids) await stack.client.workflow.getHandle(subscriberWorkflowId(id, 'recordEvent')).describe();
+  expect(await runsOf('retried')).toBe(20);
+});
