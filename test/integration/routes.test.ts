@@ -258,9 +258,9 @@ describe('routes test', () => {
     const intake = new EventIntake(stack.client, stack.db, { acknowledge: 'temporal', taskQueue: stack.taskQueue });
     const target = { workflowIdPrefix: `${source}:`, router: new Router(ProviderKind.STRIPE, routes) };
     const receivedAt = new Date().toISOString();
-    for (let next = 0; next < events.length; next += 50) {
+    for (let next = 0; next < events.length; next += 100) {
       await Promise.all(
-        events.slice(next, next + 50).map(({ id, type, payload }) =>
+        events.slice(next, next + 100).map(({ id, type, payload }) =>
           intake.start(
             {
               source,
@@ -307,8 +307,7 @@ describe('routes test', () => {
           : { id: `in_${index}`, ...(random() < 0.98 && { paid: random() < 0.5 }) };
       return { id: `evt_history_${index}`, type, payload: { id: `evt_history_${index}`, object: 'event', type, data: { object } } };
     });
-    await apply('history-today', today, events);
-    await apply('history-candidate', candidate, events);
+    await Promise.all([apply('history-today', today, events), apply('history-candidate', candidate, events)]);
     const started = await workflowsOf('history-');
 
     const file = path.join(path.dirname(config), 'candidate.yaml');
