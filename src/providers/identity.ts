@@ -1,4 +1,5 @@
-import { isInternalWorkflowId, eventWorkflowId, INTERNAL_WORKFLOW_ID_PREFIX } from '../../contracts';
+import { isInternalWorkflowId, eventWorkflowId, INTERNAL_WORKFLOW_ID_PREFIX, SUBSCRIBER_SEPARATOR } from '../../contracts';
+import { flowNamed } from '../flows';
 import { MalformedEventError } from '../core/delivery-errors';
 import type { ProviderAdapter, VerifiedEvent } from './types';
 
@@ -31,6 +32,14 @@ export function checkEventIdentity(
   if (isInternalWorkflowId(eventWorkflowId(source.workflowIdPrefix, event.id))) {
     throw new MalformedEventError(
       `The event ID (${adapter.fields.id}) may not start with "${INTERNAL_WORKFLOW_ID_PREFIX}", which is reserved for durable-webhooks' own workflows.`,
+      { source: source.name },
+    );
+  }
+  // `<event>~<flow>` is a route's subscriber run of an event (docs/flows.md#routes): a sender may not take one first.
+  const flow = event.id.slice(event.id.lastIndexOf(SUBSCRIBER_SEPARATOR) + 1);
+  if (event.id.includes(SUBSCRIBER_SEPARATOR) && flowNamed(flow)) {
+    throw new MalformedEventError(
+      `The event ID (${adapter.fields.id}) may not end with "${SUBSCRIBER_SEPARATOR}${flow}", the form of a flow's run of another event (<event>${SUBSCRIBER_SEPARATOR}<flow>).`,
       { source: source.name },
     );
   }

@@ -239,6 +239,12 @@ describe('bad input gets a problem+json answer and starts nothing', () => {
       },
     },
     {
+      name: "a validly signed event ID in the form of a route's subscriber run of another event",
+      status: 400,
+      detail: /^The event ID \("id"\) may not end with "~fulfilCheckout", the form of a flow's run of another event \(<event>~<flow>\)\.$/,
+      request: async () => ({ path: 'stripe', ...signedStripe({ id: 'evt_1~fulfilCheckout', description: MARKER }) }),
+    },
+    {
       name: 'an unknown source',
       status: 404,
       detail: /No webhook source named "shopify"/,
