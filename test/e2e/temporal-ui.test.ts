@@ -4,10 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { chromium, type Browser } from 'playwright-core';
-import type { DevServer } from '../../src/dev/dev-server';
+import { startDevServer, type DevServer } from '../../src/dev/dev-server';
 import { prepareNamespace } from '../../src/temporal/namespace';
 import { checkoutCompleted } from '../support/events';
-import { startDevServerOnFreePorts } from '../support/dev-server';
 import { ROOT } from '../support/processes';
 import { freePort } from '../support/ports';
 import { post, startStack, type WorkerStack } from '../support/stack';
@@ -27,8 +26,10 @@ let browser: Browser;
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: apt-get install chromium (.ci/run does), or set CHROMIUM_PATH.`);
+  const port = await freePort(1000);
   const receiverPort = await freePort();
-  devServer = await startDevServerOnFreePorts({
+  devServer = await startDevServer({
+    address: `127.0.0.1:${port}`,
     dataDir: mkdtempSync(path.join(tmpdir(), 'dw-ui-')),
     stdio: 'ignore',
     uiCodecEndpoint: `http://localhost:${receiverPort}/codec`,

@@ -1,21 +1,15 @@
 import { createServer } from 'node:net';
 
+/**
+ * Where `freePort` draws from: below Linux's ephemeral range (32768 and up), from which every
+ * outgoing connection of a busy run takes its local port and could take a probed port before its
+ * server binds it; and below 20000, where the production topology's clusters draw theirs.
+ */
+const FREE_PORTS = { low: 10_000, high: 20_000 };
+
 /** A port nothing listens on now, nor on the ports at each of `offsets` from it (a server's other ports). */
-export async function freePort(...offsets: number[]): Promise<number> {
-  for (;;) {
-    const port = await listenOnce(0);
-    const others = offsets.map((offset) => port + offset);
-    if (others.some((other) => other < 1024 || other > 65535)) continue;
-    const free = await Promise.all(
-      others.map((other) =>
-        listenOnce(other).then(
-          () => true,
-          () => false,
-        ),
-      ),
-    );
-    if (free.every(Boolean)) return port;
-  }
+export function freePort(...offsets: number[]): Promise<number> {
+  return freePortIn(FREE_PORTS.low, FREE_PORTS.high - Math.max(0, ...offsets), ...offsets);
 }
 
 /** A free port in [low, high) whose ports at `offsets` are free too, for servers that cannot use the ephemeral range. */

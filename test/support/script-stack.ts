@@ -3,9 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { startLocalPostgres } from '../../src/cluster/postgres';
-import type { DevServer } from '../../src/dev/dev-server';
+import { startDevServer, type DevServer } from '../../src/dev/dev-server';
 import { prepareNamespace } from '../../src/temporal/namespace';
-import { startDevServerOnFreePorts } from './dev-server';
 import { freePort } from './ports';
 
 /**
@@ -15,7 +14,11 @@ import { freePort } from './ports';
  * `startStack` reads. `stop()` ends both.
  */
 export async function startScriptServers(name: string): Promise<{ server: DevServer; stop(): Promise<void> }> {
-  const server = await startDevServerOnFreePorts({ dataDir: mkdtempSync(path.join(tmpdir(), `dw-${name}-`)), stdio: 'ignore' });
+  const server = await startDevServer({
+    address: `127.0.0.1:${await freePort(1000)}`,
+    dataDir: mkdtempSync(path.join(tmpdir(), `dw-${name}-`)),
+    stdio: 'ignore',
+  });
   const postgres = process.env.DATABASE_URL ? undefined : startLocalPostgres({ port: await freePort(), user: 'webhooks' });
   process.env.TEMPORAL_ADDRESS = server.address;
   process.env.DATABASE_URL ??= postgres!.url;
