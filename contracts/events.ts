@@ -85,6 +85,15 @@ export interface RoutedFlows {
 }
 
 /**
+ * A subscriber's input: the event's identity with the flow's own fields, without what only the
+ * event's own run uses (its routes, the replay guard's hash).
+ */
+export function subscriberEvent(event: WebhookEvent, route: RoutedFlow): WebhookEvent {
+  const { source, provider, id, type, occurredAt, receivedAt, subject } = event;
+  return { source, provider, id, type, occurredAt, receivedAt, ...(subject !== undefined && { subject }), fields: route.fields, subscriber: route.flow };
+}
+
+/**
  * A subscriber's workflow ID: the event's, `~`, the flow's name (`evt_1~notifyFinance`). Derived,
  * so a redelivery, a reset of the event or a replay starts no second run of a flow for one event.
  */

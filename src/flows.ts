@@ -139,14 +139,31 @@ export class Router {
       else this.prefixes.push([pattern.slice(0, -1), route]);
     }
     this.prefixes.sort(([a], [b]) => b.length - a.length);
+    const all = [...(DEFAULTS.get(this.kind)?.values() ?? []), ...this.exact.values(), ...this.prefixes.map(([, route]) => route), DEFAULT_FLOW];
+    // A subscriber decides from the body when its flow does and its filter reads the body alone.
+    this.decidesFromBody = all.every((route) =>
+      Array.isArray(route)
+        ? (route as readonly Subscriber[]).every(({ flow, filter }) => flow.decidesFromBody && !filter?.readsEvent)
+        : route === IGNORE || (route as EventFlow).decidesFromBody,
+    );
   }
 
   /**
-   * Where one event goes: its type's one flow, `ignore`, or the subscribers whose filters hold for
-   * it. A filter that throws for this event is that subscriber's failure, never the others'.
+   * True when every flow this source can start decides from the signed body, never from the type
+   * (`FlowDeclaration.decidesFromBody`): its kind's defaults, its routes and the fallback. Only then
+   * may the same signed bytes come under several unsigned types (the replay guard keys on the type
+   * too); one flow chosen by the type keeps the whole source on the strict guard. Read once, when
+   * the routes are, not per event.
    */
-  decide(type: string, input: FilterInput): RouteDecision {
-    const route = this.route(type);
+  readonly decidesFromBody: boolean;
+
+  /**
+   * Where one event goes: its type's one flow, `ignore`, or the subscribers whose filters hold for
+   * its verified body. A filter that throws for this event is that subscriber's failure, never the others'.
+   */
+  decide(event: FilterInput['event'], body: unknown): RouteDecision {
+    const route = this.route(event.type);
+    const input = { body, event: { type: event.type, source: event.source, provider: event.provider } };
     if (route === IGNORE) return { ignore: true };
     if (!Array.isArray(route)) return { flow: route as EventFlow };
     const subscribers: EventFlow[] = [];
@@ -173,22 +190,6 @@ export class Router {
   /** True when a route says `ignore` for this type: stored and answered, no workflow started. */
   ignores(type: string): boolean {
     return this.route(type) === IGNORE;
-  }
-
-  /**
-   * True when every flow this source can start decides from the signed body, never from the type
-   * (`FlowDeclaration.decidesFromBody`): its kind's defaults, its routes and the fallback. Only then
-   * may the same signed bytes come under several unsigned types (the replay guard keys on the type
-   * too); one flow chosen by the type keeps the whole source on the strict guard.
-   */
-  get decidesFromBody(): boolean {
-    const routes = [...(DEFAULTS.get(this.kind)?.values() ?? []), ...this.exact.values(), ...this.prefixes.map(([, route]) => route), DEFAULT_FLOW];
-    // A subscriber decides from the body when its flow does and its filter reads the body alone.
-    return routes.every((route) =>
-      Array.isArray(route)
-        ? (route as readonly Subscriber[]).every(({ flow, filter }) => flow.decidesFromBody && !filter?.readsEvent)
-        : route === IGNORE || (route as EventFlow).decidesFromBody,
-    );
   }
 
   /** The patterns routed to `ignore`. */

@@ -1,5 +1,5 @@
 import { ParentClosePolicy, startChild, TemporalFailure, workflowInfo } from '@temporalio/workflow';
-import { defineFlow, subscriberWorkflowId, WEBHOOK_TENANT, type EventOutcome, type RoutedFlow, type WebhookEvent } from '../contracts';
+import { defineFlow, subscriberEvent, subscriberWorkflowId, WEBHOOK_TENANT, type EventOutcome, type RoutedFlow, type WebhookEvent } from '../contracts';
 import { finish, handleEvent } from './event-frame';
 
 export const routeEventFlow = defineFlow({
@@ -38,14 +38,11 @@ export async function routeEvent(event: WebhookEvent): Promise<EventOutcome> {
 /** Starts one subscriber, or finds it started (a reset of the event, or a start whose answer was lost); its workflow ID either way. */
 async function startSubscriber(event: WebhookEvent, route: RoutedFlow): Promise<string> {
   const { workflowId, typedSearchAttributes } = workflowInfo();
-  // The subscriber's event is the same event, without what only the event's own run uses (the routes, the replay guard's hash).
-  const { source, provider, id, type, occurredAt, receivedAt, subject } = event;
-  const identity = { source, provider, id, type, occurredAt, receivedAt, ...(subject !== undefined && { subject }) };
   const childId = subscriberWorkflowId(workflowId, route.flow);
   try {
     await startChild(route.flow, {
       workflowId: childId,
-      args: [{ ...identity, fields: route.fields, subscriber: route.flow } satisfies WebhookEvent],
+      args: [subscriberEvent(event, route)],
       // It lives on its own: this workflow completes once every subscriber has started.
       parentClosePolicy: ParentClosePolicy.ABANDON,
       workflowIdReusePolicy: 'REJECT_DUPLICATE',

@@ -243,3 +243,13 @@ export async function storedEvents(
   );
   return rows.map((row) => ({ ...fromRow(row), type: row.type, input: row.input, flow: row.flow, routed: row.routed ?? [], skipped: row.skipped }));
 }
+
+/** Every stored event of the window, read a page at a time. */
+export async function* eachStoredEvent(db: Queryable, window: StoredEventWindow, pageSize = 500): AsyncGenerator<StoredEvent> {
+  for (let after: { source: string; eventId: string } | null = null; ; ) {
+    const page = await storedEvents(db, window, after, pageSize);
+    if (page.length === 0) return;
+    yield* page;
+    after = { source: page.at(-1)!.source, eventId: page.at(-1)!.eventId };
+  }
+}

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database';
-import { storedEvents, type StoredEvent, type StoredEventWindow } from '../db/event-bodies';
+import { eachStoredEvent, type StoredEvent, type StoredEventWindow } from '../db/event-bodies';
 import type { Router } from '../flows';
 import { parseStoredBody } from '../providers/body';
 
@@ -25,9 +25,6 @@ export interface RoutePreview {
   examples: Array<{ source: string; eventId: string; type: string; today: Destinations; candidate: Destinations }>;
 }
 
-/** Events read per query. */
-const PAGE = 500;
-
 export async function previewRoutes(
   db: Queryable,
   routers: { today: ReadonlyMap<string, Router>; candidate: ReadonlyMap<string, Router> },
@@ -41,22 +38,20 @@ export async function previewRoutes(
     const row = counts.get(key) ?? counts.set(key, { source, to, today: 0, candidate: 0 }).get(key)!;
     row[which]++;
   };
-  for (let after: StoredEvent | null = null, page: StoredEvent[]; (page = await storedEvents(db, window, after, PAGE)).length > 0; after = page.at(-1)!) {
-    for (const event of page) {
-      if (!event.body) {
-        preview.purged++;
-        continue;
-      }
-      preview.events++;
-      const input = { body: parseStoredBody(event, event.body), event: { type: event.type, source: event.source, provider: event.provider } };
-      const today = destinations(routers.today.get(event.source), event.type, input);
-      const candidate = destinations(routers.candidate.get(event.source) ?? routers.today.get(event.source), event.type, input);
-      for (const to of today) count(event.source, to, 'today');
-      for (const to of candidate) count(event.source, to, 'candidate');
-      if (today.join('\u0000') !== candidate.join('\u0000')) {
-        preview.changed++;
-        if (preview.examples.length < maxExamples) preview.examples.push({ source: event.source, eventId: event.eventId, type: event.type, today, candidate });
-      }
+  for await (const event of eachStoredEvent(db, window)) {
+    if (!event.body) {
+      preview.purged++;
+      continue;
+    }
+    preview.events++;
+    const body = parseStoredBody(event, event.body);
+    const today = destinations(routers.today.get(event.source), event, body);
+    const candidate = destinations(routers.candidate.get(event.source) ?? routers.today.get(event.source), event, body);
+    for (const to of today) count(event.source, to, 'today');
+    for (const to of candidate) count(event.source, to, 'candidate');
+    if (today.join('\u0000') !== candidate.join('\u0000')) {
+      preview.changed++;
+      if (preview.examples.length < maxExamples) preview.examples.push({ source: event.source, eventId: event.eventId, type: event.type, today, candidate });
     }
   }
   preview.routes = [...counts.values()].sort((a, b) => a.source.localeCompare(b.source) || a.to.localeCompare(b.to));
@@ -64,9 +59,9 @@ export async function previewRoutes(
 }
 
 /** Where a router sends one event; a source no configuration has any more goes nowhere. */
-function destinations(router: Router | undefined, type: string, input: Parameters<Router['decide']>[1]): Destinations {
+function destinations(router: Router | undefined, event: StoredEvent, body: unknown): Destinations {
   if (!router) return ['(no such source)'];
-  const decision = router.decide(type, input);
+  const decision = router.decide(event, body);
   if ('flow' in decision) return [decision.flow.name];
   if ('ignore' in decision) return ['(ignored)'];
   const flows = [...decision.subscribers.map((flow) => flow.name), ...decision.failures.map(({ flow }) => `${flow} (filter failed)`)];

@@ -1,11 +1,11 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { subscriberWorkflowId, type BulkItemResult, type EventFlow, type RouteReplayInput, type RouteReplayProgress } from '../../contracts';
+import { subscriberEvent, subscriberWorkflowId, type BulkItemResult, type EventFlow, type RouteReplayInput, type RouteReplayProgress } from '../../contracts';
 import type { Queryable } from '../db/database';
-import { storedEvents, type StoredEvent } from '../db/event-bodies';
+import { eachStoredEvent, storedEvents, type StoredEvent } from '../db/event-bodies';
 import { flowNamed, Router, type Routes } from '../flows';
 import { parseStoredBody } from '../providers/body';
 import { isUnavailable } from '../temporal/availability';
-import { summaryOf, workflowStartOptions } from './start-data';
+import { routedFlow, workflowStartOptions } from './start-data';
 
 /**
  * `durable-webhooks routes replay`, one batch: the next stored events of the window, and for each
@@ -18,13 +18,12 @@ export async function replayRouteBatch(
   done: readonly BulkItemResult[],
   settled: (result: BulkItemResult) => void,
 ): Promise<{ results: BulkItemResult[]; last: RouteReplayProgress['after'] }> {
-  const flow = flowNamed(input.flow);
-  if (!flow || flow.internal) throw new TypeError(`A route replay of "${input.flow}", which is no event flow.`);
+  const flow = eventFlow(input.flow);
   const { routers, window } = readInput(input);
   const page = await storedEvents(db, window, input.after, input.limit);
   // The batch's starts go to Temporal at once; each is settled in order, so a retry goes on after the last one in order.
   const outcomes = page.slice(done.length).map((event) =>
-    replayOne(event).then(
+    replayOne({ client, taskQueue }, routers, event, flow).then(
       (result) => ({ result }),
       (error: unknown) => ({ error }),
     ),
@@ -38,31 +37,34 @@ export async function replayRouteBatch(
   }
   const last = page.at(-1);
   return { results, last: last ? { source: last.source, eventId: last.eventId } : null };
+}
 
-  async function replayOne(event: StoredEvent): Promise<BulkItemResult> {
-    const result = (outcome: BulkItemResult['outcome'], detail: string) => ({ eventId: event.workflowId, outcome, detail });
-    const routed = routedBody(routers, event, flow!);
-    if (typeof routed === 'string') return result('skipped', routed);
-    const { body } = routed;
-    if (ranOnArrival(event, flow!)) return result('skipped', 'ran');
-    const { source, provider, id, type, occurredAt, receivedAt, subject } = event.input;
-    const fields = flow!.readFields(body);
-    const tenant = flow!.readTenant(body);
-    const spec = {
-      flow: flow!.name,
-      input: { source, provider, id, type, occurredAt, receivedAt, ...(subject !== undefined && { subject }), fields, subscriber: flow!.name },
-      summary: summaryOf(event.input, [flow!.name, flow!.summarize(fields)].filter(Boolean).join(' · ')),
-      ...(tenant !== undefined && { tenant }),
-    };
-    try {
-      await client.workflow.start(flow!.name, workflowStartOptions(subscriberWorkflowId(event.workflowId, flow!.name), spec, event.via, taskQueue));
-      return result('done', 'started');
-    } catch (error) {
-      if (error instanceof WorkflowExecutionAlreadyStartedError) return result('skipped', 'ran');
-      // Temporal away: the batch fails and is retried, going on after the last event settled.
-      if (isUnavailable(error)) throw error;
-      return result('failed', (error as Error).message);
-    }
+/** Starts the flow as the event's subscriber where the routes send the event to it; else why not. */
+async function replayOne(
+  { client, taskQueue }: { client: Client; taskQueue: string },
+  routers: ReadonlyMap<string, Router>,
+  event: StoredEvent,
+  flow: EventFlow,
+): Promise<BulkItemResult> {
+  const result = (outcome: BulkItemResult['outcome'], detail: string) => ({ eventId: event.workflowId, outcome, detail });
+  const routed = routedBody(routers, event, flow);
+  if (typeof routed === 'string') return result('skipped', routed);
+  if (ranOnArrival(event, flow)) return result('skipped', 'ran');
+  const route = routedFlow(event.input, flow, routed.body);
+  const spec = {
+    flow: flow.name,
+    input: subscriberEvent(event.input, route),
+    summary: route.summary,
+    ...(route.tenant !== undefined && { tenant: route.tenant }),
+  };
+  try {
+    await client.workflow.start(flow.name, workflowStartOptions(subscriberWorkflowId(event.workflowId, flow.name), spec, event.via, taskQueue));
+    return result('done', 'started');
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return result('skipped', 'ran');
+    // Temporal away: the batch fails and is retried, going on after the last event settled.
+    if (isUnavailable(error)) throw error;
+    return result('failed', (error as Error).message);
   }
 }
 
@@ -81,25 +83,30 @@ export interface ReplayPlan {
 }
 
 export async function replayPlan(db: Queryable, input: Omit<RouteReplayInput, 'rate' | 'by'>, maxExamples = 5): Promise<ReplayPlan> {
-  const flow = flowNamed(input.flow)!;
+  const flow = eventFlow(input.flow);
   const { routers, window } = readInput(input);
   const plan: ReplayPlan = { read: 0, routed: 0, ran: 0, purged: 0, examples: [] };
-  for (let after: StoredEvent | null = null, page: StoredEvent[]; (page = await storedEvents(db, window, after, 500)).length > 0; after = page.at(-1)!) {
-    for (const event of page) {
-      plan.read++;
-      const routed = routedBody(routers, event, flow);
-      if (routed === PURGED) plan.purged++;
-      if (typeof routed === 'string') continue;
-      plan.routed++;
-      if (ranOnArrival(event, flow) || event.routed.includes(flow.name)) plan.ran++;
-      else if (plan.examples.length < maxExamples)
-        plan.examples.push({ eventId: event.workflowId, source: event.source, type: event.type, receivedAt: event.receivedAt.toISOString() });
-    }
+  for await (const event of eachStoredEvent(db, window)) {
+    plan.read++;
+    const routed = routedBody(routers, event, flow);
+    if (routed === PURGED) plan.purged++;
+    if (typeof routed === 'string') continue;
+    plan.routed++;
+    if (ranOnArrival(event, flow) || event.routed.includes(flow.name)) plan.ran++;
+    else if (plan.examples.length < maxExamples)
+      plan.examples.push({ eventId: event.workflowId, source: event.source, type: event.type, receivedAt: event.receivedAt.toISOString() });
   }
   return plan;
 }
 
 const PURGED = 'body purged';
+
+/** The event flow a replay runs; the CLI checks the name before it starts the job. */
+function eventFlow(name: string): EventFlow {
+  const flow = flowNamed(name);
+  if (!flow || flow.internal) throw new TypeError(`A route replay of "${name}", which is no event flow.`);
+  return flow as EventFlow;
+}
 
 /** The replay's routers (each source's routes as the job was asked for) and its window as times. */
 function readInput(input: Pick<RouteReplayInput, 'sources' | 'window'>) {
@@ -115,7 +122,7 @@ function routedBody(routers: ReadonlyMap<string, Router>, event: StoredEvent, fl
   const router = routers.get(event.source);
   if (!router) return 'source not configured';
   const body = parseStoredBody(event, event.body);
-  const decision = router.decide(event.type, { body, event: { type: event.type, source: event.source, provider: event.provider } });
+  const decision = router.decide(event, body);
   const routed = 'flow' in decision ? decision.flow === flow : 'subscribers' in decision && decision.subscribers.includes(flow);
   return routed ? { body } : 'not routed to it';
 }

@@ -7,10 +7,11 @@ import {
   WEBHOOK_VIA,
   type EventFlow,
   type EventVia,
+  type RoutedFlow,
   type RoutedFlows,
   type WebhookEvent,
 } from '../../contracts';
-import { ROUTE_FLOW, type RouteDecision } from '../flows';
+import { DEFAULT_FLOW, ROUTE_FLOW, type RouteDecision } from '../flows';
 import type { StartSpec } from '../db/event-bodies';
 import type { ReceivedEvent, StartTarget } from './port';
 
@@ -31,8 +32,8 @@ export const START_LEASE_MS = 2 * DEFAULT_START_TIMEOUT_MS;
  * starts the same raw.
  */
 export function startOptions(event: Omit<ReceivedEvent, 'body'>, { workflowIdPrefix, router }: StartTarget, via: EventVia, taskQueue: string) {
-  const decision = router.decide(event.type, { body: event.payload, event: { type: event.type, source: event.source, provider: event.provider } });
-  const flow = 'flow' in decision ? decision.flow : 'ignore' in decision ? router.flowFor(event.type) : ROUTE_FLOW;
+  const decision = router.decide(event, event.payload);
+  const flow = 'flow' in decision ? decision.flow : 'ignore' in decision ? DEFAULT_FLOW : ROUTE_FLOW;
   const input = workflowInput(event, flow, router.decidesFromBody);
   if ('subscribers' in decision) input.routes = routedFlows(event, decision);
   const tenant = flow.readTenant(event.payload);
@@ -47,19 +48,18 @@ export type Skipped = 'ignored' | 'filtered';
 
 /** The flows the filters chose, each with its own fields, summary and tenant, for `routeEvent` to start. */
 function routedFlows(event: Omit<ReceivedEvent, 'body'>, decision: Extract<RouteDecision, { subscribers: unknown }>): RoutedFlows {
+  return { flows: decision.subscribers.map((flow) => routedFlow(event, flow, event.payload)), filtered: decision.filtered, failures: decision.failures };
+}
+
+/** One flow a route chose for an event: the fields it copies from the body, its summary line and its tenant. */
+export function routedFlow(event: Pick<ReceivedEvent, 'source' | 'type' | 'subject'>, flow: EventFlow, body: unknown): RoutedFlow {
+  const fields = flow.readFields(body);
+  const tenant = flow.readTenant(body);
   return {
-    flows: decision.subscribers.map((flow) => {
-      const fields = flow.readFields(event.payload);
-      const tenant = flow.readTenant(event.payload);
-      return {
-        flow: flow.name,
-        fields,
-        summary: summaryOf(event, [flow.name, flow.summarize(fields)].filter(Boolean).join(' · ')),
-        ...(tenant !== undefined && { tenant }),
-      };
-    }),
-    filtered: decision.filtered,
-    failures: decision.failures,
+    flow: flow.name,
+    fields,
+    summary: summaryOf(event, [flow.name, flow.summarize(fields)].filter(Boolean).join(' · ')),
+    ...(tenant !== undefined && { tenant }),
   };
 }
 
