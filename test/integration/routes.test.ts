@@ -147,6 +147,13 @@ it('one event to three flows, one filtered out: two runs of their own; a redeliv
   expect(await stack.client.workflow.getHandle(checkout.id, runId).result()).toMatchObject({ outcome: 'routed' });
   expect((await handle(record).describe()).runId).toBe(recordRun);
 
+  // docs/flows.md's commands for one flow of an event: show its run, list the flow's failed runs, retry it.
+  expect(JSON.parse((await cli('events', 'show', fulfil)).output)).toMatchObject({ eventId: fulfil, workflowType: 'fulfilCheckout', status: 'failed' });
+  const listed = async () =>
+    (
+      JSON.parse((await cli('events', 'list', '--flow', 'fulfilCheckout', '--status', 'failed', '--source', 'routed')).output) as Array<{ eventId: string }>
+    ).map((event) => event.eventId);
+  await eventually('visibility lists the failed run by its flow', async () => (await listed()).includes(fulfil));
   expect(JSON.parse((await cli('events', 'retry', checkout.id, '--flow', 'fulfilCheckout', '--reason', 'address fixed')).output)).toMatchObject({
     eventId: fulfil,
     outcome: 'done',
