@@ -28,6 +28,9 @@ export interface StoredBody {
   purgedAt: Date | null;
 }
 
+/** Why nothing starts for a stored event: a route says `ignore`, or no filter of its route took it (`filtered`). */
+export type Skipped = 'ignored' | 'filtered';
+
 /** What to start for a stored body: the flow its source routes it to, the workflow's input, and its summary. */
 export interface StartSpec {
   flow: string;
@@ -70,8 +73,7 @@ export async function storeBody(
     bodySha256?: string;
     start: StartSpec;
     leaseMs: number;
-    /** Nothing starts it: a route says `ignore`, or no filter of its route took it. */
-    skipped?: 'ignored' | 'filtered';
+    skipped?: Skipped;
   },
   body: ReceivedBody,
 ): Promise<Stored> {

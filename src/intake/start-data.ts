@@ -12,7 +12,7 @@ import {
   type WebhookEvent,
 } from '../../contracts';
 import { DEFAULT_FLOW, ROUTE_FLOW, type RouteDecision } from '../flows';
-import type { StartSpec } from '../db/event-bodies';
+import type { Skipped, StartSpec } from '../db/event-bodies';
 import type { ReceivedEvent, StartTarget } from './port';
 
 /** How long a delivery waits for Temporal before the receiver answers 503. */
@@ -42,9 +42,6 @@ export function startOptions(event: Omit<ReceivedEvent, 'body'>, { workflowIdPre
     'ignore' in decision ? 'ignored' : 'subscribers' in decision && decision.subscribers.length + decision.failures.length === 0 ? 'filtered' : undefined;
   return { flow, spec, skipped, options: workflowStartOptions(eventWorkflowId(workflowIdPrefix, event.id), spec, via, taskQueue) };
 }
-
-/** Why nothing starts for a stored event: a route says `ignore`, or no filter of its route took it. */
-export type Skipped = 'ignored' | 'filtered';
 
 /** The flows the filters chose, each with its own fields, summary and tenant, for `routeEvent` to start. */
 function routedFlows(event: Omit<ReceivedEvent, 'body'>, decision: Extract<RouteDecision, { subscribers: unknown }>): RoutedFlows {

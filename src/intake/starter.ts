@@ -2,14 +2,14 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import type { EventVia } from '../../contracts';
 import type { Acknowledge } from '../config/receiver';
 import type { Queryable } from '../db/database';
-import { storeBody, type Stored } from '../db/event-bodies';
+import { storeBody, type Skipped, type Stored } from '../db/event-bodies';
 import { markStarted, type PendingStart } from '../db/inbox';
 import { BodyStoreUnavailableError, EventIdConflictError, TemporalUnavailableError } from '../core/delivery-errors';
 import type { Logger } from '../core/logger';
 import { isUnavailable } from '../temporal/availability';
 import { FastPath } from './fast-path';
 import type { EventStarter, ReceivedEvent, StartResult, StartTarget } from './port';
-import { DEFAULT_START_TIMEOUT_MS, START_LEASE_MS, startOptions, type Skipped } from './start-data';
+import { DEFAULT_START_TIMEOUT_MS, START_LEASE_MS, startOptions } from './start-data';
 
 export interface IntakeOptions {
   acknowledge: Acknowledge;
