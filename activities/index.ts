@@ -13,6 +13,7 @@ import { createCustomerActivities } from './customers';
 import { createSubscriptionActivities } from './subscriptions';
 import { createReconcileActivities } from './reconcile';
 import { createBulkActivities } from './bulk';
+import { createWaitActivities } from './waits';
 import type { CommonConfig } from '../src/config';
 import type { SourceConfig } from '../src/providers/source';
 
@@ -47,6 +48,7 @@ export function createActivities(deps: ActivityDeps): Activities {
     ...createDeliveryActivities({ db: deps.db, allowPrivateEndpoints: deps.allowPrivateEndpoints }),
     ...createReconcileActivities({ db: deps.db, temporal: deps.temporal, config: deps.config, sources: deps.stripeSources }),
     ...createBulkActivities({ db: deps.db, temporal: deps.temporal, taskQueue: deps.taskQueue }),
+    ...createWaitActivities({ db: deps.db }),
     flowSettings: async () => deps.settings,
   };
 }

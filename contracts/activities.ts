@@ -8,6 +8,8 @@ import type { BulkFilter, BulkInput, BulkItemResult, RouteReplayInput, RouteRepl
 import type { CustomerUpdate } from './customers';
 import type { SubscriptionUpdate } from './subscriptions';
 import type { Applied, CoalesceTimes, EntityOrder, TurnRequest } from './entities';
+import type { RefundInput } from './orders';
+import type { RegisteredWait, WaiterRegistration, WaitState } from './waits';
 
 /** Which entity: its flow, source and key. */
 export interface EntityRef {
@@ -69,6 +71,16 @@ export interface Activities {
   recordEntity(input: EntityRef & { applied?: Applied; receivedAt?: string; parked?: (TurnRequest & { failure: string }) | null }): Promise<void>;
   /** Whether the event's workflow is still open (false once it ended, however it ended, or is gone). */
   eventWorkflowOpen(workflowId: string): Promise<boolean>;
+  /**
+   * Records a flow's wait for another event, until its timeout from now, then gives it the first
+   * stored event that matches, if one came before (docs/flows.md#wait-for-another-event); run again,
+   * it answers what it recorded, and the time left.
+   */
+  registerWaiter(registration: WaiterRegistration): Promise<RegisteredWait>;
+  /** The wait's time is up: stops it, unless an event matched it first (then that event). */
+  closeWaiter(input: { workflowId: string; wait: string }): Promise<WaitState>;
+  /** Records a refund against its order, once per step of the waiting event. */
+  recordRefund(input: RefundInput): Promise<void>;
   /** Stores the customer if this update is newer than the stored one; false when it is not. */
   storeCustomer(update: CustomerUpdate): Promise<boolean>;
   /** Fetches a thin event's customer from Stripe as it is now and stores it if this event is newer than the one stored; false when it is not. */

@@ -3,6 +3,7 @@ import { setWorkflowOptions, workflowInfo, type QueryDefinition, type SignalDefi
 import { ENTITY_KEY_FIELD, entityVersionField, type EntityDeclaration, type Version } from './entities';
 import { MAX_FIELD_LENGTH, readPointer, type EventFields, type EventFieldSpec } from './event-fields';
 import { statusQuery, type BodyField, type EventOutcome, type ProviderKind, type WebhookEvent } from './events';
+import type { EventWait, EventWaitDeclaration } from './waits';
 
 /** Input checked: the value to use, or what is wrong with it, in one sentence an operator can act on. */
 export type Checked<T> = { ok: true; value: T } | { ok: false; error: string };
@@ -100,6 +101,12 @@ export interface FlowDeclaration<W extends Workflow, Personal extends string> {
    * runs in `handleEvent` with the flow named.
    */
   key?: EntityDeclaration;
+  /**
+   * The other events it may wait for, by name (docs/flows.md#wait-for-another-event): the workflow
+   * calls `waitForEvent` with one, and the receiver indexes each stored event of an awaited type by
+   * the field its match compares, so a wait finds an event that came before it as well as after.
+   */
+  waits?: Readonly<Record<string, EventWaitDeclaration>>;
 }
 
 /** One flow, as everything outside it sees it: the router, the receiver, operators' tools, the worker. */
@@ -131,6 +138,10 @@ export interface Flow<W extends Workflow = Workflow, Personal extends string = s
   readonly key: EntityDeclaration | undefined;
   /** An event's key and version, from its copied fields; no key when the body has none. */
   entityOf(fields: EventFields): { key: string | undefined; version: Version };
+  /** See `FlowDeclaration.waits`. */
+  readonly waits: readonly EventWait[];
+  /** One of its waits, for `waitForEvent`. */
+  wait(name: string): EventWait;
 }
 
 /** A flow that handles webhook events: one event in, its outcome out. */
@@ -150,6 +161,7 @@ export function defineFlow<W extends Workflow, Personal extends string = never>(
   if (versioning.behavior === 'PINNED')
     setWorkflowOptions(() => (workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior: 'PINNED' } : {}), workflow);
   const { key } = declaration;
+  const waits = Object.entries(declaration.waits ?? {}).map(([name, wait]): EventWait => ({ ...wait, name, flow: workflow.name, fields: wait.fields ?? {} }));
   // The key and the version travel as copied fields, read by the receiver from the signed body.
   const entityFields = key
     ? { [ENTITY_KEY_FIELD]: key.key, ...Object.fromEntries(key.version.map((pointer, index) => [entityVersionField(index), pointer])) }
@@ -189,6 +201,12 @@ export function defineFlow<W extends Workflow, Personal extends string = never>(
         key: (typeof id === 'string' && id !== '') || typeof id === 'number' ? String(id) : undefined,
         version: version.map((part) => (typeof part === 'string' || typeof part === 'number' ? part : null)),
       };
+    },
+    waits,
+    wait(name) {
+      const wait = waits.find((each) => each.name === name);
+      if (!wait) throw new TypeError(`The flow ${workflow.name} declares no wait "${name}".`);
+      return wait;
     },
   };
 }

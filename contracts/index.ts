@@ -16,3 +16,4 @@ export * from './orders';
 export * from './reconcile';
 export * from './search-attributes';
 export * from './subscriptions';
+export * from './waits';

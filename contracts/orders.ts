@@ -1,5 +1,5 @@
 import { defineSignal } from '@temporalio/workflow';
-import type { BodyField, BodyStep } from './events';
+import type { BodyField, BodyStep, StepKey } from './events';
 import type { Checked } from './flows';
 
 /** An operator's decision on a held order. */
@@ -100,4 +100,13 @@ export interface MarkFulfilledInput {
   idempotencyKey: string;
   paymentIntentId: string;
   orderId: string;
+}
+
+/** A refund recorded against an order (`recordCheckoutRefund`): the refund event's ID and what it says. */
+export interface RefundInput extends StepKey {
+  orderId: string;
+  refundEventId: string;
+  chargeId: string | null;
+  amountRefunded: number | null;
+  currency: string | null;
 }

@@ -2,7 +2,7 @@ import * as workflows from '../workflows';
 import { coalesceTimes, isFlow, type CoalesceTimes, type CoalesceWindow, type EventFlow, type Flow, type ProviderKind } from '../contracts';
 import { millisecondsOf } from './core/duration';
 import { ConfigError } from './core/errors';
-import { compileFilter, FilterError, type Filter, type FilterInput } from './core/filters';
+import { compileFilter, compileMatch, FilterError, type Filter, type FilterInput } from './core/filters';
 
 /** The internal workflows' declarations, for the code that starts them. */
 export {
@@ -18,7 +18,7 @@ export {
 } from '../workflows';
 
 /** Every flow the worker runs: the declarations `workflows/index.ts` exports beside their workflows. */
-export const FLOWS: readonly Flow[] = checkedKeys(Object.values(workflows).filter(isFlow));
+export const FLOWS: readonly Flow[] = checkedWaits(checkedKeys(Object.values(workflows).filter(isFlow)));
 
 /**
  * A coalescing key's gathering times in milliseconds, as its entity keeps them; an Error for times
@@ -41,6 +41,22 @@ export function checkedKeys(flows: readonly Flow[]): readonly Flow[] {
       } catch (error) {
         throw new Error(`${flow.name}: ${(error as Error).message}`, { cause: error });
       }
+    }
+  }
+  return flows;
+}
+
+/** The flows, once every wait's match compiles and its timeout reads: a mistake in `workflows/` stops the process that loads it. */
+export function checkedWaits(flows: readonly Flow[]): readonly Flow[] {
+  for (const flow of flows) {
+    for (const wait of flow.waits) {
+      try {
+        compileMatch(wait.match);
+      } catch (error) {
+        throw new Error(`${flow.name}: the wait ${wait.name}'s match ${(error as Error).message}.`, { cause: error });
+      }
+      if (!(millisecondsOf(wait.timeout) > 0))
+        throw new Error(`${flow.name}: the wait ${wait.name}'s timeout "${wait.timeout}" is no duration ('30 days', '1h').`);
     }
   }
   return flows;

@@ -7,6 +7,7 @@ export * from './charge-order';
 export * from './fulfil-checkout';
 export * from './fulfil-shopify-order';
 export * from './notify-github';
+export * from './record-checkout-refund';
 export * from './record-event';
 export * from './subscriptions';
 export * from './sync-stripe-customer';

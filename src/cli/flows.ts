@@ -35,6 +35,8 @@ export interface FlowListing {
   versioning: { behavior: string; why: string };
   /** Its key, version and order, when its events take turns per business object (docs/entities.md). */
   key: { key: string; version: string[]; order: string; quiet?: string; ceiling?: string } | null;
+  /** The other events it may wait for (docs/flows.md#wait-for-another-event): each wait's name, type, match and timeout. */
+  waits: { name: string; type: string; match: string; timeout: string }[];
   /** Per source, the events it took over the last hour (its routes' filters held, or its type's one flow), when the body store is reachable (DATABASE_URL). */
   matchedLastHour?: Record<string, number>;
 }
@@ -73,6 +75,7 @@ export function listFlows(
             ...(flow.key.order === 'coalesce' && { quiet: flow.key.quiet, ceiling: flow.key.ceiling }),
           }
         : null,
+      waits: flow.waits.map(({ name, type, match, timeout }) => ({ name, type, match, timeout: String(timeout) })),
       ...(matched &&
         !flow.internal && {
           matchedLastHour: Object.fromEntries(
@@ -123,6 +126,7 @@ function describe(flow: FlowListing): string {
     const gathers = order === 'coalesce' ? `, a burst gathered until ${quiet} quiet, at most ${ceiling}` : '';
     lines.push(`  key      ${key}, ${order} by ${version.join(', ')}${gathers} (one event of a key at a time: docs/entities.md)`);
   }
+  for (const wait of flow.waits) lines.push(`  waits    ${wait.name}: ${wait.type} where ${wait.match}, up to ${wait.timeout}`);
   if (flow.queries.length) lines.push(`  queries  ${flow.queries.join(', ')}`);
   lines.push(`  builds   ${flow.versioning.behavior === 'PINNED' ? 'pinned to the one it started on' : 'moves to the current one'}: ${flow.versioning.why}`);
   const took = Object.entries(flow.matchedLastHour ?? {}).filter(([, events]) => events > 0);

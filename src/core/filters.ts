@@ -50,37 +50,104 @@ const environment = new Environment({
 
 /** @throws Error with a sentence saying what is wrong: syntax, an unknown name, a bound exceeded. */
 export function compileFilter(expression: string): Filter {
+  const { evaluate, shape } = compile(environment, expression, 'body and event');
+  return { expression, readsEvent: shape.readsEvent, matches: (input) => evaluate(input) };
+}
+
+/** What a wait's match sees: the awaited event, as a filter does, and the waiting flow's values. */
+export interface MatchInput extends FilterInput {
+  waiting: Record<string, unknown>;
+}
+
+/** A wait's match (contracts' `EventWaitDeclaration.match`), with the equality that finds its candidates. */
+export interface Match {
+  readonly expression: string;
+  /** The top-level `body.<field> == waiting.<name>`: the awaited body's field (a JSON pointer), and the waiting value it must equal. */
+  readonly key: { pointer: string; waiting: string };
+  /** @throws FilterError as `Filter.matches` does. */
+  matches(input: MatchInput): boolean;
+}
+
+const matchEnvironment = environment.clone().registerVariable('waiting', 'map', { description: 'The waiting flow’s values' });
+
+/**
+ * A wait's match, held to a filter's bounds, whose top level (alone, or one side of `&&`) compares
+ * one body field to one waiting value with `==`: stored events are indexed by that field.
+ * @throws Error with a sentence saying what is wrong.
+ */
+export function compileMatch(expression: string): Match {
+  const { evaluate, ast } = compile(matchEnvironment, expression, 'body, event and waiting');
+  const key = equalityOf(ast);
+  if (!key)
+    throw new Error(
+      'compares no body field to a waiting value at its top level; write body.<field> == waiting.<name> (then && anything else), the field stored events are found by',
+    );
+  return { expression, key, matches: (input) => evaluate(input) };
+}
+
+function compile(env: Environment, expression: string, names: string) {
   if (expression.trim() === '') throw new Error('is empty; write a CEL expression such as body.amount > 1000');
   if (expression.length > FILTER_LIMITS.maxLength) throw new Error(`is ${expression.length} characters long; a filter has at most ${FILTER_LIMITS.maxLength}`);
-  let evaluate: ReturnType<Environment['parse']>;
+  let parsed: ReturnType<Environment['parse']>;
   let type: string | undefined;
   try {
-    evaluate = environment.parse(expression);
-    const checked = evaluate.check();
+    parsed = env.parse(expression);
+    const checked = parsed.check();
     if (!checked.valid) throw checked.error;
     type = checked.type;
   } catch (error) {
-    throw new Error(`is not a CEL expression over body and event: ${firstLine(error)}`, { cause: error });
+    throw new Error(`is not a CEL expression over ${names}: ${firstLine(error)}`, { cause: error });
   }
   if (type !== 'bool' && type !== 'dyn') throw new Error(`yields ${type}, not a bool: a filter says whether the route takes the event`);
-  const shape = walk(evaluate.ast as Node, 0);
+  const ast = parsed.ast as Node;
+  const shape = walk(ast, 0);
   if (shape.nestedComprehension) throw new Error('has a comprehension (all, exists, map, filter) inside another, whose cost grows with the square of a list');
   if (shape.regex)
     throw new Error('calls matches(), whose regular expressions can take minutes on text a sender chose; compare with ==, startsWith, endsWith or contains');
-  return {
-    expression,
-    readsEvent: shape.readsEvent,
-    matches(input) {
-      let result: unknown;
-      try {
-        result = evaluate(input);
-      } catch (error) {
-        throw new FilterError(firstLine(error), { cause: error });
-      }
-      if (typeof result !== 'boolean') throw new FilterError(`yielded ${typeof result === 'bigint' ? 'an int' : typeof result}, not a bool`);
-      return result;
-    },
+  const evaluate = (input: object): boolean => {
+    let result: unknown;
+    try {
+      result = parsed(input as Record<string, unknown>);
+    } catch (error) {
+      throw new FilterError(firstLine(error), { cause: error });
+    }
+    if (typeof result !== 'boolean') throw new FilterError(`yielded ${typeof result === 'bigint' ? 'an int' : typeof result}, not a bool`);
+    return result;
   };
+  return { evaluate, shape, ast };
+}
+
+/** The `body.a.b == waiting.x` (either way round) at the top of `node` or of one of its `&&` sides. */
+function equalityOf(node: Node): Match['key'] | undefined {
+  if (node.op === '&&') {
+    for (const side of children(node.args)) {
+      const key = equalityOf(side);
+      if (key) return key;
+    }
+    return undefined;
+  }
+  if (node.op !== '==') return undefined;
+  const [left, right] = [...children(node.args)];
+  const sides = [fieldPath(left), fieldPath(right)];
+  const body = sides.find((path) => path?.[0] === 'body' && path.length > 1);
+  const waiting = sides.find((path) => path?.[0] === 'waiting' && path.length === 2);
+  if (!body || !waiting) return undefined;
+  return {
+    pointer: body
+      .slice(1)
+      .map((part) => `/${part.replace(/~/g, '~0').replace(/\//g, '~1')}`)
+      .join(''),
+    waiting: waiting[1]!,
+  };
+}
+
+/** `a.b.c` as ['a', 'b', 'c']; undefined for anything but names and field selections. */
+function fieldPath(node: Node | undefined): string[] | undefined {
+  if (!node) return undefined;
+  if (node.op === 'id' && typeof node.args === 'string') return [node.args];
+  if (node.op !== '.' || !Array.isArray(node.args) || typeof node.args[1] !== 'string') return undefined;
+  const parent = fieldPath(node.args[0] as Node);
+  return parent && [...parent, node.args[1]];
 }
 
 interface Node {

@@ -74,6 +74,8 @@ export async function storeBody(
     start: StartSpec;
     leaseMs: number;
     skipped?: Skipped;
+    /** What waits find it by (src/intake/waits.ts); none when no wait is on its type. */
+    waitKeys?: string[];
   },
   body: ReceivedBody,
 ): Promise<Stored> {
@@ -95,9 +97,9 @@ export async function storeBody(
   // committed before it holds this row, and one committed after finds it unstarted (createHold). A
   // paced row is due at once: no fast path starts it, the sweepers do as its budget allows.
   const { rows } = await db.query<{ held_by: string | null; paced_by: string | null }>(
-    `INSERT INTO event_bodies (source, event_id, workflow_id, provider, via, content_type, signature_headers, body, size, sha256, received_at, start, start_due_at, tenant, held_by, paced_by, ignored_at, started_at, filtered)
+    `INSERT INTO event_bodies (source, event_id, workflow_id, provider, via, content_type, signature_headers, body, size, sha256, received_at, start, start_due_at, tenant, held_by, paced_by, ignored_at, started_at, filtered, wait_keys)
      SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now() + CASE WHEN ${standingBudget} IS NULL THEN $13 ELSE 0 END * interval '1 millisecond', $14,
-       CASE WHEN NOT $16 THEN ${matchingHold('$15::text')} END, CASE WHEN NOT $16 THEN ${standingBudget} END, CASE WHEN $16 THEN now() END, CASE WHEN $16 THEN now() END, $17
+       CASE WHEN NOT $16 THEN ${matchingHold('$15::text')} END, CASE WHEN NOT $16 THEN ${standingBudget} END, CASE WHEN $16 THEN now() END, CASE WHEN $16 THEN now() END, $17, $18
      ON CONFLICT (source, event_id) DO NOTHING RETURNING held_by, paced_by`,
     [
       event.source,
@@ -117,6 +119,7 @@ export async function storeBody(
       event.start.input.type,
       event.skipped !== undefined,
       event.skipped === 'filtered',
+      event.waitKeys ?? null,
     ],
   );
   if (rows[0]) return { stored: true, heldBy: rows[0].held_by, pacedBy: rows[0].paced_by };

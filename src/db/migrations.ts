@@ -437,6 +437,51 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
       `ALTER TABLE event_bodies ADD COLUMN filtered boolean NOT NULL DEFAULT false`,
     ],
   },
+  {
+    id: '024-waiters',
+    statements: [
+      // What a flow's waits find a stored event by (src/flows.ts waitKeysOf), written with the body;
+      // and when the event was matched against the waiters waiting then (null: not yet, a sweeper's to do).
+      `ALTER TABLE event_bodies ADD COLUMN wait_keys text[], ADD COLUMN waits_matched_at timestamptz`,
+      `CREATE INDEX event_bodies_wait_keys ON event_bodies USING gin (wait_keys) WHERE wait_keys IS NOT NULL`,
+      `CREATE INDEX event_bodies_waits_unmatched ON event_bodies (received_at) WHERE wait_keys IS NOT NULL AND waits_matched_at IS NULL`,
+      // Each workflow's wait for another event (docs/flows.md#wait-for-another-event): what it waits
+      // for, and the event that matched it, once, whichever came first; signalled is when Temporal took the signal.
+      `CREATE TABLE waiters (
+        workflow_id text NOT NULL,
+        wait text NOT NULL,
+        flow text NOT NULL,
+        source text NOT NULL,
+        type text NOT NULL,
+        wait_key text NOT NULL,
+        match text NOT NULL,
+        fields jsonb NOT NULL,
+        waiting jsonb NOT NULL,
+        until timestamptz NOT NULL,
+        status text NOT NULL DEFAULT 'waiting' CHECK (status IN ('waiting', 'matched', 'timed_out')),
+        matched_event text,
+        matched jsonb,
+        matched_at timestamptz,
+        signalled_at timestamptz,
+        registered_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (workflow_id, wait)
+      )`,
+      `CREATE INDEX waiters_open ON waiters (source, type, wait_key) WHERE status = 'waiting'`,
+      `CREATE INDEX waiters_unsignalled ON waiters (matched_at) WHERE status = 'matched' AND signalled_at IS NULL`,
+      // Refunds recorded against orders by the checkout that waited for them (recordCheckoutRefund).
+      `CREATE TABLE order_refunds (
+        order_id text NOT NULL,
+        refund_event_id text NOT NULL,
+        source text NOT NULL,
+        charge_id text,
+        amount_refunded bigint,
+        currency text,
+        recorded_by text NOT NULL,
+        recorded_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (order_id, refund_event_id)
+      )`,
+    ],
+  },
 ];
 
 /**

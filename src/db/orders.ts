@@ -1,4 +1,4 @@
-import type { Order } from '../../contracts';
+import type { Order, RefundInput } from '../../contracts';
 import type { Queryable } from './database';
 
 /**
@@ -26,4 +26,13 @@ export async function upsertOrder(db: Queryable, source: string, eventId: string
     ],
   );
   return { fulfilledBy: rows[0]!.fulfilled_by };
+}
+
+/** Records a refund against its order; the same refund event twice records it once. */
+export async function insertRefund(db: Queryable, refund: RefundInput): Promise<void> {
+  await db.query(
+    `INSERT INTO order_refunds (order_id, refund_event_id, source, charge_id, amount_refunded, currency, recorded_by)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (order_id, refund_event_id) DO NOTHING`,
+    [refund.orderId, refund.refundEventId, refund.source, refund.chargeId, refund.amountRefunded, refund.currency, refund.eventId],
+  );
 }

@@ -5,11 +5,12 @@ import type { Queryable } from '../db/database';
 import { storeBody, type Skipped, type Stored } from '../db/event-bodies';
 import { markStarted, type PendingStart } from '../db/inbox';
 import { BodyStoreUnavailableError, EventIdConflictError, TemporalUnavailableError } from '../core/delivery-errors';
-import type { Logger } from '../core/logger';
+import { silentLogger, type Logger } from '../core/logger';
 import { isUnavailable } from '../temporal/availability';
 import { FastPath } from './fast-path';
 import type { EventStarter, ReceivedEvent, StartResult, StartTarget } from './port';
 import { DEFAULT_START_TIMEOUT_MS, START_LEASE_MS, startOptions } from './start-data';
+import { EventWaits, waitKeysOf } from './waits';
 
 export interface IntakeOptions {
   acknowledge: Acknowledge;
@@ -30,6 +31,7 @@ export interface IntakeOptions {
 export class EventIntake implements EventStarter {
   readonly needs: 'PostgreSQL' | 'Temporal';
   private readonly fastPath: FastPath | undefined;
+  private readonly waits: EventWaits;
 
   constructor(
     private readonly client: Client,
@@ -38,6 +40,7 @@ export class EventIntake implements EventStarter {
     private readonly options: IntakeOptions,
   ) {
     this.needs = options.acknowledge === 'database' ? 'PostgreSQL' : 'Temporal';
+    this.waits = new EventWaits(db, client, options.logger ?? silentLogger);
     if (options.acknowledge === 'database') {
       if (!options.logger) throw new Error('ACKNOWLEDGE=database needs a logger for its fast path.');
       this.fastPath = new FastPath(client, db, { taskQueue: options.taskQueue, logger: options.logger });
@@ -48,9 +51,12 @@ export class EventIntake implements EventStarter {
     const { spec, options, skipped } = startOptions(event, target, via, this.options.taskQueue);
     const { workflowId } = options;
     const pending: PendingStart = { source: event.source, eventId: event.id, workflowId, via, start: spec, attempts: 0 };
-    const stored = await this.store(event, via, pending, skipped);
+    const waitKeys = waitKeysOf(event.type, event.payload);
+    const stored = await this.store(event, via, pending, skipped, waitKeys);
     if ('takenBy' in stored) throw new EventIdConflictError({ source: event.source, eventId: event.id, otherSource: stored.takenBy });
     if ('replayOf' in stored) return { status: 'duplicate', workflowId, replayOf: stored.replayOf };
+    // A new event of an awaited type goes to the waiters waiting for it (a held one, at its release).
+    if (stored.stored && stored.heldBy === null && waitKeys) this.waits.arrivedLater(event.source, event.id);
     if (skipped) return stored.stored ? { status: skipped, workflowId } : { status: 'duplicate', workflowId, started: false };
     if (stored.stored && stored.heldBy) return { status: 'held', workflowId, hold: stored.heldBy };
     // Paced by its source's standing rate or a release: a sweeper starts it when the budget allows.
@@ -64,7 +70,13 @@ export class EventIntake implements EventStarter {
     return this.startNow(pending, options);
   }
 
-  private async store(event: ReceivedEvent, via: EventVia, pending: PendingStart, skipped: Skipped | undefined): Promise<Stored> {
+  private async store(
+    event: ReceivedEvent,
+    via: EventVia,
+    pending: PendingStart,
+    skipped: Skipped | undefined,
+    waitKeys: string[] | undefined,
+  ): Promise<Stored> {
     const store = () =>
       storeBody(
         this.db,
@@ -76,6 +88,7 @@ export class EventIntake implements EventStarter {
           bodySha256: event.bodySha256,
           leaseMs: START_LEASE_MS,
           ...(skipped && { skipped }),
+          ...(waitKeys && { waitKeys }),
         },
         event.body,
       );

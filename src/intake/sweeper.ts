@@ -5,6 +5,7 @@ import type { Database } from '../db/database';
 import { claimDueStarts, claimPacedStarts, INBOX_CHANNEL, markStarted, startBudgets, type PendingStart } from '../db/inbox';
 import type { Logger } from '../core/logger';
 import { recordFailedStart, startPending } from './relay';
+import { EventWaits } from './waits';
 
 export interface SweeperOptions {
   taskQueue: string;
@@ -27,7 +28,8 @@ const CONCURRENCY = 16;
  * share the work through `FOR UPDATE SKIP LOCKED` and leases (src/db/inbox.ts), are woken by
  * LISTEN/NOTIFY, and poll as a fallback. Rows paced by a budget (a release's rate, a source's
  * standing rate) are claimed as its tokens allow, and the sweeper wakes when the next ones are due.
- * A relay into Temporal, not a job system: the processing is the workflow's.
+ * It also does what the intake left undone for waits (src/intake/waits.ts). A relay into Temporal,
+ * not a job system: the processing is the workflow's.
  */
 export class StartSweeper {
   private running = false;
@@ -36,12 +38,15 @@ export class StartSweeper {
   private loop: Promise<void> | undefined;
   // When a paced budget next has tokens for a claim, after the last pass; undefined when none waits.
   private pacedWaitMs: number | undefined;
+  private readonly waits: EventWaits;
 
   constructor(
     private readonly db: Database,
     private readonly client: Client,
     private readonly options: SweeperOptions,
-  ) {}
+  ) {
+    this.waits = new EventWaits(db, client, options.logger);
+  }
 
   async start(): Promise<void> {
     this.running = true;
@@ -100,6 +105,8 @@ export class StartSweeper {
     await markStarted(this.db, started);
     if (due.length > started.length)
       this.options.logger.warn({ claimed: due.length, started: started.length }, 'start sweeper: Temporal did not confirm every start; they are due again');
+    // What the intake left undone for waits: events not matched yet, matches Temporal did not take.
+    await this.waits.sweep(batch);
     return due.length;
   }
 

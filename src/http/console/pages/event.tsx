@@ -200,7 +200,10 @@ function WorkflowSection({ view }: { view: EventView }) {
             {view.progress.waitingFor && (
               <>
                 <dt>Waiting for</dt>
-                <dd>{view.progress.waitingFor}</dd>
+                <dd>
+                  {view.progress.waitingFor}
+                  {view.progress.awaiting?.until && `, until ${view.progress.awaiting.until}`}
+                </dd>
               </>
             )}
             {view.progress.outcome && (
