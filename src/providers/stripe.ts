@@ -5,6 +5,7 @@ import { objectId, parseJsonObject, requireString, stringsAt } from './json';
 import { firstSecret } from './secrets';
 import { ProviderKind } from '../../contracts';
 import { adapter, TIMESTAMP_TOLERANCE_SECONDS, type Delivery, type ProviderAdapter, type SampleEvent, type VerifiedEvent } from './types';
+import stripeChargeRefunded from './fixtures/stripe.charge.refunded.json';
 import stripeCheckoutCompleted from './fixtures/stripe.checkout.session.completed.json';
 import stripeCustomerUpdated from './fixtures/stripe.customer.updated.json';
 import { MIB } from './limits';
@@ -172,7 +173,7 @@ export const stripeProvider = defineProvider({
   description: 'Stripe: `Stripe-Signature`, HMAC-SHA256 over `<t>.<body>`, verified by the `stripe` package.',
   builtIn: { name: 'stripe', secretEnv: 'STRIPE_WEBHOOK_SECRET', developmentSecret: 'whsec_durable_webhooks_development_only' },
   create: ({ name, secrets }) => createStripeAdapter({ source: name, secrets }),
-  samples: { 'checkout.session.completed': stripeCheckoutCompleted, 'customer.updated': stripeCustomerUpdated },
+  samples: { 'checkout.session.completed': stripeCheckoutCompleted, 'charge.refunded': stripeChargeRefunded, 'customer.updated': stripeCustomerUpdated },
   // One event with its object; Stripe documents no maximum, and its largest objects are far under this.
   maxBodyBytes: 5 * MIB,
   // Stripe publishes the addresses its webhooks come from: https://docs.stripe.com/ips

@@ -20,10 +20,11 @@ import {
   bulkJobWorkflowId,
   entityWorkflowId,
 } from '../../contracts';
-import { backfill, bulkAction, buildCheck, reconcile, replayRoute, routeEvent, subscriptionEntity } from '../../workflows';
+import { backfill, bulkAction, buildCheck, reconcile, recordCheckoutRefund, replayRoute, routeEvent, subscriptionEntity } from '../../workflows';
 import { send } from '../../src/cli/send';
 import { loadReceiverConfig } from '../../src/config';
-import { FLOWS } from '../../src/flows';
+import { FLOWS, Router } from '../../src/flows';
+import { startOptions } from '../../src/intake/start-data';
 import { DECLINED_PAYMENT_METHOD, type StripeEvent } from '../../src/dev/stripe-objects';
 import { temporalCliPath } from '../../src/core/tools';
 import { startEndpointServer } from './endpoint-server';
@@ -164,6 +165,35 @@ async function main(): Promise<void> {
   await routed.result();
   await stack.client.workflow.getHandle(subscriberWorkflowId(routed.workflowId, 'recordEvent')).result();
   recorded.routeEvent = routed.workflowId;
+
+  // A checkout that waits for its refund (docs/flows.md#wait-for-another-event): it registers its
+  // wait, then the refund delivered after matches it, and it records the refund.
+  const refundedIntent = `pi_${randomUUID().replace(/-/g, '')}`;
+  const refundable = JSON.parse(checkoutCompleted({ paymentIntent: refundedIntent }).body) as StripeEvent;
+  const { options: refundableStart } = startOptions(
+    {
+      source: 'stripe',
+      provider: ProviderKind.STRIPE,
+      id: refundable.id,
+      type: refundable.type,
+      occurredAt: routedAt,
+      receivedAt: routedAt,
+      payload: refundable,
+    },
+    { workflowIdPrefix: '', router: new Router(ProviderKind.STRIPE, { 'checkout.session.completed': 'recordCheckoutRefund' }) },
+    'delivery',
+    stack.taskQueue,
+  );
+  const waitingCheckout = await stack.client.workflow.start(recordCheckoutRefund, refundableStart);
+  await eventually('the checkout waits for its refund', async () => (await waitingCheckout.query(statusQuery)).waitingFor !== null);
+  const refund = stripeEvent({
+    type: 'charge.refunded',
+    data: { object: { id: `ch_${randomUUID()}`, payment_intent: refundedIntent, amount_refunded: 4200, currency: 'eur' } },
+  });
+  const refundBody = JSON.stringify(refund);
+  await post(`${stack.url}/webhooks/stripe`, stripeHeaders(refundBody, SECRETS.stripe), refundBody);
+  await waitingCheckout.result();
+  recorded.recordCheckoutRefund = waitingCheckout.workflowId;
 
   // A route replay over the invoices stored above: the one recordEvent ran for on arrival is skipped, then the window ends.
   const replay = await stack.client.workflow.start(replayRoute, {

@@ -1,8 +1,10 @@
+import type { Duration } from '@temporalio/common';
 import { defineFlow, ProviderKind, type EntityDeclaration } from '../../contracts';
 import { applySubscriptionEventFlow, chargeOrderFlow, fulfilCheckoutFlow, notifyGitHubFlow, recordEventFlow, routeEventFlow } from '../../workflows';
 import { ConfigError } from '../../src/core/errors';
 import { listFlows } from '../../src/cli/flows';
-import { checkedKeys, FLOWS, Router } from '../../src/flows';
+import { checkedKeys, checkedWaits, FLOWS, Router } from '../../src/flows';
+import { waitKey, waitKeysOf } from '../../src/intake/waits';
 
 describe("a source's routes", () => {
   it("use the kind's defaults, and record every other type", () => {
@@ -53,7 +55,7 @@ describe("a source's routes", () => {
     [
       'an unknown flow',
       { 'invoice.paid': 'notifyFinance' },
-      'routes: "invoice.paid" names the flow "notifyFinance", which does not exist; use one of chargeOrder, fulfilCheckout, fulfilShopifyOrder, notifyGitHub, recordEvent, applySubscriptionEvent, syncStripeCustomer, refreshStripeCustomer, or ignore.',
+      'routes: "invoice.paid" names the flow "notifyFinance", which does not exist; use one of chargeOrder, fulfilCheckout, fulfilShopifyOrder, notifyGitHub, recordCheckoutRefund, recordEvent, applySubscriptionEvent, syncStripeCustomer, refreshStripeCustomer, or ignore.',
     ],
     ['an internal workflow', { 'invoice.paid': 'subscriptionEntity' }, /"invoice.paid" names the flow "subscriptionEntity", which does not exist/],
     [
@@ -181,6 +183,19 @@ describe('durable-webhooks flows', () => {
       queries: ['status'],
       versioning: { behavior: 'AUTO_UPGRADE', why: expect.stringContaining('retryPayment') },
       key: null,
+      waits: [],
+    });
+    // A flow that waits for another event says for what, by which match, and for how long.
+    expect(listing.find((flow) => flow.name === 'recordCheckoutRefund')).toMatchObject({
+      events: {},
+      waits: [
+        {
+          name: 'refund',
+          type: 'charge.refunded',
+          match: 'body.data.object.payment_intent == waiting.paymentIntent && body.data.object.amount_refunded > 0',
+          timeout: '30 days',
+        },
+      ],
     });
     // A keyed flow says its key, version and order; its key's copied fields are its own business.
     expect(listing.find((flow) => flow.name === 'fulfilShopifyOrder')).toMatchObject({
@@ -243,5 +258,35 @@ describe('a coalescing key', () => {
     );
     expect(() => checkedKeys([coalescing('2m', '1m')])).toThrow('not "2m" and "1m"');
     expect(() => checkedKeys([coalescing('0s', '1m')])).toThrow('not "0s" and "1m"');
+  });
+});
+
+describe("a flow's wait for another event", () => {
+  const waiting = (match: string, timeout = '30 days') =>
+    defineFlow({
+      workflow: async function waitingExample() {},
+      description: 'an example',
+      versioning: { behavior: 'AUTO_UPGRADE', why: 'an example' },
+      waits: { refund: { type: 'charge.refunded', match, timeout: timeout as Duration } },
+    });
+
+  it('is read when the flows load: a match that compares no body field to a waiting value, or a timeout that is no duration, stops the process', () => {
+    expect(checkedWaits(FLOWS)).toBe(FLOWS);
+    expect(checkedWaits([waiting('waiting.paymentIntent == body.data.object.payment_intent && body.livemode')])).toHaveLength(1);
+    expect(() => checkedWaits([waiting('body.data.object.amount_refunded > 0')])).toThrow(
+      "waitingExample: the wait refund's match compares no body field to a waiting value at its top level; write body.<field> == waiting.<name> (then && anything else), the field stored events are found by.",
+    );
+    expect(() => checkedWaits([waiting('body.a == waiting.a || body.b == waiting.b')])).toThrow('compares no body field to a waiting value');
+    expect(() => checkedWaits([waiting('body.a == waiting.a && body.b.matches("x+")')])).toThrow('calls matches()');
+    expect(() => checkedWaits([waiting('body.a == waiting.a && customer.id == "x"')])).toThrow('is not a CEL expression over body, event and waiting');
+    expect(() => checkedWaits([waiting('body.a == waiting.a', 'a month')])).toThrow(`waitingExample: the wait refund's timeout "a month" is no duration`);
+  });
+
+  it("indexes each stored event of an awaited type by the field its waits compare, and nothing else's", () => {
+    const refund = { data: { object: { payment_intent: 'pi_1', amount_refunded: 4200 } } };
+    expect(waitKeysOf('charge.refunded', refund)).toEqual(['/data/object/payment_intent="pi_1"']);
+    expect(waitKeysOf('charge.refunded', { data: { object: { payment_intent: { id: 'pi_1' } } } })).toBeUndefined();
+    expect(waitKeysOf('charge.succeeded', refund)).toBeUndefined();
+    expect(waitKey('/a~1b', 42)).toBe('/a~1b=42');
   });
 });
