@@ -8,6 +8,8 @@ import type { EventFields, FieldValue } from './event-fields';
  * as it is stored, before any flow waits.
  */
 export interface EventWaitDeclaration {
+  /** The awaited event's source, by name (a carrier's, for a shipment); the waiting event's own when absent. */
+  source?: string;
   /** The awaited event's type. */
   type: string;
   /**
@@ -46,7 +48,7 @@ export interface AwaitedEvent {
 /** One waiting workflow's wait, as `registerWaiter` records it. */
 export interface WaiterRegistration {
   workflowId: string;
-  /** The source whose events it waits for: the waiting event's own. */
+  /** The source whose events it waits for: the wait's, or the waiting event's own. */
   source: string;
   wait: EventWait;
   waiting: WaitingValues;

@@ -4,9 +4,10 @@ import { dbActivity } from './activities';
 import type { Progress } from './progress';
 
 /**
- * Waits for another event of the event's source (docs/flows.md#wait-for-another-event): the first
- * one of the wait's type whose match holds, whether it was stored before the wait began or arrives
- * while it lasts; undefined when the wait's timeout passes first. `waiting` are the values the
+ * Waits for another event of the wait's source, or of the event's own
+ * (docs/flows.md#wait-for-another-event): the first one of the wait's type whose match holds,
+ * whether it was stored before the wait began or arrives while it lasts; undefined when the wait's
+ * timeout passes first. `waiting` are the values the
  * match reads as `waiting.<name>`. Each wait of a workflow matches one event, once: a retry, a
  * reset or a redelivered event never matches it again.
  */
@@ -16,7 +17,7 @@ export async function waitForEvent(event: WebhookEvent, progress: Progress, wait
     if (name === wait.name) arrived ??= awaited;
   });
   const { workflowId } = workflowInfo();
-  const registered = await dbActivity.registerWaiter({ workflowId, source: event.source, wait, waiting });
+  const registered = await dbActivity.registerWaiter({ workflowId, source: wait.source ?? event.source, wait, waiting });
   let state: WaitState = registered;
   if ('waiting' in state) {
     const values = Object.entries(waiting).map(([name, value]) => `waiting.${name} = ${JSON.stringify(value)}`);

@@ -12,6 +12,8 @@ export interface Retention {
 export interface Purged {
   bodies: number;
   rows: number;
+  /** Waits for another event whose deadline passed DEDUPE_RETENTION ago (a reset of their run is long impossible). */
+  waiters: number;
 }
 
 /**
@@ -22,7 +24,7 @@ export interface Purged {
  * Several workers may purge at once: each batch skips the rows another holds.
  */
 export async function purgeExpired(db: Queryable, retention: Retention, batch = 1_000): Promise<Purged> {
-  const purged = { bodies: 0, rows: 0 };
+  const purged = { bodies: 0, rows: 0, waiters: 0 };
   if (retention.bodyMs !== null) {
     for (let count = batch; count === batch; purged.bodies += count) {
       count = (await db.query(PURGE_BODIES, [retention.bodyMs, batch])).rows.length;
@@ -31,6 +33,9 @@ export async function purgeExpired(db: Queryable, retention: Retention, batch = 
   if (retention.dedupeMs !== null) {
     for (let count = batch; count === batch; purged.rows += count) {
       count = (await db.query(DELETE_ROWS, [retention.dedupeMs, batch])).rows.length;
+    }
+    for (let count = batch; count === batch; purged.waiters += count) {
+      count = (await db.query(DELETE_WAITERS, [retention.dedupeMs, batch])).rows.length;
     }
   }
   return purged;
@@ -67,3 +72,9 @@ export async function holdBodyForReader(db: Queryable, key: { source: string; ev
 export async function bodyRead(db: Queryable, key: { source: string; eventId: string }): Promise<void> {
   await db.query('UPDATE event_bodies SET reader_pending = false WHERE source = $1 AND event_id = $2', [key.source, key.eventId]);
 }
+
+const DELETE_WAITERS = `
+  WITH due AS (
+    SELECT workflow_id, wait FROM waiters WHERE until < now() - $1 * interval '1 millisecond' LIMIT $2 FOR UPDATE SKIP LOCKED
+  )
+  DELETE FROM waiters w USING due WHERE w.workflow_id = due.workflow_id AND w.wait = due.wait RETURNING w.wait`;

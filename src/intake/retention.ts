@@ -35,7 +35,8 @@ export class RetentionPurger {
   /** One pass, now. */
   async purge(): Promise<Purged> {
     const purged = await purgeExpired(this.db, this.retention);
-    if (purged.bodies > 0 || purged.rows > 0) this.logger.info(purged, 'retention: purged bodies past BODY_RETENTION and rows past DEDUPE_RETENTION');
+    if (purged.bodies > 0 || purged.rows > 0 || purged.waiters > 0)
+      this.logger.info(purged, 'retention: purged bodies past BODY_RETENTION, and rows and waits past DEDUPE_RETENTION');
     return purged;
   }
 

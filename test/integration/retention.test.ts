@@ -4,6 +4,7 @@ import { storeBody } from '../../src/db/event-bodies';
 import { claimEvent, completeEvent } from '../../src/db/ledger';
 import { bodyRead, holdBodyForReader, purgeExpired } from '../../src/db/retention';
 import { markStarted } from '../../src/db/inbox';
+import { registerWaiter } from '../../src/db/waiters';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 import { checkoutCompleted } from '../support/events';
 import { runCli } from '../support/processes';
@@ -69,7 +70,7 @@ describe('a purge pass', () => {
     await stored('h-completed-old', 40, { status: 'completed' });
 
     // Batches of 2: the pass goes on until a batch comes back short.
-    expect(await purgeExpired(db, { bodyMs: 30 * DAY, dedupeMs: 400 * DAY }, 2)).toEqual({ bodies: 4, rows: 1 });
+    expect(await purgeExpired(db, { bodyMs: 30 * DAY, dedupeMs: 400 * DAY }, 2)).toEqual({ bodies: 4, rows: 1, waiters: 0 });
     expect(await rows()).toEqual([
       { event_id: 'a-completed-old', body: false, headers: false, purged: true },
       { event_id: 'b-ignored-old', body: false, headers: false, purged: true },
@@ -79,8 +80,30 @@ describe('a purge pass', () => {
       { event_id: 'g-unstarted-ancient', body: true, headers: true, purged: false },
       { event_id: 'h-completed-old', body: false, headers: false, purged: true },
     ]);
-    expect(await purgeExpired(db, { bodyMs: 30 * DAY, dedupeMs: 400 * DAY })).toEqual({ bodies: 0, rows: 0 });
-    expect(await purgeExpired(db, { bodyMs: null, dedupeMs: null })).toEqual({ bodies: 0, rows: 0 });
+    expect(await purgeExpired(db, { bodyMs: 30 * DAY, dedupeMs: 400 * DAY })).toEqual({ bodies: 0, rows: 0, waiters: 0 });
+    expect(await purgeExpired(db, { bodyMs: null, dedupeMs: null })).toEqual({ bodies: 0, rows: 0, waiters: 0 });
+  });
+
+  it('deletes the waits whose deadline passed DEDUPE_RETENTION ago, and keeps the rest', async () => {
+    const waiter = (workflowId: string, untilDaysAgo: number) =>
+      registerWaiter(db, {
+        workflowId,
+        wait: 'refund',
+        flow: 'recordCheckoutRefund',
+        source: 'stripe',
+        type: 'charge.refunded',
+        waitKey: '/data/object/payment_intent="pi_1"',
+        match: 'body.data.object.payment_intent == waiting.paymentIntent',
+        fields: {},
+        waiting: { paymentIntent: 'pi_1' },
+        until: new Date(Date.now() - untilDaysAgo * DAY),
+      });
+    await waiter('w-ancient', 401);
+    await waiter('w-old', 40);
+    await waiter('w-waiting', -30);
+    expect(await purgeExpired(db, { bodyMs: null, dedupeMs: 400 * DAY })).toMatchObject({ waiters: 1 });
+    const { rows: left } = await db.query<{ workflow_id: string }>('SELECT workflow_id FROM waiters ORDER BY workflow_id');
+    expect(left.map((row) => row.workflow_id)).toEqual(['w-old', 'w-waiting']);
   });
 
   it('keeps the body of an event a route took for several flows while one of its subscribers has failed, until it completes', async () => {
