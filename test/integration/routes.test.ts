@@ -11,6 +11,7 @@ import { EventIntake } from '../../src/intake/starter';
 import type { RoutePreview } from '../../src/intake/route-preview';
 import { fulfilCheckoutFlow, recordEventFlow, routeEventFlow } from '../../workflows';
 import { stripeEvent, stripeHeaders } from '../support/signing';
+import { consolePage as consoleAt } from '../support/console-page';
 import { eventually } from '../support/eventually';
 import { runCli } from '../support/processes';
 import { loadReceiverConfig } from '../../src/config';
@@ -81,17 +82,7 @@ const ledger = async (eventId: string) =>
       [eventId],
     )
   ).rows;
-/** A console page's HTML, signed in with the admin token. */
-async function consolePage(pathname: string): Promise<string> {
-  const login = await fetch(`${stack.url}/console/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ token: ADMIN_TOKEN }),
-    redirect: 'manual',
-  });
-  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-  return (await fetch(`${stack.url}/console${pathname}`, { headers: { cookie } })).text();
-}
+const consolePage = (pathname: string) => consoleAt(stack.url, ADMIN_TOKEN, pathname);
 const cli = (...args: string[]) => runCli([...args, '--json'], { DATABASE_URL: stack.workerEnv.DATABASE_URL, WEBHOOKS_CONFIG: config });
 
 it('one event to three flows, one filtered out: two runs of their own; a redelivery starts nothing; the failed one is retried alone', async () => {

@@ -10,6 +10,7 @@ import { Router } from '../../src/flows';
 import { startOptions } from '../../src/intake/start-data';
 import { EventWaits, waitKeysOf } from '../../src/intake/waits';
 import { recordCheckoutRefundFlow } from '../../workflows';
+import { consolePage as consoleAt } from '../support/console-page';
 import { eventually } from '../support/eventually';
 import { codeBlocks, consoleCommands } from '../support/markdown';
 import { ROOT, runShell } from '../support/processes';
@@ -25,8 +26,8 @@ import { post, resultOnceStarted, startStack, type WorkerStack } from '../suppor
 const SECRET = 'whsec_waits';
 const ADMIN_TOKEN = 'waits-test-admin-token-0123456789abcdef';
 const guide = codeBlocks(readFileSync(path.join(ROOT, 'docs/flows.md'), 'utf8'));
-const guideConfig = guide.find((block) => block.lang === 'yaml' && block.text.includes('recordCheckoutRefund]'))!;
-const guideCommands = consoleCommands(guide.find((block) => block.lang === 'console' && block.text.includes('evt_1RefundGuideCheckout'))!);
+const guideConfig = guide.find((block) => block.lang === 'yaml' && block.attributes.config === 'waits')!;
+const guideCommands = consoleCommands(guide.find((block) => block.lang === 'console' && block.attributes.config === 'waits')!);
 const config = path.join(mkdtempSync(path.join(tmpdir(), 'dw-waits-')), 'webhooks.yaml');
 writeFileSync(config, guideConfig.text);
 
@@ -66,17 +67,7 @@ const waiter = async (workflowId: string) =>
       [workflowId],
     )
   ).rows[0];
-/** A console page's HTML, signed in with the admin token. */
-async function consolePage(pathname: string): Promise<string> {
-  const login = await fetch(`${stack.url}/console/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ token: ADMIN_TOKEN }),
-    redirect: 'manual',
-  });
-  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-  return (await fetch(`${stack.url}/console${pathname}`, { headers: { cookie } })).text();
-}
+const consolePage = (pathname: string) => consoleAt(stack.url, ADMIN_TOKEN, pathname);
 /** The run's status query once it waits, as `events show` and the console read it. */
 async function waitingFor(workflowId: string): Promise<string> {
   let text: string | null = null;
