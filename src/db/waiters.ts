@@ -138,8 +138,8 @@ export interface Candidate {
   type: string;
   provider: ProviderKind;
   receivedAt: Date;
-  /** What waits find it by (see `Waiter.waitKey`). */
-  waitKeys: string[];
+  /** What waits find it by (see `Waiter.waitKey`); null when no wait did when it was stored. */
+  waitKeys: string[] | null;
   contentType: string | null;
   body: Buffer | null;
 }
@@ -150,7 +150,7 @@ interface CandidateRow {
   type: string;
   provider: ProviderKind;
   received_at: Date;
-  wait_keys: string[];
+  wait_keys: string[] | null;
   content_type: string | null;
   body: Buffer | null;
 }
@@ -198,4 +198,42 @@ export async function unmatchedArrivals(db: Queryable, olderThanMs: number, limi
 
 export async function markArrivalMatched(db: Queryable, source: string, eventId: string): Promise<void> {
   await db.query('UPDATE event_bodies SET waits_matched_at = now() WHERE source = $1 AND event_id = $2', [source, eventId]);
+}
+
+/** True when the stored events of this type carry the keys of these fields (`fields`: their pointers, sorted, space-separated). */
+export async function waitIndexed(db: Queryable, type: string, fields: string): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM wait_indexes WHERE type = $1 AND fields = $2', [type, fields]);
+  return rows.length > 0;
+}
+
+export async function markWaitIndexed(db: Queryable, type: string, fields: string): Promise<void> {
+  await db.query('INSERT INTO wait_indexes (type, fields) VALUES ($1, $2) ON CONFLICT DO NOTHING', [type, fields]);
+}
+
+/** Stored events of a type with their bodies, after `after` in (received_at, source, event ID) order, `limit` at a time. */
+export async function storedOfType(
+  db: Queryable,
+  type: string,
+  after: { receivedAt: Date; source: string; eventId: string } | null,
+  limit: number,
+): Promise<Array<Candidate & { waitKeys: string[] | null }>> {
+  const { rows } = await db.query<CandidateRow>(
+    `${CANDIDATE} WHERE start->'input'->>'type' = $1 AND body IS NOT NULL
+       AND ($2::timestamptz IS NULL OR (received_at, source, event_id) > ($2, $3, $4))
+     ORDER BY received_at, source, event_id LIMIT $5`,
+    [type, after?.receivedAt ?? null, after?.source ?? null, after?.eventId ?? null, limit],
+  );
+  return rows.map(candidate);
+}
+
+/**
+ * Gives a stored event the keys its waits find it by, when they differ from those it has; it is then
+ * matched again against the open waiters (by a sweeper). True when they differed.
+ */
+export async function setWaitKeys(db: Queryable, source: string, eventId: string, keys: string[] | null): Promise<boolean> {
+  const { rows } = await db.query(
+    `UPDATE event_bodies SET wait_keys = $3, waits_matched_at = NULL WHERE source = $1 AND event_id = $2 AND wait_keys IS DISTINCT FROM $3 RETURNING 1`,
+    [source, eventId, keys],
+  );
+  return rows.length === 1;
 }

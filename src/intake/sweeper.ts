@@ -5,7 +5,7 @@ import type { Database } from '../db/database';
 import { claimDueStarts, claimPacedStarts, INBOX_CHANNEL, markStarted, startBudgets, type PendingStart } from '../db/inbox';
 import type { Logger } from '../core/logger';
 import { recordFailedStart, startPending } from './relay';
-import { EventWaits } from './waits';
+import { EventWaits, indexStoredEvents } from './waits';
 
 export interface SweeperOptions {
   taskQueue: string;
@@ -36,6 +36,7 @@ export class StartSweeper {
   private wakeUp: (() => void) | undefined;
   private stopListening: (() => Promise<void>) | undefined;
   private loop: Promise<void> | undefined;
+  private indexing: Promise<unknown> = Promise.resolve();
   // When a paced budget next has tokens for a claim, after the last pass; undefined when none waits.
   private pacedWaitMs: number | undefined;
   private readonly waits: EventWaits;
@@ -57,6 +58,11 @@ export class StartSweeper {
         return undefined;
       });
     this.loop = this.run();
+    // Events stored before this build declared a wait on their type get the wait's keys, once.
+    this.indexing = indexStoredEvents(this.db, { stopping: () => !this.running }).then(
+      (changed) => changed > 0 && this.options.logger.info({ changed }, 'waits: indexed the events stored before a wait on their type was declared'),
+      (error: unknown) => this.options.logger.warn({ error: errorLine(error) }, 'waits: indexing stored events failed; the next start tries again'),
+    );
   }
 
   /** Looks now instead of at the next poll. */
@@ -67,7 +73,7 @@ export class StartSweeper {
   async stop(): Promise<void> {
     this.running = false;
     this.wake();
-    await this.loop;
+    await Promise.all([this.loop, this.indexing]);
     const stopListening = this.stopListening;
     this.stopListening = undefined;
     await stopListening?.();

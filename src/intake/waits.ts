@@ -23,6 +23,10 @@ import {
   unmatchedArrivals,
   unsignalledWaiters,
   waiterOf,
+  markWaitIndexed,
+  setWaitKeys,
+  storedOfType,
+  waitIndexed,
   type Candidate,
   type WaiterState,
 } from '../db/waiters';
@@ -72,6 +76,37 @@ export function waitKeysOf(type: string, body: unknown): string[] | undefined {
 /** The key of one compared field's value, as the body store and the waiters table keep it. */
 export function waitKey(pointer: string, value: unknown): string {
   return `${pointer}=${JSON.stringify(value)}`;
+}
+
+/**
+ * Indexes the events stored before this build declared a wait on their type (or on another field
+ * of it), once per type and set of fields: each gets the keys it would have had, and is matched
+ * again against the open waiters by a sweeper. The sweepers run it at start; it runs again,
+ * harmlessly, when two start at once, and `stopping` ends it between pages (the next start goes on).
+ * The number of events whose keys changed.
+ */
+export async function indexStoredEvents(
+  db: Queryable,
+  { batch = 500, stopping = () => false }: { batch?: number; stopping?: () => boolean } = {},
+): Promise<number> {
+  let changed = 0;
+  for (const [type, pointers] of AWAITED) {
+    const fields = [...pointers].sort().join(' ');
+    if (await waitIndexed(db, type, fields)) continue;
+    let after: Candidate | null = null;
+    for (;;) {
+      const page = await storedOfType(db, type, after, batch);
+      for (const event of page) {
+        const keys = waitKeysOf(type, parseStoredBody(event, event.body!)) ?? null;
+        if (await setWaitKeys(db, event.source, event.eventId, keys)) changed++;
+      }
+      if (stopping()) return changed;
+      if (page.length < batch) break;
+      after = page.at(-1)!;
+    }
+    await markWaitIndexed(db, type, fields);
+  }
+  return changed;
 }
 
 /** Each wait's match, compiled once per expression. */
@@ -183,7 +218,7 @@ export class EventWaits {
     const candidate = await unmatchedArrival(this.db, source, eventId);
     if (!candidate) return;
     const matched: Array<{ waiter: WaiterState; event: AwaitedEvent }> = [];
-    for (const waiter of await openWaiters(this.db, source, candidate.type, candidate.waitKeys)) {
+    for (const waiter of await openWaiters(this.db, source, candidate.type, candidate.waitKeys ?? [])) {
       const event = matching(waiter, candidate);
       if (event && (await matchWaiter(this.db, waiter, event, { signalled: false }))) matched.push({ waiter, event });
     }
