@@ -443,7 +443,8 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
       // What a flow's waits find a stored event by (src/flows.ts waitKeysOf), written with the body;
       // and when the event was matched against the waiters waiting then (null: not yet, a sweeper's to do).
       `ALTER TABLE event_bodies ADD COLUMN wait_keys text[], ADD COLUMN waits_matched_at timestamptz`,
-      `CREATE INDEX event_bodies_wait_keys ON event_bodies USING gin (wait_keys) WHERE wait_keys IS NOT NULL`,
+      // Without GIN's pending list (fastupdate): every lookup would scan the list of keys not merged yet.
+      `CREATE INDEX event_bodies_wait_keys ON event_bodies USING gin (wait_keys) WITH (fastupdate = off) WHERE wait_keys IS NOT NULL`,
       `CREATE INDEX event_bodies_waits_unmatched ON event_bodies (received_at) WHERE wait_keys IS NOT NULL AND waits_matched_at IS NULL`,
       // Each workflow's wait for another event (docs/flows.md#wait-for-another-event): what it waits
       // for, and the event that matched it, once, whichever came first; signalled is when Temporal took the signal.

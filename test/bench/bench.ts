@@ -69,6 +69,7 @@ import { CATALOG_SECRETS } from '../support/signing';
 import { measureHostileCosts, measureLargeBodies, REFUSED_MS_PER_MIB_TARGET } from './hostile';
 import { startSeedHandler } from './seed-handler';
 import { measureRouting, ROUTE_MS_TARGET } from './routing';
+import { measureWaits } from './waits';
 import { benchSize, SHORT } from './settings';
 
 const EVENTS = benchSize('EVENTS', 200, 20);
@@ -101,6 +102,7 @@ const TARGETS = {
   G14: { atMost: 1 },
   G15: { atLeast: 0.8 },
   G16: { atMost: 1 },
+  G17: { atMost: 1.5 },
 } as const;
 /** The rate a hold is released at in the drain measurement (G12, G13), starts per second. */
 const RELEASE_RATE = benchSize('RELEASE_RATE', 50, 50);
@@ -234,12 +236,13 @@ async function main(): Promise<void> {
   const hostile = await measureHostileCosts();
   const largeBodies = await measureLargeBodies();
   const routing = measureRouting();
+  const waits = await measureWaits();
   const consolePages = await measureConsole();
   const temporal = await startTemporal();
   // Whatever ends the run, its Temporal server ends with it: a failure, or Ctrl-C / SIGTERM.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void temporal.stop().finally(() => process.exit(130)));
   try {
-    await measure(hostile, largeBodies, consolePages, routing, temporal);
+    await measure(hostile, largeBodies, consolePages, routing, waits, temporal);
   } finally {
     await temporal.stop();
   }
@@ -251,6 +254,7 @@ async function measure(
   largeBodies: Awaited<ReturnType<typeof measureLargeBodies>>,
   consolePages: Awaited<ReturnType<typeof measureConsole>>,
   routing: ReturnType<typeof measureRouting>,
+  waits: Awaited<ReturnType<typeof measureWaits>>,
   temporal: Awaited<ReturnType<typeof startTemporal>>,
 ): Promise<void> {
   const connection = await Connection.connect({ address: temporal.address });
@@ -419,6 +423,12 @@ async function measure(
         target: TARGETS.G16,
       },
       {
+        id: 'G17',
+        what: `waits: matching an awaited event, and a new wait's look back, with ${waits.loaded.toLocaleString('en')} open waits and stored events on other keys ÷ with none (the slower)`,
+        value: waits.ratio,
+        target: TARGETS.G17,
+      },
+      {
         id: 'G14',
         what: `console on ${consolePages.events.toLocaleString('en')} events: slowest page's p95 ÷ ${CONSOLE_P95_TARGET_MS} ms`,
         value: Math.max(...consolePages.pages.map((page) => page.p95)) / CONSOLE_P95_TARGET_MS,
@@ -456,6 +466,7 @@ async function measure(
       refusedDeliveries: hostile,
       largeBodies,
       routing,
+      waits,
       console: consolePages,
     };
 

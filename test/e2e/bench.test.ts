@@ -29,7 +29,7 @@ it('runs every measure of npm run bench end to end on the embedded database (BEN
   };
   expect(result).toMatchObject({ database: 'embedded PostgreSQL', settings: { short: true } });
   const measured = Object.fromEntries(result.ratios.map((ratio) => [ratio.id, ratio.value]));
-  for (const id of ['G1', 'G4', 'G5', 'G6', 'G11', 'G12', 'G13', 'G14', 'G15', 'G16'])
+  for (const id of ['G1', 'G4', 'G5', 'G6', 'G11', 'G12', 'G13', 'G14', 'G15', 'G16', 'G17'])
     expect({ id, measured: typeof measured[id] }).toEqual({ id, measured: 'number' });
   expect(result.largeBodies.map((cost) => cost.kind).sort()).toEqual(PROVIDERS.map((provider) => provider.kind).sort());
   expect(result.refusedDeliveries.kinds).toHaveLength(PROVIDERS.length);
