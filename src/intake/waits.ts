@@ -240,7 +240,11 @@ export class EventWaits {
    */
   async sweep(batch = 100, leaseMs = WAIT_LEASE_MS): Promise<{ arrivals: number; signals: number }> {
     const arrivals = await unmatchedArrivals(this.db, leaseMs, batch);
-    for (const { source, eventId } of arrivals) await this.arrived(source, eventId);
+    // One event that cannot be matched now (its body unreadable) holds up none of the others.
+    for (const { source, eventId } of arrivals)
+      await this.arrived(source, eventId).catch((error: unknown) =>
+        this.logger.warn({ source, eventId, error: errorLine(error) }, 'waits: matching an event failed; the next pass tries again'),
+      );
     let signals = 0;
     for (const waiter of await unsignalledWaiters(this.db, leaseMs, batch)) if (await this.signal(waiter, waiter.matched!)) signals++;
     return { arrivals: arrivals.length, signals };
