@@ -58,7 +58,7 @@ module.exports = tseslint.config(
     languageOptions: { sourceType: 'script', globals: { document: 'readonly', window: 'readonly', fetch: 'readonly', setTimeout: 'readonly' } },
   },
   {
-    files: ['*.js', '*.cjs'],
+    files: ['*.js', '*.cjs', 'test/support/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly', __dirname: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

@@ -29,4 +29,5 @@ module.exports = {
   // Integration tests run workers and Temporal dev servers on a 2-core machine.
   testTimeout: 60_000,
   maxWorkers: 2,
+  testSequencer: '<rootDir>/test/support/sequencer.cjs',
 };

@@ -1,0 +1,23 @@
+const Sequencer = require('@jest/test-sequencer').default;
+
+/**
+ * The longest files first, so that no worker idles at the end of a run while the other finishes a
+ * minute-long file. Jest orders by the last run's times, which a fresh clone (CI) does not have, and
+ * else by file size, which put the bench's minute last. This orders by folder, what a file runs
+ * deciding more than its size (a browser, a dev server, the bench: about a minute; a unit file: a
+ * second), then by size.
+ */
+const SLOWEST_FIRST = ['/test/e2e/', '/test/integration/', '/test/fuzz/', '/test/http/', '/test/repository/'];
+
+class LongestFirst extends Sequencer {
+  sort(tests) {
+    const rank = (test) => {
+      const folder = SLOWEST_FIRST.findIndex((prefix) => test.path.includes(prefix));
+      return folder === -1 ? SLOWEST_FIRST.length : folder;
+    };
+    const size = (test) => test.context.hasteFS.getSize(test.path) ?? 0;
+    return [...tests].sort((a, b) => rank(a) - rank(b) || size(b) - size(a));
+  }
+}
+
+module.exports = LongestFirst;
