@@ -97,7 +97,8 @@ export async function indexStoredEvents(
     for (;;) {
       const page = await storedOfType(db, type, after, batch);
       for (const event of page) {
-        const keys = waitKeysOf(type, parseStoredBody(event, event.body!)) ?? null;
+        const body = bodyOf(event);
+        const keys = body === undefined ? null : (waitKeysOf(type, body) ?? null);
         if (await setWaitKeys(db, event.source, event.eventId, keys)) changed++;
       }
       if (stopping()) return changed;
@@ -107,6 +108,16 @@ export async function indexStoredEvents(
     await markWaitIndexed(db, type, fields);
   }
   return changed;
+}
+
+/** A stored event's parsed body; undefined when it is purged, erased or cannot be read (it then matches no wait, now or at any later pass). */
+function bodyOf(candidate: Candidate): unknown {
+  if (!candidate.body) return undefined;
+  try {
+    return parseStoredBody(candidate, candidate.body);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Each wait's match, compiled once per expression. */
@@ -119,8 +130,8 @@ function matchOf(expression: string): Match {
 
 /** The event, if it matches the waiter: its fields as the wait copies them. A match that cannot decide for this body does not match. */
 function matching(waiter: Pick<WaiterState, 'match' | 'fields' | 'waiting'>, candidate: Candidate): AwaitedEvent | undefined {
-  if (!candidate.body) return undefined;
-  const body = parseStoredBody(candidate, candidate.body);
+  const body = bodyOf(candidate);
+  if (body === undefined) return undefined;
   try {
     if (
       !matchOf(waiter.match).matches({ body, event: { type: candidate.type, source: candidate.source, provider: candidate.provider }, waiting: waiter.waiting })

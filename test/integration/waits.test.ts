@@ -228,3 +228,34 @@ it('an event stored before a build declared a wait on its type is indexed once w
   expect(rows).toEqual([{ wait_keys: [waitKey('/data/object/payment_intent', pi)] }]);
   expect(await indexStoredEvents(stack.db)).toBe(0);
 });
+
+it('an awaited event whose stored body cannot be read matches no wait, and is not tried again at every pass', async () => {
+  const pi = paymentIntent();
+  const first = checkout(pi);
+  expect(await deliver(first)).toMatchObject({ status: 202 });
+  await waitingFor(waiting(first.id));
+  const id = `evt_unreadable_${randomUUID()}`;
+  const receivedAt = new Date(Date.now() - 60_000).toISOString();
+  const received = { source: 'shop', provider: ProviderKind.STRIPE, id, type: 'charge.refunded', occurredAt: receivedAt, receivedAt, payload: {} };
+  const { spec } = startOptions(received, { workflowIdPrefix: '', router: new Router(ProviderKind.STRIPE) }, 'delivery', stack.taskQueue);
+  await storeBody(
+    stack.db,
+    {
+      source: 'shop',
+      eventId: id,
+      workflowId: id,
+      provider: ProviderKind.STRIPE,
+      via: 'delivery',
+      receivedAt,
+      start: spec,
+      leaseMs: 0,
+      waitKeys: [waitKey('/data/object/payment_intent', pi)],
+    },
+    { raw: Buffer.from('{"data": not json'), contentType: 'application/json', signatureHeaders: {} },
+  );
+
+  await new EventWaits(stack.db, stack.client, silentLogger).sweep(100, 0);
+  const { rows } = await stack.db.query('SELECT 1 FROM event_bodies WHERE event_id = $1 AND waits_matched_at IS NOT NULL', [id]);
+  expect(rows).toHaveLength(1);
+  expect(await waiter(waiting(first.id))).toMatchObject({ status: 'waiting', matched_event: null });
+});
