@@ -469,12 +469,13 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
       )`,
       `CREATE INDEX waiters_open ON waiters (source, type, wait_key) WHERE status = 'waiting'`,
       `CREATE INDEX waiters_unsignalled ON waiters (matched_at) WHERE status = 'matched' AND signalled_at IS NULL`,
-      // Which awaited types' stored events carry the keys of which fields: a build that declares a new
-      // wait indexes the events stored before it once (src/intake/waits.ts indexStoredEvents).
+      // Which awaited types' stored events carry the keys of which fields, up to when: a build that
+      // declares a new wait indexes the events stored before it, then hourly those a receiver still on
+      // an older build stored since (src/intake/waits.ts indexStoredEvents).
       `CREATE TABLE wait_indexes (
         type text NOT NULL,
         fields text NOT NULL,
-        indexed_at timestamptz NOT NULL DEFAULT now(),
+        indexed_at timestamptz NOT NULL,
         PRIMARY KEY (type, fields)
       )`,
       // Refunds recorded against orders by the checkout that waited for them (recordCheckoutRefund).

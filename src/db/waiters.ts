@@ -200,14 +200,19 @@ export async function markArrivalMatched(db: Queryable, source: string, eventId:
   await db.query('UPDATE event_bodies SET waits_matched_at = now() WHERE source = $1 AND event_id = $2', [source, eventId]);
 }
 
-/** True when the stored events of this type carry the keys of these fields (`fields`: their pointers, sorted, space-separated). */
-export async function waitIndexed(db: Queryable, type: string, fields: string): Promise<boolean> {
-  const { rows } = await db.query('SELECT 1 FROM wait_indexes WHERE type = $1 AND fields = $2', [type, fields]);
-  return rows.length > 0;
+/** When the last pass over the stored events of this type for these fields began (`fields`: their pointers, sorted, space-separated); null before the first. */
+export async function waitIndexedAt(db: Queryable, type: string, fields: string): Promise<Date | null> {
+  const { rows } = await db.query<{ indexed_at: Date }>('SELECT indexed_at FROM wait_indexes WHERE type = $1 AND fields = $2', [type, fields]);
+  return rows[0]?.indexed_at ?? null;
 }
 
-export async function markWaitIndexed(db: Queryable, type: string, fields: string): Promise<void> {
-  await db.query('INSERT INTO wait_indexes (type, fields) VALUES ($1, $2) ON CONFLICT DO NOTHING', [type, fields]);
+/** A pass that began at `at` is done: the next one reads from a little before it. */
+export async function markWaitIndexed(db: Queryable, type: string, fields: string, at: Date): Promise<void> {
+  await db.query(
+    `INSERT INTO wait_indexes (type, fields, indexed_at) VALUES ($1, $2, $3)
+     ON CONFLICT (type, fields) DO UPDATE SET indexed_at = greatest(wait_indexes.indexed_at, EXCLUDED.indexed_at)`,
+    [type, fields, at],
+  );
 }
 
 /** Stored events of a type with their bodies, after `after` in (received_at, source, event ID) order, `limit` at a time. */

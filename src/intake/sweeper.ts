@@ -21,6 +21,8 @@ export interface SweeperOptions {
 }
 
 const CONCURRENCY = 16;
+/** How often a sweeper indexes the stored events a receiver on an older build stored without their waits' keys. */
+const WAIT_INDEX_INTERVAL_MS = 60 * 60 * 1000;
 
 /**
  * Starts the workflows of committed bodies nobody started: the receiver's fast path failed (Temporal
@@ -37,6 +39,7 @@ export class StartSweeper {
   private stopListening: (() => Promise<void>) | undefined;
   private loop: Promise<void> | undefined;
   private indexing: Promise<unknown> = Promise.resolve();
+  private indexTimer: NodeJS.Timeout | undefined;
   // When a paced budget next has tokens for a claim, after the last pass; undefined when none waits.
   private pacedWaitMs: number | undefined;
   private readonly waits: EventWaits;
@@ -58,11 +61,22 @@ export class StartSweeper {
         return undefined;
       });
     this.loop = this.run();
-    // Events stored before this build declared a wait on their type get the wait's keys, once.
-    this.indexing = indexStoredEvents(this.db, { stopping: () => !this.running }).then(
-      (changed) => changed > 0 && this.options.logger.info({ changed }, 'waits: indexed the events stored before a wait on their type was declared'),
-      (error: unknown) => this.options.logger.warn({ error: errorLine(error) }, 'waits: indexing stored events failed; the next start tries again'),
-    );
+    this.index();
+  }
+
+  /**
+   * Gives stored events of awaited types the keys a build without their wait did not (src/intake/waits.ts
+   * indexStoredEvents): at start, then hourly, for what receivers still on an older build store.
+   */
+  private index(): void {
+    this.indexing = indexStoredEvents(this.db, { stopping: () => !this.running })
+      .then(
+        (changed) => changed > 0 && this.options.logger.info({ changed }, 'waits: indexed stored events that a build without their wait stored'),
+        (error: unknown) => this.options.logger.warn({ error: errorLine(error) }, 'waits: indexing stored events failed; the next pass tries again'),
+      )
+      .finally(() => {
+        if (this.running) this.indexTimer = setTimeout(() => this.index(), WAIT_INDEX_INTERVAL_MS).unref();
+      });
   }
 
   /** Looks now instead of at the next poll. */
@@ -72,6 +86,7 @@ export class StartSweeper {
 
   async stop(): Promise<void> {
     this.running = false;
+    clearTimeout(this.indexTimer);
     this.wake();
     await Promise.all([this.loop, this.indexing]);
     const stopListening = this.stopListening;

@@ -26,7 +26,7 @@ import {
   markWaitIndexed,
   setWaitKeys,
   storedOfType,
-  waitIndexed,
+  waitIndexedAt,
   type Candidate,
   type WaiterState,
 } from '../db/waiters';
@@ -78,12 +78,17 @@ export function waitKey(pointer: string, value: unknown): string {
   return `${pointer}=${JSON.stringify(value)}`;
 }
 
+/** How far before the last pass's start a pass reads again: receipt times are set a moment before the row is written. */
+const INDEX_OVERLAP_MS = 10 * 60_000;
+
 /**
- * Indexes the events stored before this build declared a wait on their type (or on another field
- * of it), once per type and set of fields: each gets the keys it would have had, and is matched
- * again against the open waiters by a sweeper. The sweepers run it at start; it runs again,
- * harmlessly, when two start at once, and `stopping` ends it between pages (the next start goes on).
- * The number of events whose keys changed.
+ * Gives stored events of awaited types the keys they would have had, where a build that did not
+ * declare the wait stored them: the first pass for a type and set of fields reads every stored
+ * event of the type (those from before this build declared a wait on it, or on another field of
+ * it); later passes read from a little before the last one began (those a receiver still on an older
+ * build stored during a rolling deploy). An event whose keys changed is matched again against the
+ * open waits by a sweeper. The sweepers run it at start and hourly; two at once do the same harmless
+ * work, and `stopping` ends it between pages (the next pass goes on). The number of events whose keys changed.
  */
 export async function indexStoredEvents(
   db: Queryable,
@@ -92,8 +97,14 @@ export async function indexStoredEvents(
   let changed = 0;
   for (const [type, pointers] of AWAITED) {
     const fields = [...pointers].sort().join(' ');
-    if (await waitIndexed(db, type, fields)) continue;
-    let after: Candidate | null = null;
+    const { rows } = await db.query<{ now: Date }>('SELECT now() AS now');
+    const began = rows[0]!.now;
+    const last = await waitIndexedAt(db, type, fields);
+    let after: Pick<Candidate, 'receivedAt' | 'source' | 'eventId'> | null = last && {
+      receivedAt: new Date(last.getTime() - INDEX_OVERLAP_MS),
+      source: '',
+      eventId: '',
+    };
     for (;;) {
       const page = await storedOfType(db, type, after, batch);
       for (const event of page) {
@@ -105,7 +116,7 @@ export async function indexStoredEvents(
       if (page.length < batch) break;
       after = page.at(-1)!;
     }
-    await markWaitIndexed(db, type, fields);
+    await markWaitIndexed(db, type, fields, began);
   }
   return changed;
 }

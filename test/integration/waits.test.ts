@@ -9,7 +9,7 @@ import { silentLogger } from '../../src/core/logger';
 import { Router } from '../../src/flows';
 import { startOptions } from '../../src/intake/start-data';
 import { StartSweeper } from '../../src/intake/sweeper';
-import { EventWaits, indexStoredEvents, waitKey, waitKeysOf } from '../../src/intake/waits';
+import { EventWaits, indexStoredEvents, waitKey } from '../../src/intake/waits';
 import { recordCheckoutRefundFlow } from '../../workflows';
 import { consolePage as consoleAt } from '../support/console-page';
 import { eventually } from '../support/eventually';
@@ -82,6 +82,39 @@ async function waitingFor(workflowId: string): Promise<string> {
   });
   return text!;
 }
+
+/**
+ * Stores a `charge.refunded` in the inbox as a receiver does, without the intake's matching after it:
+ * with the keys this build gives it, or none (`waitKeys: undefined`: a build without the wait stored it).
+ */
+async function storeRefund(id: string, raw: Buffer, { receivedAt, waitKeys }: { receivedAt: Date; waitKeys: string[] | undefined }): Promise<void> {
+  const at = receivedAt.toISOString();
+  const received = { source: 'shop', provider: ProviderKind.STRIPE, id, type: 'charge.refunded', occurredAt: at, receivedAt: at, payload: {} };
+  const { spec } = startOptions(received, { workflowIdPrefix: '', router: new Router(ProviderKind.STRIPE) }, 'delivery', stack.taskQueue);
+  await storeBody(
+    stack.db,
+    {
+      source: 'shop',
+      eventId: id,
+      workflowId: id,
+      provider: ProviderKind.STRIPE,
+      via: 'delivery',
+      receivedAt: at,
+      start: spec,
+      leaseMs: 0,
+      ...(waitKeys && { waitKeys }),
+    },
+    { raw, contentType: 'application/json', signatureHeaders: {} },
+  );
+}
+const refundBody = (id: string, pi: string, amount: number) =>
+  Buffer.from(
+    JSON.stringify({
+      id,
+      type: 'charge.refunded',
+      data: { object: { id: `ch_${randomUUID()}`, payment_intent: pi, amount_refunded: amount, currency: 'eur' } },
+    }),
+  );
 
 it("docs/flows.md's guide, run literally: the checkout waits for its refund; the refund resolves it and is recorded against the order once", async () => {
   const env = { WEBHOOKS_CONFIG: config, SHOP_WEBHOOK_SECRET: SECRET, PORT: new URL(stack.url).port, DATABASE_URL: stack.workerEnv.DATABASE_URL };
@@ -156,26 +189,7 @@ it('an event stored by a receiver that died before matching it, and a match Temp
 
   // The refund is committed to the inbox, and its receiver dies before it matches the waiters.
   const { id } = refund(pi);
-  const payload = { id, type: 'charge.refunded', data: { object: { id: `ch_${randomUUID()}`, payment_intent: pi, amount_refunded: 1200, currency: 'eur' } } };
-  const receivedAt = new Date().toISOString();
-  const received = { source: 'shop', provider: ProviderKind.STRIPE, id, type: 'charge.refunded', occurredAt: receivedAt, receivedAt, payload };
-  const { spec } = startOptions(received, { workflowIdPrefix: '', router: new Router(ProviderKind.STRIPE) }, 'delivery', stack.taskQueue);
-  const raw = Buffer.from(JSON.stringify(payload));
-  await storeBody(
-    stack.db,
-    {
-      source: 'shop',
-      eventId: id,
-      workflowId: id,
-      provider: ProviderKind.STRIPE,
-      via: 'delivery',
-      receivedAt,
-      start: spec,
-      leaseMs: 0,
-      waitKeys: waitKeysOf('charge.refunded', payload),
-    },
-    { raw, contentType: 'application/json', signatureHeaders: {} },
-  );
+  await storeRefund(id, refundBody(id, pi, 1200), { receivedAt: new Date(), waitKeys: [waitKey('/data/object/payment_intent', pi)] });
 
   // A sweeper matches it while Temporal is away: the match is recorded, the signal is not taken.
   const away = new Error('14 UNAVAILABLE: Temporal is away');
@@ -195,20 +209,12 @@ it('an event stored by a receiver that died before matching it, and a match Temp
   expect(await waiter(waiting(first.id))).toMatchObject({ signalled_at });
 });
 
-it('an event stored before a build declared a wait on its type is indexed once when a sweeper starts, and matches the wait', async () => {
+it('an event stored before a build declared a wait on its type is indexed when a sweeper starts, and one an older receiver stored after, at the next pass; each matches its wait', async () => {
   const pi = paymentIntent();
   const orderId = `ord_${randomUUID()}`;
   // A refund an hour old, stored by a build with no wait on charge.refunded: no keys.
   const { id } = refund(pi);
-  const payload = { id, type: 'charge.refunded', data: { object: { id: `ch_${randomUUID()}`, payment_intent: pi, amount_refunded: 900, currency: 'eur' } } };
-  const receivedAt = new Date(Date.now() - 3_600_000).toISOString();
-  const received = { source: 'shop', provider: ProviderKind.STRIPE, id, type: 'charge.refunded', occurredAt: receivedAt, receivedAt, payload };
-  const { spec } = startOptions(received, { workflowIdPrefix: '', router: new Router(ProviderKind.STRIPE) }, 'delivery', stack.taskQueue);
-  await storeBody(
-    stack.db,
-    { source: 'shop', eventId: id, workflowId: id, provider: ProviderKind.STRIPE, via: 'delivery', receivedAt, start: spec, leaseMs: 0 },
-    { raw: Buffer.from(JSON.stringify(payload)), contentType: 'application/json', signatureHeaders: {} },
-  );
+  await storeRefund(id, refundBody(id, pi, 900), { receivedAt: new Date(Date.now() - 3_600_000), waitKeys: undefined });
   await stack.db.query('DELETE FROM wait_indexes');
 
   const first = checkout(pi, orderId);
@@ -227,6 +233,19 @@ it('an event stored before a build declared a wait on its type is indexed once w
   const { rows } = await stack.db.query<{ wait_keys: string[] }>('SELECT wait_keys FROM event_bodies WHERE event_id = $1', [id]);
   expect(rows).toEqual([{ wait_keys: [waitKey('/data/object/payment_intent', pi)] }]);
   expect(await indexStoredEvents(stack.db)).toBe(0);
+
+  // A receiver still on the older build stores a refund after that pass: the next pass gives it its keys, and a sweeper matches it.
+  const later = `ord_${randomUUID()}`;
+  const laterPi = paymentIntent();
+  const laterCheckout = checkout(laterPi, later);
+  expect(await deliver(laterCheckout)).toMatchObject({ status: 202 });
+  await waitingFor(waiting(laterCheckout.id));
+  const { id: lateRefund } = refund(laterPi);
+  await storeRefund(lateRefund, refundBody(lateRefund, laterPi, 300), { receivedAt: new Date(Date.now() - 60_000), waitKeys: undefined });
+  expect(await indexStoredEvents(stack.db)).toBe(1);
+  await new EventWaits(stack.db, stack.client, silentLogger).sweep(100, 0);
+  expect(await stack.client.workflow.getHandle(waiting(laterCheckout.id)).result()).toMatchObject({ outcome: 'refunded' });
+  expect(await refunds(later)).toEqual([lateRefund]);
 });
 
 it('an awaited event whose stored body cannot be read matches no wait, and is not tried again at every pass', async () => {
@@ -235,24 +254,10 @@ it('an awaited event whose stored body cannot be read matches no wait, and is no
   expect(await deliver(first)).toMatchObject({ status: 202 });
   await waitingFor(waiting(first.id));
   const id = `evt_unreadable_${randomUUID()}`;
-  const receivedAt = new Date(Date.now() - 60_000).toISOString();
-  const received = { source: 'shop', provider: ProviderKind.STRIPE, id, type: 'charge.refunded', occurredAt: receivedAt, receivedAt, payload: {} };
-  const { spec } = startOptions(received, { workflowIdPrefix: '', router: new Router(ProviderKind.STRIPE) }, 'delivery', stack.taskQueue);
-  await storeBody(
-    stack.db,
-    {
-      source: 'shop',
-      eventId: id,
-      workflowId: id,
-      provider: ProviderKind.STRIPE,
-      via: 'delivery',
-      receivedAt,
-      start: spec,
-      leaseMs: 0,
-      waitKeys: [waitKey('/data/object/payment_intent', pi)],
-    },
-    { raw: Buffer.from('{"data": not json'), contentType: 'application/json', signatureHeaders: {} },
-  );
+  await storeRefund(id, Buffer.from('{"data": not json'), {
+    receivedAt: new Date(Date.now() - 60_000),
+    waitKeys: [waitKey('/data/object/payment_intent', pi)],
+  });
 
   await new EventWaits(stack.db, stack.client, silentLogger).sweep(100, 0);
   const { rows } = await stack.db.query('SELECT 1 FROM event_bodies WHERE event_id = $1 AND waits_matched_at IS NOT NULL', [id]);
