@@ -1,17 +1,14 @@
 import { performance } from 'node:perf_hooks';
-import { ProviderKind } from '../../contracts';
 import { startLocalPostgres } from '../../src/cluster/postgres';
 import { openDatabase } from '../../src/db/database';
-import { storeBody } from '../../src/db/event-bodies';
 import { migrate } from '../../src/db/migrations';
 import { silentLogger } from '../../src/core/logger';
-import { Router } from '../../src/flows';
-import { startOptions } from '../../src/intake/start-data';
 import { EventWaits, registerWait, waitKeysOf } from '../../src/intake/waits';
 import { lazyClient } from '../../src/temporal/connection';
 import { recordCheckoutRefundFlow } from '../../workflows';
 import { createTestDatabase } from '../support/database';
 import { freePort } from '../support/ports';
+import { storeStripeEvent } from '../support/stored-events';
 import { benchSize } from './settings';
 
 /** Open waits, and stored events of the awaited type, on other keys, in the loaded measurement (BENCH_WAITS_LOADED). */
@@ -47,24 +44,13 @@ export async function measureWaits() {
         const paymentIntent = `pi_bench_${round}_${index}`;
         const id = `evt_bench_${round}_${index}`;
         const payload = { id, type: wait.type, data: { object: { id: `ch_${index}`, payment_intent: paymentIntent, amount_refunded: 100 } } };
-        const at = new Date().toISOString();
-        const received = { source: 'bench', provider: ProviderKind.STRIPE, id, type: wait.type, occurredAt: at, receivedAt: at, payload };
-        const { spec } = startOptions(received, { workflowIdPrefix: '', router: new Router(ProviderKind.STRIPE) }, 'delivery', 'bench');
-        await storeBody(
-          db,
-          {
-            source: 'bench',
-            eventId: id,
-            workflowId: id,
-            provider: ProviderKind.STRIPE,
-            via: 'delivery',
-            receivedAt: at,
-            start: spec,
-            leaseMs: 0,
-            waitKeys: waitKeysOf(wait.type, payload),
-          },
-          { raw: Buffer.from(JSON.stringify(payload)), contentType: 'application/json', signatureHeaders: {} },
-        );
+        await storeStripeEvent(db, {
+          source: 'bench',
+          id,
+          type: wait.type,
+          raw: Buffer.from(JSON.stringify(payload)),
+          waitKeys: waitKeysOf(wait.type, payload),
+        });
         let started = performance.now();
         await waits.arrived('bench', id);
         arrivals.push(performance.now() - started);

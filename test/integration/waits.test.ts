@@ -3,11 +3,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { ProviderKind, statusQuery, subscriberWorkflowId } from '../../contracts';
-import { storeBody } from '../../src/db/event-bodies';
+import { statusQuery, subscriberWorkflowId } from '../../contracts';
 import { silentLogger } from '../../src/core/logger';
-import { Router } from '../../src/flows';
-import { startOptions } from '../../src/intake/start-data';
 import { StartSweeper } from '../../src/intake/sweeper';
 import { EventWaits, indexStoredEvents, waitKey } from '../../src/intake/waits';
 import { recordCheckoutRefundFlow } from '../../workflows';
@@ -17,6 +14,7 @@ import { codeBlocks, consoleCommands } from '../support/markdown';
 import { ROOT, runShell } from '../support/processes';
 import { stripeEvent, stripeHeaders } from '../support/signing';
 import { post, resultOnceStarted, startStack, type WorkerStack } from '../support/stack';
+import { storeStripeEvent } from '../support/stored-events';
 
 /**
  * Waits for another event (docs/flows.md#wait-for-another-event), on the dev server and PostgreSQL:
@@ -83,30 +81,9 @@ async function waitingFor(workflowId: string): Promise<string> {
   return text!;
 }
 
-/**
- * Stores a `charge.refunded` in the inbox as a receiver does, without the intake's matching after it:
- * with the keys this build gives it, or none (`waitKeys: undefined`: a build without the wait stored it).
- */
-async function storeRefund(id: string, raw: Buffer, { receivedAt, waitKeys }: { receivedAt: Date; waitKeys: string[] | undefined }): Promise<void> {
-  const at = receivedAt.toISOString();
-  const received = { source: 'shop', provider: ProviderKind.STRIPE, id, type: 'charge.refunded', occurredAt: at, receivedAt: at, payload: {} };
-  const { spec } = startOptions(received, { workflowIdPrefix: '', router: new Router(ProviderKind.STRIPE) }, 'delivery', stack.taskQueue);
-  await storeBody(
-    stack.db,
-    {
-      source: 'shop',
-      eventId: id,
-      workflowId: id,
-      provider: ProviderKind.STRIPE,
-      via: 'delivery',
-      receivedAt: at,
-      start: spec,
-      leaseMs: 0,
-      ...(waitKeys && { waitKeys }),
-    },
-    { raw, contentType: 'application/json', signatureHeaders: {} },
-  );
-}
+/** A `charge.refunded` stored in the inbox as a receiver does, without the intake's matching after it. */
+const storeRefund = (id: string, raw: Buffer, options: { receivedAt: Date; waitKeys: string[] | undefined }) =>
+  storeStripeEvent(stack.db, { source: 'shop', id, type: 'charge.refunded', raw, ...options });
 const refundBody = (id: string, pi: string, amount: number) =>
   Buffer.from(
     JSON.stringify({
