@@ -22,3 +22,14 @@ export function readPointer(document: unknown, pointer: string): unknown {
   }
   return value;
 }
+
+/** The values at each pointer of `copy`, by name: scalars only, a string up to MAX_FIELD_LENGTH; anything else is left out. */
+export function copyValues(copy: Readonly<Record<string, string>>, document: unknown): EventFields {
+  const fields: EventFields = {};
+  for (const [name, pointer] of Object.entries(copy)) {
+    const value = readPointer(document, pointer);
+    if (value === null || typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'string' && value.length <= MAX_FIELD_LENGTH))
+      fields[name] = value;
+  }
+  return fields;
+}

@@ -1,7 +1,7 @@
 import type { VersioningBehavior } from '@temporalio/common';
 import { setWorkflowOptions, workflowInfo, type QueryDefinition, type SignalDefinition, type Workflow } from '@temporalio/workflow';
 import { ENTITY_KEY_FIELD, entityVersionField, type EntityDeclaration, type Version } from './entities';
-import { MAX_FIELD_LENGTH, readPointer, type EventFields, type EventFieldSpec } from './event-fields';
+import { copyValues, MAX_FIELD_LENGTH, readPointer, type EventFields, type EventFieldSpec } from './event-fields';
 import { statusQuery, type BodyField, type EventOutcome, type ProviderKind, type WebhookEvent } from './events';
 import type { EventWait, EventWaitDeclaration } from './waits';
 
@@ -212,12 +212,7 @@ export function defineFlow<W extends Workflow, Personal extends string = never>(
 }
 
 function copyFields(spec: EventFieldSpec, payload: unknown): EventFields {
-  const fields: EventFields = {};
-  for (const [name, pointer] of Object.entries(spec.copy)) {
-    const value = readPointer(payload, pointer);
-    if (value === null || typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'string' && value.length <= MAX_FIELD_LENGTH))
-      fields[name] = value;
-  }
+  const fields = copyValues(spec.copy, payload);
   for (const [name, pointer] of Object.entries(spec.personal ?? {})) {
     const value = readPointer(payload, pointer);
     fields[name] = value !== undefined && value !== null && value !== '';

@@ -460,7 +460,6 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
         waiting jsonb NOT NULL,
         until timestamptz NOT NULL,
         status text NOT NULL DEFAULT 'waiting' CHECK (status IN ('waiting', 'matched', 'timed_out')),
-        matched_event text,
         matched jsonb,
         matched_at timestamptz,
         signalled_at timestamptz,

@@ -26,7 +26,6 @@ export interface Waiter {
 export interface WaiterState extends Waiter {
   status: 'waiting' | 'matched' | 'timed_out';
   matched: AwaitedEvent | null;
-  signalledAt: Date | null;
 }
 
 interface WaiterRow {
@@ -42,7 +41,6 @@ interface WaiterRow {
   until: Date;
   status: WaiterState['status'];
   matched: AwaitedEvent | null;
-  signalled_at: Date | null;
 }
 
 const fromRow = (row: WaiterRow): WaiterState => ({
@@ -58,7 +56,6 @@ const fromRow = (row: WaiterRow): WaiterState => ({
   until: row.until,
   status: row.status,
   matched: row.matched,
-  signalledAt: row.signalled_at,
 });
 
 /** Records a wait once: a retried or reset registration finds the row it wrote, and where it stands. */
@@ -104,9 +101,9 @@ export async function matchWaiter(
   { signalled }: { signalled: boolean },
 ): Promise<boolean> {
   const { rows } = await db.query(
-    `UPDATE waiters SET status = 'matched', matched_event = $3, matched = $4, matched_at = now(), signalled_at = CASE WHEN $5 THEN now() END
+    `UPDATE waiters SET status = 'matched', matched = $3, matched_at = now(), signalled_at = CASE WHEN $4 THEN now() END
      WHERE workflow_id = $1 AND wait = $2 AND status = 'waiting' RETURNING 1`,
-    [waiter.workflowId, waiter.wait, event.eventId, JSON.stringify(event), signalled],
+    [waiter.workflowId, waiter.wait, JSON.stringify(event), signalled],
   );
   return rows.length === 1;
 }

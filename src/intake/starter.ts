@@ -17,7 +17,7 @@ export interface IntakeOptions {
   taskQueue: string;
   /** How long a start waits for Temporal before the answer is 503. @default DEFAULT_START_TIMEOUT_MS */
   startTimeoutMs?: number;
-  /** Where the fast path says a start failed (ACKNOWLEDGE=database). */
+  /** Where the fast path says a start failed (ACKNOWLEDGE=database, where it is required), and matching an event against the waits did. */
   logger?: Logger;
 }
 

@@ -1,10 +1,10 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import {
+  copyValues,
   eventArrivedSignal,
   readPointer,
   type AwaitedEvent,
-  type EventFields,
   type Flow,
   type RegisteredWait,
   type WaiterRegistration,
@@ -139,25 +139,16 @@ function matchOf(expression: string): Match {
   return match;
 }
 
-/** The event, if it matches the waiter: its fields as the wait copies them. A match that cannot decide for this body does not match. */
-function matching(waiter: Pick<WaiterState, 'match' | 'fields' | 'waiting'>, candidate: Candidate): AwaitedEvent | undefined {
-  const body = bodyOf(candidate);
-  if (body === undefined) return undefined;
+/** The event, if it matches the waiter (given its parsed body): its fields as the wait copies them. A match that cannot decide for this body does not match. */
+function matching(waiter: Pick<WaiterState, 'match' | 'fields' | 'waiting'>, candidate: Candidate, body: unknown): AwaitedEvent | undefined {
   try {
-    if (
-      !matchOf(waiter.match).matches({ body, event: { type: candidate.type, source: candidate.source, provider: candidate.provider }, waiting: waiter.waiting })
-    )
-      return undefined;
+    const event = { type: candidate.type, source: candidate.source, provider: candidate.provider };
+    if (!matchOf(waiter.match).matches({ body, event, waiting: waiter.waiting })) return undefined;
   } catch (error) {
     if (error instanceof FilterError) return undefined;
     throw error;
   }
-  const fields: EventFields = {};
-  for (const [name, pointer] of Object.entries(waiter.fields)) {
-    const value = readPointer(body, pointer);
-    fields[name] = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? value : null;
-  }
-  return { eventId: candidate.eventId, type: candidate.type, receivedAt: candidate.receivedAt.toISOString(), fields };
+  return { eventId: candidate.eventId, type: candidate.type, receivedAt: candidate.receivedAt.toISOString(), fields: copyValues(waiter.fields, body) };
 }
 
 /**
@@ -198,7 +189,8 @@ async function stateAfterLooking(db: Queryable, waiter: WaiterState): Promise<Wa
   const { workflowId, source } = waiter;
   if (waiter.status === 'waiting') {
     for (const candidate of await storedCandidates(db, source, waiter.type, waiter.waitKey)) {
-      const event = matching(waiter, candidate);
+      const body = bodyOf(candidate);
+      const event = body === undefined ? undefined : matching(waiter, candidate, body);
       if (!event) continue;
       // The activity's result carries it: no signal to send.
       if (await matchWaiter(db, waiter, event, { signalled: true })) return { matched: event };
@@ -239,9 +231,11 @@ export class EventWaits {
   async arrived(source: string, eventId: string): Promise<void> {
     const candidate = await unmatchedArrival(this.db, source, eventId);
     if (!candidate) return;
+    const body = bodyOf(candidate);
+    const waiters = body === undefined ? [] : await openWaiters(this.db, source, candidate.type, candidate.waitKeys ?? []);
     const matched: Array<{ waiter: WaiterState; event: AwaitedEvent }> = [];
-    for (const waiter of await openWaiters(this.db, source, candidate.type, candidate.waitKeys ?? [])) {
-      const event = matching(waiter, candidate);
+    for (const waiter of waiters) {
+      const event = matching(waiter, candidate, body);
       if (event && (await matchWaiter(this.db, waiter, event, { signalled: false }))) matched.push({ waiter, event });
     }
     await markArrivalMatched(this.db, source, eventId);

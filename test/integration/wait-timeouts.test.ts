@@ -4,7 +4,7 @@ import { ProviderKind, type Activities, type WebhookEvent } from '../../contract
 import { createWaitActivities } from '../../activities/waits';
 import { Router } from '../../src/flows';
 import { startOptions } from '../../src/intake/start-data';
-import { openWaiters } from '../../src/db/waiters';
+import { matchWaiter, openWaiters } from '../../src/db/waiters';
 import { endWait, registerWait, waitKey } from '../../src/intake/waits';
 import { workflowSinks } from '../../src/temporal/worker';
 import { recordCheckoutRefund, recordCheckoutRefundFlow } from '../../workflows';
@@ -86,11 +86,8 @@ it('a wait whose time is up after an event matched it gets that event, not the t
     receivedAt: new Date().toISOString(),
     fields: { chargeId: 'ch_1', amountRefunded: 100, currency: 'eur' },
   };
-  await db.query(`UPDATE waiters SET status = 'matched', matched_event = $2, matched = $3, matched_at = now() WHERE workflow_id = $1`, [
-    'evt_raced',
-    matched.eventId,
-    JSON.stringify(matched),
-  ]);
+  // An arriving refund takes the wait as its timer fires.
+  expect(await matchWaiter(db, { workflowId: 'evt_raced', wait: wait.name }, matched, { signalled: false })).toBe(true);
   expect(await endWait(db, 'evt_raced', wait.name)).toEqual({ matched });
   // Registered again (a reset of the run), it answers the same event, and the first registration's deadline.
   expect(await registerWait(db, registration)).toMatchObject({ matched, until: first.until });

@@ -62,7 +62,7 @@ const refunds = async (orderId: string) =>
 const waiter = async (workflowId: string) =>
   (
     await stack.db.query<{ status: string; matched_event: string | null; signalled_at: Date | null }>(
-      'SELECT status, matched_event, signalled_at FROM waiters WHERE workflow_id = $1',
+      "SELECT status, matched->>'eventId' AS matched_event, signalled_at FROM waiters WHERE workflow_id = $1",
       [workflowId],
     )
   ).rows[0];
