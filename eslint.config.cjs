@@ -30,6 +30,7 @@ const LAYERS = [
   ['src/temporal', 'src/outbound'],
   ['src/intake'],
   ['src/backfill'],
+  ['src/operator'],
   ['src/http', 'src/cluster', 'src/dev'],
   ['src/cli', 'src/services.ts'],
   ['src/receiver.ts', 'src/worker.ts', 'src/temporal-server.ts', 'src/temporal-cluster.ts', 'src/build-workflow-bundle.ts'],

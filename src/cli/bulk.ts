@@ -12,9 +12,6 @@ import { print } from './output';
  * the events, and a job (src/temporal/bulk-jobs.ts) acts on them, watched to its end.
  */
 
-/** The commands that act on many events by a filter when given no event ID. */
-export const BULK_COMMANDS = ['signal', 'cancel', 'terminate', 'retry', 'reset'];
-
 /** A bulk command's filter and how it runs. */
 export interface BulkOptions extends EventFilter {
   rate?: number;

@@ -1,16 +1,13 @@
 import { Command } from 'commander';
-import { randomUUID } from 'node:crypto';
-import { hostname, userInfo } from 'node:os';
-import { subscriberWorkflowId } from '../../contracts';
-import { OperationRejectedError } from '../core/errors';
+import { EVENT_ACTIONS } from '../operator/event-actions';
 import type { EventView } from '../temporal/event-view';
-import { parseResetTarget } from '../temporal/reset-points';
 import type { EventFilter, EventSummary } from '../temporal/visibility';
-import { addBulkOptions, addFilterOptions, BULK_COMMANDS, givenFilter, runBulk, type BulkOptions } from './bulk';
+import { addFilterOptions, givenFilter } from './bulk';
+import { eventActionCommand } from './event-actions';
 import { createOperations, type Operations } from './operations';
 import { jsonOption, print } from './output';
 
-/** `durable-webhooks events …`: operate on event workflows by event ID, with Temporal's own settings. */
+/** `durable-webhooks events …`: inspect event workflows by event ID, and act on them (src/operator/event-actions.ts), with Temporal's own settings. */
 export function eventsCommand(): Command {
   const events = new Command('events').description('Inspect and operate on events by event ID (the workflow ID).');
   let operations: Promise<Operations> | undefined;
@@ -36,27 +33,6 @@ export function eventsCommand(): Command {
     });
 
   events
-    .command('signal')
-    .argument('<eventId-or-name>', 'the event, then the signal; with a filter (--source, --status, …), the signal alone')
-    .argument('[name]', 'the signal, e.g. approve or reject for a held order')
-    .option('--data <json>', 'the signal argument, as JSON')
-    .addOption(json)
-    .action(async (first: string, second: string | undefined, options: { data?: string; json?: boolean } & BulkOptions) => {
-      const data = options.data === undefined ? undefined : parseJson(options.data);
-      if (givenFilter(options)) {
-        if (second !== undefined)
-          throw new OperationRejectedError('With a filter, name only the signal: durable-webhooks events signal approve --source … --status running.');
-        return runBulk(await ops(), { action: 'signal', signal: { name: first, data }, reason: options.reason ?? `signal ${first}` }, options);
-      }
-      if (second === undefined)
-        throw new OperationRejectedError(
-          'Name the event and the signal (events signal <eventId> <name>), or the signal and a filter (--source, --type, --status, --since).',
-        );
-      await (await ops()).operations.signal(first, second, data);
-      print(options.json, { eventId: first, signal: second, status: 'sent' }, () => `Sent ${second} to ${first}.`);
-    });
-
-  events
     .command('query')
     .argument('<eventId>')
     .argument('<name>', 'the query, e.g. status')
@@ -64,49 +40,6 @@ export function eventsCommand(): Command {
     .action(async (eventId: string, name: string, options: { json?: boolean }) => {
       const answer = await (await ops()).operations.query(eventId, name);
       print(options.json, answer, () => JSON.stringify(answer, null, 2));
-    });
-
-  events
-    .command('cancel')
-    .argument('[eventId]', 'the event; or a filter (--source, --status, …) for many')
-    .description('Ask a running event workflow to cancel; with a filter, every running match, as a job.')
-    .addOption(json)
-    .action(async (eventId: string | undefined, options: { json?: boolean } & BulkOptions) => {
-      if (!eventId) return runBulk(await ops(), { action: 'cancel', reason: options.reason ?? 'cancelled in bulk' }, options);
-      await (await ops()).operations.cancel(eventId);
-      print(options.json, { eventId, status: 'cancel requested' }, () => `Cancellation requested for ${eventId}.`);
-    });
-
-  events
-    .command('terminate')
-    .argument('[eventId]', 'the event; or a filter (--source, --status, …) for many')
-    .requiredOption('--reason <reason>', 'why; kept in the history')
-    .addOption(json)
-    .action(async (eventId: string | undefined, options: { reason: string; json?: boolean } & BulkOptions) => {
-      if (!eventId) return runBulk(await ops(), { action: 'terminate', reason: options.reason }, options);
-      await (await ops()).operations.terminate(eventId, options.reason);
-      print(options.json, { eventId, status: 'terminated' }, () => `Terminated ${eventId}.`);
-    });
-
-  events
-    .command('retry')
-    .argument('[eventId]', 'the event; or a filter (--source, --status failed, …) for many')
-    .description(
-      'Run a failed (or timed-out, cancelled, terminated) event again from just before its failure, once its cause is fixed; a completed event is left alone (skipped: completed), so nothing is done twice.',
-    )
-    .option('--reason <reason>', 'why; kept in the history', 'retried once the cause was fixed')
-    .addOption(json)
-    .action(async (eventId: string | undefined, options: { reason: string; json?: boolean } & BulkOptions) => {
-      if (!eventId) return runBulk(await ops(), { action: 'retry', reason: options.reason }, options);
-      // With --flow, one subscriber of the event (docs/flows.md#routes); the event's other flows are left alone.
-      const target = options.flow ? subscriberWorkflowId(eventId, options.flow) : eventId;
-      const result = await (await ops()).operations.apply('retry', target, { reason: options.reason, requestId: randomUUID() });
-      print(
-        options.json,
-        result,
-        () => `${result.outcome === 'done' ? 'Retried' : result.outcome === 'skipped' ? 'Skipped' : 'Not retried'} ${target}: ${result.detail}.`,
-      );
-      if (result.outcome === 'failed') process.exitCode = 1;
     });
 
   events
@@ -127,52 +60,8 @@ export function eventsCommand(): Command {
       if (!result.verified && result.body !== 'purged') process.exitCode = 1;
     });
 
-  events
-    .command('erase')
-    .argument('<eventId>')
-    .description("Remove the event's personal data from every store (body, application rows, ledger results), recorded with who and why.")
-    .requiredOption('--reason <reason>', 'why, e.g. the erasure request it answers; kept in the ledger')
-    .option('--by <who>', 'who asks; kept in the ledger', defaultOperator())
-    .addOption(json)
-    .action(async (eventId: string, options: { reason: string; by: string; json?: boolean }) => {
-      const report = await (await ops()).operations.erase(eventId, { by: options.by, reason: options.reason });
-      print(options.json, report, () =>
-        [
-          `${report.erasedNow ? 'Erased' : 'Already erased'} ${eventId} at ${report.erasedAt} by ${report.erasedBy} (${report.reason}).`,
-          `  body store: ${report.bodyStored ? 'body and signature headers removed' : 'no body stored'} · orders: ${report.ordersCleared} · subscriptions: ${report.subscriptionsCleared} · Temporal: ${report.temporal}`,
-        ].join('\n'),
-      );
-    });
-
-  events
-    .command('reset')
-    .argument('[eventId]', 'the event to reset; or a filter (--source, --status, --query, …) for many')
-    .requiredOption('--to <point>', 'first | last-task | last-failure | <historyEventId>')
-    .requiredOption('--reason <reason>', 'why; kept in the history')
-    .addOption(json)
-    .action(async (eventId: string | undefined, options: { to: string; reason: string; json?: boolean } & BulkOptions) => {
-      const to = parseResetTarget(options.to);
-      if (!eventId) return runBulk(await ops(), { action: 'reset', to: options.to, reason: options.reason }, options);
-      const target = options.flow ? subscriberWorkflowId(eventId, options.flow) : eventId;
-      const reset = await (await ops()).operations.reset(target, to, options.reason);
-      print(options.json, reset, () => `Reset ${target} to history event ${reset.resetToEventId}; new run ${reset.runId}`);
-    });
-
-  for (const command of events.commands.filter((each) => BULK_COMMANDS.includes(each.name()))) addBulkOptions(command);
+  for (const action of EVENT_ACTIONS) events.addCommand(eventActionCommand(action, ops));
   return events;
-}
-
-/** `user@host`, for the erasure record when --by is not given. */
-function defaultOperator(): string {
-  return `${userInfo().username}@${hostname()}`;
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new OperationRejectedError(`--data is not valid JSON: ${(error as Error).message}`);
-  }
 }
 
 function showText(view: EventView): string {

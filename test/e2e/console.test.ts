@@ -9,6 +9,7 @@ import { CATALOG_SECRETS, SECRETS, SECRETS_ENV, stripeEvent, stripeHeaders } fro
 import { post, startStack, type WorkerStack } from '../support/stack';
 import { Webhook } from 'standardwebhooks';
 import { newSecret } from '../../src/db/endpoints';
+import { EVENT_ACTIONS } from '../../src/operator/event-actions';
 import { startEndpointServer } from '../support/endpoint-server';
 
 /**
@@ -260,7 +261,7 @@ it('lets a viewer see an event and answers 403 to every action, reveal included'
   await expect(page.getByRole('button', { name: /Reveal/ }).count()).resolves.toBe(0);
 
   const csrf = await page.locator('input[name="_csrf"]').first().inputValue();
-  const actions = ['signal', 'retry', 'reset', 'cancel', 'erase', 'reveal'].map((action) => `${eventUrl(delivery.id)}/${action}`);
+  const actions = [...EVENT_ACTIONS.map((action) => action.name), 'reveal'].map((action) => `${eventUrl(delivery.id)}/${action}`);
   const keyActions = ['skip', 'retry'].map((action) => `${stack.url}/console/entities/fulfilShopifyOrder/shopify/1/${action}`);
   for (const url of [...actions, ...keyActions, `${stack.url}/console/failures/0123456789abcdef/retry`]) {
     const response = await page.request.post(url, { form: { _csrf: csrf, reason: 'viewer tries', signal: 'approve' } });

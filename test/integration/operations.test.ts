@@ -273,6 +273,25 @@ describe('/admin', () => {
     expect(await state()).toMatchObject({ status: 'active', updatesSeen: 1 });
   });
 
+  it('POST /admin/events/:eventId/cancel, /terminate and /retry act as the CLI does: held orders stop, a completed event is left alone', async () => {
+    const toCancel = await heldOrder();
+    const toTerminate = await heldOrder();
+    expect((await admin(`/events/${toCancel}/cancel`, { method: 'POST', body: '{}' })).status).toBe(202);
+    expect((await admin(`/events/${toTerminate}/terminate`, { method: 'POST', body: '{}' })).status).toBe(400);
+    const terminated = await admin(`/events/${toTerminate}/terminate`, { method: 'POST', body: JSON.stringify({ reason: 'placed twice' }) });
+    expect({ status: terminated.status, body: await terminated.json() }).toEqual({ status: 200, body: { eventId: toTerminate, status: 'terminated' } });
+    await expect(stack.client.workflow.getHandle(toCancel).result()).rejects.toThrow();
+    expect((await stack.client.workflow.getHandle(toCancel).describe()).status.name).toBe('CANCELLED');
+    expect((await stack.client.workflow.getHandle(toTerminate).describe()).status.name).toBe('TERMINATED');
+
+    const completed = orderCreated();
+    await deliver(completed);
+    await stack.client.workflow.getHandle(completed.id).result();
+    const retried = await admin(`/events/${completed.id}/retry`, { method: 'POST', body: '{}' });
+    expect(await retried.json()).toEqual({ eventId: completed.id, outcome: 'skipped', detail: 'completed' });
+    expect((await stack.client.workflow.getHandle(completed.id).describe()).status.name).toBe('COMPLETED');
+  });
+
   it('POST /admin/events/:eventId/reset re-runs a completed event with no new side effect', async () => {
     const delivery = orderCreated();
     await deliver(delivery);

@@ -1,10 +1,12 @@
 import express from 'express';
-import { OperationRejectedError } from '../../core/errors';
+import { EVENT_ACTIONS, readActionInput, type EventAction } from '../../operator/event-actions';
 import type { EventOperations } from '../../temporal/operations';
-import { parseResetTarget } from '../../temporal/reset-points';
 import { actor, bodyOf, filterOf } from './context';
 
-/** `/admin/events`: list, show, signal, reset, verify and erase events by event ID. */
+/**
+ * `/admin/events`: list, show and verify events by event ID, and every event action
+ * (src/operator/event-actions.ts) as `POST /admin/events/:eventId/<action>` with its fields as JSON.
+ */
 export function eventRoutes(operations: EventOperations): express.Router {
   const router = express.Router();
   router.get('/events', async (req, res) => {
@@ -13,22 +15,28 @@ export function eventRoutes(operations: EventOperations): express.Router {
   router.get('/events/:eventId', async (req, res) => {
     res.json(await operations.show(req.params.eventId));
   });
-  router.post('/events/:eventId/signals/:name', async (req, res) => {
-    await operations.signal(req.params.eventId, req.params.name, req.body);
-    res.status(202).json({ eventId: req.params.eventId, signal: req.params.name, status: 'sent' });
-  });
-  router.post('/events/:eventId/reset', async (req, res) => {
-    const { to, reason } = bodyOf<'to' | 'reason'>(req);
-    res.json(await operations.reset(req.params.eventId, parseResetTarget(to ?? 'last-failure'), reason as string));
-  });
   router.get('/events/:eventId/verify', async (req, res) => {
     res.json(await operations.verify(req.params.eventId));
   });
-  router.post('/events/:eventId/erase', async (req, res) => {
-    const { reason, by } = bodyOf<'reason' | 'by'>(req);
-    if (by !== undefined && typeof by !== 'string') throw new OperationRejectedError('"by" must name who asks for the erasure.');
-    // Who erased is the token's name; what the caller says (`by`) is kept beside it, as who asked.
-    res.json(await operations.erase(req.params.eventId, { by: actor(res), requestedBy: by, reason: reason as string }));
-  });
+  const signal = EVENT_ACTIONS.find((action) => action.name === 'signal')!;
+  // A signal by its name in the path, its argument the whole body.
+  router.post(
+    '/events/:eventId/signals/:name',
+    act(operations, signal, (req) => ({ signal: req.params.name, data: req.body as unknown })),
+  );
+  for (const action of EVENT_ACTIONS)
+    router.post(
+      `/events/:eventId/${action.name}`,
+      act(operations, action, (req) => bodyOf(req)),
+    );
   return router;
+}
+
+/** An action's route: its input checked once (`readActionInput`), done as the token's name. */
+function act(operations: EventOperations, action: EventAction, given: (req: express.Request) => Record<string, unknown>): express.RequestHandler {
+  return async (req, res) => {
+    const eventId = req.params.eventId as string;
+    const answer = await action.run(operations, eventId, readActionInput(action, given(req)), actor(res));
+    res.status(action.accepted ? 202 : 200).json(answer);
+  };
 }

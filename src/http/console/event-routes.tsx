@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import express, { type Request, type Response } from 'express';
 import { EventNotFoundError, OperationRejectedError } from '../../core/errors';
 import { errorLine } from '../../core/redact';
@@ -6,10 +5,10 @@ import { audit, auditOf } from '../../db/console-sessions';
 import { loadBodyByWorkflowId } from '../../db/event-bodies';
 import { listedEvent } from '../../db/event-list';
 import { flowNamed } from '../../flows';
+import { eventActionNamed, readActionInput, type ActionInput, type EventAction } from '../../operator/event-actions';
 import type { EventView } from '../../temporal/event-view';
-import { parseResetTarget } from '../../temporal/reset-points';
 import { toProblem } from '../problem';
-import { actionOf, CONFIRM, DONE, signalData, type EventAction } from './actions';
+import { actionOf, jsonOf, signalData } from './actions';
 import { decodeDelivery } from './delivery';
 import { ConfirmPage } from './pages/confirm';
 import { EventPage, type EventPageData } from './pages/event';
@@ -34,8 +33,8 @@ type Handler = (req: Request<{ eventId: string; action?: string }>, res: Respons
 /** The event's page, with the notice of an action just done. */
 function showEvent(deps: ConsoleDeps): Handler {
   return async (req, res) => {
-    const done = text(req, 'done');
-    const notice = done && DONE[done as EventAction] ? { kind: 'done' as const, text: DONE[done as EventAction] } : undefined;
+    const done = eventActionNamed(text(req, 'done') ?? '')?.done;
+    const notice = done ? { kind: 'done' as const, text: done } : undefined;
     page(res, <EventPage session={sessionOf(res)} data={await eventPage(deps, req.params.eventId, { reveal: false, notice })} />);
   };
 }
@@ -50,28 +49,19 @@ function revealEvent(deps: ConsoleDeps): Handler {
   };
 }
 
-/** An action's confirmation: what it will do, in words; a signal's data checked first, as the flow declares it. */
+/** An action's confirmation: what it will do, in words (a signal's argument checked first, as the flow declares it). */
 function confirmAction({ operations }: ConsoleDeps): Handler {
   return async (req, res) => {
     const { eventId } = req.params;
     const action = actionOf(req.params.action!);
-    const fields: Record<string, string> = {};
-    let what: string;
-    if (action === 'signal') {
-      const name = text(req, 'signal') ?? '';
-      const data = signalData(req.query);
-      fields.signal = name;
-      if (data !== undefined) fields.data = JSON.stringify(data);
-      const signal = flowNamed((await operations.show(eventId)).workflowType)?.signals.find((each) => each.name === name);
-      if (!signal) throw new OperationRejectedError(`Event ${eventId}'s flow has no signal "${name}".`);
-      const checked = signal.read(data, { workflowId: eventId });
-      if (!checked.ok) throw new OperationRejectedError(`${checked.error}.`);
-      what = `Sends ${name} to event ${eventId}${data === undefined ? '' : ` with ${JSON.stringify(checked.value)}`}: it ${signal.description}.`;
-    } else {
-      what = CONFIRM[action](eventId);
-    }
-    const needsReason = action !== 'signal' && action !== 'cancel';
-    page(res, <ConfirmPage session={sessionOf(res)} eventId={eventId} action={action} what={what} fields={fields} needsReason={needsReason} />);
+    const given = takenBy(action, { signal: text(req, 'signal') ?? '', data: signalData(req.query) });
+    const what = await action.confirm(operations, eventId, given as ActionInput);
+    // What the confirmation's form sends back, beside the reason it asks.
+    const fields = Object.fromEntries(
+      Object.entries(given).flatMap(([name, value]) => (value === undefined ? [] : [[name, name === 'data' ? JSON.stringify(value) : String(value)]])),
+    );
+    const needsReason = action.fields.some((field) => field.name === 'reason');
+    page(res, <ConfirmPage session={sessionOf(res)} eventId={eventId} action={action.name} what={what} fields={fields} needsReason={needsReason} />);
   };
 }
 
@@ -82,43 +72,34 @@ function doAction(deps: ConsoleDeps): Handler {
     const { eventId } = req.params;
     const action = actionOf(req.params.action!);
     const session = sessionOf(res);
-    const reason = typeof req.body.reason === 'string' ? (req.body.reason as string).trim() : '';
+    const form = req.body as Record<string, unknown>;
+    const reason = typeof form.reason === 'string' ? form.reason.trim() : '';
     const by = actorOf(session);
-    // The operator's reason, and who gave it; blank stays blank, for the operation to refuse.
-    const kept = reason && `${reason} (console, by ${by})`;
     try {
-      switch (action) {
-        case 'signal': {
-          const data = typeof req.body.data === 'string' ? (JSON.parse(req.body.data as string) as unknown) : undefined;
-          await operations.signal(eventId, String(req.body.signal), data);
-          break;
-        }
-        case 'retry': {
-          const result = await operations.apply('retry', eventId, { reason: kept, requestId: randomUUID() });
-          if (result.outcome !== 'done') throw new OperationRejectedError(`Nothing was retried: the event is ${result.detail}.`);
-          break;
-        }
-        case 'reset':
-          await operations.reset(eventId, parseResetTarget('last-failure'), kept);
-          break;
-        case 'cancel':
-          await operations.cancel(eventId);
-          break;
-        case 'erase':
-          await operations.erase(eventId, { by, reason });
-          break;
-      }
+      // The form's fields the action takes; the operator's reason with who gave it (blank stays blank, for the operation to refuse).
+      const given = {
+        signal: form.signal,
+        data: typeof form.data === 'string' ? jsonOf(form.data) : undefined,
+        reason: reason && `${reason} (console, by ${by})`,
+      };
+      const answer = await action.run(operations, eventId, readActionInput(action, takenBy(action, given)), by);
+      if (action.undone?.(answer)) throw new OperationRejectedError(action.said(eventId, answer));
     } catch (error) {
-      if (!(error instanceof OperationRejectedError || error instanceof SyntaxError) && toProblem(error).status >= 500) throw error;
+      if (!(error instanceof OperationRejectedError) && toProblem(error).status >= 500) throw error;
       const data = await eventPage(deps, eventId, { reveal: false, notice: { kind: 'error', text: toProblem(error).detail } });
-      page(res.status(error instanceof SyntaxError ? 400 : toProblem(error).status), <EventPage session={session} data={data} />);
+      page(res.status(toProblem(error).status), <EventPage session={session} data={data} />);
       return;
     }
-    const what = action === 'signal' ? `sent ${String(req.body.signal)}` : action;
+    const what = action.name === 'signal' ? `sent ${String(form.signal)}` : action.name;
     await audit(deps.db, { actor: by, action: what, target: eventId, detail: { reason: reason || undefined } });
-    deps.logger.warn({ eventId, action, by }, 'console action');
-    res.redirect(303, `${eventPath(eventId)}?done=${action}`);
+    deps.logger.warn({ eventId, action: action.name, by }, 'console action');
+    res.redirect(303, `${eventPath(eventId)}?done=${action.name}`);
   };
+}
+
+/** Of what a form gives, the fields the action takes. */
+function takenBy(action: EventAction, given: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(action.fields.map((field) => [field.name, given[field.name]]));
 }
 
 /** Everything the event page shows, each part on its own: Temporal away still shows the stored delivery. */

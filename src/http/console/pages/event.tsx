@@ -1,6 +1,7 @@
 import type { FlowSignal } from '../../../../contracts';
 import type { AuditEntry, ConsoleSession } from '../../../db/console-sessions';
 import type { ListedEvent } from '../../../db/event-list';
+import { EVENT_ACTIONS } from '../../../operator/event-actions';
 import type { Verification } from '../../../providers/verify-stored';
 import type { EventView } from '../../../temporal/event-view';
 import { DownstreamKeys } from './downstream-keys';
@@ -252,7 +253,7 @@ function WorkflowSection({ view }: { view: EventView }) {
   );
 }
 
-/** The actions that apply to the event now (retry and reset a failed one, cancel a running one, erase any): each opens a confirmation that says what will happen, which then POSTs. */
+/** The actions that apply to the event now, as each declares (retry and reset a failed one, cancel or terminate a running one, erase any): each opens a confirmation that says what will happen, which then POSTs. */
 function Actions({ eventId, status, signals }: { eventId: string; status: string; signals: ReadonlyArray<FlowSignal> }) {
   const confirm = (action: string) => `${eventPath(eventId)}/confirm/${action}`;
   return (
@@ -278,7 +279,7 @@ function Actions({ eventId, status, signals }: { eventId: string; status: string
           </form>
         ))}
       <div className="buttons">
-        {[...(status === 'failed' ? ['retry', 'reset'] : status === 'running' || status === 'stuck' ? ['cancel'] : []), 'erase'].map((action) => (
+        {EVENT_ACTIONS.filter(({ offeredAt }) => offeredAt === 'always' || offeredAt.includes(status)).map(({ name: action }) => (
           <a key={action} className="button" href={confirm(action)}>
             {action[0]!.toUpperCase() + action.slice(1)}…
           </a>
