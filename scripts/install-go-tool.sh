@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds a pinned Go program into .tools/bin with `go install` from the Go module proxy, unless that
-# version is already there. Usage: install-go-tool.sh <binary> <module> <version> <what it is for>
+# version is already there. One build at a time: a second caller waits on the first's lock, then
+# finds the binary built. Usage: install-go-tool.sh <binary> <module> <version> <what it is for>
 set -euo pipefail
 name=$1 module=$2 version=$3 purpose=$4
 
@@ -14,6 +15,9 @@ if ! command -v go >/dev/null 2>&1; then
   exit 1
 fi
 mkdir -p "$bin"
+exec 9>"$bin/.$name.lock"
+flock 9
+[ -x "$bin/$name" ] && [ -f "$marker" ] && exit 0
 echo "install-$name: building $name $version ($purpose) into .tools/bin" >&2
 # Without the symbol table and DWARF: smaller binaries that link faster (panics still name their lines).
 # Without optimisation and inlining: about a quarter less compile time, for tools the tests run briefly.

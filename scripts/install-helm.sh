@@ -3,7 +3,8 @@
 # API types), built together from deploy/helm/validate's module into .tools/bin: its go.mod pins Helm
 # as a tool, so both share one version of k8s.io/api and its neighbours, and one build compiles
 # them once (measured on an empty cache: 222 CPU-seconds, against 346 for Helm and the validator
-# built apart). The chart tests lint, render and validate with them. Safe to run repeatedly.
+# built apart). The chart tests lint, render and validate with them. Safe to run repeatedly, and at
+# once: a second caller waits on the first's lock, then finds both built.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 module="$root/deploy/helm/validate"
@@ -16,9 +17,12 @@ if ! command -v go >/dev/null 2>&1; then
   echo "install-helm: Go is missing; install Go 1.22+ (Debian: apt-get install golang), which builds Helm and the chart's validator" >&2
   exit 1
 fi
+mkdir -p "$bin"
+exec 9>"$bin/.helm.lock"
+flock 9
+[ -x "$bin/helm" ] && [ -x "$bin/k8s-validate" ] && [ -f "$marker" ] && exit 0
 helm_version=$(cd "$module" && go list -m -f '{{.Version}}' helm.sh/helm/v4)
 echo "install-helm: building Helm $helm_version and deploy/helm/validate (k8s.io/api, KEDA's and Prometheus Operator's types) into .tools/bin, a few minutes the first time" >&2
-mkdir -p "$bin"
 staging=$(mktemp -d "$bin/.helm-build.XXXXXX")
 trap 'rm -rf "$staging"' EXIT
 # Without the symbol table and DWARF, optimisation and inlining: less compile and link time, for

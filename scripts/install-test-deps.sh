@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Everything `npm test` needs beyond npm packages, installed only where missing: PostgreSQL and
-# Chromium (Debian packages, when run as root or with sudo), the pinned Temporal binaries, and
-# Mailpit and stripe-mock (built with Go). Used by `npm test` (pretest) and by .ci/run. Safe to run repeatedly.
+# Everything every test file needs beyond npm packages, installed only where missing: PostgreSQL,
+# Chromium and Go (Debian packages, when run as root or with sudo) and the pinned Temporal binaries.
+# The Go-built tools only a few files use (Mailpit, stripe-mock, Helm) are built by the first test
+# that needs one (test/support/go-tools.ts), so no other test waits for them.
+# Used by `npm test` (pretest) and by .ci/run. Safe to run repeatedly.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -12,7 +14,7 @@ missing=()
 python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || [ -n "${DATABASE_URL:-}" ] || missing+=(postgresql)
 [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || missing+=(chromium)
-# Go builds Mailpit and, for the production suite, the Temporal server.
+# Go builds Mailpit, stripe-mock, Helm and, for the production suite, the Temporal server.
 command -v go >/dev/null 2>&1 || missing+=(golang)
 
 if [ ${#missing[@]} -gt 0 ]; then
@@ -27,6 +29,3 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 bash "$root/scripts/install-temporal.sh"
-bash "$root/scripts/install-mailpit.sh"
-bash "$root/scripts/install-stripe-mock.sh"
-bash "$root/scripts/install-helm.sh"

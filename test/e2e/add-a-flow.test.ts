@@ -4,6 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { statusQuery } from '../../contracts';
 import { eventually } from '../support/eventually';
+import { GO_TOOL_BUILD_MS } from '../support/go-tools';
 import { startMailpit } from '../support/mailpit';
 import { followGuide, runInCopy } from '../support/guides';
 import { consoleCommands, type CodeBlock } from '../support/markdown';
@@ -53,7 +54,7 @@ beforeAll(async () => {
   dev = spawnProcess(process.execPath, ['--import', 'tsx', 'src/dev.ts'], env, copy);
   await dev.waitFor('Press Ctrl-C to stop.');
   client = new Client({ connection: await Connection.connect({ address: env.TEMPORAL_ADDRESS }) });
-}, 240_000);
+}, 240_000 + GO_TOOL_BUILD_MS);
 
 afterAll(async () => {
   await client?.connection.close();

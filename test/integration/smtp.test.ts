@@ -7,6 +7,7 @@ import { orderCreated } from '../support/events';
 import { startMailpit } from '../support/mailpit';
 import { startRejectingSmtp } from '../support/rejecting-smtp';
 import { githubHeaders, SECRETS } from '../support/signing';
+import { GO_TOOL_BUILD_MS } from '../support/go-tools';
 import { post, startStack, type WorkerStack } from '../support/stack';
 
 /** EMAIL_PROVIDER=smtp through nodemailer to a real SMTP server (Mailpit). */
@@ -15,7 +16,7 @@ let stack: WorkerStack;
 beforeAll(async () => {
   mailpit = await startMailpit();
   stack = await startStack({ env: { EMAIL_PROVIDER: 'smtp', SMTP_URL: mailpit.smtpUrl, EMAIL_FROM: 'Shop <shop@example.com>' } });
-});
+}, GO_TOOL_BUILD_MS);
 afterAll(async () => {
   await stack?.close();
   await mailpit?.stop();

@@ -7,6 +7,7 @@ import { stripeEvents } from '../../src/backfill/stripe';
 import { createStripeClient } from '../../src/core/stripe-client';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 import { customerThin } from '../support/events';
+import { GO_TOOL_BUILD_MS } from '../support/go-tools';
 import { startStripeMock } from '../support/stripe-mock';
 
 /**
@@ -19,7 +20,7 @@ let db: TestDatabase;
 beforeAll(async () => {
   mock = await startStripeMock();
   db = await openTestDatabase();
-});
+}, GO_TOOL_BUILD_MS);
 afterAll(async () => {
   await mock?.stop();
   await db?.drop();

@@ -1,9 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { PROVIDERS } from '../../src/providers/index';
 import { variablesTheCodeReads } from '../support/environment';
+import { GO_TOOL_BUILD_MS, goTool } from '../support/go-tools';
 import { ROOT } from '../support/processes';
 
 /**
@@ -13,8 +13,8 @@ import { ROOT } from '../support/processes';
  * Kubernetes API Go type, where an unknown or misspelt field fails.
  */
 const CHART = path.join(ROOT, 'deploy/helm/durable-webhooks');
-const HELM = path.join(ROOT, '.tools/bin/helm');
-const VALIDATE = path.join(ROOT, '.tools/bin/k8s-validate');
+let HELM: string;
+let VALIDATE: string;
 const VALUES = ['minimal', 'keda-servicemonitor', 'temporal-cloud'] as const;
 const valuesFile = (name: string) => path.join(ROOT, 'deploy/helm/values', `${name}.yaml`);
 
@@ -35,9 +35,10 @@ interface PodSpec {
   containers: Container[];
 }
 
-beforeAll(() => {
-  for (const tool of [HELM, VALIDATE]) if (!existsSync(tool)) throw new Error(`${tool} is missing; run bash scripts/install-helm.sh (npm test does).`);
-});
+beforeAll(async () => {
+  HELM = await goTool('helm');
+  VALIDATE = await goTool('k8s-validate');
+}, GO_TOOL_BUILD_MS);
 
 function template(values: string, ...extra: string[]): string {
   return execFileSync(HELM, ['template', 'webhooks', CHART, '--namespace', 'webhooks', '-f', valuesFile(values), ...extra], { encoding: 'utf8' });

@@ -1,10 +1,7 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { eventually } from './eventually';
+import { goTool } from './go-tools';
 import { freePort } from './ports';
-
-const MAILPIT = path.resolve(__dirname, '../../.tools/bin/mailpit');
 
 export interface MailpitMessage {
   ID: string;
@@ -13,12 +10,12 @@ export interface MailpitMessage {
   To: Array<{ Address: string }>;
 }
 
-/** A real Mailpit (built by scripts/install-mailpit.sh): SMTP on one port, its HTTP API on another. */
+/** A real Mailpit (built by scripts/install-mailpit.sh when missing: its caller's hook allows GO_TOOL_BUILD_MS): SMTP on one port, its HTTP API on another. */
 export async function startMailpit() {
-  if (!existsSync(MAILPIT)) throw new Error(`Mailpit is not at ${MAILPIT}; run bash scripts/install-mailpit.sh (npm test does).`);
+  const mailpit = await goTool('mailpit');
   const smtpPort = await freePort();
   const httpPort = await freePort();
-  const child = spawn(MAILPIT, ['--smtp', `127.0.0.1:${smtpPort}`, '--listen', `127.0.0.1:${httpPort}`, '--quiet', '--disable-version-check'], {
+  const child = spawn(mailpit, ['--smtp', `127.0.0.1:${smtpPort}`, '--listen', `127.0.0.1:${httpPort}`, '--quiet', '--disable-version-check'], {
     stdio: 'ignore',
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));

@@ -1,21 +1,18 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { eventually } from './eventually';
+import { goTool } from './go-tools';
 import { freePort } from './ports';
 
-const STRIPE_MOCK = path.resolve(__dirname, '../../.tools/bin/stripe-mock');
-
 /**
- * Stripe's own stripe-mock (built by scripts/install-stripe-mock.sh): it answers every API route
+ * Stripe's own stripe-mock (built by scripts/install-stripe-mock.sh when missing: its caller's hook allows GO_TOOL_BUILD_MS): it answers every API route
  * with fixture data and refuses, with a 400, any request its OpenAPI specification does not allow.
  * It keeps no state and honours no idempotency, which the stand-in does; this checks the shapes.
  */
 export async function startStripeMock() {
-  if (!existsSync(STRIPE_MOCK)) throw new Error(`stripe-mock is not at ${STRIPE_MOCK}; run bash scripts/install-stripe-mock.sh (npm test does).`);
+  const stripeMock = await goTool('stripe-mock');
   const httpPort = await freePort();
   const httpsPort = await freePort();
-  const child = spawn(STRIPE_MOCK, ['-http-port', String(httpPort), '-https-port', String(httpsPort)], { stdio: 'ignore' });
+  const child = spawn(stripeMock, ['-http-port', String(httpPort), '-https-port', String(httpsPort)], { stdio: 'ignore' });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const url = `http://127.0.0.1:${httpPort}`;
   const authorization = `Basic ${Buffer.from('sk_test_123:').toString('base64')}`;
