@@ -18,9 +18,8 @@ type Options = BulkOptions & Record<string, unknown> & { json?: boolean };
 export function eventActionCommand(action: EventAction, ops: () => Promise<Operations>): Command {
   const bulk = actsInBulk(action);
   const argument = action.fields.find((field) => field.argument);
-  const command = new Command(action.name)
-    .description(action.help)
-    .argument(bulk ? '[eventId]' : '<eventId>', bulk ? 'the event; or a filter (--source, --status, …) for many' : 'the event');
+  const many = argument ? `with a filter (--source, --status, …) for many, the ${argument.name} alone` : 'or a filter (--source, --status, …) for many';
+  const command = new Command(action.name).description(action.help).argument(bulk ? '[eventId]' : '<eventId>', bulk ? `the event; ${many}` : 'the event');
   if (argument) command.argument(`[${argument.name}]`, argument.help);
   for (const field of action.fields.filter((each) => !each.argument)) {
     const flags = `--${field.name} <${field.value ?? field.name}>`;

@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { GO_TOOL_BUILD_MS, goTool } from '../support/go-tools';
 import { followGuide, runInCopy } from '../support/guides';
 import { consoleCommands, type CodeBlock } from '../support/markdown';
 import { freePort } from '../support/ports';
@@ -22,6 +23,8 @@ let client: Client;
 const run = (command: string) => runInCopy(command, env, copy);
 
 beforeAll(async () => {
+  // The copy's chart test runs the project's Helm (the copy links .tools): built, or waited for, first.
+  await goTool('helm');
   // Steps 1 to 3 on a copy of the project. What a new kind touches: the kind literal, the provider's
   // file, its sample and its line.
   let written: string[];
@@ -43,7 +46,7 @@ beforeAll(async () => {
   dev = spawnProcess(process.execPath, ['--import', 'tsx', 'src/dev.ts'], env, copy);
   await dev.waitFor('Press Ctrl-C to stop.');
   client = new Client({ connection: await Connection.connect({ address: env.TEMPORAL_ADDRESS }) });
-}, 240_000);
+}, 240_000 + GO_TOOL_BUILD_MS);
 
 afterAll(async () => {
   await client?.connection.close();
