@@ -42,9 +42,10 @@ export function createBulkActivities({
     async replayRouteBatch(input) {
       const done = (Context.current().info.heartbeatDetails as Progress | undefined)?.results ?? [];
       const results = [...done];
-      return replayRouteBatch({ client: temporal, db, taskQueue }, input, done, (result) => {
+      const beat = () => Context.current().heartbeat({ results } satisfies Progress);
+      return replayRouteBatch({ client: temporal, db, taskQueue, waiting: beat }, input, done, (result) => {
         results.push(result);
-        Context.current().heartbeat({ results } satisfies Progress);
+        beat();
       });
     },
   };

@@ -57,6 +57,26 @@ export function burstOf(rate: number): number {
   return Math.max(1, Math.ceil(rate / 10));
 }
 
+/**
+ * Takes one start's token from `budget`, the bucket the sweepers' paced starts draw from too (a
+ * source's standing rate): zero wait when it had one, else how long until it will. A budget that
+ * does not exist paces nothing. The row is locked for the take, so every process draws from one bucket.
+ */
+export async function takeStartToken(db: Database, budget: string): Promise<{ waitMs: number }> {
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query<{ rate: number; available: number; at: Date }>(
+      `SELECT rate, least(burst, tokens + rate * greatest(0, EXTRACT(EPOCH FROM clock_timestamp() - refilled_at)))::float8 AS available, clock_timestamp() AS at
+       FROM start_budgets WHERE id = $1 FOR UPDATE`,
+      [budget],
+    );
+    const bucket = rows[0];
+    if (!bucket) return { waitMs: 0 };
+    if (bucket.available < 1) return { waitMs: Math.ceil(((1 - bucket.available) / bucket.rate) * 1000) };
+    await tx.query('UPDATE start_budgets SET tokens = $2, refilled_at = $3 WHERE id = $1', [budget, bucket.available - 1, bucket.at]);
+    return { waitMs: 0 };
+  });
+}
+
 /** @throws OperationRejectedError unless `pattern` is an event type or a prefix ending in `*`. */
 export function checkTypePattern(pattern: string): string {
   const star = pattern.indexOf('*');

@@ -1,29 +1,41 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { subscriberEvent, subscriberWorkflowId, type BulkItemResult, type EventFlow, type RouteReplayInput, type RouteReplayProgress } from '../../contracts';
-import type { Queryable } from '../db/database';
+import type { Database, Queryable } from '../db/database';
 import { eachStoredEvent, storedEvents, type StoredEvent } from '../db/event-bodies';
+import { sourceBudgetId, takeStartToken } from '../db/holds';
 import { flowNamed, Router, type Routes } from '../flows';
 import { parseStoredBody } from '../providers/body';
 import { isUnavailable } from '../temporal/availability';
 import { routedFlow, workflowStartOptions } from './start-data';
 
+/** What a replay batch runs on; `waiting` is called while a start waits for its source's budget (the activity heartbeats). */
+interface ReplayDeps {
+  client: Client;
+  db: Database;
+  taskQueue: string;
+  waiting?: () => void;
+}
+
 /**
  * `durable-webhooks routes replay`, one batch: the next stored events of the window, and for each
- * the flow started as its subscriber where the routes send the event there. `done` holds the results
- * an earlier attempt of this batch settled (its heartbeats), which are not started again.
+ * the flow started as its subscriber where the routes send the event there. Each start draws a token
+ * from its source's standing rate (`rate:` in WEBHOOKS_CONFIG), the budget live starts, releases and
+ * backfills of the source share across the cluster. `done` holds the results an earlier attempt of
+ * this batch settled (its heartbeats), which are not started again.
  */
 export async function replayRouteBatch(
-  { client, db, taskQueue }: { client: Client; db: Queryable; taskQueue: string },
+  deps: ReplayDeps,
   input: Omit<RouteReplayInput, 'rate' | 'by'> & { after: RouteReplayProgress['after']; limit: number },
   done: readonly BulkItemResult[],
   settled: (result: BulkItemResult) => void,
 ): Promise<{ results: BulkItemResult[]; last: RouteReplayProgress['after'] }> {
   const flow = eventFlow(input.flow);
   const { routers, window } = readInput(input);
-  const page = await storedEvents(db, window, input.after, input.limit);
+  const page = await storedEvents(deps.db, window, input.after, input.limit);
   // The batch's starts go to Temporal at once; each is settled in order, so a retry goes on after the last one in order.
   const outcomes = page.slice(done.length).map((event) =>
-    replayOne({ client, taskQueue }, routers, event, flow).then(
+    replayOne(deps, routers, event, flow).then(
       (result) => ({ result }),
       (error: unknown) => ({ error }),
     ),
@@ -41,7 +53,7 @@ export async function replayRouteBatch(
 
 /** Starts the flow as the event's subscriber where the routes send the event to it; else why not. */
 async function replayOne(
-  { client, taskQueue }: { client: Client; taskQueue: string },
+  { client, db, taskQueue, waiting }: ReplayDeps,
   routers: ReadonlyMap<string, Router>,
   event: StoredEvent,
   flow: EventFlow,
@@ -57,6 +69,7 @@ async function replayOne(
     summary: route.summary,
     ...(route.tenant !== undefined && { tenant: route.tenant }),
   };
+  await sourceToken(db, event.source, waiting);
   try {
     await client.workflow.start(flow.name, workflowStartOptions(subscriberWorkflowId(event.workflowId, flow.name), spec, event.via, taskQueue));
     return result('done', 'started');
@@ -65,6 +78,16 @@ async function replayOne(
     // Temporal away: the batch fails and is retried, going on after the last event settled.
     if (isUnavailable(error)) throw error;
     return result('failed', (error as Error).message);
+  }
+}
+
+/** Waits for a start's token from the source's standing budget (none: no wait), saying so every second it waits. */
+async function sourceToken(db: Database, source: string, waiting: (() => void) | undefined): Promise<void> {
+  for (;;) {
+    const { waitMs } = await takeStartToken(db, sourceBudgetId(source));
+    if (waitMs === 0) return;
+    waiting?.();
+    await sleep(Math.min(waitMs, 1_000));
   }
 }
 

@@ -109,3 +109,30 @@ it('a batch retried after its worker died goes on after the last event it settle
   for (const id of ids) await stack.client.workflow.getHandle(subscriberWorkflowId(id, 'recordEvent')).describe();
   expect(await runsOf('retried')).toBe(20);
 });
+
+it("draws each start from its source's standing rate, the budget its live starts share: with the budget empty, the rest wait for it", async () => {
+  await storeIgnored(
+    'paced',
+    Array.from({ length: 5 }, (_, index) => ({ id: `evt_paced_${index}`, amountPaid: 100 })),
+  );
+  // The source's standing budget (`rate:` in WEBHOOKS_CONFIG) holding three tokens, refilled one in about 17 minutes.
+  await stack.db.query(`INSERT INTO start_budgets (id, rate, burst, tokens) VALUES ('source:paced', 0.001, 3, 3)`);
+  const input = {
+    flow: 'recordEvent',
+    window: { since: new Date(Date.now() - 3_600_000).toISOString(), until: new Date().toISOString(), source: 'paced' },
+    sources: [{ name: 'paced', kind: ProviderKind.STRIPE, routes: ROUTES }],
+    after: null,
+    limit: 5,
+  };
+  let waited = 0;
+  const batch = replayRouteBatch({ client: stack.client, db: stack.db, taskQueue: stack.taskQueue, waiting: () => waited++ }, input, [], () => undefined);
+  await eventually('three runs started, and the others wait for a token', async () => waited > 0 && (await runsOf('paced')) === 3);
+
+  // The budget refilled (as a sweeper's release or the rate would): the others start, each on a token.
+  await stack.db.query(`UPDATE start_budgets SET tokens = 2, refilled_at = clock_timestamp() WHERE id = 'source:paced'`);
+  const { results } = await batch;
+  expect(results.map((result) => result.outcome)).toEqual(['done', 'done', 'done', 'done', 'done']);
+  expect(await runsOf('paced')).toBe(5);
+  const { rows } = await stack.db.query<{ tokens: number }>(`SELECT tokens FROM start_budgets WHERE id = 'source:paced'`);
+  expect(rows[0]!.tokens).toBeLessThan(1);
+});
