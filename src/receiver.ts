@@ -32,6 +32,7 @@ import { SecretFileWatcher } from './providers/secret-files';
 import { AddressAllowlists } from './http/address-allowlists';
 import { sessionTokens } from './http/console/session';
 import { AlertChecker } from './outbound/alerts';
+import { HoldOperations } from './operator/holds';
 
 export interface RunningReceiver {
   server: Server;
@@ -123,7 +124,11 @@ export async function startReceiver(config: ReceiverConfig, client: Client, logg
             jobs,
             entities,
             tokens: config.adminTokens,
-            holds: { db, sources: config.sources.map((source) => source.name) },
+            holds: new HoldOperations(
+              db,
+              config.sources.map((source) => source.name),
+              true,
+            ),
             backfills: new Backfills(client, {
               taskQueue: config.taskQueue,
               stripeSources: config.sources.filter((source) => source.kind === ProviderKind.STRIPE && source.name !== 'stripe').map((source) => source.name),

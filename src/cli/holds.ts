@@ -1,5 +1,8 @@
 import { Command } from 'commander';
-import { createHold, listHolds, releaseHolds, type Hold } from '../db/holds';
+import { loadReceiverConfig } from '../config';
+import type { Database } from '../db/database';
+import type { Hold } from '../db/holds';
+import { HoldOperations } from '../operator/holds';
 import { operator, rateOption } from './options';
 import { withDatabase } from './database';
 import { jsonOption, print } from './output';
@@ -16,7 +19,9 @@ export function holdCommands(): Command[] {
     .addOption(jsonOption('print the hold as JSON'))
     .action(async (source: string, options: { type?: string; reason?: string; json?: boolean }) =>
       withDatabase('hold', async (db) => {
-        const created = await createHold(db, { source, typePattern: options.type, reason: options.reason, by: operator() });
+        const created = await holdsOn(db).hold({ source, type: options.type, reason: options.reason }, operator());
+        // As JSON, `unknownSource` says it.
+        if (created.unknownSource && !options.json) console.error(`Warning: ${created.unknownSource}`);
         print(
           options.json,
           created,
@@ -40,8 +45,8 @@ export function holdCommands(): Command[] {
     .addOption(jsonOption('print the released holds as JSON'))
     .action(async (target: string, options: { type?: string; rate?: number; json?: boolean }) =>
       withDatabase('release', async (db) => {
-        const which = target.startsWith('hold_') ? { id: target } : { source: target, typePattern: options.type };
-        const result = await releaseHolds(db, which, { rate: options.rate, by: operator() });
+        const which = target.startsWith('hold_') ? { id: target } : { source: target, type: options.type };
+        const result = await holdsOn(db).release(which, { rate: options.rate }, operator());
         print(options.json, result, () =>
           [
             ...result.released.map((each) => `Released ${each.id} (${describeTarget(each)}).`),
@@ -57,11 +62,20 @@ export function holdCommands(): Command[] {
     .addOption(jsonOption('print the holds as JSON'))
     .action(async (options: { all?: boolean; json?: boolean }) =>
       withDatabase('holds', async (db) => {
-        const found = await listHolds(db, { all: options.all });
+        const found = await holdsOn(db).list({ all: options.all });
         print(options.json, { holds: found }, () => (found.length === 0 ? 'No holds.' : found.map(describeHold).join('\n')));
       }),
     );
   return [hold, release, holds];
+}
+
+/** The holds' operations on the database, over the sources this shell's WEBHOOKS_CONFIG and secrets give: perhaps not all the receiver's. */
+function holdsOn(db: Database): HoldOperations {
+  return new HoldOperations(
+    db,
+    loadReceiverConfig().sources.map((source) => source.name),
+    false,
+  );
 }
 
 function describeTarget(hold: Pick<Hold, 'source' | 'typePattern'>): string {

@@ -258,3 +258,8 @@ export async function* eachStoredEvent(db: Queryable, window: StoredEventWindow,
     after = { source: page.at(-1)!.source, eventId: page.at(-1)!.eventId };
   }
 }
+
+/** Whether the body store holds any event of `source` (by its primary key's first column: one index probe). */
+export async function sourceHasEvents(db: Queryable, source: string): Promise<boolean> {
+  return (await db.query('SELECT 1 FROM event_bodies WHERE source = $1 LIMIT 1', [source])).rows.length > 0;
+}

@@ -10,14 +10,15 @@ import { backfillRoutes, type AdminBackfills } from './backfill';
 import { bulkRoutes } from './bulk';
 import { entityRoutes } from './entities';
 import { eventRoutes } from './events';
-import { holdRoutes, type AdminHolds } from './holds';
+import type { HoldOperations } from '../../operator/holds';
+import { holdRoutes } from './holds';
 
 /** What `/admin` serves: the event operations, its tokens, and each route group's own. */
 export interface AdminDeps {
   operations: EventOperations;
   tokens: NamedToken[];
   backfills?: AdminBackfills;
-  holds?: AdminHolds;
+  holds?: HoldOperations;
   jobs?: BulkJobs;
   entities?: EntityOperations;
 }
