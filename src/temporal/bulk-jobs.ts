@@ -1,11 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { bulkJobWorkflowId, bulkProgressQuery, isBulkJobId, MAX_BULK_EVENTS, type BulkConfirmation, type BulkInput, type BulkProgress } from '../../contracts';
+import {
+  BULK_ACTIONS,
+  bulkJobWorkflowId,
+  bulkProgressQuery,
+  isBulkJobId,
+  MAX_BULK_EVENTS,
+  type BulkConfirmation,
+  type BulkInput,
+  type BulkProgress,
+} from '../../contracts';
 import { OperationRejectedError, ResourceNotFoundError } from '../core/errors';
 import { bulkActionFlow } from '../flows';
 import type { EventOperations } from './operations';
 import { pointInTime } from '../core/duration';
-import { visibilityQuery, type EventFilter, type EventSummary } from './visibility';
+import { parseResetTarget } from './reset-points';
+import { FILTER_FIELDS, visibilityQuery, type EventFilter, type EventSummary } from './visibility';
 
 /**
  * A dry run's `confirm` sent back (a JSON body's numbers, or a form's text): the job then acts on at
@@ -41,6 +51,27 @@ export interface BulkJobView extends BulkProgress {
  * visibility query too, but cannot skip a completed event on a retry (exactly once), reset to the
  * last failure, check a signal's argument, or report per event; the workflow does all four.
  */
+/**
+ * The one check of a bulk request, whichever surface asks (the CLI's bulk form, `/admin/bulk`, the
+ * console's failure group): a known action, a filter of known fields that names something, a reason
+ * (kept in the job and each event's history), a reset point that is one, a signal's name, a rate.
+ */
+function checkBulkInput(input: Omit<BulkInput, 'filter' | 'limit'> & { filter: EventFilter }): void {
+  if (!(BULK_ACTIONS as readonly unknown[]).includes(input.action)) throw new OperationRejectedError(`"action" must be one of ${BULK_ACTIONS.join(', ')}.`);
+  const given = Object.entries(input.filter).filter(([, value]) => value !== undefined);
+  const unknown = given.map(([field]) => field).filter((field) => !(FILTER_FIELDS as readonly string[]).includes(field));
+  if (given.length === 0 || unknown.length > 0 || given.some(([, value]) => typeof value !== 'string'))
+    throw new OperationRejectedError(
+      `"filter" must name what to act on, with text values of ${FILTER_FIELDS.join(', ')}${unknown.length ? `, not ${unknown.join(', ')}` : ''}.`,
+    );
+  if (typeof input.reason !== 'string' || input.reason.trim() === '')
+    throw new OperationRejectedError('Give a "reason"; it is kept in the job and in each event\'s history.');
+  if (input.action === 'reset') parseResetTarget(input.to ?? 'last-failure');
+  if (input.action === 'signal' && typeof input.signal?.name !== 'string')
+    throw new OperationRejectedError('A bulk signal needs "signal": {"name": …, "data": …}.');
+  if (input.rate !== undefined && !(input.rate > 0)) throw new OperationRejectedError('"rate" must be a positive number of events per second.');
+}
+
 export class BulkJobs {
   constructor(
     private readonly client: Client,
@@ -70,8 +101,7 @@ export class BulkJobs {
     };
     if (confirmed !== undefined && !(Number.isSafeInteger(confirmed.count) && confirmed.count >= 0))
       throw new OperationRejectedError('The confirmed count must be a whole number of events.');
-    if (input.action === 'signal' && !input.signal?.name) throw new OperationRejectedError("A bulk signal needs the signal's name.");
-    if (input.rate !== undefined && !(input.rate > 0)) throw new OperationRejectedError('"rate" must be a positive number of events per second.');
+    checkBulkInput(input);
     const listed = await this.operations.list(filter, MAX_BULK_EVENTS + 1);
     const matches = confirmed === undefined ? listed : listed.slice(0, confirmed.count);
     if (listed.length > MAX_BULK_EVENTS && confirmed === undefined)

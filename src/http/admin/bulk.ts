@@ -1,9 +1,8 @@
 import express from 'express';
-import { BULK_ACTIONS, type BulkActionName, type BulkInput } from '../../../contracts';
+import type { BulkActionName, BulkInput } from '../../../contracts';
 import { OperationRejectedError } from '../../core/errors';
 import type { Logger } from '../../core/logger';
 import { readConfirmation, type BulkJobs } from '../../temporal/bulk-jobs';
-import { parseResetTarget } from '../../temporal/reset-points';
 import { FILTER_FIELDS, type EventFilter } from '../../temporal/visibility';
 import { actor, bodyOf, rateOf } from './context';
 
@@ -40,28 +39,18 @@ export function bulkRoutes(jobs: BulkJobs | undefined, logger: Logger): express.
   return router;
 }
 
-/** `POST /admin/bulk`'s body, checked: the action, its filter, reason and arguments. */
+/** `POST /admin/bulk`'s body as the request it asks for; `BulkJobs.request` checks it, as it does the CLI's and the console's. */
 function bulkRequest(body: BulkBody): Omit<BulkInput, 'filter' | 'limit' | 'by'> & { filter: EventFilter } {
-  if (!(BULK_ACTIONS as readonly unknown[]).includes(body.action)) throw new OperationRejectedError(`"action" must be one of ${BULK_ACTIONS.join(', ')}.`);
-  const action = body.action as BulkActionName;
-  const filter = (body.filter ?? {}) as Record<string, unknown>;
-  if (typeof filter !== 'object' || Array.isArray(filter) || Object.keys(filter).length === 0)
-    throw new OperationRejectedError(`"filter" must name what to act on: ${FILTER_FIELDS.join(', ')}.`);
-  const unknown = Object.keys(filter).filter((key) => !(FILTER_FIELDS as readonly string[]).includes(key));
-  if (unknown.length > 0 || Object.values(filter).some((value) => typeof value !== 'string'))
-    throw new OperationRejectedError(`"filter" takes text values of ${FILTER_FIELDS.join(', ')}${unknown.length ? `, not ${unknown.join(', ')}` : ''}.`);
-  if (typeof body.reason !== 'string' || body.reason.trim() === '')
-    throw new OperationRejectedError('Give a "reason"; it is kept in the job and in each event\'s history.');
-  if (action === 'reset') parseResetTarget(body.to ?? 'last-failure');
   const signal = body.signal as { name?: unknown; data?: unknown } | undefined;
-  if (action === 'signal' && (typeof signal !== 'object' || signal === null || typeof signal.name !== 'string'))
-    throw new OperationRejectedError('A bulk signal needs "signal": {"name": …, "data": …}.');
+  const filter = body.filter ?? {};
+  if (typeof filter !== 'object' || filter === null || Array.isArray(filter))
+    throw new OperationRejectedError(`"filter" must be an object of ${FILTER_FIELDS.join(', ')}.`);
   return {
-    action,
+    action: body.action as BulkActionName,
     filter: filter as EventFilter,
-    ...(typeof body.to === 'string' && { to: body.to }),
-    reason: body.reason,
-    ...(action === 'signal' && { signal: { name: signal!.name as string, data: signal!.data } }),
+    ...(body.to !== undefined && { to: body.to as string }),
+    reason: body.reason as string,
+    ...(typeof signal === 'object' && signal !== null && { signal: { name: signal.name as string, data: signal.data } }),
     ...(body.rate !== undefined && { rate: rateOf(body.rate) }),
   };
 }
