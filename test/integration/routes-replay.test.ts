@@ -50,6 +50,15 @@ async function storeIgnored(source: string, invoices: ReadonlyArray<{ id: string
   }
 }
 
+/** One replay batch's input: recordEvent over the last hour of `source`, under today's routes. */
+const batchOf = (source: string, limit: number) => ({
+  flow: 'recordEvent',
+  window: { since: new Date(Date.now() - 3_600_000).toISOString(), until: new Date().toISOString(), source },
+  sources: [{ name: source, kind: ProviderKind.STRIPE, routes: ROUTES }],
+  after: null,
+  limit,
+});
+
 it('runs a new subscriber over 1,000 stored events once each; run again, it starts nothing', async () => {
   // 1,000 paid invoices, 50 unpaid (its filter does not take them) and 20 whose bodies are purged.
   await storeIgnored(
@@ -78,13 +87,7 @@ it('a batch retried after its worker died goes on after the last event it settle
     'retried',
     Array.from({ length: 20 }, (_, index) => ({ id: `evt_retried_${index}`, amountPaid: 100 })),
   );
-  const input = {
-    flow: 'recordEvent',
-    window: { since: new Date(Date.now() - 3_600_000).toISOString(), until: new Date().toISOString(), source: 'retried' },
-    sources: [{ name: 'retried', kind: ProviderKind.STRIPE, routes: ROUTES }],
-    after: null,
-    limit: 20,
-  };
+  const input = batchOf('retried', 20);
   const deps = { client: stack.client, db: stack.db, taskQueue: stack.taskQueue };
   // The first attempt dies after settling (heartbeating) five results; its other starts were on their way.
   const heartbeats: BulkItemResult[] = [];
@@ -117,13 +120,7 @@ it("draws each start from its source's standing rate, the budget its live starts
   );
   // The source's standing budget (`rate:` in WEBHOOKS_CONFIG) holding three tokens, refilled one in about 17 minutes.
   await stack.db.query(`INSERT INTO start_budgets (id, rate, burst, tokens) VALUES ('source:paced', 0.001, 3, 3)`);
-  const input = {
-    flow: 'recordEvent',
-    window: { since: new Date(Date.now() - 3_600_000).toISOString(), until: new Date().toISOString(), source: 'paced' },
-    sources: [{ name: 'paced', kind: ProviderKind.STRIPE, routes: ROUTES }],
-    after: null,
-    limit: 5,
-  };
+  const input = batchOf('paced', 5);
   let waited = 0;
   const batch = replayRouteBatch({ client: stack.client, db: stack.db, taskQueue: stack.taskQueue, waiting: () => waited++ }, input, [], () => undefined);
   await eventually('three runs started, and the others wait for a token', async () => waited > 0 && (await runsOf('paced')) === 3);
@@ -132,7 +129,7 @@ it("draws each start from its source's standing rate, the budget its live starts
   await stack.db.query(`UPDATE start_budgets SET tokens = 2, refilled_at = clock_timestamp() WHERE id = 'source:paced'`);
   const { results } = await batch;
   expect(results.map((result) => result.outcome)).toEqual(['done', 'done', 'done', 'done', 'done']);
-  expect(await runsOf('paced')).toBe(5);
+  for (const { eventId } of results) await stack.client.workflow.getHandle(subscriberWorkflowId(eventId, 'recordEvent')).describe();
   const { rows } = await stack.db.query<{ tokens: number }>(`SELECT tokens FROM start_budgets WHERE id = 'source:paced'`);
   expect(rows[0]!.tokens).toBeLessThan(1);
 });
