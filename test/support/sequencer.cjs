@@ -1,3 +1,4 @@
+const { readFileSync } = require('node:fs');
 const Sequencer = require('@jest/test-sequencer').default;
 
 /**
@@ -5,15 +6,19 @@ const Sequencer = require('@jest/test-sequencer').default;
  * minute-long file. Jest orders by the last run's times, which a fresh clone (CI) does not have, and
  * else by file size, which put the bench's minute last. This orders by folder, what a file runs
  * deciding more than its size (a browser, a dev server, the bench: about a minute; a unit file: a
- * second), then by size.
+ * second), then by size. The files that use a Go-built tool (Mailpit, stripe-mock, Helm:
+ * test/support/go-tools.ts) come last: on a new machine `.ci/run` builds those beside the suite, and
+ * a file run first would hold a worker while it waits for the build.
  */
 const SLOWEST_FIRST = ['/test/e2e/', '/test/integration/', '/test/fuzz/', '/test/http/', '/test/repository/'];
+const USES_GO_TOOL = /support\/(go-tools|mailpit|stripe-mock)'/;
 
 class LongestFirst extends Sequencer {
   sort(tests) {
+    const usesGoTool = new Map(tests.map((test) => [test.path, USES_GO_TOOL.test(readFileSync(test.path, 'utf8'))]));
     const rank = (test) => {
       const folder = SLOWEST_FIRST.findIndex((prefix) => test.path.includes(prefix));
-      return folder === -1 ? SLOWEST_FIRST.length : folder;
+      return (usesGoTool.get(test.path) ? SLOWEST_FIRST.length + 1 : 0) + (folder === -1 ? SLOWEST_FIRST.length : folder);
     };
     const size = (test) => test.context.hasteFS.getSize(test.path) ?? 0;
     return [...tests].sort((a, b) => rank(a) - rank(b) || size(b) - size(a));
