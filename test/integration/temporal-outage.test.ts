@@ -2,8 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { temporalCliPath } from '../../src/core/tools';
+import { startDevServer, type DevServer } from '../../src/dev/dev-server';
 import { prepareNamespace } from '../../src/temporal/namespace';
 import { eventually } from '../support/eventually';
 import { SECRETS, stripeEvent, stripeHeaders } from '../support/signing';
@@ -12,25 +11,24 @@ import { workflowExists } from '../../src/temporal/availability';
 import { post, startStack, type Stack } from '../support/stack';
 
 /**
- * A dev server of this file's own, on a fixed port and SQLite file, so it can be stopped and
- * started again while the receiver keeps running.
+ * A dev server of this file's own (as `npm run dev` starts it), on a fixed port and SQLite file, so
+ * it can be stopped and started again while the receiver keeps running. Each start waits for the
+ * server up to a minute, as `npm run dev` does: on a new machine's CI the Go builds share its cores.
  */
-const dbFilename = path.join(mkdtempSync(path.join(tmpdir(), 'dw-outage-')), 'temporal.sqlite');
+const dataDir = mkdtempSync(path.join(tmpdir(), 'dw-outage-'));
 let port: number;
-let server: TestWorkflowEnvironment | undefined;
+let server: DevServer | undefined;
 let stack: Stack;
 
 async function startServer(): Promise<void> {
-  server = await TestWorkflowEnvironment.createLocal({
-    server: { executable: { type: 'existing-path', path: temporalCliPath() }, port, dbFilename, extraArgs: ['--log-level', 'error'] },
-  });
-  const connection = await Connection.connect({ address: `127.0.0.1:${port}` });
+  server = await startDevServer({ address: `127.0.0.1:${port}`, dataDir, stdio: 'ignore' });
+  const connection = await Connection.connect({ address: server.address, connectTimeout: '60s' });
   await prepareNamespace(connection, 'default');
   await connection.close();
 }
 
 async function stopServer(): Promise<void> {
-  await server?.teardown();
+  await server?.stop();
   server = undefined;
 }
 
@@ -46,7 +44,8 @@ function signedStripe() {
 }
 
 beforeAll(async () => {
-  port = await freePort();
+  // The Web UI takes the port 1000 above.
+  port = await freePort(1000);
   await startServer();
   stack = await startStack({ address: `127.0.0.1:${port}`, worker: false });
 });
