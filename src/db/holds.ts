@@ -49,6 +49,9 @@ export const standingBudget = `(SELECT id FROM start_budgets WHERE id = 'source:
 /** The id of a source's standing budget (`rate:` in WEBHOOKS_CONFIG). */
 export const sourceBudgetId = (source: string) => `source:${source}`;
 
+/** SQL: the tokens a budget's row holds now, refilled at its rate since it was last drawn from, up to its burst. */
+export const AVAILABLE_TOKENS = 'least(burst, tokens + rate * greatest(0, EXTRACT(EPOCH FROM clock_timestamp() - refilled_at)))::float8';
+
 /**
  * How many starts a budget lets through at once after an idle moment: a tenth of a second's worth,
  * at least one. In any one second, at most `rate + burstOf(rate)` start.
@@ -65,8 +68,7 @@ export function burstOf(rate: number): number {
 export async function takeStartToken(db: Database, budget: string): Promise<{ waitMs: number }> {
   return db.transaction(async (tx) => {
     const { rows } = await tx.query<{ rate: number; available: number; at: Date }>(
-      `SELECT rate, least(burst, tokens + rate * greatest(0, EXTRACT(EPOCH FROM clock_timestamp() - refilled_at)))::float8 AS available, clock_timestamp() AS at
-       FROM start_budgets WHERE id = $1 FOR UPDATE`,
+      `SELECT rate, ${AVAILABLE_TOKENS} AS available, clock_timestamp() AS at FROM start_budgets WHERE id = $1 FOR UPDATE`,
       [budget],
     );
     const bucket = rows[0];

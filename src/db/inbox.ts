@@ -1,5 +1,6 @@
 import type { StartSpec } from './event-bodies';
 import type { Database, Queryable } from './database';
+import { AVAILABLE_TOKENS } from './holds';
 
 /**
  * The body store as an inbox of starts: bodies committed whose workflow Temporal has not confirmed
@@ -71,8 +72,7 @@ export async function claimPacedStarts(
 ): Promise<{ claimed: PendingStart[]; waitMs: number | null }> {
   return db.transaction(async (tx) => {
     const { rows: buckets } = await tx.query<{ rate: number; burst: number; available: number; at: Date }>(
-      `SELECT rate, burst, least(burst, tokens + rate * greatest(0, EXTRACT(EPOCH FROM clock_timestamp() - refilled_at)))::float8 AS available, clock_timestamp() AS at
-       FROM start_budgets WHERE id = $1 FOR UPDATE SKIP LOCKED`,
+      `SELECT rate, burst, ${AVAILABLE_TOKENS} AS available, clock_timestamp() AS at FROM start_budgets WHERE id = $1 FOR UPDATE SKIP LOCKED`,
       [budget],
     );
     const bucket = buckets[0];

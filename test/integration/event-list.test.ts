@@ -1,5 +1,5 @@
 import { ProviderKind } from '../../contracts';
-import { storeBody } from '../../src/db/event-bodies';
+import { storeStripeEvent } from '../support/stored-events';
 import { failureGroupMembers, failureGroups, listedEvent, listEvents, markRecovered, markStuck, type ListedStatus } from '../../src/db/event-list';
 import { deferStart, markStarted } from '../../src/db/inbox';
 import { createHold } from '../../src/db/holds';
@@ -24,32 +24,23 @@ let clock = Date.parse('2026-12-01T10:00:00Z');
 
 /** Stores an event one minute after the previous one, and takes it as far as `to`. */
 async function event(source: string, id: string, type: string, to: ListedStatus | 'claimed', options: { tenant?: string; errorClass?: string } = {}) {
-  const receivedAt = new Date((clock += MINUTE)).toISOString();
+  const receivedAt = new Date((clock += MINUTE));
+  const at = receivedAt.toISOString();
   const start = {
     flow: 'recordEvent',
-    input: { source, provider: ProviderKind.STRIPE, id, type, occurredAt: receivedAt, receivedAt },
+    input: { source, provider: ProviderKind.STRIPE, id, type, occurredAt: at, receivedAt: at },
     summary: id,
     ...(options.tenant && { tenant: options.tenant }),
   };
-  await storeBody(
-    db,
-    {
-      source,
-      eventId: id,
-      workflowId: id,
-      provider: ProviderKind.STRIPE,
-      via: 'delivery',
-      receivedAt,
-      start,
-      leaseMs: 0,
-      ...(to === 'ignored' && { skipped: 'ignored' as const }),
-    },
-    {
-      raw: Buffer.from(`{"id":"${id}"}`),
-      contentType: 'application/json',
-      signatureHeaders: {},
-    },
-  );
+  await storeStripeEvent(db, {
+    source,
+    id,
+    type,
+    raw: Buffer.from(`{"id":"${id}"}`),
+    receivedAt,
+    start,
+    ...(to === 'ignored' && { skipped: 'ignored' as const }),
+  });
   if (to === 'waiting' || to === 'held' || to === 'ignored') return;
   if (to === 'dead-lettered') return deferStart(db, { source, eventId: id }, 'Temporal refused it', 0, true);
   await markStarted(db, [{ source, eventId: id }]);

@@ -1,5 +1,5 @@
 import express from 'express';
-import { EVENT_ACTIONS, readActionInput, type EventAction } from '../../operator/event-actions';
+import { EVENT_ACTIONS, eventActionNamed, readActionInput, type EventAction } from '../../operator/event-actions';
 import type { EventOperations } from '../../temporal/operations';
 import { actor, bodyOf, filterOf } from './context';
 
@@ -18,7 +18,7 @@ export function eventRoutes(operations: EventOperations): express.Router {
   router.get('/events/:eventId/verify', async (req, res) => {
     res.json(await operations.verify(req.params.eventId));
   });
-  const signal = EVENT_ACTIONS.find((action) => action.name === 'signal')!;
+  const signal = eventActionNamed('signal')!;
   // A signal by its name in the path, its argument the whole body.
   router.post(
     '/events/:eventId/signals/:name',
