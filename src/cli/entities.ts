@@ -1,6 +1,7 @@
 import { Command } from 'commander';
-import { ENTITY_ACTIONS } from '../../contracts';
 import type { EntityRecord } from '../db/entities';
+import { ENTITY_OPERATOR_ACTIONS } from '../operator/entity-actions';
+import { readActionInput } from '../operator/event-actions';
 import type { EntityView } from '../temporal/entities';
 import { createOperations, type Operations } from './operations';
 import { operator } from './options';
@@ -37,23 +38,19 @@ export function entitiesCommand(): Command {
       print(options.json, view, () => showText(view));
     });
 
-  for (const action of ENTITY_ACTIONS) {
-    entities
-      .command(action)
+  for (const action of ENTITY_OPERATOR_ACTIONS) {
+    const command = entities
+      .command(action.name)
       .argument('<flow>')
       .argument('<key>')
-      .option('--source <source>', 'the source, when the key is at more than one')
-      .description(
-        action === 'skip'
-          ? 'Let a parked key go on without its failed event, which stays failed.'
-          : 'Run the failed event a key is parked on again, from just before its failure (events retry), in its turn; the key then goes on.',
-      )
-      .option('--reason <reason>', "why; kept in the entity's history", action === 'retry' ? 'retried once the cause was fixed' : undefined)
-      .addOption(json)
-      .action(async (flow: string, key: string, options: { source?: string; reason?: string; json?: boolean }) => {
-        const view = await (await ops())[action](flow, key, { source: options.source, by: operator(), reason: options.reason ?? '' });
-        print(options.json, { ...view, action }, () => `${action === 'skip' ? 'Skipped' : 'Retrying'} ${view.parked!.eventId} on ${flow} key ${key}.`);
-      });
+      .option('--source <source>', 'the source, when the key is at more than one');
+    command.description(action.help);
+    for (const field of action.fields) command.option(`--${field.name} <${field.value ?? field.name}>`, field.help, field.default);
+    command.addOption(json).action(async (flow: string, key: string, options: Record<string, unknown> & { source?: string; json?: boolean }) => {
+      const input = readActionInput(action, Object.fromEntries(action.fields.map((field) => [field.name, options[field.name]])));
+      const view = await action.run(await ops(), flow, key, input, { source: options.source, by: operator() });
+      print(options.json, { ...view, action: action.name }, () => action.said(flow, key, view));
+    });
   }
   return entities;
 }

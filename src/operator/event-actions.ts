@@ -184,11 +184,11 @@ export function actsInBulk(action: EventAction): action is EventAction & { name:
 }
 
 /**
- * The one check of an action's input, whichever surface gives it: each field the action declares,
+ * The one check of an action's input (on one event, or a key's: src/operator/entity-actions.ts), whichever surface gives it: each field the action declares,
  * as text (a signal's argument as any JSON value), with its default; a required one given; the
  * reset point read. Members the action does not take are refused by name.
  */
-export function readActionInput(action: EventAction, given: unknown): ActionInput {
+export function readActionInput(action: Pick<EventAction, 'name' | 'fields'>, given: unknown): ActionInput {
   if (typeof given !== 'object' || given === null || Array.isArray(given))
     throw new OperationRejectedError(`${action.name} takes an object of ${action.fields.map((field) => `"${field.name}"`).join(', ') || 'no members'}.`);
   const taken = new Set<string>(action.fields.map((field) => field.name));

@@ -1,6 +1,7 @@
 import express from 'express';
-import { ENTITY_ACTIONS } from '../../../contracts';
 import { OperationRejectedError } from '../../core/errors';
+import { ENTITY_OPERATOR_ACTIONS } from '../../operator/entity-actions';
+import { readActionInput } from '../../operator/event-actions';
 import type { EntityOperations } from '../../temporal/entities';
 import { actor, bodyOf } from './context';
 
@@ -19,11 +20,10 @@ export function entityRoutes(entities: EntityOperations | undefined): express.Ro
   router.get('/entities/:flow/:key', async (req, res) => {
     res.json(await available().show(req.params.flow, req.params.key, source(req)));
   });
-  for (const action of ENTITY_ACTIONS) {
-    router.post(`/entities/:flow/:key/${action}`, async (req, res) => {
-      const { reason } = bodyOf<'reason'>(req);
-      if (typeof reason !== 'string') throw new OperationRejectedError(`Give a "reason" to ${action} the event the key waits on.`);
-      res.json({ ...(await available()[action](req.params.flow, req.params.key, { source: source(req), by: actor(res), reason })), action });
+  for (const action of ENTITY_OPERATOR_ACTIONS) {
+    router.post(`/entities/:flow/:key/${action.name}`, async (req, res) => {
+      const input = readActionInput(action, bodyOf(req));
+      res.json({ ...(await action.run(available(), req.params.flow, req.params.key, input, { source: source(req), by: actor(res) })), action: action.name });
     });
   }
   return router;

@@ -1,4 +1,5 @@
 import type { ConsoleSession } from '../../../db/console-sessions';
+import { ENTITY_OPERATOR_ACTIONS } from '../../../operator/entity-actions';
 import type { EntityView } from '../../../temporal/entities';
 import { CsrfField, entityPath, eventPath, Layout, Notice } from './layout';
 
@@ -71,12 +72,13 @@ export function EntityPage({ session, view, notice }: { session: ConsoleSession;
           <label>
             Reason (kept in the entity's history and the audit trail) <input name="reason" required />
           </label>
-          <button type="submit" formAction={`${entityPath(view)}/retry`}>
-            Retry {view.parked.eventId}
-          </button>{' '}
-          <button type="submit" className="danger" formAction={`${entityPath(view)}/skip`}>
-            Skip it
-          </button>
+          <div className="buttons">
+            {ENTITY_OPERATOR_ACTIONS.map((action) => (
+              <button key={action.name} type="submit" className={action.danger ? 'danger' : undefined} formAction={`${entityPath(view)}/${action.name}`}>
+                {action.button(view.parked!.eventId)}
+              </button>
+            ))}
+          </div>
         </form>
       )}
     </Layout>
