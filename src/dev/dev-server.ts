@@ -23,6 +23,8 @@ export interface DevServerOptions {
   startTimeoutMs?: number;
   /** The remote codec the Web UI decodes payloads through (the receiver's `/codec`). */
   uiCodecEndpoint?: string;
+  /** Dynamic config values (`key=value`) beside the ones `npm run dev` sets. */
+  dynamicConfig?: readonly string[];
 }
 
 /** `temporal server start-dev` with SQLite persistence and the Web UI, ready when this resolves. */
@@ -52,6 +54,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       'error',
       '--ui-disable-news-fetch',
       ...devServerDynamicConfigArgs(),
+      ...(options.dynamicConfig ?? []).flatMap((value) => ['--dynamic-config-value', value]),
       ...(options.uiCodecEndpoint ? ['--ui-codec-endpoint', options.uiCodecEndpoint] : []),
     ],
     { stdio: ['ignore', options.stdio ?? 'inherit', options.stdio ?? 'inherit'] },

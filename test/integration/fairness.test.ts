@@ -1,50 +1,51 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { ProviderKind, type EventClaim } from '../../contracts';
 import { loadReceiverConfig } from '../../src/config';
 import { SourceRegistry } from '../../src/providers/registry';
 import { prepareNamespace } from '../../src/temporal/namespace';
-import { devServerDynamicConfigArgs } from '../../src/temporal/server-process';
 import { EventIntake } from '../../src/intake/starter';
-import { temporalCliPath } from '../../src/core/tools';
+import { startDevServer, type DevServer } from '../../src/dev/dev-server';
 import { workflowSinks } from '../../src/temporal/worker';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
+import { freePort } from '../support/ports';
 import { SECRETS_ENV } from '../support/signing';
 import { workflowBundle } from '../support/stack';
 
 /**
- * Temporal's own task-queue fairness, on a dev server started as `npm run dev` starts it
- * (matching.enableFairness): event workflows start with their flow's tenant as fairness key, so a
+ * Temporal's own task-queue fairness, on a dev server of this file's own started as `npm run dev`
+ * starts it (matching.enableFairness): event workflows start with their flow's tenant as fairness key, so a
  * backlog of one tenant's workflows does not hold back another's, in Temporal as in the inbox. Its
  * task queues have one partition: fairness orders each partition's backlog, and with several, one
  * the worker happens to poll less often holds back what it has by chance (a run saw 2 of 5 early).
  */
 let db: TestDatabase;
 let client: Client;
-let server: TestWorkflowEnvironment;
+let server: DevServer;
+const dataDir = mkdtempSync(path.join(tmpdir(), 'dw-fairness-'));
 beforeAll(async () => {
   db = await openTestDatabase();
-  const onePartition = ['matching.numTaskqueueReadPartitions=1', 'matching.numTaskqueueWritePartitions=1'].flatMap((value) => [
-    '--dynamic-config-value',
-    value,
-  ]);
-  server = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: { type: 'existing-path', path: temporalCliPath() },
-      extraArgs: ['--log-level', 'error', ...devServerDynamicConfigArgs(), ...onePartition],
-    },
+  // Started as `npm run dev` starts it, waiting up to a minute (a new machine's CI shares its cores with the Go builds).
+  server = await startDevServer({
+    address: `127.0.0.1:${await freePort(1000)}`,
+    dataDir,
+    stdio: 'ignore',
+    dynamicConfig: ['matching.numTaskqueueReadPartitions=1', 'matching.numTaskqueueWritePartitions=1'],
   });
-  const connection = await Connection.connect({ address: server.address });
+  const connection = await Connection.connect({ address: server.address, connectTimeout: '60s' });
   await prepareNamespace(connection, 'default');
   client = new Client({ connection, namespace: 'default' });
 });
 afterAll(async () => {
   await client?.connection.close();
-  await server?.teardown();
+  await server?.stop();
   await db?.drop();
+  rmSync(dataDir, { recursive: true, force: true });
 });
 
 const stripe = new SourceRegistry(loadReceiverConfig({ ...SECRETS_ENV, PORT: '0' }, { development: true }).sources).get('stripe');
