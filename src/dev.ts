@@ -1,3 +1,4 @@
+import './core/compile-cache';
 import { Connection } from '@temporalio/client';
 import { handOff } from './dev/handoff';
 import { startStripeStandIn, STRIPE_STAND_IN_KEY } from './dev/stripe-stand-in';

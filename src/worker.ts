@@ -1,3 +1,4 @@
+import './core/compile-cache';
 import { loadWorkerConfig } from './config';
 import { listenForMetrics } from './http/metrics';
 import { messageWithCauses } from './core/errors';

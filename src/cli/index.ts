@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import '../core/compile-cache';
 import { loadCommonConfig } from '../config';
 import { takeHandoff } from '../dev/handoff';
 import { messageWithCauses } from '../core/errors';

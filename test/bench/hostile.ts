@@ -10,7 +10,7 @@ import { ProviderKind } from '../../contracts';
 import { loadReceiverConfig } from '../../src/config';
 import { silentLogger } from '../../src/core/logger';
 import type { Delivery, ProviderAdapter } from '../../src/providers/types';
-import { HOSTILE_RECEIVED_AT, hostileDeliveries, hostileFiller, hostileSources, measureLoad, MIB, postStreamed } from '../support/hostile';
+import { HOSTILE_RECEIVED_AT, hostileDeliveries, hostileFiller, hostileSources, measureLoad, MIB, postStreamed, requestHeaders } from '../support/hostile';
 import { ROOT } from '../support/processes';
 import { RecordingStarter } from '../support/recording-starter';
 import { benchSize, SHORT } from './settings';
@@ -270,7 +270,7 @@ async function healthzUnderAttack(costliest: KindCost): Promise<{ idleP99Ms: num
       while (attacking) {
         const response = await fetch(`${url}/webhooks/${source.name}`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', ...delivery.headers },
+          headers: requestHeaders(delivery),
           body: delivery.rawBody,
         });
         await response.arrayBuffer();

@@ -9,7 +9,7 @@ import { loadReceiverConfig } from '../../src/config';
 import { createApp } from '../../src/http/app';
 import { silentLogger } from '../../src/core/logger';
 import { createAdapter, SourceRegistry } from '../../src/providers/registry';
-import { HOSTILE_RECEIVED_AT, hostileDeliveries, hostileSources, MIB } from '../support/hostile';
+import { HOSTILE_RECEIVED_AT, hostileDeliveries, hostileSources, MIB, requestHeaders } from '../support/hostile';
 import { RecordingStarter } from '../support/recording-starter';
 import {
   adyenBody,
@@ -549,7 +549,7 @@ describe('the worst refused deliveries of every kind (test/support/hostile.ts), 
         const body = keep === 1 ? delivery.rawBody : delivery.rawBody.subarray(0, Math.floor(delivery.rawBody.length * keep));
         const response = await fetch(`${hostileUrl}/webhooks/${source}`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', ...delivery.headers },
+          headers: requestHeaders(delivery),
           body,
         });
         const answer = await response.arrayBuffer();

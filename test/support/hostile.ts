@@ -16,6 +16,11 @@ import { ed25519KeyPair } from './signing';
  * sends, and `npm run bench` times against a valid delivery of the same kind.
  */
 
+/** A hostile delivery's headers as a request sends them: JSON unless they say otherwise (each is one string here). */
+export function requestHeaders(delivery: Pick<Delivery, 'headers'>): Record<string, string> {
+  return { 'content-type': 'application/json', ...(delivery.headers as Record<string, string>) };
+}
+
 /** When the hostile deliveries are received: their timestamps are this time, so only their signatures fail. */
 export const HOSTILE_RECEIVED_AT = new Date('2026-12-01T10:00:00Z');
 const now = String(Math.floor(HOSTILE_RECEIVED_AT.getTime() / 1000));

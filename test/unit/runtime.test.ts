@@ -1,8 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import semver from 'semver';
 import { endOfLifeWarning, SUPPORTED_NODE_LINES } from '../../src/dev/node-support';
-import { ROOT } from '../support/processes';
+import { ROOT, runCli } from '../support/processes';
 
 describe('the supported Node.js lines', () => {
   it('warns in one line on a Node.js past its end of life, naming the supported lines', () => {
@@ -45,5 +46,18 @@ describe("dependencies' install scripts", () => {
       '@swc/core',
       'esbuild',
     ]);
+  });
+});
+
+describe("Node.js's compile cache", () => {
+  it('is on in the CLI: its first command writes the compiled code to the temporary folder, for the next ones to load', async () => {
+    const tmp = mkdtempSync(path.join(tmpdir(), 'dw-compile-cache-'));
+    try {
+      expect(await runCli(['--help'], { TMPDIR: tmp, NODE_COMPILE_CACHE: undefined, NODE_DISABLE_COMPILE_CACHE: undefined })).toMatchObject({ code: 0 });
+      const cached = readdirSync(path.join(tmp, 'node-compile-cache'), { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
+      expect(cached.length).toBeGreaterThan(100);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
   });
 });
