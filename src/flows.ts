@@ -177,9 +177,8 @@ export class Router {
    * Where one event goes: its type's one flow, `ignore`, or the subscribers whose filters hold for
    * its verified body. A filter that throws for this event is that subscriber's failure, never the others'.
    */
-  decide(event: FilterInput['event'], body: unknown): RouteDecision {
+  decide(event: Omit<FilterInput['event'], 'tenant'>, body: unknown): RouteDecision {
     const route = this.route(event.type);
-    const input = { body, event: { type: event.type, source: event.source, provider: event.provider } };
     if (route === IGNORE) return { ignore: true };
     if (!Array.isArray(route)) return { flow: route as EventFlow };
     const subscribers: EventFlow[] = [];
@@ -187,7 +186,12 @@ export class Router {
     const failures: Array<{ flow: string; error: string }> = [];
     for (const { flow, filter } of route as readonly Subscriber[]) {
       try {
-        if (!filter || filter.matches(input)) subscribers.push(flow);
+        // The tenant is the subscriber's own: its flow's tenant field, read from the signed body, or null.
+        if (
+          !filter ||
+          filter.matches({ body, event: { type: event.type, source: event.source, provider: event.provider, tenant: flow.readTenant(body) ?? null } })
+        )
+          subscribers.push(flow);
         else filtered.push(flow.name);
       } catch (error) {
         if (!(error instanceof FilterError)) throw error;

@@ -24,12 +24,13 @@ const COMPREHENSIONS = new Set(['all', 'exists', 'exists_one', 'map', 'filter'])
 /** What a filter sees of one event: the verified body, and where and as what it came. */
 export interface FilterInput {
   body: unknown;
-  event: { type: string; source: string; provider: string };
+  /** `tenant`: the subscriber's flow's tenant field read from the signed body, null where it names none or the body lacks it. */
+  event: { type: string; source: string; provider: string; tenant: string | null };
 }
 
 export interface Filter {
   readonly expression: string;
-  /** True when it reads `event` (the type may be unsigned), not only the signed body. */
+  /** True when it reads `event` beyond its source, provider and tenant (the type may be an unsigned header), not only the signed body. */
   readonly readsEvent: boolean;
   /** @throws FilterError when the expression does not yield a boolean for this event (a field it needs is missing, a type mismatch). */
   matches(input: FilterInput): boolean;
@@ -46,7 +47,7 @@ const environment = new Environment({
   limits: { maxAstNodes: FILTER_LIMITS.maxNodes, maxDepth: FILTER_LIMITS.maxDepth },
 })
   .registerVariable('body', 'dyn', { description: 'The verified body, as JSON' })
-  .registerVariable('event', 'map', { description: 'type, source and provider' });
+  .registerVariable('event', 'map', { description: 'type, source, provider and tenant' });
 
 /** @throws Error with a sentence saying what is wrong: syntax, an unknown name, a bound exceeded. */
 export function compileFilter(expression: string): Filter {
@@ -54,8 +55,10 @@ export function compileFilter(expression: string): Filter {
   return { expression, readsEvent: shape.readsEvent, matches: (input) => evaluate(input) };
 }
 
-/** What a wait's match sees: the awaited event, as a filter does, and the waiting flow's values. */
-export interface MatchInput extends FilterInput {
+/** What a wait's match sees: the awaited event, as a filter does (but a tenant, which is a subscriber's), and the waiting flow's values. */
+export interface MatchInput {
+  body: unknown;
+  event: Omit<FilterInput['event'], 'tenant'>;
   waiting: Record<string, unknown>;
 }
 
@@ -161,8 +164,13 @@ interface Shape {
   nestedComprehension: boolean;
 }
 
+/** What a filter reads of `event` that no unsigned header sets: the source and kind its URL and secret fix, the tenant from the signed body. */
+const VOUCHED_EVENT_MEMBERS = new Set(['source', 'provider', 'tenant']);
+
 function walk(node: Node, comprehensions: number): Shape {
   const shape: Shape = { readsEvent: false, regex: false, nestedComprehension: false };
+  const path = fieldPath(node);
+  if (path?.[0] === 'event' && path.length === 2 && VOUCHED_EVENT_MEMBERS.has(path[1]!)) return shape;
   const call = (node.op === 'call' || node.op === 'rcall') && Array.isArray(node.args) ? String(node.args[0]) : undefined;
   if (node.op === 'id' && node.args === 'event') shape.readsEvent = true;
   if (call === 'matches') shape.regex = true;

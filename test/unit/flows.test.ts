@@ -125,7 +125,31 @@ describe('a route with subscribers', () => {
     expect(router.routedTo(fulfilCheckoutFlow)).toEqual(['checkout.session.completed (with others)']);
   });
 
+  it("filters on the subscriber's own tenant, read from the signed body; null where its flow names none", () => {
+    const byTenant = new Router(ProviderKind.STRIPE, {
+      'checkout.session.completed': [
+        { flow: 'fulfilCheckout', if: 'event.tenant == "acct_big"' },
+        { flow: 'recordEvent', if: 'event.tenant == null' },
+      ],
+    });
+    expect(byTenant.decide(stripe('checkout.session.completed'), { account: 'acct_big', data: { object: {} } })).toEqual({
+      subscribers: [fulfilCheckoutFlow, recordEventFlow],
+      filtered: [],
+      failures: [],
+    });
+    expect(byTenant.decide(stripe('checkout.session.completed'), { account: 'acct_small', data: { object: {} } })).toMatchObject({
+      subscribers: [recordEventFlow],
+      filtered: ['fulfilCheckout'],
+    });
+  });
+
   it('decides from the body only when every filter reads the body alone', () => {
+    // The source, its kind and a tenant are vouched for by the URL, the secret and the signed body; the type may be an unsigned header.
+    expect(
+      new Router(ProviderKind.SHOPIFY, {
+        'orders/paid': ['fulfilShopifyOrder', { flow: 'recordEvent', if: 'event.source == "shopify" && event.provider == "shopify" && event.tenant == null' }],
+      }).decidesFromBody,
+    ).toBe(true);
     expect(
       new Router(ProviderKind.SHOPIFY, { 'orders/paid': ['fulfilShopifyOrder', { flow: 'recordEvent', if: 'body.total_price != "0.00"' }] }).decidesFromBody,
     ).toBe(true);
