@@ -1,15 +1,12 @@
-import express from 'express';
-import type { AddressInfo } from 'node:net';
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { ENTITY_ACTIONS } from '../../contracts';
 import { buildProgram } from '../../src/cli/program';
-import { silentLogger } from '../../src/core/logger';
-import { createAdminRouter } from '../../src/http/admin/router';
 import { EntityPage } from '../../src/http/console/pages/entity';
 import { ENTITY_OPERATOR_ACTIONS } from '../../src/operator/entity-actions';
 import type { EntityOperations, EntityView } from '../../src/temporal/entities';
 import type { EventOperations } from '../../src/temporal/operations';
+import { serveAdmin } from '../support/admin-server';
 
 /**
  * The decisions for a parked key are declared once (src/operator/entity-actions.ts); the CLI, /admin
@@ -51,7 +48,6 @@ it('makes an `entities` command of each decision, its fields as options with the
 });
 
 describe('/admin/entities', () => {
-  const TOKEN = 'admin-unit-token-0123456789abcdef0123456789';
   const calls: unknown[][] = [];
   const record =
     (name: string) =>
@@ -61,22 +57,13 @@ describe('/admin/entities', () => {
     };
   // Only the part of the entity operations the decisions call; each call recorded with what it was given.
   const entities = { skip: record('skip'), retry: record('retry') } as unknown as EntityOperations;
-  let url: string;
-  let server: ReturnType<express.Express['listen']>;
+  let admin: Awaited<ReturnType<typeof serveAdmin>>;
   beforeAll(async () => {
-    const app = express().use(
-      '/admin',
-      createAdminRouter({ operations: {} as EventOperations, entities, tokens: [{ name: 'ops', token: TOKEN }] }, silentLogger),
-    );
-    server = await new Promise((resolve) => {
-      const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
-    });
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/admin`;
+    admin = await serveAdmin({ operations: {} as EventOperations, entities });
   });
-  afterAll(() => new Promise((resolve) => server.close(resolve)));
+  afterAll(() => admin.close());
   beforeEach(() => calls.splice(0));
-  const post = (path: string, body: unknown) =>
-    fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const post = (path: string, body: unknown) => admin.post(path, body);
 
   it.each([
     ['skip', { reason: 'told by phone' }, ['skip', 'fulfilShopifyOrder', '1', { source: 'shopify', by: 'admin token "ops"', reason: 'told by phone' }]],

@@ -1,14 +1,11 @@
-import express from 'express';
-import type { AddressInfo } from 'node:net';
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { buildProgram } from '../../src/cli/program';
 import { OperationRejectedError } from '../../src/core/errors';
-import { silentLogger } from '../../src/core/logger';
-import { createAdminRouter } from '../../src/http/admin/router';
 import { EventPage, type EventPageData } from '../../src/http/console/pages/event';
 import { actsInBulk, EVENT_ACTIONS, readActionInput, type EventAction } from '../../src/operator/event-actions';
 import type { EventOperations } from '../../src/temporal/operations';
+import { serveAdmin } from '../support/admin-server';
 import type { EventView } from '../../src/temporal/event-view';
 
 /**
@@ -57,7 +54,6 @@ it('makes an `events` command of each action: its fields as options (a signal na
 });
 
 describe('/admin', () => {
-  const TOKEN = 'admin-unit-token-0123456789abcdef0123456789';
   const calls: unknown[][] = [];
   const record =
     (name: string, answer: unknown = undefined) =>
@@ -74,19 +70,13 @@ describe('/admin', () => {
     reset: record('reset', { eventId: 'evt_1', runId: 'run_2', resetToEventId: 4 }),
     erase: record('erase', { eventId: 'evt_1', erasedNow: true }),
   } as unknown as EventOperations;
-  let url: string;
-  let server: ReturnType<express.Express['listen']>;
+  let admin: Awaited<ReturnType<typeof serveAdmin>>;
   beforeAll(async () => {
-    const app = express().use('/admin', createAdminRouter({ operations, tokens: [{ name: 'ops', token: TOKEN }] }, silentLogger));
-    server = await new Promise((resolve) => {
-      const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
-    });
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/admin`;
+    admin = await serveAdmin({ operations });
   });
-  afterAll(() => new Promise((resolve) => server.close(resolve)));
+  afterAll(() => admin.close());
   beforeEach(() => calls.splice(0));
-  const post = (path: string, body: unknown) =>
-    fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const post = (path: string, body: unknown) => admin.post(path, body);
 
   it.each([
     ['signal', { signal: 'approve', data: { by: 'ops' } }, 202, ['signal', 'evt_1', 'approve', { by: 'ops' }]],
