@@ -154,7 +154,9 @@ describe('npm run dev', () => {
     } finally {
       await connection.close();
     }
-  });
+    // The first start on a new machine compiles every source through tsx and initialises the embedded
+    // database with empty caches, while `.ci/run` builds the Go tools beside it: 60 s was not enough.
+  }, 180_000);
 
   it('takes a declined order through the CLI: it waits for retryPayment, and the retry charges it once and sends the receipt', async () => {
     dev ??= await startDev();
