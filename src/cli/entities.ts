@@ -41,10 +41,10 @@ export function entitiesCommand(): Command {
   for (const action of ENTITY_OPERATOR_ACTIONS) {
     const command = entities
       .command(action.name)
+      .description(action.help)
       .argument('<flow>')
       .argument('<key>')
       .option('--source <source>', 'the source, when the key is at more than one');
-    command.description(action.help);
     for (const field of action.fields) command.option(`--${field.name} <${field.value ?? field.name}>`, field.help, field.default);
     command.addOption(json).action(async (flow: string, key: string, options: Record<string, unknown> & { source?: string; json?: boolean }) => {
       const input = readActionInput(action, Object.fromEntries(action.fields.map((field) => [field.name, options[field.name]])));

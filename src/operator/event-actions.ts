@@ -62,7 +62,7 @@ export interface ActionField {
 }
 
 /** A reason, kept where the action leaves its trace. */
-const reason = (where: string, extra: Omit<ActionField, 'name' | 'help'> = { required: true }): ActionField => ({
+export const reason = (where: string, extra: Omit<ActionField, 'name' | 'help'> = { required: true }): ActionField => ({
   name: 'reason',
   help: `why; kept in ${where}`,
   ...extra,
@@ -184,9 +184,10 @@ export function actsInBulk(action: EventAction): action is EventAction & { name:
 }
 
 /**
- * The one check of an action's input (on one event, or a key's: src/operator/entity-actions.ts), whichever surface gives it: each field the action declares,
- * as text (a signal's argument as any JSON value), with its default; a required one given; the
- * reset point read. Members the action does not take are refused by name.
+ * The one check of an action's input, on one event or on a key (src/operator/entity-actions.ts),
+ * whichever surface gives it: each field the action declares, as text (a signal's argument as any
+ * JSON value), with its default; a required one given; the reset point read. Members the action
+ * does not take are refused by name.
  */
 export function readActionInput(action: Pick<EventAction, 'name' | 'fields'>, given: unknown): ActionInput {
   if (typeof given !== 'object' || given === null || Array.isArray(given))

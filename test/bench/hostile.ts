@@ -236,13 +236,13 @@ async function validDelivery(kind: ProviderKind): Promise<Omit<Delivery, 'receiv
   }
 }
 
+/** `/healthz` requests timed at rest and under attack; a short run's 20 show the measure works without 200 under attack. */
+const HEALTHZ_REQUESTS = benchSize('HEALTHZ_REQUESTS', 200, 20);
+
 /**
  * `/healthz` p99 (of HEALTHZ_REQUESTS sequential requests) with nothing else to do, then while 8 clients send the
  * costliest kind's worst refused delivery in a loop. The receiver is the real app on its own server.
  */
-/** `/healthz` requests timed at rest and under attack; a short run's 20 show the measure works without 200 under attack. */
-const HEALTHZ_REQUESTS = benchSize('HEALTHZ_REQUESTS', 200, 20);
-
 async function healthzUnderAttack(costliest: KindCost): Promise<{ idleP99Ms: number; underAttackP99Ms: number; attack: string }> {
   const sources = hostileSources();
   const source = sources.find((config) => config.kind === costliest.kind)!;
