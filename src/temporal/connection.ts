@@ -1,9 +1,7 @@
 import { Client, Connection, type ConnectionOptions, type DataConverter } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
-import { NativeConnection } from '@temporalio/worker';
 import { flag } from '../core/env';
-import { messageWithCauses } from '../core/errors';
 import { EncryptionCodec, parseEncryptionKeys } from './codec';
 
 /** The address the dev server listens on, and the one used when nothing else is configured. */
@@ -50,21 +48,6 @@ export function lazyClient(settings: TemporalSettings): Client {
     dataConverter: settings.dataConverter,
     interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
   });
-}
-
-/**
- * The worker's connection. Refused, it says where it tried and how: with a client certificate, a
- * closed connection is most often the server refusing that certificate, which the TLS error alone
- * does not always say.
- */
-export async function connectWorkerConnection(settings: TemporalSettings): Promise<NativeConnection> {
-  try {
-    return await NativeConnection.connect(settings.connectionOptions as Parameters<typeof NativeConnection.connect>[0]);
-  } catch (error) {
-    const tls = settings.connectionOptions.tls;
-    const how = typeof tls === 'object' && tls?.clientCertPair ? ' over mTLS (is the client certificate one the server trusts?)' : tls ? ' over TLS' : '';
-    throw new Error(`cannot connect to Temporal at ${settings.connectionOptions.address}${how}: ${messageWithCauses(error)}`, { cause: error });
-  }
 }
 
 function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {

@@ -7,15 +7,15 @@ import {
   type OpenTelemetryWorkflowExporter,
 } from '@temporalio/interceptors-opentelemetry';
 import type { Context } from '@temporalio/activity';
-import { Worker, type DataConverter, type InjectedSinks, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
+import { NativeConnection, Worker, type DataConverter, type InjectedSinks, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Queryable } from '../db/database';
 import { stuckEvents } from './stuck-events';
 import type { WorkerDeployment } from '../config/worker';
 import type { Tracing } from '../core/tracing';
 import type { Activities } from '../../contracts';
 import { PROJECT_ROOT } from '../core/paths';
-import { ConfigError } from '../core/errors';
-import { connectWorkerConnection, type TemporalSettings } from './connection';
+import { ConfigError, messageWithCauses } from '../core/errors';
+import type { TemporalSettings } from './connection';
 
 /** The workflow bundle's entry, resolved the same way from `src/` (tsx, Jest) and from `dist/`. */
 export const WORKFLOWS_PATH = require.resolve('../../workflows');
@@ -159,4 +159,19 @@ export async function startWorker(options: {
       await stopped;
     },
   };
+}
+
+/**
+ * The worker's connection. Refused, it says where it tried and how: with a client certificate, a
+ * closed connection is most often the server refusing that certificate, which the TLS error alone
+ * does not always say.
+ */
+export async function connectWorkerConnection(settings: TemporalSettings): Promise<NativeConnection> {
+  try {
+    return await NativeConnection.connect(settings.connectionOptions as Parameters<typeof NativeConnection.connect>[0]);
+  } catch (error) {
+    const tls = settings.connectionOptions.tls;
+    const how = typeof tls === 'object' && tls?.clientCertPair ? ' over mTLS (is the client certificate one the server trusts?)' : tls ? ' over TLS' : '';
+    throw new Error(`cannot connect to Temporal at ${settings.connectionOptions.address}${how}: ${messageWithCauses(error)}`, { cause: error });
+  }
 }

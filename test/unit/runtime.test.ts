@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -59,5 +60,21 @@ describe("Node.js's compile cache", () => {
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }
+  });
+});
+
+describe('what each process loads', () => {
+  /** The packages a built entry point loads, in a Node.js of its own (the module registry of this one is Jest's). */
+  const packagesLoadedBy = (entry: string): string[] => {
+    const script = `require(${JSON.stringify(path.join(ROOT, 'dist', entry))}); process.stdout.write(JSON.stringify(Object.keys(require.cache)))`;
+    const files = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: ROOT, encoding: 'utf8' })) as string[];
+    return [...new Set(files.map((file) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(file)?.[1]).filter((name) => name !== undefined))];
+  };
+
+  it.each(['src/cli/program.js', 'src/receiver.js'])("%s leaves the worker's package (its bundler and native core) to the worker", (entry) => {
+    const loaded = packagesLoadedBy(entry);
+    expect(loaded).toContain('@temporalio/client');
+    expect(loaded).not.toContain('@temporalio/worker');
+    expect(loaded).not.toContain('webpack');
   });
 });
