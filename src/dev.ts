@@ -15,7 +15,7 @@ import { createWorkerServices } from './services';
 import { lazyClient, temporalSettings } from './temporal/connection';
 import { prepareNamespace } from './temporal/namespace';
 import { installRuntime } from './temporal/runtime';
-import { startWorker } from './temporal/worker';
+import { currentPrebuiltBundle, startWorker } from './temporal/worker';
 import { startTracing } from './core/tracing';
 
 /**
@@ -52,11 +52,17 @@ async function main(): Promise<void> {
   const client = lazyClient(settings);
   const stripeStandIn = workerConfig.stripe.secretKey ? undefined : await startStripeStandIn();
   const services = await createWorkerServices(workerConfig, { temporal: client, embedded: true, stripeStandIn: stripeStandIn?.url });
+  const prebuilt = currentPrebuiltBundle();
+  logger.info(
+    prebuilt
+      ? 'workflows: the bundle npm run build wrote, newer than workflows/ and contracts/'
+      : 'workflows: bundling workflows/ (changed since npm run build)',
+  );
   const worker = await startWorker({
     settings,
     taskQueue: config.taskQueue,
     activities: services.activities,
-    workflows: 'bundle-now',
+    workflows: prebuilt ?? 'bundle-now',
     tracing,
     bodyStore: services.db,
   });

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import {
   makeWorkflowExporter,
@@ -51,8 +51,8 @@ export interface WorkerOptions {
   activities: Activities;
   /**
    * The workflow code: a bundle (prebuilt by `npm run build`, or built in memory by tests), or
-   * `'bundle-now'` to bundle `workflows/` at start, which only `npm run dev` does (seconds, and
-   * about 1 GB of memory for webpack).
+   * `'bundle-now'` to bundle `workflows/` at start, which only `npm run dev` does, when the prebuilt
+   * one is older than its sources (`currentPrebuiltBundle`; seconds, and about 1 GB of memory for webpack).
    */
   workflows: WorkflowBundleOption | 'bundle-now';
 }
@@ -105,6 +105,29 @@ export function createWorker({
 export function prebuiltWorkflowBundle(file: string = WORKFLOW_BUNDLE_PATH): WorkflowBundleOption {
   if (!existsSync(file)) throw new ConfigError(`The workflow bundle ${file} is missing; run npm run build.`);
   return { codePath: file };
+}
+
+/** What `npm run build` makes the workflow bundle from: the workflows, the contracts they import, the compiler's settings and the locked packages. */
+const BUNDLE_INPUTS = { folders: ['workflows', 'contracts'], files: ['package-lock.json', 'tsconfig.json', 'tsconfig.build.json'] };
+
+/**
+ * The bundle `npm run build` wrote, when it is newer than every file it is made from; else
+ * undefined, and `npm run dev` bundles `workflows/` at start (about 3 CPU-seconds of webpack), so a
+ * changed workflow is what runs.
+ */
+export function currentPrebuiltBundle(root: string = PROJECT_ROOT): WorkflowBundleOption | undefined {
+  const file = path.join(root, path.relative(PROJECT_ROOT, WORKFLOW_BUNDLE_PATH));
+  if (!existsSync(file)) return undefined;
+  const built = statSync(file).mtimeMs;
+  const inputs = [
+    ...BUNDLE_INPUTS.folders.flatMap((folder) =>
+      readdirSync(path.join(root, folder), { recursive: true, withFileTypes: true })
+        .filter((entry) => entry.isFile())
+        .map((entry) => path.join(entry.parentPath, entry.name)),
+    ),
+    ...BUNDLE_INPUTS.files.map((name) => path.join(root, name)).filter((input) => existsSync(input)),
+  ];
+  return inputs.every((input) => statSync(input).mtimeMs < built) ? { codePath: file } : undefined;
 }
 
 export interface RunningWorker {

@@ -79,6 +79,8 @@ describe('npm run dev', () => {
     dev = await startDev();
     const banner = dev.output();
     expect(banner).toContain(`Receiver     http://localhost:${env.PORT}`);
+    // dist/ is built from these sources (npm test builds it first): no webpack at start.
+    expect(banner).toContain('workflows: the bundle npm run build wrote, newer than workflows/ and contracts/');
     expect(banner).toContain(`Temporal UI  http://localhost:${Number(env.TEMPORAL_ADDRESS!.split(':')[1]) + 1000}/namespaces/default/workflows`);
     expect(banner).toContain('STRIPE_WEBHOOK_SECRET=whsec_durable_webhooks_development_only');
     expect(banner).toContain(path.join(dataDir, 'temporal.sqlite'));

@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import semver from 'semver';
 import { endOfLifeWarning, SUPPORTED_NODE_LINES } from '../../src/dev/node-support';
+import { currentPrebuiltBundle } from '../../src/temporal/worker';
 import { ROOT, runCli } from '../support/processes';
 
 describe('the supported Node.js lines', () => {
@@ -76,5 +77,34 @@ describe('what each process loads', () => {
     expect(loaded).toContain('@temporalio/client');
     expect(loaded).not.toContain('@temporalio/worker');
     expect(loaded).not.toContain('webpack');
+  });
+});
+
+describe("npm run dev's workflow code", () => {
+  const roots: string[] = [];
+  afterAll(() => roots.forEach((root) => rmSync(root, { recursive: true, force: true })));
+  /** A project folder with the bundle's inputs, each written at `inputsAt`, and the bundle, at `builtAt` (seconds since the epoch). */
+  const project = (inputsAt: number, builtAt?: number) => {
+    const root = mkdtempSync(path.join(tmpdir(), 'dw-bundle-'));
+    roots.push(root);
+    const write = (file: string, at: number) => {
+      mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+      writeFileSync(path.join(root, file), '');
+      utimesSync(path.join(root, file), at, at);
+    };
+    for (const file of ['workflows/index.ts', 'workflows/flows/dunning.ts', 'contracts/index.ts', 'package-lock.json', 'tsconfig.json']) write(file, inputsAt);
+    if (builtAt !== undefined) write('dist/workflow-bundle.js', builtAt);
+    return root;
+  };
+
+  it('is the bundle npm run build wrote while it is newer than every file it is made from, else bundled at start', () => {
+    const built = project(1_000, 2_000);
+    expect(currentPrebuiltBundle(built)).toEqual({ codePath: path.join(built, 'dist', 'workflow-bundle.js') });
+    expect(currentPrebuiltBundle(project(1_000))).toBeUndefined();
+    for (const changed of ['workflows/flows/dunning.ts', 'contracts/index.ts', 'package-lock.json', 'tsconfig.json']) {
+      const root = project(1_000, 2_000);
+      utimesSync(path.join(root, changed), 3_000, 3_000);
+      expect({ changed, bundle: currentPrebuiltBundle(root) }).toEqual({ changed, bundle: undefined });
+    }
   });
 });
