@@ -127,7 +127,7 @@ export function currentPrebuiltBundle(root: string = PROJECT_ROOT): WorkflowBund
     ),
     ...BUNDLE_INPUTS.files.map((name) => path.join(root, name)).filter((input) => existsSync(input)),
   ];
-  return inputs.every((input) => statSync(input).mtimeMs < built) ? { codePath: file } : undefined;
+  return inputs.every((input) => statSync(input).mtimeMs < built) ? prebuiltWorkflowBundle(file) : undefined;
 }
 
 export interface RunningWorker {

@@ -33,12 +33,12 @@ async function ring(): Promise<number[]> {
   return rows.map((row) => Number(row.hosts));
 }
 
-/** The roles in which a node (by its membership ports, 300 below its services' ports) started a session since `since`. */
+/** The roles in which a node (by its membership ports, src/cluster/server.ts) started a session since `since`. */
 async function rejoined(frontend: string, since: Date): Promise<number> {
-  const port = Number(frontend.split(':')[1]);
+  const { membership } = servicePorts(Number(frontend.split(':')[1]));
   const { rows } = await temporalDb.query<{ roles: string }>(
-    `SELECT count(DISTINCT role) AS roles FROM cluster_membership WHERE rpc_port BETWEEN $1 AND $2 AND session_start > $3`,
-    [port - 300, port - 300 + 10, since.toISOString().replace('Z', '')],
+    `SELECT count(DISTINCT role) AS roles FROM cluster_membership WHERE rpc_port = ANY($1) AND session_start > $2`,
+    [Object.values(membership), since.toISOString().replace('Z', '')],
   );
   return Number(rows[0]!.roles);
 }
@@ -63,7 +63,10 @@ function ownerOf(shardInfo: Buffer): string {
 }
 
 /** A node's history service address (src/cluster/server.ts), as its shards name their owner. */
-const historyOf = (frontend: string) => `127.0.0.1:${servicePorts(Number(frontend.split(':')[1])).grpc.history}`;
+const historyOf = (frontend: string) => {
+  const [host, port] = frontend.split(':');
+  return `${host}:${servicePorts(Number(port)).grpc.history}`;
+};
 
 /**
  * Waits until every one of these workflows has closed; past `timeoutMs`, fails naming each still
