@@ -83,6 +83,8 @@ function openPostgres(url: string, exitOnIdle: boolean): Database {
           connection.drop();
           throw error;
         }
+        // Stopped while this connection was on its way: closed, or the pool could never end.
+        if (stopped) return connection.drop();
         current = connection;
       };
       const reconnectSoon = (): void => {

@@ -11,11 +11,13 @@ import { EventIntake } from '../../src/intake/starter';
 import { silentLogger } from '../../src/core/logger';
 import { SourceRegistry } from '../../src/providers/registry';
 import { startReceiver } from '../../src/receiver';
+import { openDatabase } from '../../src/db/database';
 import { loadReceiverConfig } from '../../src/config';
 import { prepareNamespace } from '../../src/temporal/namespace';
-import { eventually } from '../support/eventually';
+import { eventually, settlesWithin } from '../support/eventually';
 import { runCli } from '../support/processes';
 import { freePort } from '../support/ports';
+import { startTcpProxy } from '../support/tcp-proxy';
 import { SECRETS, SECRETS_ENV, stripeEvent, stripeHeaders } from '../support/signing';
 import { post, resultOnceStarted, startStack, type WorkerStack } from '../support/stack';
 
@@ -287,6 +289,28 @@ it('listens again after its LISTEN connection is lost, so sweepers are woken aft
     await stop();
   }
   await eventually('stopping closes the connection', async () => (await listener()) === undefined);
+});
+
+it('stops listening while it is connecting again, and leaves no connection that would keep the pool from closing', async () => {
+  const channel = `inbox_test_${randomUUID().replaceAll('-', '')}`;
+  const listener = async () => (await stack.db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE query = $1', [`LISTEN ${channel}`])).rows[0]?.pid;
+  const url = new URL(process.env.DATABASE_URL!);
+  const proxy = await startTcpProxy(`${url.hostname}:${url.port || 5432}`);
+  url.host = proxy.address;
+  const db = await openDatabase({ url: url.toString() });
+  try {
+    const stop = await db.listen!(channel, () => {});
+    const reconnecting = proxy.hold();
+    await stack.db.query('SELECT pg_terminate_backend($1)', [await listener()]);
+    // Its new connection is on its way when it is told to stop (a receiver's SIGTERM right after PostgreSQL restarted).
+    await reconnecting;
+    await stop();
+    proxy.release();
+    expect(await settlesWithin(db.close(), 10_000)).toBe(true);
+    expect(await listener()).toBeUndefined();
+  } finally {
+    await proxy.close();
+  }
 });
 
 it('dead-letters a start Temporal keeps refusing, shows it in status (exit 1) and metrics, and starts it on inbox retry once the cause is fixed', async () => {

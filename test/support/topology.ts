@@ -7,6 +7,7 @@ import { startLocalPostgres, type LocalPostgres } from '../../src/cluster/postgr
 import { MAX_MEMBERSHIP_PORT, NODE_PORT_STEP, servicePorts } from '../../src/cluster/server';
 import { startStripeStandIn, type StripeStandIn } from '../../src/dev/stripe-stand-in';
 import { temporalSettings } from '../../src/temporal/connection';
+import { settlesWithin } from './eventually';
 import { freePort, freePortIn } from './ports';
 import { ROOT, spawnNpmScript, spawnTs, type Spawned } from './processes';
 import { startResendStandIn, type ResendStandIn } from './resend-stand-in';
@@ -48,6 +49,9 @@ export interface Topology {
   startReceiver(env?: NodeJS.ProcessEnv): Promise<{ url: string; metricsUrl: string; process: Spawned }>;
   close(): Promise<void>;
 }
+
+/** How long a receiver or worker may take to exit on SIGTERM: a worker finishes its running tasks first. */
+const SIGTERM_EXIT_MS = 20_000;
 
 export const ADMIN_TOKEN = 'admin-production-test-token-0123456789abcdef0123456789';
 export const API_TOKEN = 'tok_production_test_0123456789abcdef0123456789';
@@ -163,22 +167,37 @@ export async function startTopology(
     startWorker,
     startReceiver,
     async close() {
-      const processes = [...workers, ...started.map((receiver) => receiver.process)];
-      for (const process of processes) process.child.kill('SIGTERM');
-      await Promise.all(processes.map((process) => process.exited));
-      await client.connection.close();
-      await db.end();
-      await stopTemporal();
-      await stripe.close();
-      await resend.close();
-      postgres.remove();
-      // Each test file's logs apart, with the Temporal nodes' own logs beside our processes'.
-      const logs = path.join(ROOT, 'test-results', 'production', path.basename(expect.getState().testPath ?? 'topology', '.test.ts'));
-      mkdirSync(logs, { recursive: true });
-      ran.forEach(({ name, process }, index) => writeFileSync(path.join(logs, `${index}-${name}.log`), process.output()));
-      const nodeLogs = path.join(dir, 'cluster', 'temporal');
-      for (const file of readdirSync(nodeLogs).filter((name) => name.endsWith('.log'))) copyFileSync(path.join(nodeLogs, file), path.join(logs, file));
-      rmSync(dir, { recursive: true, force: true });
+      const stuck: string[] = [];
+      try {
+        // Each of our processes must exit on SIGTERM, as Kubernetes asks a pod to; one that does not
+        // is named, SIGKILLed so the rest can close, and fails the file.
+        const processes = ran.filter(({ name, process }) => name !== 'cluster' && process.child.exitCode === null && process.child.signalCode === null);
+        const start = Date.now();
+        for (const { process } of processes) process.child.kill('SIGTERM');
+        await Promise.all(
+          processes.map(async ({ name, process }) => {
+            if (await settlesWithin(process.exited, SIGTERM_EXIT_MS)) return;
+            stuck.push(`${name} (still running ${((Date.now() - start) / 1000).toFixed(0)} s after SIGTERM)`);
+            process.child.kill('SIGKILL');
+            await process.exited;
+          }),
+        );
+        await client.connection.close();
+        await db.end();
+        await stopTemporal();
+        await stripe.close();
+        await resend.close();
+        postgres.remove();
+      } finally {
+        // Each test file's logs apart, with the Temporal nodes' own logs beside our processes'.
+        const logs = path.join(ROOT, 'test-results', 'production', path.basename(expect.getState().testPath ?? 'topology', '.test.ts'));
+        mkdirSync(logs, { recursive: true });
+        ran.forEach(({ name, process }, index) => writeFileSync(path.join(logs, `${index}-${name}.log`), process.output()));
+        const nodeLogs = path.join(dir, 'cluster', 'temporal');
+        for (const file of readdirSync(nodeLogs).filter((name) => name.endsWith('.log'))) copyFileSync(path.join(nodeLogs, file), path.join(logs, file));
+        rmSync(dir, { recursive: true, force: true });
+      }
+      if (stuck.length > 0) throw new Error(`did not exit on SIGTERM: ${stuck.join(', ')}; their logs are in test-results/production/`);
     },
   };
 }
