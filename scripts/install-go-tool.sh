@@ -10,17 +10,13 @@ bin="$root/.tools/bin"
 marker="$bin/.$name-$version"
 [ -x "$bin/$name" ] && [ -f "$marker" ] && exit 0
 
-if ! command -v go >/dev/null 2>&1; then
-  echo "install-$name: Go is missing; install Go 1.22+ (Debian: apt-get install golang), or put $name at .tools/bin/$name" >&2
-  exit 1
-fi
+source "$root/scripts/go-env.sh"
+require_go "install-$name"
 mkdir -p "$bin"
 exec 9>"$bin/.$name.lock"
 flock 9
 [ -x "$bin/$name" ] && [ -f "$marker" ] && exit 0
 echo "install-$name: building $name $version ($purpose) into .tools/bin" >&2
-# Without the symbol table and DWARF: smaller binaries that link faster (panics still name their lines).
-# Without optimisation and inlining: about a quarter less compile time, for tools the tests run briefly.
-GOGC=400 GOBIN="$bin" go install -gcflags='all=-N -l' -ldflags='-s -w' "$module@$version"
+GOBIN="$bin" go install -gcflags="$GO_GCFLAGS" -ldflags="$GO_LDFLAGS" "$module@$version"
 rm -f "$bin/.$name"-*
 touch "$marker"

@@ -13,10 +13,8 @@ stamp=$(cat "$module/go.mod" "$module/go.sum" "$module/main.go" | sha256sum | cu
 marker="$bin/.helm-and-validate-$stamp"
 [ -x "$bin/helm" ] && [ -x "$bin/k8s-validate" ] && [ -f "$marker" ] && exit 0
 
-if ! command -v go >/dev/null 2>&1; then
-  echo "install-helm: Go is missing; install Go 1.22+ (Debian: apt-get install golang), which builds Helm and the chart's validator" >&2
-  exit 1
-fi
+source "$root/scripts/go-env.sh"
+require_go install-helm
 mkdir -p "$bin"
 exec 9>"$bin/.helm.lock"
 flock 9
@@ -25,10 +23,8 @@ helm_version=$(cd "$module" && go list -m -f '{{.Version}}' helm.sh/helm/v4)
 echo "install-helm: building Helm $helm_version and deploy/helm/validate (k8s.io/api, KEDA's and Prometheus Operator's types) into .tools/bin, a few minutes the first time" >&2
 staging=$(mktemp -d "$bin/.helm-build.XXXXXX")
 trap 'rm -rf "$staging"' EXIT
-# Without the symbol table and DWARF, optimisation and inlining: less compile and link time, for
-# tools the tests run briefly (as scripts/install-go-tool.sh builds the others).
 # Helm's Makefile stamps its version in; go.mod's is the one built.
-(cd "$module" && GOGC=400 go build -mod=readonly -gcflags='all=-N -l' -ldflags="-s -w -X helm.sh/helm/v4/internal/version.version=$helm_version" -o "$staging/" . helm.sh/helm/v4/cmd/helm)
+(cd "$module" && go build -mod=readonly -gcflags="$GO_GCFLAGS" -ldflags="$GO_LDFLAGS -X helm.sh/helm/v4/internal/version.version=$helm_version" -o "$staging/" . helm.sh/helm/v4/cmd/helm)
 mv "$staging/helm" "$bin/helm"
 mv "$staging/validate" "$bin/k8s-validate"
 rm -f "$bin"/.helm-v* "$bin"/.helm-and-validate-* "$bin"/.k8s-validate-*
