@@ -35,6 +35,8 @@ const WAIT_INDEX_INTERVAL_MS = 60 * 60 * 1000;
  */
 export class StartSweeper {
   private running = false;
+  // Told to stop: a pass under way takes no further row (a shutdown waits one round of starts, not a batch's).
+  private stopping = false;
   private wakeUp: (() => void) | undefined;
   private stopListening: (() => Promise<void>) | undefined;
   private loop: Promise<void> | undefined;
@@ -86,6 +88,7 @@ export class StartSweeper {
 
   async stop(): Promise<void> {
     this.running = false;
+    this.stopping = true;
     clearTimeout(this.indexTimer);
     this.wake();
     await Promise.all([this.loop, this.indexing]);
@@ -107,7 +110,8 @@ export class StartSweeper {
     const started: PendingStart[] = [];
     let next = 0;
     const lane = async () => {
-      while (next < due.length) {
+      // What it claimed and did not start once told to stop is due again when its lease ends.
+      while (next < due.length && !this.stopping) {
         const pending = due[next++]!;
         try {
           await startPending(this.client, this.options.taskQueue, pending);
@@ -125,9 +129,14 @@ export class StartSweeper {
     await Promise.all(Array.from({ length: Math.min(CONCURRENCY, due.length) }, lane));
     await markStarted(this.db, started);
     if (due.length > started.length)
-      this.options.logger.warn({ claimed: due.length, started: started.length }, 'start sweeper: Temporal did not confirm every start; they are due again');
+      this.options.logger.warn(
+        { claimed: due.length, started: started.length },
+        this.stopping
+          ? 'start sweeper: stopped with claimed starts not made; they are due again once their lease ends'
+          : 'start sweeper: Temporal did not confirm every start; they are due again',
+      );
     // What the intake left undone for waits: events not matched yet, matches Temporal did not take.
-    await this.waits.sweep(batch);
+    if (!this.stopping) await this.waits.sweep(batch);
     return due.length;
   }
 

@@ -231,6 +231,60 @@ it('keeps answering 2xx while Temporal does not answer; a sweeper starts each ev
   expect((await startBacklog(stack.db)).count).toBe(0);
 });
 
+it('takes no further row once told to stop: a sweeper whose starts hang stops after the round under way, and another starts the rest once each', async () => {
+  const receiver = await receiverWithoutTemporal();
+  const deliveries = Array.from({ length: 40 }, () => signed());
+  try {
+    for (const delivery of deliveries) expect((await post(`${receiver.url}/webhooks/stripe`, delivery.headers, delivery.body)).status).toBe(202);
+  } finally {
+    await receiver.close();
+  }
+  const ids = deliveries.map((delivery) => delivery.id);
+  await stack.db.query('UPDATE event_bodies SET start_due_at = now() WHERE event_id = ANY($1)', [ids]);
+
+  // Starts that hang until let go, as a Temporal that does not answer holds them until their deadline.
+  const attempted: string[] = [];
+  let letGo = () => {};
+  const hanging = new Promise<void>((resolve) => (letGo = resolve));
+  const client = Object.create(stack.client) as Client;
+  Object.defineProperty(client, 'workflow', {
+    value: {
+      start: async (_flow: string, options: { workflowId: string }) => {
+        attempted.push(options.workflowId);
+        await hanging;
+        throw new Error('14 UNAVAILABLE: no connection established');
+      },
+    },
+  });
+  const hung = new StartSweeper(stack.db, client, {
+    taskQueue: stack.taskQueue,
+    logger: silentLogger,
+    pollMs: 60_000,
+    batch: deliveries.length,
+    leaseMs: 1_000,
+  });
+  await hung.start();
+  await eventually('its first round of starts is under way', () => attempted.length > 0);
+  const stopped = hung.stop();
+  letGo();
+  await stopped;
+  // One round of its lanes, not the batch it claimed.
+  expect(attempted.length).toBeLessThan(deliveries.length);
+  expect(new Set(attempted).size).toBe(attempted.length);
+
+  const { client: counting, starts } = countingClient();
+  const survivor = new StartSweeper(stack.db, counting, { taskQueue: stack.taskQueue, logger: silentLogger, pollMs: 200, leaseMs: 1_000 });
+  await survivor.start();
+  try {
+    await eventually('every start is made', async () => (await Promise.all(deliveries.map((delivery) => started(delivery.id)))).every(Boolean), {
+      timeoutMs: 60_000,
+    });
+  } finally {
+    await survivor.stop();
+  }
+  expect(ids.map((id) => starts.get(id))).toEqual(ids.map(() => 1));
+});
+
 it('answers 503 when PostgreSQL does not commit: nothing is acknowledged that is not stored', async () => {
   const unreachable: Queryable = { query: () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')) };
   const config = loadReceiverConfig({ ...SECRETS_ENV, ACKNOWLEDGE: 'database' }, { development: true });
@@ -307,7 +361,7 @@ it('stops listening while it is connecting again, and leaves no connection that 
     await stop();
     proxy.release();
     expect(await settlesWithin(db.close(), 10_000)).toBe(true);
-    expect(await listener()).toBeUndefined();
+    await eventually('no connection listens', async () => (await listener()) === undefined);
   } finally {
     await proxy.close();
   }
