@@ -23,18 +23,23 @@ export interface Purged {
  * that no other workflow still has to read (`reader_pending`: an entity's update not applied yet), then the rows of started (or ignored) events. A row not started yet, or dead-lettered, is never removed.
  * Several workers may purge at once: each batch skips the rows another holds.
  */
-export async function purgeExpired(db: Queryable, retention: Retention, batch = 1_000): Promise<Purged> {
+export async function purgeExpired(
+  db: Queryable,
+  retention: Retention,
+  { batch = 1_000, stopping = () => false }: { batch?: number; stopping?: () => boolean } = {},
+): Promise<Purged> {
   const purged = { bodies: 0, rows: 0, waiters: 0 };
+  // Once `stopping` says so, no further batch: what is left goes in the next pass.
   if (retention.bodyMs !== null) {
-    for (let count = batch; count === batch; purged.bodies += count) {
+    for (let count = batch; count === batch && !stopping(); purged.bodies += count) {
       count = (await db.query(PURGE_BODIES, [retention.bodyMs, batch])).rows.length;
     }
   }
   if (retention.dedupeMs !== null) {
-    for (let count = batch; count === batch; purged.rows += count) {
+    for (let count = batch; count === batch && !stopping(); purged.rows += count) {
       count = (await db.query(DELETE_ROWS, [retention.dedupeMs, batch])).rows.length;
     }
-    for (let count = batch; count === batch; purged.waiters += count) {
+    for (let count = batch; count === batch && !stopping(); purged.waiters += count) {
       count = (await db.query(DELETE_WAITERS, [retention.dedupeMs, batch])).rows.length;
     }
   }

@@ -14,6 +14,8 @@ export const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
 export class RetentionPurger {
   private timer: NodeJS.Timeout | undefined;
   private pass: Promise<unknown> = Promise.resolve();
+  // Stopping: a pass under way ends after its batch (a first purge of a large store can take minutes).
+  private stopping = false;
 
   constructor(
     private readonly db: Queryable,
@@ -34,13 +36,14 @@ export class RetentionPurger {
 
   /** One pass, now. */
   async purge(): Promise<Purged> {
-    const purged = await purgeExpired(this.db, this.retention);
+    const purged = await purgeExpired(this.db, this.retention, { stopping: () => this.stopping });
     if (purged.bodies > 0 || purged.rows > 0 || purged.waiters > 0)
       this.logger.info(purged, 'retention: purged bodies past BODY_RETENTION, and rows and waits past DEDUPE_RETENTION');
     return purged;
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
     clearTimeout(this.timer);
     await this.pass;
   }

@@ -4,6 +4,9 @@ import { storeBody } from '../../src/db/event-bodies';
 import { claimEvent, completeEvent } from '../../src/db/ledger';
 import { bodyRead, holdBodyForReader, purgeExpired } from '../../src/db/retention';
 import { markStarted } from '../../src/db/inbox';
+import type { Queryable } from '../../src/db/database';
+import { silentLogger } from '../../src/core/logger';
+import { RetentionPurger } from '../../src/intake/retention';
 import { registerWaiter } from '../../src/db/waiters';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 import { checkoutCompleted } from '../support/events';
@@ -70,7 +73,7 @@ describe('a purge pass', () => {
     await stored('h-completed-old', 40, { status: 'completed' });
 
     // Batches of 2: the pass goes on until a batch comes back short.
-    expect(await purgeExpired(db, { bodyMs: 30 * DAY, dedupeMs: 400 * DAY }, 2)).toEqual({ bodies: 4, rows: 1, waiters: 0 });
+    expect(await purgeExpired(db, { bodyMs: 30 * DAY, dedupeMs: 400 * DAY }, { batch: 2 })).toEqual({ bodies: 4, rows: 1, waiters: 0 });
     expect(await rows()).toEqual([
       { event_id: 'a-completed-old', body: false, headers: false, purged: true },
       { event_id: 'b-ignored-old', body: false, headers: false, purged: true },
@@ -104,6 +107,26 @@ describe('a purge pass', () => {
     expect(await purgeExpired(db, { bodyMs: null, dedupeMs: 400 * DAY })).toMatchObject({ waiters: 1 });
     const { rows: left } = await db.query<{ workflow_id: string }>('SELECT workflow_id FROM waiters ORDER BY workflow_id');
     expect(left.map((row) => row.workflow_id)).toEqual(['w-old', 'w-waiting']);
+  });
+
+  it("ends a worker's pass after the batch under way once the worker stops, and leaves the rest to the next pass", async () => {
+    let queries = 0;
+    let letGo = () => {};
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    // The first batch waits until let go, as a large first purge keeps PostgreSQL busy.
+    const slow: Queryable = {
+      query: async (sql, params) => {
+        queries++;
+        if (queries === 1) await held;
+        return db.query(sql, params);
+      },
+    };
+    const purger = new RetentionPurger(slow, { bodyMs: 30 * DAY, dedupeMs: 400 * DAY }, silentLogger);
+    purger.start();
+    const stopped = purger.stop();
+    letGo();
+    await stopped;
+    expect(queries).toBe(1);
   });
 
   it('keeps the body of an event a route took for several flows while one of its subscribers has failed, until it completes', async () => {
