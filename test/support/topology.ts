@@ -177,7 +177,9 @@ export async function startTopology(
         await Promise.all(
           processes.map(async ({ name, process }) => {
             if (await settlesWithin(process.exited, SIGTERM_EXIT_MS)) return;
-            stuck.push(`${name} (still running ${((Date.now() - start) / 1000).toFixed(0)} s after SIGTERM)`);
+            // Its last lines in the error itself: CI shows a run's output, not its files.
+            const last = process.output().trimEnd().split('\n').slice(-15).join('\n');
+            stuck.push(`${name}, still running ${((Date.now() - start) / 1000).toFixed(0)} s after SIGTERM; its last lines:\n${last}`);
             process.child.kill('SIGKILL');
             await process.exited;
           }),
@@ -197,7 +199,7 @@ export async function startTopology(
         for (const file of readdirSync(nodeLogs).filter((name) => name.endsWith('.log'))) copyFileSync(path.join(nodeLogs, file), path.join(logs, file));
         rmSync(dir, { recursive: true, force: true });
       }
-      if (stuck.length > 0) throw new Error(`did not exit on SIGTERM: ${stuck.join(', ')}; their logs are in test-results/production/`);
+      if (stuck.length > 0) throw new Error(`did not exit on SIGTERM (whole logs in test-results/production/):\n${stuck.join('\n\n')}`);
     },
   };
 }
