@@ -12,9 +12,10 @@ import { silentLogger } from '../../src/core/logger';
 import { SourceRegistry } from '../../src/providers/registry';
 import { startReceiver } from '../../src/receiver';
 import { openDatabase } from '../../src/db/database';
+import { withinTime } from '../../src/core/within-time';
 import { loadReceiverConfig } from '../../src/config';
 import { prepareNamespace } from '../../src/temporal/namespace';
-import { eventually, settlesWithin } from '../support/eventually';
+import { eventually } from '../support/eventually';
 import { runCli } from '../support/processes';
 import { freePort } from '../support/ports';
 import { startTcpProxy } from '../support/tcp-proxy';
@@ -83,15 +84,15 @@ async function databaseModeReceiver(client: Client) {
   };
 }
 
-/** A client whose start calls are counted by workflow ID, whatever Temporal answers. */
-function countingClient() {
+/** A client whose start calls are counted by workflow ID, whatever Temporal answers; `start` stands in for Temporal's where given. */
+function countingClient(start: Client['workflow']['start'] = (...args) => stack.client.workflow.start(...args)) {
   const starts = new Map<string, number>();
   const client = Object.create(stack.client) as Client;
   Object.defineProperty(client, 'workflow', {
     value: Object.assign(Object.create(stack.client.workflow), {
       start: (...args: Parameters<Client['workflow']['start']>) => {
         starts.set(args[1].workflowId, (starts.get(args[1].workflowId) ?? 0) + 1);
-        return stack.client.workflow.start(...args);
+        return start(...args);
       },
     }),
   });
@@ -243,18 +244,11 @@ it('takes no further row once told to stop: a sweeper whose starts hang stops af
   await stack.db.query('UPDATE event_bodies SET start_due_at = now() WHERE event_id = ANY($1)', [ids]);
 
   // Starts that hang until let go, as a Temporal that does not answer holds them until their deadline.
-  const attempted: string[] = [];
   let letGo = () => {};
   const hanging = new Promise<void>((resolve) => (letGo = resolve));
-  const client = Object.create(stack.client) as Client;
-  Object.defineProperty(client, 'workflow', {
-    value: {
-      start: async (_flow: string, options: { workflowId: string }) => {
-        attempted.push(options.workflowId);
-        await hanging;
-        throw new Error('14 UNAVAILABLE: no connection established');
-      },
-    },
+  const { client, starts: attempted } = countingClient(async () => {
+    await hanging;
+    throw new Error('14 UNAVAILABLE: no connection established');
   });
   const hung = new StartSweeper(stack.db, client, {
     taskQueue: stack.taskQueue,
@@ -264,13 +258,13 @@ it('takes no further row once told to stop: a sweeper whose starts hang stops af
     leaseMs: 1_000,
   });
   await hung.start();
-  await eventually('its first round of starts is under way', () => attempted.length > 0);
+  await eventually('its first round of starts is under way', () => attempted.size > 0);
   const stopped = hung.stop();
   letGo();
   await stopped;
   // One round of its lanes, not the batch it claimed.
-  expect(attempted.length).toBeLessThan(deliveries.length);
-  expect(new Set(attempted).size).toBe(attempted.length);
+  expect(attempted.size).toBeLessThan(deliveries.length);
+  expect([...attempted.values()].every((count) => count === 1)).toBe(true);
 
   const { client: counting, starts } = countingClient();
   const survivor = new StartSweeper(stack.db, counting, { taskQueue: stack.taskQueue, logger: silentLogger, pollMs: 200, leaseMs: 1_000 });
@@ -360,7 +354,7 @@ it('stops listening while it is connecting again, and leaves no connection that 
     await reconnecting;
     await stop();
     proxy.release();
-    expect(await settlesWithin(db.close(), 10_000)).toBe(true);
+    await expect(withinTime(db.close(), 10_000)).resolves.toBeUndefined();
     await eventually('no connection listens', async () => (await listener()) === undefined);
   } finally {
     await proxy.close();

@@ -8,20 +8,3 @@ export async function eventually(what: string, condition: () => Promise<boolean>
     await delay(intervalMs);
   }
 }
-
-/** Whether `promise` settles within `ms`: a bound on what might hang, so the test says so rather than timing out. */
-export async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  const settled = await Promise.race([
-    promise.then(
-      () => true,
-      () => true,
-    ),
-    late,
-  ]);
-  clearTimeout(timer);
-  return settled;
-}

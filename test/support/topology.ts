@@ -7,7 +7,7 @@ import { startLocalPostgres, type LocalPostgres } from '../../src/cluster/postgr
 import { MAX_MEMBERSHIP_PORT, NODE_PORT_STEP, servicePorts } from '../../src/cluster/server';
 import { startStripeStandIn, type StripeStandIn } from '../../src/dev/stripe-stand-in';
 import { temporalSettings } from '../../src/temporal/connection';
-import { settlesWithin } from './eventually';
+import { withinTime } from '../../src/core/within-time';
 import { freePort, freePortIn } from './ports';
 import { ROOT, spawnNpmScript, spawnTs, type Spawned } from './processes';
 import { startResendStandIn, type ResendStandIn } from './resend-stand-in';
@@ -176,7 +176,13 @@ export async function startTopology(
         for (const { process } of processes) process.child.kill('SIGTERM');
         await Promise.all(
           processes.map(async ({ name, process }) => {
-            if (await settlesWithin(process.exited, SIGTERM_EXIT_MS)) return;
+            if (
+              await withinTime(process.exited, SIGTERM_EXIT_MS).then(
+                () => true,
+                () => false,
+              )
+            )
+              return;
             // Its last lines in the error itself: CI shows a run's output, not its files.
             const last = process.output().trimEnd().split('\n').slice(-15).join('\n');
             stuck.push(`${name}, still running ${((Date.now() - start) / 1000).toFixed(0)} s after SIGTERM; its last lines:\n${last}`);

@@ -1,6 +1,7 @@
 import express, { type Request, type Response } from 'express';
 import { EventNotFoundError, OperationRejectedError } from '../../core/errors';
 import { errorLine } from '../../core/redact';
+import { withinTime } from '../../core/within-time';
 import { audit, auditOf } from '../../db/console-sessions';
 import { loadBodyByWorkflowId } from '../../db/event-bodies';
 import { listedEvent } from '../../db/event-list';
@@ -134,17 +135,3 @@ async function eventPage(
 
 /** How long the event page waits for Temporal before it shows the rest without the workflow. */
 const TEMPORAL_WAIT_MS = 3000;
-
-/** `work`'s answer, or an error once `ms` have passed without one. */
-async function withinTime<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
-  });
-  work.catch(() => undefined);
-  try {
-    return await Promise.race([work, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
