@@ -13,6 +13,10 @@ const COUNTERS = {
     description: 'Events the ledger caught after Temporal had forgotten them, by kind (duplicate, replay)',
   },
   deliveries: { name: 'durable_webhooks_deliveries', description: 'Outbound /v1 delivery attempts, by outcome' },
+  turnRequests: {
+    name: 'durable_webhooks_entity_turn_requests',
+    description: "Keyed flows' requests for their key's turn, by flow and how the entity took them: update (answered at once) or signal (the update refused)",
+  },
 } as const;
 
 export function count(counter: keyof typeof COUNTERS, tags: Record<string, string> = {}): void {

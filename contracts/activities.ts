@@ -7,7 +7,7 @@ import type { BackfillCounts, BackfillInput, ReconcileProvider } from './reconci
 import type { BulkFilter, BulkInput, BulkItemResult, RouteReplayInput, RouteReplayProgress } from './bulk';
 import type { CustomerUpdate } from './customers';
 import type { SubscriptionUpdate } from './subscriptions';
-import type { Applied, CoalesceTimes, EntityOrder, TurnRequest } from './entities';
+import type { Applied, CoalesceTimes, EntityOrder, TurnAnswer, TurnDone, TurnRequest } from './entities';
 import type { RefundInput } from './orders';
 import type { RegisteredWait, WaiterRegistration, WaitState } from './waits';
 
@@ -17,6 +17,9 @@ export interface EntityRef {
   source: string;
   key: string;
 }
+
+/** An event's request for its key's turn, with what its entity starts with if it is not running. */
+export type TurnAsk = EntityRef & { order: EntityOrder; coalesce?: CoalesceTimes | null; request: TurnRequest };
 
 /** The business settings workflows read through an activity, so their values are in history. */
 export interface FlowSettings {
@@ -60,8 +63,16 @@ export interface Activities {
    * progress; a retry after a crash resumes after the last event it settled.
    */
   reconcileProvider(input: { provider: ReconcileProvider; since: string } & Partial<Omit<BackfillInput, 'provider' | 'since'>>): Promise<BackfillCounts>;
-  /** Signal-with-start of the key's entity workflow with the event's request for its turn; returns the entity's workflow ID. */
-  requestTurn(input: EntityRef & { order: EntityOrder; coalesce?: CoalesceTimes | null; request: TurnRequest }): Promise<string>;
+  /**
+   * Update-with-start of the key's entity workflow with the event's request for its turn (the entity
+   * starts from what the database kept of the key): its workflow ID, and the turn when the key was
+   * free, or null when the event waits for its `turn` signal.
+   */
+  askTurn(input: TurnAsk): Promise<{ entityId: string; turn: TurnAnswer }>;
+  /** Tells the key's entity how the event that had its turn ended (an entity that is gone waits for nothing). */
+  endTurn(input: { entityId: string; done: TurnDone }): Promise<void>;
+  /** Signal-with-start of the key's entity with the request, as events asked before `askTurn`: their histories replay through it. */
+  requestTurn(input: TurnAsk): Promise<string>;
   /** What the database kept of a key, which a new entity starts from: the last event applied, and the failed event it waits on. */
   readEntity(ref: EntityRef): Promise<{ last: Applied | null; parked: (TurnRequest & { failure: string }) | null }>;
   /**

@@ -1,4 +1,4 @@
-import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { StringValue } from '@temporalio/common';
 import { INTERNAL_WORKFLOW_ID_PREFIX } from './events';
 
@@ -39,7 +39,7 @@ export type EntityDeclaration = {
     }
 );
 
-/** A coalescing key's gathering times, as declared (`requestTurn` gives the entity their milliseconds). */
+/** A coalescing key's gathering times, as declared (`askTurn` gives the entity their milliseconds). */
 export type CoalesceTimes<T = StringValue> = { quiet: T; ceiling: T };
 
 /** A coalescing key's gathering times, in milliseconds, as its entity keeps them. */
@@ -84,6 +84,9 @@ export interface Applied {
   version: Version;
 }
 
+/** What an entity answers an event's request within it: its turn, or null when the event must wait for a `turn` signal. */
+export type TurnAnswer = Turn | null;
+
 /** How an event that had its turn ended: applied, or failed (its key waits for an operator). */
 export interface TurnDone {
   eventId: string;
@@ -125,6 +128,7 @@ export interface EntityState {
 export type EntityInput = Pick<EntityState, 'flow' | 'source' | 'key' | 'order'> & Partial<Omit<EntityState, 'flow' | 'source' | 'key' | 'order'>>;
 
 export const requestTurnSignal = defineSignal<[TurnRequest]>('requestTurn');
+export const askTurnUpdate = defineUpdate<TurnAnswer, [TurnRequest]>('askTurn');
 export const turnSignal = defineSignal<[Turn]>('turn');
 export const turnDoneSignal = defineSignal<[TurnDone]>('turnDone');
 export const entityActionSignal = defineSignal<[EntityAction]>('entityAction');

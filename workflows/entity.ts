@@ -1,5 +1,6 @@
 import { condition, continueAsNew, getExternalWorkflowHandle, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
+  askTurnUpdate,
   defineFlow,
   entityActionSignal,
   entityStateQuery,
@@ -11,6 +12,7 @@ import {
   type EntityInput,
   type EntityState,
   type Turn,
+  type TurnAnswer,
   type TurnDone,
   type TurnRequest,
 } from '../contracts';
@@ -41,7 +43,7 @@ const ANSWERS_AT_ONCE = 500;
 
 /**
  * The turns of one key (`durable-webhooks:entity:<flow>:<source>:<key>`), started by the first
- * event's signal-with-start. One event runs at a time; the next is the oldest version waiting
+ * event's update-with-start (signal-with-start in histories from before). One event runs at a time; the next is the oldest version waiting
  * (`serial`) or the newest, every older one superseded (`latest`, and `coalesce` once a burst has
  * gathered: the key quiet for its quiet time, or its ceiling reached). An event that fails parks the
  * key until an operator skips or retries it (`durable-webhooks entities skip|retry`); other keys run
@@ -63,19 +65,39 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
     superseded: input.superseded ?? 0,
   };
   const ref = { flow: state.flow, source: state.source, key: state.key };
-  // A new entity (not a continue-as-new) starts from what the database kept of the key.
+  // A new entity started by a signal (not by an update, which brings what the database kept, nor by a
+  // continue-as-new) reads what the database kept of the key first.
   if (input.last === undefined) Object.assign(state, await dbActivity.readEntity(ref));
   const ended = new Map<string, TurnDone>();
   const actions: EntityAction[] = [];
   /** The running event asked again (a reset of its workflow): it gets its turn again. */
   let askedAgain = false;
 
+  /** A request for a turn joins those waiting, unless it is already waiting or parked. */
+  const wait = (request: TurnRequest) => {
+    if (state.pending.some((waiting) => waiting.eventId === request.eventId) || state.parked?.eventId === request.eventId) return;
+    state.pending.push(request);
+    if (state.coalesce) state.burst = { since: state.burst?.since ?? now(), latest: now() };
+  };
   setHandler(requestTurnSignal, (request) => {
     if (state.running?.eventId === request.eventId) askedAgain = true;
-    else if (!state.pending.some((waiting) => waiting.eventId === request.eventId) && state.parked?.eventId !== request.eventId) {
-      state.pending.push(request);
-      if (state.coalesce) state.burst = { since: state.burst?.since ?? now(), latest: now() };
+    else wait(request);
+  });
+  /**
+   * An event's request by update: a free key (nothing running, waiting or parked, no burst to
+   * gather) answers with the turn at once, so the event runs with no signal between the two; any
+   * other waits, and its turn comes as a signal. The running event asking again gets its turn again.
+   */
+  setHandler(askTurnUpdate, (request): TurnAnswer => {
+    if (state.running?.eventId === request.eventId) return { go: true, after: state.last };
+    if (state.running || state.parked || state.coalesce || state.pending.length > 0) {
+      wait(request);
+      return null;
     }
+    const { go, superseded } = nextTurns(state.order, [request], state.last);
+    state.running = go;
+    state.superseded += superseded.length;
+    return go ? { go: true, after: state.last } : { go: false, after: superseded[0]!.after };
   });
   /** How long a coalescing key's burst still gathers: until the key is quiet, or the ceiling since its first event. */
   const gathering = () =>
@@ -154,9 +176,9 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
         const given = await Promise.all(answers.slice(from, from + ANSWERS_AT_ONCE).map(([request, turn]) => give(request, turn)));
         if (from === 0 && go && !given[0]) state.running = null;
       }
-    } else if (!(await condition(() => state.pending.length > 0, IDLE_TIMEOUT))) {
+    } else if (!(await condition(() => state.pending.length > 0 || state.running !== null, IDLE_TIMEOUT))) {
       // An event that asks in the same workflow task as the idle timeout still gets its turn.
-      if (state.pending.length === 0) return state;
+      if (state.pending.length === 0 && state.running === null) return state;
     }
     const { continueAsNewSuggested, historyLength } = workflowInfo();
     // Everything a signal brought is in the state it carries over, but an ending or an action not yet acted on.

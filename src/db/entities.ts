@@ -82,9 +82,25 @@ export async function parkedCounts(db: Queryable): Promise<Array<{ flow: string;
   return rows.map((row) => ({ flow: row.flow, source: row.source, count: Number(row.count) }));
 }
 
-/** Marks an event as its flow's, at this key: until it completes, the receiver counts it among the key's events not done. */
-export async function recordKeyed(db: Queryable, ref: EntityRef, eventId: string): Promise<void> {
-  await db.query('UPDATE processed_events SET entity_flow = $3, entity_key = $4 WHERE source = $1 AND event_id = $2', [ref.source, eventId, ref.flow, ref.key]);
+/**
+ * Marks an event as its flow's, at this key (until it completes, the receiver counts it among the
+ * key's events not done), and reads, in the same round trip, what the key's entity starts from (the
+ * last event applied, the failed event it waits on) and whether another of its events is not done.
+ */
+export async function keyEvent(db: Queryable, ref: EntityRef, eventId: string): Promise<{ last: Applied | null; parked: Parked | null; othersOpen: boolean }> {
+  const { rows } = await db.query<Pick<Row, 'last_event_id' | 'last_version' | 'parked'> & { others_open: boolean }>(
+    `WITH marked AS (UPDATE processed_events SET entity_flow = $3, entity_key = $4 WHERE source = $1 AND event_id = $2)
+     SELECT k.last_event_id, k.last_version, k.parked,
+       EXISTS (SELECT 1 FROM processed_events WHERE entity_flow = $3 AND source = $1 AND entity_key = $4 AND status = 'processing' AND event_id <> $2) AS others_open
+     FROM (SELECT) AS one LEFT JOIN entity_keys k ON k.flow = $3 AND k.source = $1 AND k.key = $4`,
+    [ref.source, eventId, ref.flow, ref.key],
+  );
+  const row = rows[0]!;
+  return {
+    last: row.last_event_id === null ? null : { eventId: row.last_event_id, version: row.last_version ?? [] },
+    parked: row.parked,
+    othersOpen: row.others_open,
+  };
 }
 
 /** The keys with the most events not done yet (waiting for their turn or running), the most first, for the receiver's gauge. */

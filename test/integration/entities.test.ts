@@ -61,6 +61,27 @@ it('a paid order delivered before its older unpaid state: fulfilled once, and th
   expect(key).toMatchObject({ source: 'shopify', order: 'latest', last: { eventId: paid.id, version: [at(5)] }, parked: null });
 });
 
+it('an event of a free key has its turn in its request: the entity answers the update, no turn signal passes, and one signal says how it ended', async () => {
+  const paid = shopifyOrderPaid({ topic: 'orders/paid', updatedAt: at(5) });
+  const created = shopifyOrderPaid({ topic: 'orders/create', orderId: paid.orderId, financialStatus: 'pending', updatedAt: at(1) });
+  for (const delivery of [paid, created]) {
+    expect((await deliver(delivery)).status).toBe(202);
+    await resultOf(delivery.id);
+  }
+  const events = async (workflowId: string) => (await stack.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  const signals = (history: Awaited<ReturnType<typeof events>>) => history.flatMap((event) => event.workflowExecutionSignaledEventAttributes?.signalName ?? []);
+  const sent = (history: Awaited<ReturnType<typeof events>>) => history.filter((event) => event.signalExternalWorkflowExecutionInitiatedEventAttributes);
+  for (const delivery of [paid, created]) {
+    const history = await events(delivery.id);
+    expect(signals(history)).toEqual([]);
+    expect(sent(history)).toEqual([]);
+  }
+  const entity = await events(entityWorkflowId(FLOW, 'shopify', String(paid.orderId)));
+  expect(entity.filter((event) => event.workflowExecutionUpdateCompletedEventAttributes)).toHaveLength(2);
+  expect(signals(entity)).toEqual(['turnDone']);
+  expect(sent(entity)).toEqual([]);
+});
+
 it("one order's topics in a burst, shuffled, a fifth of them twice, all at once: applied one at a time in version order, the rest superseded, fulfilled once", async () => {
   const first = shopifyOrderPaid({ topic: 'orders/create', financialStatus: 'pending', updatedAt: at(0) });
   const states = [
@@ -137,7 +158,11 @@ async function parkedOrder(): Promise<{ failing: SignedDelivery & { orderId: num
   expect((await deliver(failing)).status).toBe(202);
   await expect(resultOf(failing.id)).rejects.toThrow(WorkflowFailedError);
   const key = String(failing.orderId);
-  await eventually('the key is parked on the failed event', async () => (await entities.show(FLOW, key)).parked?.eventId === failing.id);
+  // The event fails as it tells its entity, which records the key parked a moment later.
+  await eventually('the key is parked on the failed event', async () =>
+    (await entities.list({ flow: FLOW, parked: true })).some((record) => record.key === key),
+  );
+  expect((await entities.show(FLOW, key)).parked?.eventId).toBe(failing.id);
   const next = shopifyOrderPaid({ topic: 'orders/updated', orderId: failing.orderId, updatedAt: at(2) });
   expect((await deliver(next)).status).toBe(202);
   await eventually('the next state waits for its turn', async () => (await entities.show(FLOW, key)).pending.some((request) => request.eventId === next.id));
