@@ -56,24 +56,25 @@ export function createEntityActivities({
      */
     async askTurn(ask) {
       const { start, busy } = await entityStart(ask);
-      let turn: TurnAnswer = null;
-      let by: 'update' | 'signal' = 'signal';
       if (!busy && ask.order !== 'coalesce') {
         try {
-          turn = await temporal.withDeadline(Date.now() + UPDATE_DEADLINE, () =>
+          const turn = await temporal.withDeadline(Date.now() + UPDATE_DEADLINE, () =>
             temporal.workflow.executeUpdateWithStart(askTurnUpdate, {
               args: [ask.request],
               startWorkflowOperation: new WithStartWorkflowOperation(keyEntityFlow.workflow, { ...start, workflowIdConflictPolicy: 'USE_EXISTING' }),
             }),
           );
-          by = 'update';
+          count('turnRequests', { flow: ask.flow, by: 'update' });
+          return { entityId: start.workflowId, turn };
         } catch {
-          // Asked again by signal below.
+          await askBySignal(ask, start);
+          count('turnRequests', { flow: ask.flow, by: 'update-refused' });
+          return { entityId: start.workflowId, turn: null };
         }
       }
-      if (by === 'signal') await askBySignal(ask, start);
-      count('turnRequests', { flow: ask.flow, by });
-      return { entityId: start.workflowId, turn };
+      await askBySignal(ask, start);
+      count('turnRequests', { flow: ask.flow, by: 'signal' });
+      return { entityId: start.workflowId, turn: null };
     },
 
     async endTurn({ entityId, done }) {

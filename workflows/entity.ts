@@ -43,9 +43,9 @@ const ANSWERS_AT_ONCE = 500;
 
 /**
  * The turns of one key (`durable-webhooks:entity:<flow>:<source>:<key>`), started by the first
- * event's update-with-start (signal-with-start in histories from before). One event runs at a time; the next is the oldest version waiting
- * (`serial`) or the newest, every older one superseded (`latest`, and `coalesce` once a burst has
- * gathered: the key quiet for its quiet time, or its ceiling reached). An event that fails parks the
+ * event's update-with-start, or signal-with-start (docs/entities.md). One event runs at a time; the
+ * next is the oldest version waiting (`serial`) or the newest, every older one superseded (`latest`,
+ * and `coalesce` once a burst has gathered: the key quiet for its quiet time, or its ceiling reached). An event that fails parks the
  * key until an operator skips or retries it (`durable-webhooks entities skip|retry`); other keys run
  * on. Everything it knows is carried across continue-as-new and kept in the database.
  */
