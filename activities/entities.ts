@@ -1,14 +1,5 @@
 import { WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
-import {
-  askTurnUpdate,
-  entityWorkflowId,
-  requestTurnSignal,
-  turnDoneSignal,
-  type Activities,
-  type EntityInput,
-  type TurnAnswer,
-  type TurnAsk,
-} from '../contracts';
+import { askTurnUpdate, entityWorkflowId, requestTurnSignal, turnDoneSignal, type Activities, type EntityInput, type TurnAsk } from '../contracts';
 import { keyEntityFlow } from '../src/flows';
 import { entityRecord, keyEvent, recordApplied, recordParked } from '../src/db/entities';
 import { workflowState } from '../src/temporal/availability';

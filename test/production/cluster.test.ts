@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { statusQuery } from '../../contracts';
+import { entityWorkflowId, statusQuery } from '../../contracts';
 import { DECLINED_PAYMENT_METHOD } from '../../src/dev/stripe-objects';
 import { eventually } from '../support/eventually';
 import { checkoutCompleted, orderCreated, subscriptionEvent, type SignedDelivery } from '../support/events';
@@ -160,6 +160,10 @@ describe('the production topology', () => {
       expect(await resultOf(event.id)).toMatchObject({ outcome, entity: { key: subscriptionId } });
     }
     expect(await rows('SELECT status FROM subscriptions WHERE id = $1', [subscriptionId])).toEqual([{ status: 'past_due' }]);
+    // The key was free each time, so the real server's entity answered both by update, with no turn signal.
+    const entity = await topology.client.workflow.getHandle(entityWorkflowId('applySubscriptionEvent', 'stripe', subscriptionId)).fetchHistory();
+    expect(entity.events?.filter((event) => event.workflowExecutionUpdateCompletedEventAttributes)).toHaveLength(2);
+    expect(entity.events?.filter((event) => event.signalExternalWorkflowExecutionInitiatedEventAttributes)).toEqual([]);
 
     const invoice = stripeEvent({ type: 'invoice.paid' });
     const invoiceBody = JSON.stringify(invoice);
