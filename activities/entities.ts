@@ -26,7 +26,7 @@ export function createEntityActivities({
    */
   const entityStart = async (ask: TurnAsk) => {
     const { flow, source, key, order, coalesce = null } = ask;
-    const { last, parked, othersOpen } = await keyEvent(db, ask, ask.request.eventId);
+    const { last, parked, othersOpen } = await keyEvent(db, ask, ask.ledgerEventId ?? ask.request.eventId);
     const input: EntityInput = { flow, source, key, order, coalesce: coalesce && coalesceWindow(coalesce), last, parked };
     const start = { workflowId: entityWorkflowId(flow, source, key), taskQueue, args: [input] as [EntityInput], staticSummary: `${source} · ${flow} · ${key}` };
     return { start, busy: othersOpen || parked !== null };

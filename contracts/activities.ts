@@ -18,8 +18,11 @@ export interface EntityRef {
   key: string;
 }
 
-/** An event's request for its key's turn, with what its entity starts with if it is not running. */
-export type TurnAsk = EntityRef & { order: EntityOrder; coalesce?: CoalesceTimes | null; request: TurnRequest };
+/**
+ * An event's request for its key's turn, with what its entity starts with if it is not running, and
+ * the event's ID in the ledger (a route's subscriber has one of its own; absent from histories from before).
+ */
+export type TurnAsk = EntityRef & { order: EntityOrder; coalesce?: CoalesceTimes | null; request: TurnRequest; ledgerEventId?: string };
 
 /** The business settings workflows read through an activity, so their values are in history. */
 export interface FlowSettings {

@@ -1,5 +1,15 @@
 import { CancellationScope, condition, getExternalWorkflowHandle, patched, setHandler, workflowInfo } from '@temporalio/workflow';
-import { coalesceTimes, turnDoneSignal, turnSignal, type EventFields, type Flow, type Turn, type TurnAsk, type WebhookEvent } from '../contracts';
+import {
+  coalesceTimes,
+  ledgerEventId,
+  turnDoneSignal,
+  turnSignal,
+  type EventFields,
+  type Flow,
+  type Turn,
+  type TurnAsk,
+  type WebhookEvent,
+} from '../contracts';
 import { dbActivity } from './activities';
 import type { Progress } from './progress';
 
@@ -35,6 +45,7 @@ export async function takeTurn(event: WebhookEvent, flow: Flow, fields: EventFie
     order: entity.order,
     coalesce: coalesceTimes(entity),
     request: { eventId: event.id, workflowId: workflowInfo().workflowId, type: event.type, version, receivedAt: event.receivedAt },
+    ledgerEventId: ledgerEventId(event),
   };
   const byUpdate = patched(TURN_BY_UPDATE);
   let entityId: string;

@@ -56,6 +56,9 @@ writeFileSync(
           if: body.data.object.paid
         - flow: notifyGitHub
           if: body.data.object.amount_paid > 0
+      customer.subscription.updated:
+        - applySubscriptionEvent
+        - recordEvent
 ${stringify([
   { name: 'history-today', kind: 'stripe', secret: SECRET, workflowIdPrefix: 'history-today:', routes: HISTORY_ROUTES.today },
   { name: 'history-candidate', kind: 'stripe', secret: SECRET, workflowIdPrefix: 'history-candidate:', routes: HISTORY_ROUTES.candidate },
@@ -84,6 +87,16 @@ const ledger = async (eventId: string) =>
   ).rows;
 const consolePage = (pathname: string) => consoleAt(stack.url, ADMIN_TOKEN, pathname);
 const cli = (...args: string[]) => runCli([...args, '--json'], { DATABASE_URL: stack.workerEnv.DATABASE_URL, WEBHOOKS_CONFIG: config });
+
+it("a keyed flow's run of its own takes its key's turn, and the ledger names the key under the run's own ID", async () => {
+  const subscriptionId = `sub_${randomUUID()}`;
+  const update = signed('customer.subscription.updated', { id: subscriptionId, object: 'subscription', customer: 'cus_routed', status: 'active' });
+  const apply = subscriberWorkflowId(update.id, 'applySubscriptionEvent');
+  expect((await deliver(update)).status).toBe(202);
+  expect(await resultOnceStarted(stack.client, apply)).toMatchObject({ outcome: 'stored', entity: { key: subscriptionId, after: null } });
+  const keyed = await stack.db.query('SELECT entity_flow, entity_key FROM processed_events WHERE source = $1 AND event_id = $2', ['routed', apply]);
+  expect(keyed.rows).toEqual([{ entity_flow: 'applySubscriptionEvent', entity_key: subscriptionId }]);
+});
 
 it('one event to three flows, one filtered out: two runs of their own; a redelivery starts nothing; the failed one is retried alone', async () => {
   const checkout = signed('checkout.session.completed', {
