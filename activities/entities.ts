@@ -1,14 +1,22 @@
-import { WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
-import { askTurnUpdate, entityWorkflowId, requestTurnSignal, turnDoneSignal, type Activities, type EntityInput, type TurnAsk } from '../contracts';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import {
+  entityWorkflowId,
+  keyGivenSignal,
+  nextTurns,
+  requestTurnSignal,
+  turnDoneSignal,
+  type Activities,
+  type Applied,
+  type EntityInput,
+  type TurnAsk,
+  type TurnDone,
+} from '../contracts';
 import { keyEntityFlow } from '../src/flows';
-import { entityRecord, keyEvent, recordApplied, recordParked } from '../src/db/entities';
+import { claimKey, entityRecord, freeKey, keyHolder, recordApplied, recordParked, releaseKey, takeKey, type Parked } from '../src/db/entities';
 import { workflowState } from '../src/temporal/availability';
 import { coalesceWindow } from '../src/flows';
 import type { ActivityDeps } from './index';
 import { count, observe } from './metrics';
-
-/** How long (ms) an event waits for its entity to answer its update before it asks by signal instead. */
-const UPDATE_DEADLINE = 5_000;
 
 /** The activities of keyed flows' turns (workflows/entity.ts, workflows/turns.ts). */
 export function createEntityActivities({
@@ -17,68 +25,90 @@ export function createEntityActivities({
   taskQueue,
 }: Pick<ActivityDeps, 'db' | 'temporal' | 'taskQueue'>): Pick<
   Activities,
-  'askTurn' | 'endTurn' | 'requestTurn' | 'readEntity' | 'recordEntity' | 'eventWorkflowOpen'
+  'askTurn' | 'endTurn' | 'takeKey' | 'freeKey' | 'requestTurn' | 'readEntity' | 'recordEntity' | 'eventWorkflowOpen'
 > {
-  /**
-   * How the entity of an ask starts if it is not running: from what the database kept of its key,
-   * so that it answers in its first workflow task. Marks the event as one of the key's, and says
-   * whether another of the key's events is not done yet (the key is busy).
-   */
-  const entityStart = async (ask: TurnAsk) => {
+  /** How the key's entity starts if it is not running: without `last`, it reads what the database kept of its key. */
+  const entityStart = (ask: Pick<TurnAsk, 'flow' | 'source' | 'key' | 'order' | 'coalesce'>, kept?: Pick<EntityInput, 'last' | 'parked'>) => {
     const { flow, source, key, order, coalesce = null } = ask;
-    const { last, parked, othersOpen } = await keyEvent(db, ask, ask.ledgerEventId ?? ask.request.eventId);
-    const input: EntityInput = { flow, source, key, order, coalesce: coalesce && coalesceWindow(coalesce), last, parked };
-    const start = { workflowId: entityWorkflowId(flow, source, key), taskQueue, args: [input] as [EntityInput], staticSummary: `${source} · ${flow} · ${key}` };
-    return { start, busy: othersOpen || parked !== null };
+    const input: EntityInput = { flow, source, key, order, coalesce: coalesce && coalesceWindow(coalesce), ...kept };
+    return { workflowId: entityWorkflowId(flow, source, key), taskQueue, args: [input] as [EntityInput], staticSummary: `${source} · ${flow} · ${key}` };
   };
   /** Signal-with-start: the request is in the entity's history as soon as the server answers; the turn comes as a signal. */
-  const askBySignal = (ask: TurnAsk, start: Awaited<ReturnType<typeof entityStart>>['start']) =>
+  const askBySignal = (ask: TurnAsk, start: ReturnType<typeof entityStart>) =>
     temporal.workflow.signalWithStart(keyEntityFlow.workflow, { ...start, signal: requestTurnSignal, signalArgs: [ask.request] });
+  /** Hands the key to its entity, started if it is not running: it may give turns now. */
+  const giveKey = (ask: TurnAsk, kept?: Pick<EntityInput, 'last' | 'parked'>) =>
+    temporal.workflow.signalWithStart(keyEntityFlow.workflow, { ...entityStart(ask, kept), signal: keyGivenSignal, signalArgs: [] });
+  const ref = ({ flow, source, key }: TurnAsk) => ({ flow, source, key });
+  /**
+   * The event holding its key lets it go, recording how it ended, and hands the key to the entity
+   * when events wait there or the key parks. Said again once the entity has the key (a repeat, or
+   * the event run again by `entities retry` of its failure), it hands the key over again and answers
+   * false: the event then tells the entity how it ended, as one the entity gave its turn (the entity
+   * takes a second `keyGiven`, or the ending of an event it is not running, as nothing).
+   */
+  const releaseHeld = async (ask: TurnAsk, entityId: string, ended: { applied?: Applied; parked?: Parked }): Promise<boolean> => {
+    const released = await releaseKey(db, ref(ask), { holder: ask.request.workflowId, entityId, ...ended });
+    if (released && !released.toEntity) return true;
+    if (!released && (await keyHolder(db, ref(ask))) !== entityId) return true;
+    await giveKey(ask, released ? { last: released.last, parked: released.parked } : undefined);
+    return released !== null;
+  };
+  /** Tells the key's entity how the event it gave its turn ended (an entity that is gone waits for nothing). */
+  const tellEntity = async (entityId: string, done: TurnDone) => {
+    try {
+      await temporal.workflow.getHandle(entityId).signal(turnDoneSignal, done);
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+    }
+  };
 
   return {
     /**
-     * Update-with-start, answered in the entity's workflow task that takes it: the turn when the key
-     * is free, else null (the turn comes as a signal). An event of a busy key (another of its events
-     * not done, or one parked) or of a coalescing key would only be told to wait, so it asks by
-     * signal-with-start: the entity takes a burst of signals in few workflow tasks, and Temporal
-     * takes at most 10 updates in flight per workflow. So does an event whose update is refused or
-     * not answered within UPDATE_DEADLINE (the entity closing, or slow). A repeat (activity retry,
-     * reset, an update taken after all) asks again, and the entity answers the same.
+     * A free key is taken by the event itself, in the same round trip that marks the event as the
+     * key's: no entity runs, and the event goes, or is superseded by the version last applied. Any
+     * other event (the key held, parked, or coalescing) waits in the entity, asked by
+     * signal-with-start: the entity takes a burst of signals in few workflow tasks. A repeat
+     * (activity retry, reset) of the holder still holds the key; of another event, asks again, and
+     * the entity answers the same.
      */
     async askTurn(ask) {
-      const { start, busy } = await entityStart(ask);
-      if (!busy && ask.order !== 'coalesce') {
-        try {
-          const turn = await temporal.withDeadline(Date.now() + UPDATE_DEADLINE, () =>
-            temporal.workflow.executeUpdateWithStart(askTurnUpdate, {
-              args: [ask.request],
-              startWorkflowOperation: new WithStartWorkflowOperation(keyEntityFlow.workflow, { ...start, workflowIdConflictPolicy: 'USE_EXISTING' }),
-            }),
-          );
-          count('turnRequests', { flow: ask.flow, by: 'update' });
-          return { entityId: start.workflowId, turn };
-        } catch {
-          await askBySignal(ask, start);
-          count('turnRequests', { flow: ask.flow, by: 'update-refused' });
-          return { entityId: start.workflowId, turn: null };
+      const entityId = entityWorkflowId(ask.flow, ask.source, ask.key);
+      const claim = await claimKey(db, ask, { eventId: ask.ledgerEventId ?? ask.request.eventId, request: ask.request, mayHold: ask.order !== 'coalesce' });
+      if (claim.held) {
+        const { go, superseded } = nextTurns(ask.order, [ask.request], claim.last);
+        count('turnRequests', { flow: ask.flow, by: 'key' });
+        if (go) return { entityId, turn: { go: true, after: claim.last }, held: true };
+        // Not newer than the version last applied: it ends at once, and lets the key go.
+        await releaseHeld(ask, entityId, {});
+        return { entityId, turn: { go: false, after: superseded[0]!.after } };
+      }
+      await askBySignal(ask, entityStart(ask, { last: claim.last, parked: claim.parked }));
+      count('turnRequests', { flow: ask.flow, by: 'entity' });
+      return { entityId, turn: null };
+    },
+
+    async endTurn({ entityId, done, held }) {
+      if (held) {
+        const applied = done.failure === null ? { eventId: held.request.eventId, version: held.request.version } : undefined;
+        const parked = done.failure === null ? undefined : { ...held.request, failure: done.failure };
+        if (await releaseHeld(held, entityId, { applied, parked })) {
+          if (applied && held.request.receivedAt) observe('keyLag', Date.now() - Date.parse(held.request.receivedAt), { flow: held.flow });
+          return;
         }
       }
-      await askBySignal(ask, start);
-      count('turnRequests', { flow: ask.flow, by: 'signal' });
-      return { entityId: start.workflowId, turn: null };
+      await tellEntity(entityId, done);
     },
 
-    async endTurn({ entityId, done }) {
-      try {
-        await temporal.workflow.getHandle(entityId).signal(turnDoneSignal, done);
-      } catch (error) {
-        // The entity is gone (terminated): nothing waits to hear how the event ended.
-        if (!(error instanceof WorkflowNotFoundError)) throw error;
-      }
+    async takeKey({ from, ...keyRef }) {
+      return takeKey(db, keyRef, { entityId: entityWorkflowId(keyRef.flow, keyRef.source, keyRef.key), from });
     },
+
+    freeKey: (keyRef) => freeKey(db, keyRef, entityWorkflowId(keyRef.flow, keyRef.source, keyRef.key)),
 
     async requestTurn(ask) {
-      const { start } = await entityStart(ask);
+      const claim = await claimKey(db, ask, { eventId: ask.ledgerEventId ?? ask.request.eventId, request: ask.request, mayHold: false });
+      const start = entityStart(ask, { last: claim.last, parked: claim.parked });
       await askBySignal(ask, start);
       return start.workflowId;
     },

@@ -15,7 +15,8 @@ const COUNTERS = {
   deliveries: { name: 'durable_webhooks_deliveries', description: 'Outbound /v1 delivery attempts, by outcome' },
   turnRequests: {
     name: 'durable_webhooks_entity_turn_requests',
-    description: "Keyed flows' requests for their key's turn, by flow and how the entity took them: update (answered at once) or signal (the update refused)",
+    description:
+      "Keyed flows' requests for their key's turn, by flow and how they had it: key (the key was free, taken with no entity) or entity (waited in the key's entity)",
   },
 } as const;
 

@@ -67,13 +67,31 @@ export interface Activities {
    */
   reconcileProvider(input: { provider: ReconcileProvider; since: string } & Partial<Omit<BackfillInput, 'provider' | 'since'>>): Promise<BackfillCounts>;
   /**
-   * Update-with-start of the key's entity workflow with the event's request for its turn (the entity
-   * starts from what the database kept of the key): its workflow ID, and the turn when the key was
-   * free, or null when the event waits for its `turn` signal.
+   * Takes the key for the event when it is free (nothing holds it, nothing waits on it): the event
+   * runs with no entity (`held`), and `turn` says whether it goes or is superseded. Otherwise
+   * signal-with-start of the key's entity with the request (the entity starts from what the database
+   * kept of the key), and a null turn: the event waits for its `turn` signal. Histories from before
+   * hold turns the entity answered by update.
    */
-  askTurn(input: TurnAsk): Promise<{ entityId: string; turn: TurnAnswer }>;
-  /** Tells the key's entity how the event that had its turn ended (an entity that is gone waits for nothing). */
-  endTurn(input: { entityId: string; done: TurnDone }): Promise<void>;
+  askTurn(input: TurnAsk): Promise<{ entityId: string; turn: TurnAnswer; held?: boolean }>;
+  /**
+   * How the event that had its turn ended. An event that held its key itself (`held`, its ask)
+   * records it applied or parked and lets the key go, to the entity when events wait there or the
+   * key is parked; an event that had its turn from the entity tells the entity (an entity that is
+   * gone waits for nothing).
+   */
+  endTurn(input: { entityId: string; done: TurnDone; held?: TurnAsk }): Promise<void>;
+  /**
+   * The key's entity takes its key before it gives a turn: held, with what the key's holders kept
+   * (the last event applied, the failed event it waits on), or the event holding it now (the key is
+   * then marked handed off, and that event hands it over with `keyGiven` when it ends). `from`:
+   * a holder whose workflow has ended without letting the key go.
+   */
+  takeKey(
+    input: EntityRef & { from?: string },
+  ): Promise<{ held: true; last: Applied | null; parked: (TurnRequest & { failure: string }) | null } | { held: false; holder: TurnRequest }>;
+  /** The key's entity, with nothing left to run, lets its key go. */
+  freeKey(ref: EntityRef): Promise<void>;
   /** Signal-with-start of the key's entity with the request, as events asked before `askTurn`: their histories replay through it. */
   requestTurn(input: TurnAsk): Promise<string>;
   /** What the database kept of a key, which a new entity starts from: the last event applied, and the failed event it waits on. */

@@ -5,8 +5,9 @@ import { INTERNAL_WORKFLOW_ID_PREFIX } from './events';
 /**
  * Entities: a keyed flow's events about one business object (a Shopify order, a Stripe object)
  * take turns, one at a time, in the order of the version their signed bodies carry. Each event keeps
- * its own workflow (its ID is the event ID): it asks the key's entity workflow for its turn, runs
- * when the entity grants it, and tells the entity how it ended (docs/entities.md).
+ * its own workflow (its ID is the event ID). An event whose key is free holds the key itself and
+ * runs at once; while the key is held, events wait in the key's entity workflow, which gives them
+ * their turns once the key is handed to it, and hears how each ended (docs/entities.md).
  */
 
 /**
@@ -122,6 +123,8 @@ export interface EntityState {
   parked: (TurnRequest & { failure: string }) | null;
   applied: number;
   superseded: number;
+  /** Whether the entity holds its key in the database (it takes it before it gives a turn); false in entities from before. */
+  holdsKey: boolean;
 }
 
 /** The entity's input: its identity, and what a continue-as-new carries over (without `last`, it reads the database). */
@@ -131,6 +134,8 @@ export const requestTurnSignal = defineSignal<[TurnRequest]>('requestTurn');
 export const askTurnUpdate = defineUpdate<TurnAnswer, [TurnRequest]>('askTurn');
 export const turnSignal = defineSignal<[Turn]>('turn');
 export const turnDoneSignal = defineSignal<[TurnDone]>('turnDone');
+/** The event that held a key hands it to the key's entity (`takeKey`): the entity may give turns now. */
+export const keyGivenSignal = defineSignal('keyGiven');
 export const entityActionSignal = defineSignal<[EntityAction]>('entityAction');
 export const entityStateQuery = defineQuery<EntityState>('entityState');
 

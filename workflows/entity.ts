@@ -1,9 +1,10 @@
-import { condition, continueAsNew, getExternalWorkflowHandle, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, continueAsNew, getExternalWorkflowHandle, patched, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   askTurnUpdate,
   defineFlow,
   entityActionSignal,
   entityStateQuery,
+  keyGivenSignal,
   nextTurns,
   requestTurnSignal,
   turnDoneSignal,
@@ -38,16 +39,21 @@ const RUNNING_CHECK = '10 minutes';
 const HISTORY_BOUND = 10_000;
 /** The workflow task's time, in milliseconds. */
 const now = () => workflowTime().getTime();
+/** The patch from which the entity holds its key in the database while it gives turns, and lets it go when idle. */
+const KEY_IN_DATABASE = 'entity-key-in-database';
 /** Answers in flight at once: a burst's superseded events, well under the 2,000 signals one workflow may have pending. */
 const ANSWERS_AT_ONCE = 500;
 
 /**
- * The turns of one key (`durable-webhooks:entity:<flow>:<source>:<key>`), started by the first
- * event's update-with-start, or signal-with-start (docs/entities.md). One event runs at a time; the
- * next is the oldest version waiting (`serial`) or the newest, every older one superseded (`latest`,
- * and `coalesce` once a burst has gathered: the key quiet for its quiet time, or its ceiling reached). An event that fails parks the
- * key until an operator skips or retries it (`durable-webhooks entities skip|retry`); other keys run
- * on. Everything it knows is carried across continue-as-new and kept in the database.
+ * The turns of one key (`durable-webhooks:entity:<flow>:<source>:<key>`) while the key is busy: an
+ * event of a free key holds the key itself and runs with no entity; one that comes while the key is
+ * held, parked or coalescing starts the entity by signal-with-start (docs/entities.md). The entity
+ * takes the key (at once, or once its holder hands it over) before it gives a turn, and lets it go
+ * when nothing is left. One event runs at a time; the next is the oldest version waiting (`serial`)
+ * or the newest, every older one superseded (`latest`, and `coalesce` once a burst has gathered: the
+ * key quiet for its quiet time, or its ceiling reached). An event that fails parks the key until an
+ * operator skips or retries it (`durable-webhooks entities skip|retry`); other keys run on.
+ * Everything it knows is carried across continue-as-new and kept in the database.
  */
 export async function keyEntity(input: EntityInput): Promise<EntityState> {
   const state: EntityState = {
@@ -63,8 +69,13 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
     parked: input.parked ?? null,
     applied: input.applied ?? 0,
     superseded: input.superseded ?? 0,
+    holdsKey: input.holdsKey ?? false,
   };
+  // Histories from before the key was held in the database give turns without it, and wait an hour when idle.
+  const keyInDatabase = patched(KEY_IN_DATABASE);
   const ref = { flow: state.flow, source: state.source, key: state.key };
+  // Answered from the start, while the read below runs too (the console shows a key just handed over).
+  setHandler(entityStateQuery, () => state);
   // A new entity started by a signal (not by an update, which brings what the database kept, nor by a
   // continue-as-new) reads what the database kept of the key first.
   if (input.last === undefined) Object.assign(state, await dbActivity.readEntity(ref));
@@ -72,6 +83,8 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
   const actions: EntityAction[] = [];
   /** The running event asked again (a reset of its workflow): it gets its turn again. */
   let askedAgain = false;
+  /** How often the key's holder has handed it over (`keyGiven`): the entity takes it then. */
+  let given = 0;
 
   /** A request for a turn joins those waiting, unless it is already waiting or parked. */
   const wait = (request: TurnRequest) => {
@@ -84,13 +97,13 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
     else wait(request);
   });
   /**
-   * An event's request by update: a free key (nothing running, waiting or parked, no burst to
-   * gather) answers with the turn at once, so the event runs with no signal between the two; any
-   * other waits, and its turn comes as a signal. The running event asking again gets its turn again.
+   * An event's request by update, as events asked before a free key was held with no entity (their
+   * histories replay through it): a free key answered with the turn at once; any other waits, and
+   * its turn comes as a signal. The running event asking again gets its turn again.
    */
   setHandler(askTurnUpdate, (request): TurnAnswer => {
     if (state.running?.eventId === request.eventId) return { go: true, after: state.last };
-    if (state.running || state.parked || state.coalesce || state.pending.length > 0) {
+    if (keyInDatabase || state.running || state.parked || state.coalesce || state.pending.length > 0) {
       wait(request);
       return null;
     }
@@ -103,9 +116,9 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
   const gathering = () =>
     state.coalesce && state.burst ? Math.min(state.burst.latest + state.coalesce.quiet, state.burst.since + state.coalesce.ceiling) - now() : 0;
   setHandler(turnDoneSignal, (done) => void ended.set(done.eventId, done));
+  setHandler(keyGivenSignal, () => void given++);
   // An action for a key that waits on nothing has nothing to act on (the operations refuse it first).
   setHandler(entityActionSignal, (action) => void (state.parked && actions.push(action)));
-  setHandler(entityStateQuery, () => state);
 
   const show = () =>
     setCurrentDetails(
@@ -127,9 +140,27 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
     }
   };
 
+  /** Whether the entity needs its key: to give a turn, while its event runs, or while the key waits on a failed event. */
+  const needsKey = () => state.running !== null || state.parked !== null || (state.pending.length > 0 && gathering() <= 0);
+
   for (;;) {
     show();
-    if (state.parked) {
+    if (keyInDatabase && !state.holdsKey && needsKey()) {
+      const before = given;
+      const taken = await dbActivity.takeKey(ref);
+      // What the key's previous holder applied, or parked on, is where the entity goes on from.
+      if (taken.held) Object.assign(state, { holdsKey: true, last: taken.last, parked: taken.parked ?? state.parked });
+      else if (!(await condition(() => given > before, RUNNING_CHECK)) && !(await dbActivity.eventWorkflowOpen(taken.holder.workflowId))) {
+        // Its holder's workflow ended without letting the key go (terminated): the entity takes the
+        // key, and the key waits on that event as on any that failed.
+        const forced = await dbActivity.takeKey({ ...ref, from: taken.holder.workflowId });
+        if (forced.held) {
+          Object.assign(state, { holdsKey: true, last: forced.last });
+          state.parked = { ...taken.holder, failure: 'its workflow ended without letting its key go (terminated?)' };
+          await dbActivity.recordEntity({ ...ref, parked: state.parked });
+        }
+      }
+    } else if (state.parked) {
       await condition(() => actions.length > 0);
       const action = actions.shift()!;
       if (action.action === 'retry') state.running = state.parked;
@@ -176,6 +207,14 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
         const given = await Promise.all(answers.slice(from, from + ANSWERS_AT_ONCE).map(([request, turn]) => give(request, turn)));
         if (from === 0 && go && !given[0]) state.running = null;
       }
+    } else if (keyInDatabase) {
+      // Nothing left to run: the key goes back to the database, and the next event holds it itself.
+      // One that asked in the same workflow task still gets its turn.
+      if (state.holdsKey) {
+        await dbActivity.freeKey(ref);
+        state.holdsKey = false;
+      }
+      if (state.pending.length === 0 && state.running === null && state.parked === null) return state;
     } else if (!(await condition(() => state.pending.length > 0 || state.running !== null, IDLE_TIMEOUT))) {
       // An event that asks in the same workflow task as the idle timeout still gets its turn.
       if (state.pending.length === 0 && state.running === null) return state;

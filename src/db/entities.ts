@@ -4,11 +4,16 @@ import type { Queryable } from './database';
 /** The failed event a key waits on: its request for the turn, and the failure. */
 export type Parked = TurnRequest & { failure: string };
 
-/** A key as the database keeps it (`entity_keys`): the last event applied, and the failed event it waits on. */
+/**
+ * A key as the database keeps it (`entity_keys`): the last event applied, the failed event it waits
+ * on, and who holds it: the event running with no entity (its request), or the key's entity.
+ */
 export interface EntityRecord extends EntityRef {
   last: Applied | null;
   appliedAt: Date | null;
   parked: Parked | null;
+  holder: string | null;
+  running: TurnRequest | null;
   updatedAt: Date;
 }
 
@@ -20,6 +25,8 @@ interface Row {
   last_version: Version | null;
   applied_at: Date | null;
   parked: Parked | null;
+  holder: string | null;
+  holder_request: TurnRequest | null;
   updated_at: Date;
 }
 
@@ -30,6 +37,8 @@ const toRecord = (row: Row): EntityRecord => ({
   last: row.last_event_id === null ? null : { eventId: row.last_event_id, version: row.last_version ?? [] },
   appliedAt: row.applied_at,
   parked: row.parked,
+  holder: row.holder,
+  running: row.holder_request,
   updatedAt: row.updated_at,
 });
 
@@ -82,25 +91,125 @@ export async function parkedCounts(db: Queryable): Promise<Array<{ flow: string;
   return rows.map((row) => ({ flow: row.flow, source: row.source, count: Number(row.count) }));
 }
 
+/** What an event's ask found of its key: what the key's entity starts from, and whether the event now holds the key itself. */
+export interface KeyClaim extends KeyState {
+  held: boolean;
+}
+
+/** What a key's holders keep of it: the last event applied, and the failed event it waits on. */
+export interface KeyState {
+  last: Applied | null;
+  parked: Parked | null;
+}
+
+type KeyRow = Pick<Row, 'last_event_id' | 'last_version' | 'parked'>;
+const keyState = (row: KeyRow): KeyState => ({
+  last: row.last_event_id === null ? null : { eventId: row.last_event_id, version: row.last_version ?? [] },
+  parked: row.parked,
+});
+
 /**
  * Marks an event as its flow's, at this key (until it completes, the receiver counts it among the
- * key's events not done), and reads, in the same round trip, what the key's entity starts from (the
- * last event applied, the failed event it waits on) and whether another of its events is not done.
+ * key's events not done), and takes the key for it if the key is free: nobody holds it, no failed
+ * event waits, no other of its events is open (one an entity from before still runs), and the
+ * flow's order lets an event run at once (`mayHold`; a coalescing key's events gather in its
+ * entity). The event holding the key runs with no entity. Otherwise the key is marked handed off:
+ * the event waits in the entity, and the holder hands the key over when it ends. Asked again (a
+ * retry, a reset), the holder still holds it. One round trip, under the key's row lock.
  */
-export async function keyEvent(db: Queryable, ref: EntityRef, eventId: string): Promise<{ last: Applied | null; parked: Parked | null; othersOpen: boolean }> {
-  const { rows } = await db.query<Pick<Row, 'last_event_id' | 'last_version' | 'parked'> & { others_open: boolean }>(
-    `WITH marked AS (UPDATE processed_events SET entity_flow = $3, entity_key = $4 WHERE source = $1 AND event_id = $2)
-     SELECT k.last_event_id, k.last_version, k.parked,
-       EXISTS (SELECT 1 FROM processed_events WHERE entity_flow = $3 AND source = $1 AND entity_key = $4 AND status = 'processing' AND event_id <> $2) AS others_open
-     FROM (SELECT) AS one LEFT JOIN entity_keys k ON k.flow = $3 AND k.source = $1 AND k.key = $4`,
-    [ref.source, eventId, ref.flow, ref.key],
+export async function claimKey(db: Queryable, ref: EntityRef, ask: { eventId: string; request: TurnRequest; mayHold: boolean }): Promise<KeyClaim> {
+  const { rows } = await db.query<KeyRow & { held: boolean }>(
+    `WITH marked AS (UPDATE processed_events SET entity_flow = $3, entity_key = $4 WHERE source = $1 AND event_id = $2),
+     others AS (SELECT EXISTS (SELECT 1 FROM processed_events WHERE entity_flow = $3 AND source = $1 AND entity_key = $4
+       AND status = 'processing' AND event_id <> $2) AS open)
+     INSERT INTO entity_keys AS k (flow, source, key, holder, holder_request, handoff)
+     SELECT $3, $1, $4, CASE WHEN $6::boolean AND NOT open THEN $5::text END, CASE WHEN $6::boolean AND NOT open THEN $7::jsonb END,
+       NOT ($6::boolean AND NOT open)
+     FROM others
+     ON CONFLICT (flow, source, key) DO UPDATE SET
+       holder = CASE WHEN k.holder IS NULL AND k.parked IS NULL AND EXCLUDED.holder IS NOT NULL THEN EXCLUDED.holder ELSE k.holder END,
+       holder_request = CASE WHEN k.holder IS NULL AND k.parked IS NULL AND EXCLUDED.holder IS NOT NULL THEN EXCLUDED.holder_request ELSE k.holder_request END,
+       handoff = k.handoff OR NOT ((k.holder IS NULL AND k.parked IS NULL AND EXCLUDED.holder IS NOT NULL) OR k.holder IS NOT DISTINCT FROM $5::text)
+     RETURNING k.last_event_id, k.last_version, k.parked, k.holder IS NOT DISTINCT FROM $5::text AS held`,
+    [ref.source, ask.eventId, ref.flow, ref.key, ask.request.workflowId, ask.mayHold, JSON.stringify(ask.request)],
+  );
+  return { ...keyState(rows[0]!), held: rows[0]!.held };
+}
+
+/**
+ * The event holding its key ended: records it applied, or the failure the key now waits on, and lets
+ * the key go, to the key's entity (`entityId`) when an event waits there or the key is parked, else
+ * to nobody. Answers whether the entity holds the key now, or null when this event did not hold it
+ * (said before: a repeat).
+ */
+export async function releaseKey(
+  db: Queryable,
+  ref: EntityRef,
+  release: { holder: string; entityId: string; applied?: Applied; parked?: Parked },
+): Promise<({ toEntity: boolean } & KeyState) | null> {
+  const { applied = null, parked = null } = release;
+  const { rows } = await db.query<KeyRow & { to_entity: boolean }>(
+    `UPDATE entity_keys SET holder = CASE WHEN handoff OR $6::jsonb IS NOT NULL THEN $5 END, holder_request = NULL, handoff = false,
+       last_event_id = COALESCE($7, last_event_id), last_version = CASE WHEN $7::text IS NULL THEN last_version ELSE $8::jsonb END,
+       applied_at = CASE WHEN $7::text IS NULL THEN applied_at ELSE now() END, parked = COALESCE($6::jsonb, parked), updated_at = now()
+     WHERE flow = $1 AND source = $2 AND key = $3 AND holder = $4
+     RETURNING holder IS NOT NULL AS to_entity, last_event_id, last_version, parked`,
+    [
+      ref.flow,
+      ref.source,
+      ref.key,
+      release.holder,
+      release.entityId,
+      parked && JSON.stringify(parked),
+      applied?.eventId ?? null,
+      applied && JSON.stringify(applied.version),
+    ],
+  );
+  return rows[0] ? { toEntity: rows[0].to_entity, ...keyState(rows[0]) } : null;
+}
+
+/** Who holds a key now (an event's workflow ID or its entity's), if anyone. */
+export async function keyHolder(db: Queryable, ref: EntityRef): Promise<string | null> {
+  const { rows } = await db.query<{ holder: string | null }>('SELECT holder FROM entity_keys WHERE flow = $1 AND source = $2 AND key = $3', [
+    ref.flow,
+    ref.source,
+    ref.key,
+  ]);
+  return rows[0]?.holder ?? null;
+}
+
+/**
+ * The key's entity takes the key: when nobody holds it, when it holds it already (handed over), or
+ * from a holder whose workflow has ended (`from`). Otherwise the key is marked handed off, so that
+ * its holder hands it to the entity when it ends. Answers what the key's holders kept (the entity
+ * starts from it: its previous holder may have applied or parked an event), or the event holding it.
+ */
+export async function takeKey(
+  db: Queryable,
+  ref: EntityRef,
+  take: { entityId: string; from?: string },
+): Promise<({ held: true } & KeyState) | { held: false; holder: TurnRequest }> {
+  const { rows } = await db.query<KeyRow & { held: boolean; holder_request: TurnRequest }>(
+    `INSERT INTO entity_keys AS k (flow, source, key, holder) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (flow, source, key) DO UPDATE SET
+       holder = CASE WHEN k.holder IS NULL OR k.holder = $4 OR k.holder = COALESCE($5, $4) THEN $4 ELSE k.holder END,
+       holder_request = CASE WHEN k.holder IS NULL OR k.holder = $4 OR k.holder = COALESCE($5, $4) THEN NULL ELSE k.holder_request END,
+       handoff = NOT (k.holder IS NULL OR k.holder = $4 OR k.holder = COALESCE($5, $4))
+     RETURNING k.holder = $4 AS held, k.holder_request, k.last_event_id, k.last_version, k.parked`,
+    [ref.flow, ref.source, ref.key, take.entityId, take.from ?? null],
   );
   const row = rows[0]!;
-  return {
-    last: row.last_event_id === null ? null : { eventId: row.last_event_id, version: row.last_version ?? [] },
-    parked: row.parked,
-    othersOpen: row.others_open,
-  };
+  return row.held ? { held: true, ...keyState(row) } : { held: false, holder: row.holder_request };
+}
+
+/** The key's entity, with nothing left to run, lets its key go: the next event to ask holds it itself. */
+export async function freeKey(db: Queryable, ref: EntityRef, entityId: string): Promise<void> {
+  await db.query('UPDATE entity_keys SET holder = NULL, handoff = false WHERE flow = $1 AND source = $2 AND key = $3 AND holder = $4', [
+    ref.flow,
+    ref.source,
+    ref.key,
+    entityId,
+  ]);
 }
 
 /** The keys with the most events not done yet (waiting for their turn or running), the most first, for the receiver's gauge. */

@@ -491,6 +491,16 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
       )`,
     ],
   },
+  {
+    id: '025-key-holders',
+    statements: [
+      // Who runs a key's events now (docs/entities.md#how-it-runs-in-temporal): an event's workflow
+      // holding the key itself (the key was free when it asked, so no entity was started), the key's
+      // entity, or nobody (null). handoff: an event asked while another held the key, and waits in
+      // the entity; the holder hands the key to the entity when it ends.
+      `ALTER TABLE entity_keys ADD COLUMN holder text, ADD COLUMN holder_request jsonb, ADD COLUMN handoff boolean NOT NULL DEFAULT false`,
+    ],
+  },
 ];
 
 /**

@@ -7,7 +7,7 @@ import { OperationRejectedError } from '../core/errors';
 import { coalesceWindow, flowNamed } from '../flows';
 import type { EventOperations } from './operations';
 
-/** A key as operators see it: what its entity knows (or, once it completed, the database), and where to look. */
+/** A key as operators see it: what its entity knows (or, with none running, the database: the event holding the key runs), and where to look. */
 export interface EntityView extends Omit<EntityState, 'applied' | 'superseded'> {
   workflowId: string;
   /** Whether its entity workflow runs now; a key at rest has none until its next event. */
@@ -57,10 +57,11 @@ export class EntityOperations {
       burst: null,
       last: record.last,
       pending: [],
-      running: null,
+      running: record.running,
       parked: record.parked,
       applied: null,
       superseded: null,
+      holdsKey: record.holder === workflowId,
       workflowId,
       open: false,
       uiUrl,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout } from 'node:timers/promises';
-import { WorkflowFailedError } from '@temporalio/client';
-import { entityStateQuery, entityWorkflowId, statusQuery, type EventOutcome } from '../../contracts';
+import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { entityWorkflowId, statusQuery, type EventOutcome } from '../../contracts';
 import { EntityOperations } from '../../src/temporal/entities';
 import { EventOperations } from '../../src/temporal/operations';
 import { eventually } from '../support/eventually';
@@ -61,25 +61,61 @@ it('a paid order delivered before its older unpaid state: fulfilled once, and th
   expect(key).toMatchObject({ source: 'shopify', order: 'latest', last: { eventId: paid.id, version: [at(5)] }, parked: null });
 });
 
-it('an event of a free key has its turn in its request: the entity answers the update, no turn signal passes, and one signal says how it ended', async () => {
+/** The history's events of a workflow, and the signals it took and sent. */
+const historyOf = async (workflowId: string) => (await stack.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+type History = Awaited<ReturnType<typeof historyOf>>;
+const signalsTaken = (history: History) => history.flatMap((event) => event.workflowExecutionSignaledEventAttributes?.signalName ?? []);
+const signalsSent = (history: History) => history.filter((event) => event.signalExternalWorkflowExecutionInitiatedEventAttributes);
+const keyRow = async (orderId: number) =>
+  (
+    await stack.db.query<{ holder: string | null; handoff: boolean }>('SELECT holder, handoff FROM entity_keys WHERE flow = $1 AND source = $2 AND key = $3', [
+      FLOW,
+      'shopify',
+      String(orderId),
+    ])
+  ).rows;
+
+it('events of a free key hold it themselves, one after the other: no entity runs, no signal passes, and the key is let go', async () => {
   const paid = shopifyOrderPaid({ topic: 'orders/paid', updatedAt: at(5) });
   const created = shopifyOrderPaid({ topic: 'orders/create', orderId: paid.orderId, financialStatus: 'pending', updatedAt: at(1) });
   for (const delivery of [paid, created]) {
     expect((await deliver(delivery)).status).toBe(202);
     await resultOf(delivery.id);
   }
-  const events = async (workflowId: string) => (await stack.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
-  const signals = (history: Awaited<ReturnType<typeof events>>) => history.flatMap((event) => event.workflowExecutionSignaledEventAttributes?.signalName ?? []);
-  const sent = (history: Awaited<ReturnType<typeof events>>) => history.filter((event) => event.signalExternalWorkflowExecutionInitiatedEventAttributes);
   for (const delivery of [paid, created]) {
-    const history = await events(delivery.id);
-    expect(signals(history)).toEqual([]);
-    expect(sent(history)).toEqual([]);
+    const history = await historyOf(delivery.id);
+    expect(signalsTaken(history)).toEqual([]);
+    expect(signalsSent(history)).toEqual([]);
   }
-  const entity = await events(entityWorkflowId(FLOW, 'shopify', String(paid.orderId)));
-  expect(entity.filter((event) => event.workflowExecutionUpdateCompletedEventAttributes)).toHaveLength(2);
-  expect(signals(entity)).toEqual(['turnDone']);
-  expect(sent(entity)).toEqual([]);
+  await expect(stack.client.workflow.getHandle(entityWorkflowId(FLOW, 'shopify', String(paid.orderId))).describe()).rejects.toThrow(WorkflowNotFoundError);
+  expect(await keyRow(paid.orderId)).toEqual([{ holder: null, handoff: false }]);
+  expect(await entities.show(FLOW, String(paid.orderId))).toMatchObject({ open: false, holdsKey: false, running: null, last: { eventId: paid.id } });
+});
+
+it("an event that comes while another holds its key waits in the key's entity, which takes the key when the holder hands it over, and lets it go when done", async () => {
+  const created = shopifyOrderPaid({ topic: 'orders/paid', updatedAt: at(1) });
+  const updated = shopifyOrderPaid({ topic: 'orders/updated', orderId: created.orderId, updatedAt: at(2) });
+  const key = String(created.orderId);
+  const emailHeld = stack.resend.holdNext();
+  expect((await deliver(created)).status).toBe(202);
+  const release = await emailHeld;
+  expect(await keyRow(created.orderId)).toEqual([{ holder: created.id, handoff: false }]);
+  expect(await entities.show(FLOW, key)).toMatchObject({ open: false, running: { eventId: created.id } });
+
+  expect((await deliver(updated)).status).toBe(202);
+  await eventually('the next state waits in the entity', async () =>
+    (await entities.show(FLOW, key)).pending.some((request) => request.eventId === updated.id),
+  );
+  expect(await keyRow(created.orderId)).toEqual([{ holder: created.id, handoff: true }]);
+  release();
+  expect(await resultOf(created.id)).toMatchObject({ outcome: 'fulfilled', entity: { key, after: null } });
+  expect(await resultOf(updated.id)).toMatchObject({ outcome: 'already-fulfilled', entity: { key, after: created.id } });
+
+  const entityId = entityWorkflowId(FLOW, 'shopify', key);
+  expect(await stack.client.workflow.getHandle(entityId).result()).toMatchObject({ applied: 1, holdsKey: false, last: { eventId: updated.id }, pending: [] });
+  expect(signalsTaken(await historyOf(entityId))).toEqual(['requestTurn', 'keyGiven', 'turnDone']);
+  expect(await keyRow(created.orderId)).toEqual([{ holder: null, handoff: false }]);
+  expect(emailsOf(created.orderId)).toHaveLength(1);
 });
 
 it("one order's topics in a burst, shuffled, a fifth of them twice, all at once: applied one at a time in version order, the rest superseded, fulfilled once", async () => {
@@ -101,7 +137,6 @@ it("one order's topics in a burst, shuffled, a fifth of them twice, all at once:
   expect(answers.every((answer) => answer.status === 202 || answer.status === 200)).toBe(true);
 
   const outcomes = await Promise.all(states.map((state) => resultOf(state.id)));
-  const applied = outcomes.filter((outcome) => outcome.outcome !== 'superseded');
   const versions = appliedInOrder(outcomes).map((outcome) => version.get(outcome.eventId)!);
   expect(versions).toEqual(strictlyIncreasing(versions));
   // The newest state is never superseded; the order is fulfilled once, by a paid state.
@@ -109,8 +144,9 @@ it("one order's topics in a burst, shuffled, a fifth of them twice, all at once:
   const [order] = await orderRows(first.orderId);
   expect(version.get(order!.fulfilled_by)).toBeGreaterThanOrEqual(6);
   expect(emailsOf(first.orderId)).toHaveLength(1);
-  const state = await stack.client.workflow.getHandle(entityWorkflowId(FLOW, 'shopify', String(first.orderId))).query(entityStateQuery);
-  expect(state).toMatchObject({ applied: applied.length, superseded: states.length - applied.length, pending: [], running: null });
+  // Its entity, once nothing waits, lets the key go and completes.
+  await eventually('the entity is done', async () => (await entities.show(FLOW, String(first.orderId))).open === false);
+  expect(await keyRow(first.orderId)).toEqual([{ holder: null, handoff: false }]);
 });
 
 it('20 orders × 6 states, shuffled, a fifth twice, one in twenty held back until the rest are done: per order, none lost, none applied out of order or twice', async () => {

@@ -18,6 +18,7 @@ import {
   subscriberWorkflowId,
   backfillWorkflowId,
   bulkJobWorkflowId,
+  entityStateQuery,
   entityWorkflowId,
 } from '../../contracts';
 import { backfill, bulkAction, buildCheck, reconcile, recordCheckoutRefund, replayRoute, routeEvent, subscriptionEntity } from '../../workflows';
@@ -71,14 +72,30 @@ async function main(): Promise<void> {
 
   await deliver('fulfilCheckout', checkoutCompleted());
   await deliver('fulfilShopifyOrder', shopifyOrderPaid());
-  // A keyed flow's event and its key's entity: the paid state, then an older one it supersedes.
+  // A keyed flow's event holding its key, and its key's entity: the paid state holds the key (its
+  // email held back) while an older one comes, waits in the entity, and is superseded once the
+  // entity has the key.
   const paid = shopifyOrderPaid({ topic: 'orders/paid', updatedAt: '2026-12-01T10:05:00-05:00' });
-  await deliver('fulfilShopifyOrder-keyed', paid);
-  await deliver(
-    'fulfilShopifyOrder-superseded',
-    shopifyOrderPaid({ topic: 'orders/create', orderId: paid.orderId, financialStatus: 'pending', updatedAt: '2026-12-01T10:01:00-05:00' }),
-  );
+  const olderState = shopifyOrderPaid({ topic: 'orders/create', orderId: paid.orderId, financialStatus: 'pending', updatedAt: '2026-12-01T10:01:00-05:00' });
+  const emailHeld = stack.resend.holdNext();
+  const paidDone = deliver('fulfilShopifyOrder-keyed', paid);
+  const release = await emailHeld;
+  await post(`${stack.url}/webhooks/${olderState.path}`, olderState.headers, olderState.body);
   recorded.keyEntity = entityWorkflowId('fulfilShopifyOrder', 'shopify', String(paid.orderId));
+  // The entity answers once the older state's signal-with-start has reached the server (not found before that).
+  await eventually('the older state waits in the entity', () =>
+    stack.client.workflow
+      .getHandle(recorded.keyEntity!)
+      .query(entityStateQuery)
+      .then(
+        (state) => state.pending.some((request) => request.eventId === olderState.id),
+        () => false,
+      ),
+  );
+  release();
+  await paidDone;
+  await deliver('fulfilShopifyOrder-superseded', olderState);
+  await stack.client.workflow.getHandle(recorded.keyEntity).result();
   // A coalescing key: two updates of one customer in one burst, the newer stored, the older superseded.
   const customerId = `cus_${randomUUID()}`;
   await Promise.all([

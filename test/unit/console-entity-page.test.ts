@@ -19,6 +19,7 @@ const view: EntityView = {
   parked: null,
   applied: 0,
   superseded: 0,
+  holdsKey: false,
   workflowId: 'durable-webhooks:entity:syncStripeCustomer:stripe:cus_1',
   open: true,
   uiUrl: 'http://ui.test',
