@@ -76,8 +76,8 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
   const ref = { flow: state.flow, source: state.source, key: state.key };
   // Answered from the start, while the read below runs too (the console shows a key just handed over).
   setHandler(entityStateQuery, () => state);
-  // A new entity started by a signal (not by an update, which brings what the database kept, nor by a
-  // continue-as-new) reads what the database kept of the key first.
+  // A new entity started without what the database kept of the key (its starters pass it, and so
+  // does a continue-as-new; a repeated hand-over and histories from before do not) reads it first.
   if (input.last === undefined) Object.assign(state, await dbActivity.readEntity(ref));
   const ended = new Map<string, TurnDone>();
   const actions: EntityAction[] = [];
