@@ -30,13 +30,24 @@ interface Row {
   updated_at: Date;
 }
 
+/** What a key's holders keep of it: the last event applied, and the failed event it waits on. */
+export interface KeyState {
+  last: Applied | null;
+  parked: Parked | null;
+}
+
+type KeyRow = Pick<Row, 'last_event_id' | 'last_version' | 'parked'>;
+const keyState = (row: KeyRow): KeyState => ({
+  last: row.last_event_id === null ? null : { eventId: row.last_event_id, version: row.last_version ?? [] },
+  parked: row.parked,
+});
+
 const toRecord = (row: Row): EntityRecord => ({
   flow: row.flow,
   source: row.source,
   key: row.key,
-  last: row.last_event_id === null ? null : { eventId: row.last_event_id, version: row.last_version ?? [] },
+  ...keyState(row),
   appliedAt: row.applied_at,
-  parked: row.parked,
   holder: row.holder,
   running: row.holder_request,
   updatedAt: row.updated_at,
@@ -95,18 +106,6 @@ export async function parkedCounts(db: Queryable): Promise<Array<{ flow: string;
 export interface KeyClaim extends KeyState {
   held: boolean;
 }
-
-/** What a key's holders keep of it: the last event applied, and the failed event it waits on. */
-export interface KeyState {
-  last: Applied | null;
-  parked: Parked | null;
-}
-
-type KeyRow = Pick<Row, 'last_event_id' | 'last_version' | 'parked'>;
-const keyState = (row: KeyRow): KeyState => ({
-  last: row.last_event_id === null ? null : { eventId: row.last_event_id, version: row.last_version ?? [] },
-  parked: row.parked,
-});
 
 /**
  * Marks an event as its flow's, at this key (until it completes, the receiver counts it among the

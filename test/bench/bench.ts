@@ -32,7 +32,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
-import { Client, Connection, ServiceError } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import Stripe from 'stripe';
 import { request } from 'undici';
@@ -54,6 +54,7 @@ import { prepareNamespace } from '../../src/temporal/namespace';
 import { startOptions } from '../../src/intake/start-data';
 import { startWorker } from '../../src/temporal/worker';
 import { temporalSettings } from '../../src/temporal/connection';
+import { isUnavailable } from '../../src/temporal/availability';
 import { createTestDatabase } from '../support/database';
 import { passableTempDir } from '../support/dirs';
 import { CONSOLE_P95_TARGET_MS, measureConsole } from './console';
@@ -593,21 +594,18 @@ async function keyedThroughput(client: Client, url: string) {
   };
 }
 
-/** gRPC's RESOURCE_EXHAUSTED. */
-const RESOURCE_EXHAUSTED = 8;
-
 /**
  * A workflow's result, when thousands of the load generator's own long polls wait at once: the
- * server refuses those past its namespace's concurrent poller limit (RESOURCE_EXHAUSTED, "namespace
- * concurrent poller limit exceeded"), and this asks again, so that a refused poll is not counted as
- * a lost event.
+ * server refuses those past its namespace's concurrent poller limit ("namespace concurrent poller
+ * limit exceeded", which `isUnavailable` knows), and this asks again, so that a refused poll is not
+ * counted as a lost event.
  */
 async function resultWhenPollable(client: Client, workflowId: string): Promise<unknown> {
   for (;;) {
     try {
       return await client.workflow.getHandle(workflowId).result();
     } catch (error) {
-      if (!(error instanceof ServiceError && (error.cause as { code?: number } | undefined)?.code === RESOURCE_EXHAUSTED)) throw error;
+      if (!isUnavailable(error)) throw error;
       await delay(100);
     }
   }
