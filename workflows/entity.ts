@@ -41,6 +41,8 @@ const HISTORY_BOUND = 10_000;
 const now = () => workflowTime().getTime();
 /** The patch from which the entity holds its key in the database while it gives turns, and lets it go when idle. */
 const KEY_IN_DATABASE = 'entity-key-in-database';
+/** The patch from which every wait ends when continue-as-new is due, so signals cannot pile up in one run while an event runs. */
+const CONTINUE_WHILE_WAITING = 'entity-continue-while-waiting';
 /** Answers in flight at once: a burst's superseded events, well under the 2,000 signals one workflow may have pending. */
 const ANSWERS_AT_ONCE = 500;
 
@@ -73,6 +75,8 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
   };
   // Histories from before the key was held in the database give turns without it, and wait an hour when idle.
   const keyInDatabase = patched(KEY_IN_DATABASE);
+  // Histories from before wait for the running event, a hand-over or an operator however long their run grows.
+  const continueWhileWaiting = patched(CONTINUE_WHILE_WAITING);
   const ref = { flow: state.flow, source: state.source, key: state.key };
   // Answered from the start, while the read below runs too (the console shows a key just handed over).
   setHandler(entityStateQuery, () => state);
@@ -140,6 +144,18 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
     }
   };
 
+  /**
+   * Whether this run should end in continue-as-new: the server suggests it, or its history passed our
+   * bound. Each event's request is a signal, and Temporal refuses any past 10,000 in one run, so a
+   * busy key must go on in a new run even while it waits.
+   */
+  const continueAsNewDue = () => {
+    const { continueAsNewSuggested, historyLength } = workflowInfo();
+    return continueAsNewSuggested || historyLength > HISTORY_BOUND;
+  };
+  /** Every wait below also ends when continue-as-new is due (from the patch on), and goes to it. */
+  const due = () => continueWhileWaiting && continueAsNewDue();
+
   /** Whether the entity needs its key: to give a turn, while its event runs, or while the key waits on a failed event. */
   const needsKey = () => state.running !== null || state.parked !== null || (state.pending.length > 0 && gathering() <= 0);
 
@@ -150,7 +166,7 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
       const taken = await dbActivity.takeKey(ref);
       // What the key's previous holder applied, or parked on, is where the entity goes on from.
       if (taken.held) Object.assign(state, { holdsKey: true, last: taken.last, parked: taken.parked ?? state.parked });
-      else if (!(await condition(() => given > before, RUNNING_CHECK)) && !(await dbActivity.eventWorkflowOpen(taken.holder.workflowId))) {
+      else if (!(await condition(() => given > before || due(), RUNNING_CHECK)) && !(await dbActivity.eventWorkflowOpen(taken.holder.workflowId))) {
         // Its holder's workflow ended without letting the key go (terminated): the entity takes the
         // key, and the key waits on that event as on any that failed.
         const forced = await dbActivity.takeKey({ ...ref, from: taken.holder.workflowId });
@@ -161,36 +177,41 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
         }
       }
     } else if (state.parked) {
-      await condition(() => actions.length > 0);
-      const action = actions.shift()!;
-      if (action.action === 'retry') state.running = state.parked;
-      state.parked = null;
-      await dbActivity.recordEntity({ ...ref, parked: null });
+      await condition(() => actions.length > 0 || due());
+      const action = actions.shift();
+      // A second action sent while the first was on its way has nothing left to act on (and would keep the run from going on).
+      if (continueWhileWaiting) actions.length = 0;
+      if (action) {
+        if (action.action === 'retry') state.running = state.parked;
+        state.parked = null;
+        await dbActivity.recordEntity({ ...ref, parked: null });
+      }
     } else if (state.running) {
       const running = state.running;
       if (askedAgain) {
         askedAgain = false;
         await give(running, { go: true, after: state.last });
       }
-      if (!(await condition(() => ended.has(running.eventId) || askedAgain, RUNNING_CHECK))) {
+      if (!(await condition(() => ended.has(running.eventId) || askedAgain || due(), RUNNING_CHECK))) {
         if (!(await dbActivity.eventWorkflowOpen(running.workflowId)))
           ended.set(running.eventId, { eventId: running.eventId, failure: 'its workflow ended without saying how (terminated?)' });
       }
       const done = ended.get(running.eventId);
-      if (!done) continue;
-      ended.delete(running.eventId);
-      state.running = null;
-      if (done.failure === null) {
-        state.last = { eventId: running.eventId, version: running.version };
-        state.applied++;
-        await dbActivity.recordEntity({ ...ref, applied: state.last, receivedAt: running.receivedAt });
-      } else {
-        state.parked = { ...running, failure: done.failure };
-        await dbActivity.recordEntity({ ...ref, parked: state.parked });
-      }
+      if (done) {
+        ended.delete(running.eventId);
+        state.running = null;
+        if (done.failure === null) {
+          state.last = { eventId: running.eventId, version: running.version };
+          state.applied++;
+          await dbActivity.recordEntity({ ...ref, applied: state.last, receivedAt: running.receivedAt });
+        } else {
+          state.parked = { ...running, failure: done.failure };
+          await dbActivity.recordEntity({ ...ref, parked: state.parked });
+        }
+      } else if (!continueWhileWaiting) continue;
     } else if (state.pending.length > 0 && gathering() > 0) {
       const { latest } = state.burst!;
-      await condition(() => state.burst!.latest !== latest, gathering());
+      await condition(() => state.burst!.latest !== latest || due(), gathering());
     } else if (state.pending.length > 0) {
       const { go, superseded, waiting } = nextTurns(state.order, state.pending, state.last);
       state.pending = waiting;
@@ -219,10 +240,9 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
       // An event that asks in the same workflow task as the idle timeout still gets its turn.
       if (state.pending.length === 0 && state.running === null) return state;
     }
-    const { continueAsNewSuggested, historyLength } = workflowInfo();
     // Everything a signal brought is in the state it carries over, but an ending or an action not yet acted on.
     for (const eventId of ended.keys()) if (eventId !== state.running?.eventId) ended.delete(eventId);
-    if ((continueAsNewSuggested || historyLength > HISTORY_BOUND) && ended.size === 0 && actions.length === 0 && !askedAgain) {
+    if (continueAsNewDue() && ended.size === 0 && actions.length === 0 && !askedAgain) {
       await continueAsNew<typeof keyEntity>(state);
     }
   }

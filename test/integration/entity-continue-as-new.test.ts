@@ -1,0 +1,123 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { entityActionSignal, entityStateQuery, requestTurnSignal, turnDoneSignal, type Activities, type TurnRequest } from '../../contracts';
+import { keyEntity } from '../../workflows';
+import { startDevServer, type DevServer } from '../../src/dev/dev-server';
+import { prepareNamespace } from '../../src/temporal/namespace';
+import { workflowSinks } from '../../src/temporal/worker';
+import { eventually } from '../support/eventually';
+import { freePort } from '../support/ports';
+import { workflowBundle } from '../support/stack';
+
+/**
+ * Every event that comes while its key is busy asks the key's entity by signal, and Temporal refuses
+ * a run's signals past `history.maximumSignalsPerExecution` (10,000). An entity waiting for a slow
+ * event must therefore go on in a new run while it waits, or the key's later events are refused. On
+ * a dev server of this file's own with both limits scaled down (200 signals, continue-as-new
+ * suggested from 100 events), the entity takes 300 requests while one event runs, or while the key
+ * waits on a failed one for an operator, and what it waited for reaches the run it went on in.
+ */
+const SIGNAL_LIMIT = 200;
+let server: DevServer;
+let client: Client;
+let connection: NativeConnection;
+const dataDir = mkdtempSync(path.join(tmpdir(), 'dw-entity-can-'));
+beforeAll(async () => {
+  server = await startDevServer({
+    address: `127.0.0.1:${await freePort(1000)}`,
+    dataDir,
+    stdio: 'ignore',
+    dynamicConfig: [`history.maximumSignalsPerExecution=${SIGNAL_LIMIT}`, 'limit.historyCount.suggestContinueAsNew=100'],
+  });
+  const clientConnection = await Connection.connect({ address: server.address, connectTimeout: '60s' });
+  await prepareNamespace(clientConnection, 'default');
+  client = new Client({ connection: clientConnection, namespace: 'default' });
+  connection = await NativeConnection.connect({ address: server.address });
+});
+afterAll(async () => {
+  await connection?.close();
+  await client?.connection.close();
+  await server?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const request = (eventId: string, version: number): TurnRequest => ({ eventId, workflowId: eventId, type: 'orders/updated', version: [version] });
+const REQUESTS = SIGNAL_LIMIT * 1.5;
+
+/**
+ * An entity for key `key` whose first event, `evt_slow_<key>`, has its turn (its workflow open, with
+ * nothing polling its queue), and what the entity's activities were asked.
+ */
+async function entityWithSlowEvent(key: string) {
+  const running = request(`evt_slow_${key}`, 0);
+  await client.workflow.start('slowEvent', { workflowId: running.workflowId, taskQueue: 'nobody-polls' });
+  const records: unknown[] = [];
+  const freed: string[] = [];
+  const activities: Partial<Activities> = {
+    readEntity: async () => ({ last: null, parked: null }),
+    takeKey: async () => ({ held: true, last: null, parked: null }),
+    eventWorkflowOpen: async () => true,
+    recordEntity: async ({ applied, parked }) => void records.push(applied ?? { parked: parked?.eventId ?? null }),
+    freeKey: async ({ key }) => void freed.push(key),
+  };
+  const worker = await Worker.create({
+    connection,
+    taskQueue: `entity-continue-as-new-${key}`,
+    workflowBundle: await workflowBundle(),
+    sinks: workflowSinks(),
+    activities,
+  });
+  const started = await client.workflow.signalWithStart(keyEntity, {
+    workflowId: `durable-webhooks:entity:fulfilShopifyOrder:shopify:${key}`,
+    taskQueue: `entity-continue-as-new-${key}`,
+    args: [{ flow: 'fulfilShopifyOrder', source: 'shopify', key, order: 'latest' }],
+    signal: requestTurnSignal,
+    signalArgs: [running],
+  });
+  return { running, worker, records, freed, firstRun: started.signaledRunId, entity: client.workflow.getHandle(started.workflowId) };
+}
+
+/** The requests of events 1 to 300 of the key, one at a time, each accepted. */
+async function requestMoreThanOneRunTakes(entity: ReturnType<Client['workflow']['getHandle']>) {
+  for (let version = 1; version <= REQUESTS; version++) await entity.signal(requestTurnSignal, request(`evt_${version}`, version));
+}
+
+it('goes on in a new run while one event runs, so more requests than one run may take all land, and the event’s ending reaches the new run', async () => {
+  const { running, worker, records, freed, firstRun, entity } = await entityWithSlowEvent('1');
+  const state = await worker.runUntil(async () => {
+    await eventually('the slow event has its turn', async () => (await entity.query(entityStateQuery)).running?.eventId === running.eventId);
+    await requestMoreThanOneRunTakes(entity);
+    expect((await entity.describe()).runId).not.toBe(firstRun);
+    const waiting = await entity.query(entityStateQuery);
+    expect(waiting).toMatchObject({ running: { eventId: running.eventId }, holdsKey: true });
+    expect(waiting.pending).toHaveLength(REQUESTS);
+    await entity.signal(turnDoneSignal, { eventId: running.eventId, failure: null });
+    return entity.result();
+  });
+  // The slow event applied; of those that waited, the newest went (its workflow does not exist here, so nothing ran) and the rest were superseded.
+  expect(records).toEqual([{ eventId: running.eventId, version: [0] }]);
+  expect(state).toMatchObject({ last: { eventId: running.eventId }, applied: 1, superseded: REQUESTS - 1, running: null, pending: [] });
+  expect(freed).toEqual(['1']);
+});
+
+it('goes on in a new run while its key waits on a failed event for an operator, and the operator’s skip reaches the new run', async () => {
+  const { running, worker, records, freed, firstRun, entity } = await entityWithSlowEvent('2');
+  const state = await worker.runUntil(async () => {
+    await eventually('the slow event has its turn', async () => (await entity.query(entityStateQuery)).running?.eventId === running.eventId);
+    await entity.signal(turnDoneSignal, { eventId: running.eventId, failure: 'the carrier refused the label' });
+    await eventually('the key is parked', async () => (await entity.query(entityStateQuery)).parked !== null);
+    await requestMoreThanOneRunTakes(entity);
+    expect((await entity.describe()).runId).not.toBe(firstRun);
+    const waiting = await entity.query(entityStateQuery);
+    expect(waiting).toMatchObject({ parked: { eventId: running.eventId, failure: 'the carrier refused the label' }, running: null });
+    expect(waiting.pending).toHaveLength(REQUESTS);
+    await entity.signal(entityActionSignal, { action: 'skip', by: 'test', reason: 'shipped by hand' });
+    return entity.result();
+  });
+  expect(records).toEqual([{ parked: running.eventId }, { parked: null }]);
+  expect(state).toMatchObject({ last: null, applied: 0, superseded: REQUESTS - 1, parked: null, running: null, pending: [] });
+  expect(freed).toEqual(['2']);
+});
