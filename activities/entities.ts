@@ -1,5 +1,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import {
+  ENTITY_PRIORITY,
+  entityFlowOf,
   entityWorkflowId,
   keyGivenSignal,
   nextTurns,
@@ -31,14 +33,34 @@ export function createEntityActivities({
   const entityStart = (ask: Pick<TurnAsk, 'flow' | 'source' | 'key' | 'order' | 'coalesce'>, kept?: Pick<EntityInput, 'last' | 'parked'>) => {
     const { flow, source, key, order, coalesce = null } = ask;
     const input: EntityInput = { flow, source, key, order, coalesce: coalesce && coalesceWindow(coalesce), ...kept };
-    return { workflowId: entityWorkflowId(flow, source, key), taskQueue, args: [input] as [EntityInput], staticSummary: `${source} · ${flow} · ${key}` };
+    return {
+      workflowId: entityWorkflowId(flow, source, key),
+      taskQueue,
+      args: [input] as [EntityInput],
+      staticSummary: `${source} · ${flow} · ${key}`,
+      priority: ENTITY_PRIORITY,
+    };
+  };
+  /** A signal to the key's entity, counted when it fails (its activity retries it): a key whose signals keep failing makes no progress. */
+  const signalling = async (flow: string, signal: string, send: () => Promise<unknown>): Promise<void> => {
+    try {
+      await send();
+    } catch (error) {
+      // An entity that is gone is waiting for nothing (`tellEntity`).
+      if (!(error instanceof WorkflowNotFoundError)) count('entitySignalsFailed', { flow, signal });
+      throw error;
+    }
   };
   /** Signal-with-start: the request is in the entity's history as soon as the server answers; the turn comes as a signal. */
   const askBySignal = (ask: TurnAsk, start: ReturnType<typeof entityStart>) =>
-    temporal.workflow.signalWithStart(keyEntityFlow.workflow, { ...start, signal: requestTurnSignal, signalArgs: [ask.request] });
+    signalling(ask.flow, requestTurnSignal.name, () =>
+      temporal.workflow.signalWithStart(keyEntityFlow.workflow, { ...start, signal: requestTurnSignal, signalArgs: [ask.request] }),
+    );
   /** Hands the key to its entity, started if it is not running: it may give turns now. */
   const giveKey = (ask: TurnAsk, kept?: Pick<EntityInput, 'last' | 'parked'>) =>
-    temporal.workflow.signalWithStart(keyEntityFlow.workflow, { ...entityStart(ask, kept), signal: keyGivenSignal, signalArgs: [] });
+    signalling(ask.flow, keyGivenSignal.name, () =>
+      temporal.workflow.signalWithStart(keyEntityFlow.workflow, { ...entityStart(ask, kept), signal: keyGivenSignal, signalArgs: [] }),
+    );
   const ref = ({ flow, source, key }: TurnAsk) => ({ flow, source, key });
   /**
    * The event holding its key lets it go, recording how it ended, and hands the key to the entity
@@ -57,7 +79,7 @@ export function createEntityActivities({
   /** Tells the key's entity how the event it gave its turn ended (an entity that is gone waits for nothing). */
   const tellEntity = async (entityId: string, done: TurnDone) => {
     try {
-      await temporal.workflow.getHandle(entityId).signal(turnDoneSignal, done);
+      await signalling(entityFlowOf(entityId), turnDoneSignal.name, () => temporal.workflow.getHandle(entityId).signal(turnDoneSignal, done));
     } catch (error) {
       if (!(error instanceof WorkflowNotFoundError)) throw error;
     }

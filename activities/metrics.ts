@@ -18,6 +18,11 @@ const COUNTERS = {
     description:
       "Keyed flows' requests for their key's turn, by flow and how they had it: key (the key was free, taken with no entity) or entity (waited in the key's entity)",
   },
+  entitySignalsFailed: {
+    name: 'durable_webhooks_entity_signals_failed',
+    description:
+      "Signals to a key's entity that failed, by flow and signal (requestTurn, keyGiven, turnDone): the server refused them (a run past its signal limit, or closing) or was out of reach. Their activity retries them; a count that keeps rising is a key making no progress",
+  },
 } as const;
 
 export function count(counter: keyof typeof COUNTERS, tags: Record<string, string> = {}): void {

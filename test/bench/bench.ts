@@ -233,7 +233,9 @@ async function startTemporal(): Promise<{ address: string; stop(): Promise<void>
 }
 
 async function main(): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  // The worker's metrics, served where the hot key reads how many of its entity's signals failed.
+  metricsUrl = `http://127.0.0.1:${await freePort()}/metrics`;
+  Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { metrics: { prometheus: { bindAddress: new URL(metricsUrl).host } } } });
   // First, on a quiet machine: what refusing the worst unauthenticated deliveries costs, and the
   // console's pages on a million stored events.
   const hostile = await measureHostileCosts();
@@ -509,7 +511,7 @@ async function measure(
     console.log(`\nhistory events per flow (fulfilCheckout): ${sustained.historyEvents}`);
     console.log(`keyed: ${keyed.keyedPerSecond} Shopify orders/s completed against ${keyed.unkeyedPerSecond} checkouts/s, ${keyed.events} of each`);
     console.log(
-      `hot key: ${hot.events} states of one order at ${HOT_KEY_RATE}/s for ${HOT_KEY_SECONDS} s: ${hot.applied} applied, ${hot.superseded} superseded, ${hot.lost} lost; key lag p50 ${hot.lagP50} ms, p99 ${hot.lagP99} ms; its entity ran ${hot.entityRuns} time(s) (continue-as-new), ${hot.terminated} terminated`,
+      `hot key: ${hot.events} states of one order at ${HOT_KEY_RATE}/s for ${HOT_KEY_SECONDS} s: ${hot.applied} applied, ${hot.superseded} superseded, ${hot.lost} lost; key lag p50 ${hot.lagP50} ms, p99 ${hot.lagP99} ms; its entity ran ${hot.entityRuns} time(s) (continue-as-new), ${hot.terminated} terminated, ${hot.signalsFailed} signals to it failed`,
     );
     console.log(`receiver with ACKNOWLEDGE=database and its load generator, one process: ${result.receiverPerCpuSecond} events per CPU-second`);
     for (const run of capacity) {
@@ -541,7 +543,7 @@ async function measure(
     );
     // A key that loses an event, applies one out of order or twice, or whose entity the server
     // terminated (its history's limits), fails even a short run.
-    const keysFailed = hot.lost > 0 || hot.terminated > 0 || scale.lost > 0 || scale.outOfOrder > 0 || scale.notFulfilledOnce > 0;
+    const keysFailed = hot.lost > 0 || hot.terminated > 0 || hot.signalsFailed > 0 || scale.lost > 0 || scale.outOfOrder > 0 || scale.notFulfilledOnce > 0;
     if (keysFailed) console.log('keys: FAILED (an event lost, applied out of order or twice, or an entity terminated)');
     process.exitCode = keysFailed || (!SHORT && (ratios.some((ratio) => ratio.met === false) || refusedMissed)) ? 1 : 0;
   } finally {
@@ -611,11 +613,21 @@ async function resultWhenPollable(client: Client, workflowId: string): Promise<u
   }
 }
 
+/** Where the in-process worker serves its Prometheus metrics (set by `main`). */
+let metricsUrl: string;
+
+/** Signals to keys' entities that failed so far (`durable_webhooks_entity_signals_failed`, every flow and signal). */
+async function entitySignalsFailed(): Promise<number> {
+  const metrics = await (await request(metricsUrl)).body.text();
+  return [...metrics.matchAll(/^durable_webhooks_entity_signals_failed(?:_total)?\{[^}]*\} (\d+)$/gm)].reduce((sum, [, value]) => sum + Number(value), 0);
+}
+
 /**
  * One hot key: HOT_KEY_RATE states a second of one Shopify order, each with a newer `updated_at`, for
  * HOT_KEY_SECONDS (an open loop, as a provider sends). Each must complete, applied or superseded by a
  * newer one; the key lag is POST to result of the applied ones. The entity's runs (one per
- * continue-as-new) are listed by its workflow ID, and none may have been terminated.
+ * continue-as-new) are listed by its workflow ID, and none may have been terminated; no signal to
+ * the entity may have failed (a run past Temporal's signals per run refuses them, and the key stops).
  */
 async function hotKey(client: Client, url: string) {
   const orderId = 9_000_000_000 + Math.floor(Math.random() * 1_000_000);
@@ -623,6 +635,7 @@ async function hotKey(client: Client, url: string) {
   let superseded = 0;
   let lost = 0;
   const pending: Array<Promise<void>> = [];
+  const failedBefore = await entitySignalsFailed();
   const begin = performance.now();
   for (let index = 0; ; index++) {
     const due = begin + (index * 1000) / HOT_KEY_RATE;
@@ -640,6 +653,7 @@ async function hotKey(client: Client, url: string) {
     );
   }
   await Promise.all(pending);
+  const signalsFailed = (await entitySignalsFailed()) - failedBefore;
   const runs: string[] = [];
   for await (const run of client.workflow.list({ query: `WorkflowId = '${entityWorkflowId('fulfilShopifyOrder', 'shopify', String(orderId))}'` }))
     runs.push(run.status.name);
@@ -655,6 +669,7 @@ async function hotKey(client: Client, url: string) {
     lagP50: percentile(0.5),
     lagP99: percentile(0.99),
     entityRuns: runs.length,
+    signalsFailed,
     terminated: runs.filter((status) => status === 'TERMINATED').length,
   };
 }

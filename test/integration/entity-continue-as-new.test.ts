@@ -2,12 +2,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { noopMetricMeter, type MetricCounter, type MetricMeter, type MetricTags } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { entityActionSignal, entityStateQuery, requestTurnSignal, turnDoneSignal, type Activities, type TurnRequest } from '../../contracts';
 import { keyEntity } from '../../workflows';
+import { createEntityActivities } from '../../activities/entities';
 import { startDevServer, type DevServer } from '../../src/dev/dev-server';
 import { prepareNamespace } from '../../src/temporal/namespace';
 import { workflowSinks } from '../../src/temporal/worker';
+import { openTestDatabase, type TestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/ports';
 import { workflowBundle } from '../support/stack';
@@ -18,12 +22,14 @@ import { workflowBundle } from '../support/stack';
  * event must therefore go on in a new run while it waits, or the key's later events are refused. On
  * a dev server of this file's own with both limits scaled down (200 signals, continue-as-new
  * suggested from 100 events), the entity takes 300 requests while one event runs, or while the key
- * waits on a failed one for an operator, and what it waited for reaches the run it went on in.
+ * waits on a failed one for an operator, and what it waited for reaches the run it went on in. A
+ * signal the server refuses anyway is counted in the worker's metrics.
  */
 const SIGNAL_LIMIT = 200;
 let server: DevServer;
 let client: Client;
 let connection: NativeConnection;
+let db: TestDatabase;
 const dataDir = mkdtempSync(path.join(tmpdir(), 'dw-entity-can-'));
 beforeAll(async () => {
   server = await startDevServer({
@@ -36,8 +42,10 @@ beforeAll(async () => {
   await prepareNamespace(clientConnection, 'default');
   client = new Client({ connection: clientConnection, namespace: 'default' });
   connection = await NativeConnection.connect({ address: server.address });
+  db = await openTestDatabase();
 });
 afterAll(async () => {
+  await db?.drop();
   await connection?.close();
   await client?.connection.close();
   await server?.stop();
@@ -120,4 +128,40 @@ it('goes on in a new run while its key waits on a failed event for an operator, 
   expect(records).toEqual([{ parked: running.eventId }, { parked: null }]);
   expect(state).toMatchObject({ last: null, applied: 0, superseded: REQUESTS - 1, parked: null, running: null, pending: [] });
   expect(freed).toEqual(['2']);
+});
+
+it("counts the entity's signals the server refuses, by flow and signal, and lets the activity retry them; an entity that is gone is no failure", async () => {
+  // An entity whose run nobody works on (no worker polls its queue), so it never goes on in a new run.
+  const entityId = 'durable-webhooks:entity:fulfilShopifyOrder:shopify:3';
+  const entity = await client.workflow.start(keyEntity, {
+    workflowId: entityId,
+    taskQueue: 'nobody-polls',
+    args: [{ flow: 'fulfilShopifyOrder', source: 'shopify', key: '3', order: 'latest' }],
+  });
+  for (let version = 1; version <= SIGNAL_LIMIT; version++) await entity.signal(requestTurnSignal, request(`evt_${version}`, version));
+  const counted: Array<{ name: string; value: number; tags: MetricTags }> = [];
+  const counter = (name: string, tags: MetricTags = {}): MetricCounter => ({
+    name,
+    kind: 'counter',
+    valueType: 'int',
+    add: (value, extraTags = {}) => void counted.push({ name, value, tags: { ...tags, ...extraTags } }),
+    withTags: (more) => counter(name, { ...tags, ...more }),
+  });
+  const metricMeter: MetricMeter = {
+    createCounter: (name) => counter(name),
+    createHistogram: (...args) => noopMetricMeter.createHistogram(...args),
+    createGauge: (...args) => noopMetricMeter.createGauge(...args),
+    withTags: () => metricMeter,
+  };
+  const { endTurn } = createEntityActivities({ db, temporal: client, taskQueue: 'nobody-polls' });
+  const activity = new MockActivityEnvironment({}, { metricMeter });
+
+  await expect(activity.run(endTurn, { entityId, done: { eventId: 'evt_1', failure: null } })).rejects.toMatchObject({
+    cause: { details: 'exceeded workflow execution limit for signal events' },
+  });
+  expect(counted).toEqual([
+    { name: 'durable_webhooks_entity_signals_failed', value: 1, tags: expect.objectContaining({ flow: 'fulfilShopifyOrder', signal: 'turnDone' }) },
+  ]);
+  await activity.run(endTurn, { entityId: 'durable-webhooks:entity:fulfilShopifyOrder:shopify:gone', done: { eventId: 'evt_2', failure: null } });
+  expect(counted).toHaveLength(1);
 });
