@@ -15,7 +15,7 @@ import {
 } from '../contracts';
 import { keyEntityFlow } from '../src/flows';
 import { claimKey, entityRecord, freeKey, keyHolder, recordApplied, recordParked, releaseKey, takeKey, type Parked } from '../src/db/entities';
-import { workflowState } from '../src/temporal/availability';
+import { isNotRunning, workflowState } from '../src/temporal/availability';
 import { coalesceWindow } from '../src/flows';
 import type { ActivityDeps } from './index';
 import { count, observe } from './metrics';
@@ -27,7 +27,7 @@ export function createEntityActivities({
   taskQueue,
 }: Pick<ActivityDeps, 'db' | 'temporal' | 'taskQueue'>): Pick<
   Activities,
-  'askTurn' | 'endTurn' | 'takeKey' | 'freeKey' | 'requestTurn' | 'readEntity' | 'recordEntity' | 'eventWorkflowOpen'
+  'askTurn' | 'endTurn' | 'takeKey' | 'freeKey' | 'requestTurn' | 'readEntity' | 'recordEntity' | 'eventWorkflowOpen' | 'putFirst'
 > {
   /** How the key's entity starts if it is not running: without `last`, it reads what the database kept of its key. */
   const entityStart = (ask: Pick<TurnAsk, 'flow' | 'source' | 'key' | 'order' | 'coalesce'>, kept?: Pick<EntityInput, 'last' | 'parked'>) => {
@@ -147,5 +147,18 @@ export function createEntityActivities({
     },
 
     eventWorkflowOpen: async (workflowId) => (await workflowState(temporal, workflowId)) === 'running',
+
+    async putFirst(workflowId) {
+      try {
+        await temporal.workflowService.updateWorkflowExecutionOptions({
+          namespace: temporal.options.namespace,
+          workflowExecution: { workflowId },
+          workflowExecutionOptions: { priority: ENTITY_PRIORITY },
+          updateMask: { paths: ['priority'] },
+        });
+      } catch (error) {
+        if (!isNotRunning(error)) throw error;
+      }
+    },
   };
 }

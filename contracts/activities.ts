@@ -104,6 +104,11 @@ export interface Activities {
   /** Whether the event's workflow is still open (false once it ended, however it ended, or is gone). */
   eventWorkflowOpen(workflowId: string): Promise<boolean>;
   /**
+   * Moves the event's workflow to the entity's task priority (`ENTITY_PRIORITY`): every event waiting
+   * on its key waits for it, so its tasks go before theirs. An event that is gone needs nothing.
+   */
+  putFirst(workflowId: string): Promise<void>;
+  /**
    * Records a flow's wait for another event, until its timeout from now, then gives it the first
    * stored event that matches, if one came before (docs/flows.md#wait-for-another-event); run again,
    * it answers what it recorded, and the time left.

@@ -41,8 +41,11 @@ const HISTORY_BOUND = 10_000;
 const now = () => workflowTime().getTime();
 /** The patch from which the entity holds its key in the database while it gives turns, and lets it go when idle. */
 const KEY_IN_DATABASE = 'entity-key-in-database';
-/** The patch from which every wait ends when continue-as-new is due, so signals cannot pile up in one run while an event runs. */
-const CONTINUE_WHILE_WAITING = 'entity-continue-while-waiting';
+/**
+ * The patch for a hot key: every wait ends when continue-as-new is due, so signals cannot pile up in
+ * one run while an event runs; and the event given its turn goes to the entity's task priority.
+ */
+const HOT_KEY = 'entity-hot-key';
 /** Answers in flight at once: a burst's superseded events, well under the 2,000 signals one workflow may have pending. */
 const ANSWERS_AT_ONCE = 500;
 
@@ -75,8 +78,9 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
   };
   // Histories from before the key was held in the database give turns without it, and wait an hour when idle.
   const keyInDatabase = patched(KEY_IN_DATABASE);
-  // Histories from before wait for the running event, a hand-over or an operator however long their run grows.
-  const continueWhileWaiting = patched(CONTINUE_WHILE_WAITING);
+  // Histories from before wait for the running event, a hand-over or an operator however long their
+  // run grows, and give a turn with no change of priority.
+  const hotKey = patched(HOT_KEY);
   const ref = { flow: state.flow, source: state.source, key: state.key };
   // Answered from the start, while the read below runs too (the console shows a key just handed over).
   setHandler(entityStateQuery, () => state);
@@ -154,7 +158,7 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
     return continueAsNewSuggested || historyLength > HISTORY_BOUND;
   };
   /** Every wait below also ends when continue-as-new is due (from the patch on), and goes to it. */
-  const due = () => continueWhileWaiting && continueAsNewDue();
+  const due = () => hotKey && continueAsNewDue();
 
   /** Whether the entity needs its key: to give a turn, while its event runs, or while the key waits on a failed event. */
   const needsKey = () => state.running !== null || state.parked !== null || (state.pending.length > 0 && gathering() <= 0);
@@ -180,7 +184,7 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
       await condition(() => actions.length > 0 || due());
       const action = actions.shift();
       // A second action sent while the first was on its way has nothing left to act on (and would keep the run from going on).
-      if (continueWhileWaiting) actions.length = 0;
+      if (hotKey) actions.length = 0;
       if (action) {
         if (action.action === 'retry') state.running = state.parked;
         state.parked = null;
@@ -208,7 +212,7 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
           state.parked = { ...running, failure: done.failure };
           await dbActivity.recordEntity({ ...ref, parked: state.parked });
         }
-      } else if (!continueWhileWaiting) continue;
+      } else if (!hotKey) continue;
     } else if (state.pending.length > 0 && gathering() > 0) {
       const { latest } = state.burst!;
       await condition(() => state.burst!.latest !== latest || due(), gathering());
@@ -219,6 +223,8 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
       state.superseded += superseded.length;
       // Running before its turn is given, so that it asking again meanwhile is not taken for a new request.
       state.running = go;
+      // Every event waiting on the key waits for this one: its tasks go before theirs, as the entity's do.
+      if (go && hotKey) await dbActivity.putFirst(go.workflowId);
       const answers: Array<[TurnRequest, Turn]> = [
         ...(go ? [[go, { go: true, after: state.last }] as [TurnRequest, Turn]] : []),
         ...superseded.map(({ request, after }): [TurnRequest, Turn] => [request, { go: false, after }]),

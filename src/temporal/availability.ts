@@ -15,6 +15,11 @@ export function isUnavailable(error: unknown): boolean {
   return false;
 }
 
+/** True when a call on one workflow failed because it does not run: closed, or not retained (gRPC's not found). */
+export function isNotRunning(error: unknown): boolean {
+  return error instanceof WorkflowNotFoundError || (isGrpcServiceError(error) && error.code === grpcStatus.NOT_FOUND);
+}
+
 /** Whether Temporal runs the workflow with this ID now, has it closed within retention, or has none. */
 export async function workflowState(client: Client, workflowId: string): Promise<'running' | 'closed' | 'not retained'> {
   try {

@@ -64,12 +64,14 @@ async function entityWithSlowEvent(key: string) {
   await client.workflow.start('slowEvent', { workflowId: running.workflowId, taskQueue: 'nobody-polls' });
   const records: unknown[] = [];
   const freed: string[] = [];
+  const putFirst: string[] = [];
   const activities: Partial<Activities> = {
     readEntity: async () => ({ last: null, parked: null }),
     takeKey: async () => ({ held: true, last: null, parked: null }),
     eventWorkflowOpen: async () => true,
     recordEntity: async ({ applied, parked }) => void records.push(applied ?? { parked: parked?.eventId ?? null }),
     freeKey: async ({ key }) => void freed.push(key),
+    putFirst: async (workflowId) => void putFirst.push(workflowId),
   };
   const worker = await Worker.create({
     connection,
@@ -85,7 +87,7 @@ async function entityWithSlowEvent(key: string) {
     signal: requestTurnSignal,
     signalArgs: [running],
   });
-  return { running, worker, records, freed, firstRun: started.signaledRunId, entity: client.workflow.getHandle(started.workflowId) };
+  return { running, worker, records, freed, putFirst, firstRun: started.signaledRunId, entity: client.workflow.getHandle(started.workflowId) };
 }
 
 /** The requests of events 1 to 300 of the key, one at a time, each accepted. */
@@ -94,7 +96,7 @@ async function requestMoreThanOneRunTakes(entity: ReturnType<Client['workflow'][
 }
 
 it('goes on in a new run while one event runs, so more requests than one run may take all land, and the event’s ending reaches the new run', async () => {
-  const { running, worker, records, freed, firstRun, entity } = await entityWithSlowEvent('1');
+  const { running, worker, records, freed, putFirst, firstRun, entity } = await entityWithSlowEvent('1');
   const state = await worker.runUntil(async () => {
     await eventually('the slow event has its turn', async () => (await entity.query(entityStateQuery)).running?.eventId === running.eventId);
     await requestMoreThanOneRunTakes(entity);
@@ -109,6 +111,8 @@ it('goes on in a new run while one event runs, so more requests than one run may
   expect(records).toEqual([{ eventId: running.eventId, version: [0] }]);
   expect(state).toMatchObject({ last: { eventId: running.eventId }, applied: 1, superseded: REQUESTS - 1, running: null, pending: [] });
   expect(freed).toEqual(['1']);
+  // Each event given its turn went first: the slow one, then the newest of those that waited.
+  expect(putFirst).toEqual([running.workflowId, `evt_${REQUESTS}`]);
 });
 
 it('goes on in a new run while its key waits on a failed event for an operator, and the operator’s skip reaches the new run', async () => {

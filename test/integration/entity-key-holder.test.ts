@@ -35,6 +35,7 @@ it('takes its key from a holder whose workflow ended without letting it go, park
     eventWorkflowOpen: async (workflowId) => workflowId !== holder.workflowId,
     recordEntity: async ({ parked }) => void parkedRecords.push(parked),
     freeKey: async () => void freed++,
+    putFirst: async () => {},
   };
   const worker = await Worker.create({
     connection: env.nativeConnection,
