@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   const client = lazyClient(settings);
   const stripeStandIn = workerConfig.stripe.secretKey ? undefined : await startStripeStandIn();
   const services = await createWorkerServices(workerConfig, { temporal: client, embedded: true, stripeStandIn: stripeStandIn?.url });
-  const prebuilt = currentPrebuiltBundle();
+  const prebuilt = currentPrebuiltBundle(undefined, tracing !== undefined);
   logger.info(
     prebuilt
       ? 'workflows: the bundle npm run build wrote, newer than workflows/ and contracts/'

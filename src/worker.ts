@@ -8,18 +8,18 @@ import { StartSweeper } from './intake/sweeper';
 import { createWorkerServices } from './services';
 import { lazyClient, temporalSettings } from './temporal/connection';
 import { installRuntime, portIsFree } from './temporal/runtime';
-import { prebuiltWorkflowBundle, startWorker } from './temporal/worker';
+import { prebuiltBundlePath, prebuiltWorkflowBundle, startWorker } from './temporal/worker';
 import { startTracing } from './core/tracing';
 
 /** `npm run worker`: polls the task queue until SIGINT/SIGTERM, then finishes running tasks and exits. */
 async function main(): Promise<void> {
   const logger = createLogger('worker');
-  const workflows = prebuiltWorkflowBundle();
   const config = loadWorkerConfig();
   // A port another worker on this host holds is no reason to stop: the next free one, or none.
   const metricsAddress = config.metricsAddress && (await listenForMetrics(config.metricsAddress, logger, portIsFree));
   installRuntime(logger, { metricsAddress });
   const tracing = startTracing('durable-webhooks-worker');
+  const workflows = prebuiltWorkflowBundle(prebuiltBundlePath(tracing !== undefined));
   const settings = temporalSettings(process.env, { worker: true });
   const client = lazyClient(settings);
   const services = await createWorkerServices(config, { temporal: client });

@@ -21,10 +21,12 @@ import type { TemporalSettings } from './connection';
 export const WORKFLOWS_PATH = require.resolve('../../workflows');
 
 /**
- * Workflow interceptors every bundle carries: OpenTelemetry's, which continue the trace of the
- * workflow's start into the workflow and its activities. Their spans leave through the `exporter`
- * sink (`workflowSinks`), a no-op when tracing is off. The bundler takes a module path, and this is
- * the one the package documents for it.
+ * The workflow interceptors of a worker that traces: OpenTelemetry's, which continue the trace of
+ * the workflow's start into the workflow and its activities. Their spans leave through the
+ * `exporter` sink (`workflowSinks`). The bundler takes a module path, and this is the one the package
+ * documents for it. A worker that does not trace loads a bundle without them: they build their
+ * spans whether or not anything exports them, and OpenTelemetry's modules, set up again in every
+ * workflow's context, took about 30% of the workflow thread in `npm run bench`'s hot key.
  */
 export const WORKFLOW_INTERCEPTOR_MODULES = [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')];
 
@@ -35,6 +37,17 @@ export function workflowSinks(tracing?: Tracing): InjectedSinks<{ exporter: Open
 
 /** Where `npm run build` writes the prebuilt workflow bundle that production workers load. */
 export const WORKFLOW_BUNDLE_PATH = path.join(PROJECT_ROOT, 'dist', 'workflow-bundle.js');
+/** The same workflows with the tracing interceptors, which a worker with OTEL_* set loads. */
+export const TRACED_WORKFLOW_BUNDLE_PATH = path.join(PROJECT_ROOT, 'dist', 'workflow-bundle-traced.js');
+
+/** The prebuilt bundles and the interceptors each carries: what `npm run build` writes. */
+export const PREBUILT_BUNDLES = [
+  { file: WORKFLOW_BUNDLE_PATH, interceptorModules: [] },
+  { file: TRACED_WORKFLOW_BUNDLE_PATH, interceptorModules: WORKFLOW_INTERCEPTOR_MODULES },
+] as const;
+
+/** The prebuilt bundle a worker loads: with the tracing interceptors when it traces. */
+export const prebuiltBundlePath = (traced: boolean) => (traced ? TRACED_WORKFLOW_BUNDLE_PATH : WORKFLOW_BUNDLE_PATH);
 
 export interface WorkerOptions {
   connection: NativeConnection;
@@ -85,7 +98,7 @@ export function createWorker({
     activities,
     sinks: workflowSinks(tracing),
     interceptors: {
-      ...(workflows === 'bundle-now' && { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }),
+      ...(workflows === 'bundle-now' && tracing && { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }),
       activity: [
         ...(tracing
           ? [
@@ -111,12 +124,12 @@ export function prebuiltWorkflowBundle(file: string = WORKFLOW_BUNDLE_PATH): Wor
 const BUNDLE_INPUTS = { folders: ['workflows', 'contracts'], files: ['package-lock.json', 'tsconfig.json', 'tsconfig.build.json'] };
 
 /**
- * The bundle `npm run build` wrote, when it is newer than every file it is made from; else
- * undefined, and `npm run dev` bundles `workflows/` at start (about 3 CPU-seconds of webpack), so a
- * changed workflow is what runs.
+ * The bundle `npm run build` wrote (with the tracing interceptors when `traced`), when it is newer
+ * than every file it is made from; else undefined, and `npm run dev` bundles `workflows/` at start
+ * (about 3 CPU-seconds of webpack), so a changed workflow is what runs.
  */
-export function currentPrebuiltBundle(root: string = PROJECT_ROOT): WorkflowBundleOption | undefined {
-  const file = path.join(root, path.relative(PROJECT_ROOT, WORKFLOW_BUNDLE_PATH));
+export function currentPrebuiltBundle(root: string = PROJECT_ROOT, traced = false): WorkflowBundleOption | undefined {
+  const file = path.join(root, path.relative(PROJECT_ROOT, prebuiltBundlePath(traced)));
   if (!existsSync(file)) return undefined;
   const built = statSync(file).mtimeMs;
   const inputs = [

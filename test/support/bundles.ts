@@ -2,7 +2,6 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
-import { WORKFLOW_INTERCEPTOR_MODULES } from '../../src/temporal/worker';
 import { ROOT } from './processes';
 
 /**
@@ -21,7 +20,6 @@ export async function bundleWithChange(file: string, from: string, to: string): 
     writeFileSync(changed, source.replace(from, to));
     return await bundleWorkflowCode({
       workflowsPath: path.join(copy, 'workflows'),
-      workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
       logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
     });
   } finally {

@@ -10,7 +10,7 @@ import type { Database } from '../../src/db/database';
 import { silentLogger } from '../../src/core/logger';
 import { startReceiver } from '../../src/receiver';
 import { createWorkerServices, type WorkerServices } from '../../src/services';
-import { startWorker, WORKFLOW_BUNDLE_PATH, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH, type RunningWorker } from '../../src/temporal/worker';
+import { startWorker, WORKFLOW_BUNDLE_PATH, WORKFLOWS_PATH, type RunningWorker } from '../../src/temporal/worker';
 import { temporalSettings } from '../../src/temporal/connection';
 import { distIsFresh } from './build';
 import { createTestDatabase, openTestDatabase } from './database';
@@ -21,15 +21,14 @@ import { startStripeStandIn, type StripeStandIn } from '../../src/dev/stripe-sta
 
 let bundle: Promise<WorkflowBundle> | undefined;
 /**
- * The workflow bundle: the one `npm run build` wrote, when dist/ is built from the sources as they
- * are (as under `npm test`), else built once per test file.
+ * The workflow bundle of a worker that does not trace: the one `npm run build` wrote, when dist/ is
+ * built from the sources as they are (as under `npm test`), else built once per test file.
  */
 export function workflowBundle(): Promise<WorkflowBundle> {
   bundle ??= distIsFresh()
     ? readFile(WORKFLOW_BUNDLE_PATH, 'utf8').then((code) => ({ code }))
     : bundleWorkflowCode({
         workflowsPath: WORKFLOWS_PATH,
-        workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
         logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
       });
   return bundle;

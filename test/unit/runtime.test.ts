@@ -93,13 +93,15 @@ describe("npm run dev's workflow code", () => {
       utimesSync(path.join(root, file), at, at);
     };
     for (const file of ['workflows/index.ts', 'workflows/flows/dunning.ts', 'contracts/index.ts', 'package-lock.json', 'tsconfig.json']) write(file, inputsAt);
-    if (builtAt !== undefined) write('dist/workflow-bundle.js', builtAt);
+    if (builtAt !== undefined) for (const bundle of ['dist/workflow-bundle.js', 'dist/workflow-bundle-traced.js']) write(bundle, builtAt);
     return root;
   };
 
   it('is the bundle npm run build wrote while it is newer than every file it is made from, else bundled at start', () => {
     const built = project(1_000, 2_000);
     expect(currentPrebuiltBundle(built)).toEqual({ codePath: path.join(built, 'dist', 'workflow-bundle.js') });
+    // With OTEL_* set, the one with the tracing interceptors.
+    expect(currentPrebuiltBundle(built, true)).toEqual({ codePath: path.join(built, 'dist', 'workflow-bundle-traced.js') });
     expect(currentPrebuiltBundle(project(1_000))).toBeUndefined();
     for (const changed of ['workflows/flows/dunning.ts', 'contracts/index.ts', 'package-lock.json', 'tsconfig.json']) {
       const root = project(1_000, 2_000);
