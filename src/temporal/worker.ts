@@ -35,7 +35,7 @@ export function workflowSinks(tracing?: Tracing): InjectedSinks<{ exporter: Open
   return { exporter: tracing ? makeWorkflowExporter(tracing.spanProcessor, tracing.resource) : { export: { fn: () => undefined } } };
 }
 
-/** Where `npm run build` writes the prebuilt workflow bundle that production workers load. */
+/** Where `npm run build` writes the prebuilt workflow bundle that workers load when they do not trace. */
 export const WORKFLOW_BUNDLE_PATH = path.join(PROJECT_ROOT, 'dist', 'workflow-bundle.js');
 /** The same workflows with the tracing interceptors, which a worker with OTEL_* set loads. */
 export const TRACED_WORKFLOW_BUNDLE_PATH = path.join(PROJECT_ROOT, 'dist', 'workflow-bundle-traced.js');
