@@ -20,12 +20,12 @@ import { workflowBundle } from '../support/stack';
  * Every event that comes while its key is busy asks the key's entity by signal, and Temporal refuses
  * a run's signals past `history.maximumSignalsPerExecution` (10,000). An entity waiting for a slow
  * event must therefore go on in a new run while it waits, or the key's later events are refused. On
- * a dev server of this file's own with both limits scaled down (200 signals, continue-as-new
- * suggested from 100 events), the entity takes 300 requests while one event runs, or while the key
+ * a dev server of this file's own with both limits scaled down (100 signals, continue-as-new
+ * suggested from 50 events), the entity takes 150 requests while one event runs, or while the key
  * waits on a failed one for an operator, and what it waited for reaches the run it went on in. A
  * signal the server refuses anyway is counted in the worker's metrics.
  */
-const SIGNAL_LIMIT = 200;
+const SIGNAL_LIMIT = 100;
 let server: DevServer;
 let client: Client;
 let connection: NativeConnection;
@@ -36,7 +36,7 @@ beforeAll(async () => {
     address: `127.0.0.1:${await freePort(1000)}`,
     dataDir,
     stdio: 'ignore',
-    dynamicConfig: [`history.maximumSignalsPerExecution=${SIGNAL_LIMIT}`, 'limit.historyCount.suggestContinueAsNew=100'],
+    dynamicConfig: [`history.maximumSignalsPerExecution=${SIGNAL_LIMIT}`, 'limit.historyCount.suggestContinueAsNew=50'],
   });
   const clientConnection = await Connection.connect({ address: server.address, connectTimeout: '60s' });
   await prepareNamespace(clientConnection, 'default');
@@ -90,7 +90,7 @@ async function entityWithSlowEvent(key: string) {
   return { running, worker, records, freed, putFirst, firstRun: started.signaledRunId, entity: client.workflow.getHandle(started.workflowId) };
 }
 
-/** The requests of events 1 to 300 of the key, one at a time, each accepted. */
+/** The requests of events 1 to REQUESTS of the key, one at a time, each accepted. */
 async function requestMoreThanOneRunTakes(entity: ReturnType<Client['workflow']['getHandle']>) {
   for (let version = 1; version <= REQUESTS; version++) await entity.signal(requestTurnSignal, request(`evt_${version}`, version));
 }
