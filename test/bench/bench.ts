@@ -234,7 +234,7 @@ async function startTemporal(): Promise<{ address: string; stop(): Promise<void>
 
 async function main(): Promise<void> {
   // The worker's metrics, served where the hot key reads how many of its entity's signals failed.
-  metricsUrl = `http://127.0.0.1:${await freePort()}/metrics`;
+  const metricsUrl = `http://127.0.0.1:${await freePort()}/metrics`;
   Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { metrics: { prometheus: { bindAddress: new URL(metricsUrl).host } } } });
   // First, on a quiet machine: what refusing the worst unauthenticated deliveries costs, and the
   // console's pages on a million stored events.
@@ -247,7 +247,7 @@ async function main(): Promise<void> {
   // Whatever ends the run, its Temporal server ends with it: a failure, or Ctrl-C / SIGTERM.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void temporal.stop().finally(() => process.exit(130)));
   try {
-    await measure(hostile, largeBodies, consolePages, routing, waits, temporal);
+    await measure(hostile, largeBodies, consolePages, routing, waits, temporal, metricsUrl);
   } finally {
     await temporal.stop();
   }
@@ -261,6 +261,8 @@ async function measure(
   routing: ReturnType<typeof measureRouting>,
   waits: Awaited<ReturnType<typeof measureWaits>>,
   temporal: Awaited<ReturnType<typeof startTemporal>>,
+  /** Where the in-process worker serves its Prometheus metrics. */
+  metricsUrl: string,
 ): Promise<void> {
   const connection = await Connection.connect({ address: temporal.address });
   await prepareNamespace(connection, 'default');
@@ -376,7 +378,7 @@ async function measure(
     const sustained = await sustain(client, `${work.url}/webhooks/stripe`);
     const sustainedAtCommit = await sustain(client, `${workAtCommit.url}/webhooks/stripe`);
     const keyed = await keyedThroughput(client, work.url);
-    const hot = await hotKey(client, work.url);
+    const hot = await hotKey(client, work.url, metricsUrl);
     const scale = await keysAtScale(client, work.url, resend);
     await worker.shutdown();
 
@@ -541,10 +543,10 @@ async function measure(
     console.log(
       `keys at scale: ${scale.events} states of ${scale.keys} orders (${scale.sent} deliveries, ${scale.late} a ${SCALE_LATE_SECONDS} s late) in ${scale.seconds} s: ${scale.lost} lost, ${scale.outOfOrder} applied out of order, ${scale.notFulfilledOnce} orders not fulfilled exactly once`,
     );
-    // A key that loses an event, applies one out of order or twice, or whose entity the server
-    // terminated (its history's limits), fails even a short run.
+    // A key that loses an event, applies one out of order or twice, whose entity the server
+    // terminated (its history's limits) or refused a signal, fails even a short run.
     const keysFailed = hot.lost > 0 || hot.terminated > 0 || hot.signalsFailed > 0 || scale.lost > 0 || scale.outOfOrder > 0 || scale.notFulfilledOnce > 0;
-    if (keysFailed) console.log('keys: FAILED (an event lost, applied out of order or twice, or an entity terminated)');
+    if (keysFailed) console.log('keys: FAILED (an event lost, applied out of order or twice, an entity terminated, or a signal to one failed)');
     process.exitCode = keysFailed || (!SHORT && (ratios.some((ratio) => ratio.met === false) || refusedMissed)) ? 1 : 0;
   } finally {
     await starts.close();
@@ -634,11 +636,8 @@ function limited(size: number) {
   };
 }
 
-/** Where the in-process worker serves its Prometheus metrics (set by `main`). */
-let metricsUrl: string;
-
-/** Signals to keys' entities that failed so far (`durable_webhooks_entity_signals_failed`, every flow and signal). */
-async function entitySignalsFailed(): Promise<number> {
+/** Signals to keys' entities that failed so far (`durable_webhooks_entity_signals_failed`, every flow and signal), from the in-process worker's metrics. */
+async function entitySignalsFailed(metricsUrl: string): Promise<number> {
   const metrics = await (await request(metricsUrl)).body.text();
   return [...metrics.matchAll(/^durable_webhooks_entity_signals_failed(?:_total)?\{[^}]*\} (\d+)$/gm)].reduce((sum, [, value]) => sum + Number(value), 0);
 }
@@ -652,14 +651,14 @@ async function entitySignalsFailed(): Promise<number> {
  * continue-as-new) are listed by its workflow ID, and none may have been terminated; no signal to
  * the entity may have failed (a run past Temporal's signals per run refuses them, and the key stops).
  */
-async function hotKey(client: Client, url: string) {
+async function hotKey(client: Client, url: string, metricsUrl: string) {
   const poll = limited(RESULT_POLLS);
   const orderId = 9_000_000_000 + Math.floor(Math.random() * 1_000_000);
   const lags: number[] = [];
   let superseded = 0;
   let lost = 0;
   const pending: Array<Promise<void>> = [];
-  const failedBefore = await entitySignalsFailed();
+  const failedBefore = await entitySignalsFailed(metricsUrl);
   const begin = performance.now();
   for (let index = 0; ; index++) {
     const due = begin + (index * 1000) / HOT_KEY_RATE;
@@ -680,7 +679,7 @@ async function hotKey(client: Client, url: string) {
     );
   }
   await Promise.all(pending);
-  const signalsFailed = (await entitySignalsFailed()) - failedBefore;
+  const signalsFailed = (await entitySignalsFailed(metricsUrl)) - failedBefore;
   const runs: string[] = [];
   for await (const run of client.workflow.list({ query: `WorkflowId = '${entityWorkflowId('fulfilShopifyOrder', 'shopify', String(orderId))}'` }))
     runs.push(run.status.name);
