@@ -67,7 +67,7 @@ export function shopifyOrderPaid(
   const body = JSON.stringify({
     id: orderId,
     admin_graphql_api_id: `gid://shopify/Order/${orderId}`,
-    name: `#${orderId % 10_000}`,
+    name: `#${orderId}`,
     email: options.email ?? 'ada@example.com',
     currency: 'EUR',
     financial_status: options.financialStatus ?? 'paid',
