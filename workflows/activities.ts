@@ -24,6 +24,14 @@ export const dbActivity = new Proxy({} as Activities, {
 });
 
 /**
+ * A database step whose effect the workflow goes on from, as an activity: its completion is in the
+ * history before the workflow acts on it. A local activity's is not: it is lost with a workflow task
+ * the server refuses (a signal came in while the task completed the workflow), and the retried task
+ * goes on from the state before the step, while the step's effect stays in the database.
+ */
+export const recordedDbActivity = remoteDb;
+
+/**
  * A provider's events API listed for a reconciliation or a backfill: it can take a while, so it
  * heartbeats after every event (a worker that dies is noticed within 10 s) and a retry resumes after
  * the last event it settled.

@@ -17,7 +17,7 @@ import {
   type TurnDone,
   type TurnRequest,
 } from '../contracts';
-import { dbActivity } from './activities';
+import { dbActivity, recordedDbActivity } from './activities';
 import { workflowTime } from './format';
 
 export const keyEntityFlow = defineFlow({
@@ -46,6 +46,13 @@ const KEY_IN_DATABASE = 'entity-key-in-database';
  * one run while an event runs; and the event given its turn goes to the entity's task priority.
  */
 const HOT_KEY = 'entity-hot-key';
+/**
+ * The patch from which the entity lets its key go by an activity, not a local one: a local
+ * activity's result was lost with the task the server refused as the entity completed (an event's
+ * request had come in), and the retried task gave that event its turn believing it still held the
+ * key, while another event could hold the free key and run beside it.
+ */
+const FREE_KEY_RECORDED = 'entity-free-key-recorded';
 /** Answers in flight at once: a burst's superseded events, well under the 2,000 signals one workflow may have pending. */
 const ANSWERS_AT_ONCE = 500;
 
@@ -81,6 +88,8 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
   // Histories from before wait for the running event, a hand-over or an operator however long their
   // run grows, and give a turn with no change of priority.
   const hotKey = patched(HOT_KEY);
+  // Histories from before let the key go by a local activity.
+  const freeKeyRecorded = patched(FREE_KEY_RECORDED);
   const ref = { flow: state.flow, source: state.source, key: state.key };
   // Answered from the start, while the read below runs too (the console shows a key just handed over).
   setHandler(entityStateQuery, () => state);
@@ -238,7 +247,7 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
       // Nothing left to run: the key goes back to the database, and the next event holds it itself.
       // One that asked in the same workflow task still gets its turn.
       if (state.holdsKey) {
-        await dbActivity.freeKey(ref);
+        await (freeKeyRecorded ? recordedDbActivity : dbActivity).freeKey(ref);
         state.holdsKey = false;
       }
       if (state.pending.length === 0 && state.running === null && state.parked === null) return state;

@@ -110,21 +110,24 @@ export interface KeyClaim extends KeyState {
 /**
  * Marks an event as its flow's, at this key (until it completes, the receiver counts it among the
  * key's events not done), and takes the key for it if the key is free: nobody holds it, no failed
- * event waits, no other of its events is open (one an entity from before still runs), and the
- * flow's order lets an event run at once (`mayHold`; a coalescing key's events gather in its
+ * event waits, no other of its events is open (one an entity from before still runs), this event
+ * never asked before, and the flow's order lets an event run at once (`mayHold`; a coalescing key's events gather in its
  * entity). The event holding the key runs with no entity. Otherwise the key is marked handed off:
  * the event waits in the entity, and the holder hands the key over when it ends. Asked again (a
- * retry, a reset), the holder still holds it. One round trip, under the key's row lock.
+ * retry, a reset), the holder still holds it, and any other event never takes the key: it may wait
+ * in the entity already (its first ask's answer lost with a workflow task the server refused), and
+ * would run twice. One round trip, under the key's row lock.
  */
 export async function claimKey(db: Queryable, ref: EntityRef, ask: { eventId: string; request: TurnRequest; mayHold: boolean }): Promise<KeyClaim> {
   const { rows } = await db.query<KeyRow & { held: boolean }>(
     `WITH marked AS (UPDATE processed_events SET entity_flow = $3, entity_key = $4 WHERE source = $1 AND event_id = $2),
-     others AS (SELECT EXISTS (SELECT 1 FROM processed_events WHERE entity_flow = $3 AND source = $1 AND entity_key = $4
-       AND status = 'processing' AND event_id <> $2) AS open)
+     busy AS (SELECT EXISTS (SELECT 1 FROM processed_events WHERE entity_flow = $3 AND source = $1 AND entity_key = $4
+         AND status = 'processing' AND event_id <> $2)
+       OR EXISTS (SELECT 1 FROM processed_events WHERE source = $1 AND event_id = $2 AND entity_key IS NOT NULL) AS waits)
      INSERT INTO entity_keys AS k (flow, source, key, holder, holder_request, handoff)
-     SELECT $3, $1, $4, CASE WHEN $6::boolean AND NOT open THEN $5::text END, CASE WHEN $6::boolean AND NOT open THEN $7::jsonb END,
-       NOT ($6::boolean AND NOT open)
-     FROM others
+     SELECT $3, $1, $4, CASE WHEN $6::boolean AND NOT waits THEN $5::text END, CASE WHEN $6::boolean AND NOT waits THEN $7::jsonb END,
+       NOT ($6::boolean AND NOT waits)
+     FROM busy
      ON CONFLICT (flow, source, key) DO UPDATE SET
        holder = CASE WHEN k.holder IS NULL AND k.parked IS NULL AND EXCLUDED.holder IS NOT NULL THEN EXCLUDED.holder ELSE k.holder END,
        holder_request = CASE WHEN k.holder IS NULL AND k.parked IS NULL AND EXCLUDED.holder IS NOT NULL THEN EXCLUDED.holder_request ELSE k.holder_request END,
