@@ -14,7 +14,7 @@ import { StartSweeper } from './intake/sweeper';
 import { createWorkerServices } from './services';
 import { lazyClient, temporalSettings } from './temporal/connection';
 import { prepareNamespace } from './temporal/namespace';
-import { installRuntime } from './temporal/runtime';
+import { installRuntimeServingMetrics } from './temporal/runtime';
 import { currentPrebuiltBundle, startWorker } from './temporal/worker';
 import { startTracing } from './core/tracing';
 
@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   if (endOfLife) logger.warn(endOfLife);
   const config = loadReceiverConfig(process.env, { development: true, developmentAdminToken: true });
   const workerConfig = loadWorkerConfig(process.env, { development: true });
-  installRuntime(createLogger('worker', logging), { metricsAddress: workerConfig.metricsAddress });
+  await installRuntimeServingMetrics(createLogger('worker', logging), workerConfig.metricsAddress);
   const tracing = startTracing('durable-webhooks');
   const settings = temporalSettings();
   const address = settings.connectionOptions.address!;

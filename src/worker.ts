@@ -1,13 +1,12 @@
 import './core/compile-cache';
 import { loadWorkerConfig } from './config';
-import { listenForMetrics } from './http/metrics';
 import { messageWithCauses } from './core/errors';
 import { createLogger } from './core/logger';
 import { RetentionPurger } from './intake/retention';
 import { StartSweeper } from './intake/sweeper';
 import { createWorkerServices } from './services';
 import { lazyClient, temporalSettings } from './temporal/connection';
-import { installRuntime, portIsFree } from './temporal/runtime';
+import { installRuntimeServingMetrics } from './temporal/runtime';
 import { prebuiltBundlePath, prebuiltWorkflowBundle, startWorker } from './temporal/worker';
 import { startTracing } from './core/tracing';
 
@@ -16,8 +15,7 @@ async function main(): Promise<void> {
   const logger = createLogger('worker');
   const config = loadWorkerConfig();
   // A port another worker on this host holds is no reason to stop: the next free one, or none.
-  const metricsAddress = config.metricsAddress && (await listenForMetrics(config.metricsAddress, logger, portIsFree));
-  installRuntime(logger, { metricsAddress });
+  const metricsAddress = await installRuntimeServingMetrics(logger, config.metricsAddress);
   const tracing = startTracing('durable-webhooks-worker');
   const workflows = prebuiltWorkflowBundle(prebuiltBundlePath(tracing !== undefined));
   const settings = temporalSettings(process.env, { worker: true });

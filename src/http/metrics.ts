@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../core/logger';
+import { listenForMetrics } from '../core/metrics-port';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Backlog } from '../db/inbox';
 
@@ -136,32 +137,6 @@ function counts<Label extends string>(
       }
     },
   });
-}
-
-/** How many ports past a busy one a metrics server tries before it runs without metrics. */
-export const METRICS_PORT_TRIES = 10;
-
-/**
- * Listens on `address`, or on the next free port after it when another process holds it (several
- * receivers or workers on one host), logging the port taken; with none free in `METRICS_PORT_TRIES`,
- * warns once and resolves undefined: a busy metrics port never stops a process.
- */
-export async function listenForMetrics(address: string, logger: Logger, listen: (host: string, port: number) => Promise<void>): Promise<string | undefined> {
-  const colon = address.lastIndexOf(':');
-  const host = address.slice(0, colon).replace(/^\[(.*)\]$/, '$1');
-  const wanted = Number(address.slice(colon + 1));
-  for (let port = wanted; port <= (wanted === 0 ? 0 : wanted + METRICS_PORT_TRIES); port++) {
-    try {
-      await listen(host, port);
-      if (port !== wanted)
-        logger.warn({ wanted: address, metrics: `${address.slice(0, colon)}:${port}` }, `metrics port ${wanted} is busy; serving metrics on ${port}`);
-      return `${address.slice(0, colon)}:${port}`;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-    }
-  }
-  logger.warn({ wanted: address }, `metrics ports ${wanted}-${wanted + METRICS_PORT_TRIES} are busy; running without metrics`);
-  return undefined;
 }
 
 /** The receiver's `/metrics`, on its own server; resolves with it and where it listens (undefined: no port was free). */

@@ -1,7 +1,7 @@
-import { createServer } from 'node:net';
 import { DefaultLogger, makeTelemetryFilterString, Runtime, type LogEntry } from '@temporalio/worker';
 import { isInternalWorkflowId } from '../../contracts';
 import type { Logger } from '../core/logger';
+import { listenForMetrics } from '../core/metrics-port';
 import { describeError } from '../core/redact';
 
 /**
@@ -10,7 +10,7 @@ import { describeError } from '../core/redact';
  * Prometheus metrics there (with our business counters beside them: `activities/metrics.ts`).
  * Must run before the process opens a worker connection.
  */
-export function installRuntime(logger: Logger, options: { metricsAddress?: string } = {}): void {
+function installRuntime(logger: Logger, options: { metricsAddress?: string } = {}): void {
   Runtime.install({
     logger: new DefaultLogger('INFO', (entry) => forward(logger, entry)),
     telemetryOptions: {
@@ -45,13 +45,24 @@ function forward(logger: Logger, { level, message, meta = {} }: LogEntry): void 
 }
 
 /**
- * Resolves if `host:port` can be bound now (the runtime's Prometheus server binds it right after),
- * rejects with EADDRINUSE if another process holds it: the runtime itself would stop the worker.
+ * Installs the runtime (`installRuntime`) serving its metrics at `address`, at the next free port
+ * after it when another process holds it, or with none when no port is free or none is asked;
+ * resolves with where they are served. The install is the bind: a probe before it left a moment in
+ * which a second worker started beside this one bound the same port, and this worker stopped on its
+ * runtime's failed bind.
  */
-export function portIsFree(host: string, port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(port, host, () => probe.close(() => resolve()));
-  });
+export async function installRuntimeServingMetrics(logger: Logger, address: string | undefined, install = installRuntime): Promise<string | undefined> {
+  const served =
+    address &&
+    (await listenForMetrics(address, logger, async (host, port) => {
+      try {
+        install(logger, { metricsAddress: `${host.includes(':') ? `[${host}]` : host}:${port}` });
+      } catch (error) {
+        // The runtime says so only in its message (Rust's "Address already in use (os error 98)").
+        if (error instanceof Error && /address already in use/i.test(error.message)) throw Object.assign(error, { code: 'EADDRINUSE' });
+        throw error;
+      }
+    }));
+  if (!served) install(logger);
+  return served;
 }
