@@ -46,11 +46,14 @@ it('runs the documented two workers and two receivers on one host, each with its
       .filter((line) => line.includes(`"message":"${message}"`))
       .map((line) => JSON.parse(line) as { metrics: string });
   try {
+    // A process that stopped says why in its last lines: CI shows a run's output, not its files.
     await eventually(
       'both workers poll and both receivers listen',
       () => started('worker polling').length === 2 && started('receiver listening').length === 2,
       { timeoutMs: 60_000 },
-    );
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}; their last lines:\n${output.split('\n').slice(-30).join('\n')}`);
+    });
     expect(output).not.toContain('stopped:');
     const metrics = [...started('worker polling'), ...started('receiver listening')].map((line) => line.metrics);
     expect(new Set(metrics).size).toBe(4);
