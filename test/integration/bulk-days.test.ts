@@ -148,7 +148,8 @@ it('holds a source during a storm on two receivers (both acknowledge modes), the
     await sweeper.stop();
     await databaseMode.close();
   }
-});
+  // 300 deliveries, then 150 orders run end to end at a paced 20 a second: a busy 2-core CI run took longer than 60 s.
+}, 120_000);
 
 it('refuses a release of no hold (404) and a hold of an unknown source (400; the CLI warns), naming what to do', async () => {
   const none = await admin('DELETE', '/holds/hold_0000000000000000');
