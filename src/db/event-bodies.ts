@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { EventVia, ProviderKind, WebhookEvent } from '../../contracts';
-import type { Queryable } from './database';
+import type { Queryable, Statement } from './database';
 import { matchingHold, standingBudget } from './holds';
 
 /** An event's body as it arrived: the raw bytes and the headers its signature needs. */
@@ -79,56 +79,81 @@ export async function storeBody(
   },
   body: ReceivedBody,
 ): Promise<Stored> {
-  const taken = await db.query<{ source: string }>('SELECT source FROM event_bodies WHERE workflow_id = $1 AND source <> $2 LIMIT 1', [
-    event.workflowId,
+  const scope = event.start.input.replayScope;
+  const { rows } = await db.query<StoreRow>(STORE_BODY, [
     event.source,
+    event.eventId,
+    event.workflowId,
+    event.provider,
+    event.via,
+    body.contentType ?? null,
+    JSON.stringify(body.signatureHeaders),
+    body.raw,
+    body.raw.length,
+    event.bodySha256 ?? createHash('sha256').update(body.raw).digest('hex'),
+    event.receivedAt,
+    JSON.stringify(event.start),
+    event.leaseMs,
+    event.start.tenant ?? null,
+    event.start.input.type,
+    event.skipped !== undefined,
+    event.skipped === 'filtered',
+    event.waitKeys ?? null,
+    event.bodySha256 ?? null,
+    scope === undefined ? null : event.start.input.type,
   ]);
-  if (taken.rows[0]) return { stored: false, takenBy: taken.rows[0].source };
-  if (event.bodySha256 !== undefined) {
-    // Under any type, or (a flow deciding from the body) under this one: `WebhookEvent.replayScope`.
-    const scope = event.start.input.replayScope;
-    const earlier = await db.query<{ event_id: string }>(
-      `SELECT event_id FROM event_bodies WHERE source = $1 AND sha256 = $2 AND event_id <> $3 ${scope === undefined ? '' : "AND start->'input'->>'type' = $4"} LIMIT 1`,
-      [event.source, event.bodySha256, event.eventId, ...(scope === undefined ? [] : [scope])],
-    );
-    if (earlier.rows[0]) return { stored: false, replayOf: earlier.rows[0].event_id };
-  }
-  // A hold that matches, or the source's standing rate, is found by the insert itself: a hold
-  // committed before it holds this row, and one committed after finds it unstarted (createHold). A
-  // paced row is due at once: no fast path starts it, the sweepers do as its budget allows.
-  const { rows } = await db.query<{ held_by: string | null; paced_by: string | null }>(
-    `INSERT INTO event_bodies (source, event_id, workflow_id, provider, via, content_type, signature_headers, body, size, sha256, received_at, start, start_due_at, tenant, held_by, paced_by, ignored_at, started_at, filtered, wait_keys)
-     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now() + CASE WHEN ${standingBudget} IS NULL THEN $13 ELSE 0 END * interval '1 millisecond', $14,
-       CASE WHEN NOT $16 THEN ${matchingHold('$15::text')} END, CASE WHEN NOT $16 THEN ${standingBudget} END, CASE WHEN $16 THEN now() END, CASE WHEN $16 THEN now() END, $17, $18
-     ON CONFLICT (source, event_id) DO NOTHING RETURNING held_by, paced_by`,
-    [
-      event.source,
-      event.eventId,
-      event.workflowId,
-      event.provider,
-      event.via,
-      body.contentType ?? null,
-      JSON.stringify(body.signatureHeaders),
-      body.raw,
-      body.raw.length,
-      event.bodySha256 ?? createHash('sha256').update(body.raw).digest('hex'),
-      event.receivedAt,
-      JSON.stringify(event.start),
-      event.leaseMs,
-      event.start.tenant ?? null,
-      event.start.input.type,
-      event.skipped !== undefined,
-      event.skipped === 'filtered',
-      event.waitKeys ?? null,
-    ],
-  );
-  if (rows[0]) return { stored: true, heldBy: rows[0].held_by, pacedBy: rows[0].paced_by };
+  const row = rows[0]!;
+  if (row.taken_by !== null) return { stored: false, takenBy: row.taken_by };
+  if (row.replay_of !== null) return { stored: false, replayOf: row.replay_of };
+  if (row.inserted) return { stored: true, heldBy: row.held_by, pacedBy: row.paced_by };
+  if (row.waiting !== null) return { stored: false, startedAt: row.started_at, waiting: row.waiting };
+  // Stored by a copy that committed after this statement began (its insert waited on that copy's).
   const existing = await db.query<{ started_at: Date | null; waiting: boolean }>(
     'SELECT started_at, (held_by IS NOT NULL OR paced_by IS NOT NULL) AS waiting FROM event_bodies WHERE source = $1 AND event_id = $2',
     [event.source, event.eventId],
   );
   return { stored: false, startedAt: existing.rows[0]?.started_at ?? null, waiting: existing.rows[0]?.waiting ?? false };
 }
+
+interface StoreRow {
+  taken_by: string | null;
+  replay_of: string | null;
+  inserted: boolean | null;
+  held_by: string | null;
+  paced_by: string | null;
+  started_at: Date | null;
+  waiting: boolean | null;
+}
+
+/**
+ * storeBody's one round trip: the workflow ID another source took (`taken`), the body stored before
+ * under another event ID (`earlier`, when `$19` is the hash to look for; under the type `$20`, when
+ * set), else the insert; and the row as it was before, for a copy stored already. A hold that matches,
+ * or the source's standing rate, is found by the insert itself: a hold committed before it holds this
+ * row, and one committed after finds it unstarted (createHold). A paced row is due at once: no fast
+ * path starts it, the sweepers do as its budget allows.
+ */
+const STORE_BODY: Statement = {
+  name: 'store-body',
+  text: `WITH taken AS (
+     SELECT source FROM event_bodies WHERE workflow_id = $3 AND source <> $1 LIMIT 1
+   ), earlier AS (
+     SELECT event_id FROM event_bodies
+     WHERE source = $1 AND sha256 = $19 AND event_id <> $2 AND ($20::text IS NULL OR start->'input'->>'type' = $20::text) LIMIT 1
+   ), inserted AS (
+     INSERT INTO event_bodies (source, event_id, workflow_id, provider, via, content_type, signature_headers, body, size, sha256, received_at, start, start_due_at, tenant, held_by, paced_by, ignored_at, started_at, filtered, wait_keys)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now() + CASE WHEN ${standingBudget} IS NULL THEN $13 ELSE 0 END * interval '1 millisecond', $14,
+       CASE WHEN NOT $16 THEN ${matchingHold('$15::text')} END, CASE WHEN NOT $16 THEN ${standingBudget} END, CASE WHEN $16 THEN now() END, CASE WHEN $16 THEN now() END, $17, $18
+     WHERE NOT EXISTS (SELECT FROM taken) AND NOT EXISTS (SELECT FROM earlier)
+     ON CONFLICT (source, event_id) DO NOTHING RETURNING true AS inserted, held_by, paced_by
+   ), existing AS (
+     SELECT started_at, (held_by IS NOT NULL OR paced_by IS NOT NULL) AS waiting FROM event_bodies WHERE source = $1 AND event_id = $2
+   )
+   SELECT (SELECT source FROM taken) AS taken_by, (SELECT event_id FROM earlier) AS replay_of,
+     inserted.inserted, inserted.held_by, inserted.paced_by,
+     existing.started_at, existing.waiting
+   FROM (SELECT) AS one LEFT JOIN inserted ON true LEFT JOIN existing ON true`,
+};
 
 export async function loadBody(db: Queryable, source: string, eventId: string): Promise<StoredBody | undefined> {
   const { rows } = await db.query<BodyRow>(`SELECT ${COLUMNS} FROM event_bodies WHERE source = $1 AND event_id = $2`, [source, eventId]);

@@ -1,5 +1,5 @@
 import type { StartSpec } from './event-bodies';
-import type { Database, Queryable } from './database';
+import type { Database, Queryable, Statement } from './database';
 import { AVAILABLE_TOKENS } from './holds';
 
 /**
@@ -116,12 +116,15 @@ export async function claimPacedStarts(
 /** Temporal confirmed these starts (or answered that the workflow already exists). */
 export async function markStarted(db: Queryable, keys: readonly { source: string; eventId: string }[]): Promise<void> {
   if (keys.length === 0) return;
-  await db.query(
-    `UPDATE event_bodies SET started_at = now(), start_error = NULL
-     WHERE (source, event_id) IN (SELECT * FROM unnest($1::text[], $2::text[])) AND started_at IS NULL`,
-    [keys.map((key) => key.source), keys.map((key) => key.eventId)],
-  );
+  await db.query(MARK_STARTED, [keys.map((key) => key.source), keys.map((key) => key.eventId)]);
 }
+
+/** Prepared: every delivery that `ACKNOWLEDGE=temporal` started runs it before its answer. */
+const MARK_STARTED: Statement = {
+  name: 'mark-started',
+  text: `UPDATE event_bodies SET started_at = now(), start_error = NULL
+     WHERE (source, event_id) IN (SELECT * FROM unnest($1::text[], $2::text[])) AND started_at IS NULL`,
+};
 
 /**
  * A start that failed: counted, its reason kept, and due again after `delayMs`; or, with

@@ -9,6 +9,7 @@ import { createEndpoint } from '../../src/db/endpoints';
 import { SourceRegistry } from '../../src/providers/registry';
 import type { EventStarter } from '../../src/intake/port';
 import { startEndpointServer } from '../support/endpoint-server';
+import { sqlOf } from '../support/database';
 import { listen } from '../../src/dev/http-server';
 import { runCli } from '../support/processes';
 import { startStack, type WorkerStack } from '../support/stack';
@@ -137,7 +138,7 @@ describe('POST /v1/messages', () => {
     const db: Database = {
       ...stack.db,
       query: async (sql, params) => {
-        if (sql.includes('FROM endpoints')) {
+        if (sqlOf(sql).includes('FROM endpoints')) {
           reached();
           await gate;
         }
@@ -181,7 +182,7 @@ describe('POST /v1/messages', () => {
     const db: Database = {
       ...stack.db,
       query: async (sql, params) => {
-        if (sql.includes('FROM endpoints') && failures > 0) {
+        if (sqlOf(sql).includes('FROM endpoints') && failures > 0) {
           failures--;
           reached();
           await gate;

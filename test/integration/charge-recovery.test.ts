@@ -10,7 +10,7 @@ import type { Database } from '../../src/db/database';
 import { startStripeStandIn, type StripeStandIn } from '../../src/dev/stripe-stand-in';
 import { createStripeClient } from '../../src/core/stripe-client';
 import { timeSkippingEnvironment } from '../support/time-skipping';
-import { openTestDatabase, type TestDatabase } from '../support/database';
+import { openTestDatabase, sqlOf, type TestDatabase } from '../support/database';
 import { workflowSinks } from '../../src/temporal/worker';
 import { orderCreatedEvent } from '../support/events';
 import { workflowBundle } from '../support/stack';
@@ -46,7 +46,7 @@ it('after the key expired, a reset finds the charge a pending step made instead 
   const flaky: Database = {
     ...db,
     query: async (sql, params) => {
-      if (ledgerDown && sql.startsWith('UPDATE charge_attempts') && params?.[3] === 'succeeded') throw new Error('ledger unavailable');
+      if (ledgerDown && sqlOf(sql).startsWith('UPDATE charge_attempts') && params?.[3] === 'succeeded') throw new Error('ledger unavailable');
       return db.query(sql, params);
     },
   };

@@ -16,6 +16,7 @@ import { withinTime } from '../../src/core/within-time';
 import { loadReceiverConfig } from '../../src/config';
 import { prepareNamespace } from '../../src/temporal/namespace';
 import { eventually } from '../support/eventually';
+import { sqlOf } from '../support/database';
 import { runCli } from '../support/processes';
 import { freePort } from '../support/ports';
 import { startTcpProxy } from '../support/tcp-proxy';
@@ -165,7 +166,7 @@ it('lets the answers go first: while more than one delivery is being stored, the
   // The body store, with the inserts made while `holding` kept until release.
   const db: Queryable = {
     async query(sql, params) {
-      if (holding && sql.includes('INSERT INTO event_bodies')) {
+      if (holding && sqlOf(sql).includes('INSERT INTO event_bodies')) {
         held++;
         await released;
       }

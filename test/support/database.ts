@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { openDatabase, type Database } from '../../src/db/database';
+import { openDatabase, type Database, type Statement } from '../../src/db/database';
 import { migrate } from '../../src/db/migrations';
+
+/** The text of what a test's wrapped database is asked to run, prepared or not. */
+export const sqlOf = (sql: string | Statement): string => (typeof sql === 'string' ? sql : sql.text);
 
 /**
  * A fresh PostgreSQL database for one test file, on the server DATABASE_URL names (.ci/run starts

@@ -1,6 +1,6 @@
 import { ProviderKind } from '../../contracts';
 import type { Queryable } from '../../src/db/database';
-import { storeBody, type Skipped, type StartSpec } from '../../src/db/event-bodies';
+import { storeBody, type Skipped, type StartSpec, type Stored } from '../../src/db/event-bodies';
 import { Router } from '../../src/flows';
 import { startOptions } from '../../src/intake/start-data';
 
@@ -23,11 +23,11 @@ export async function storeStripeEvent(
     start,
     skipped,
   }: { source: string; id: string; type: string; raw: Buffer; receivedAt?: Date; waitKeys?: string[]; start?: StartSpec; skipped?: Skipped },
-): Promise<void> {
+): Promise<Stored> {
   const at = receivedAt.toISOString();
   const received = { source, provider: ProviderKind.STRIPE, id, type, occurredAt: at, receivedAt: at, payload: {} };
   const spec = start ?? startOptions(received, { workflowIdPrefix: '', router: new Router(ProviderKind.STRIPE) }, 'delivery', 'unused').spec;
-  await storeBody(
+  return storeBody(
     db,
     {
       source,
