@@ -44,7 +44,6 @@ import { startDevServer } from '../../src/dev/dev-server';
 import { silentLogger } from '../../src/core/logger';
 import { Router } from '../../src/flows';
 import { createStripeAdapter } from '../../src/providers/stripe';
-import { startReceiver } from '../../src/receiver';
 import type { Database } from '../../src/db/database';
 import { startBacklog } from '../../src/db/inbox';
 import { createHold, releaseHolds } from '../../src/db/holds';
@@ -71,7 +70,11 @@ import { measureHostileCosts, measureLargeBodies, REFUSED_MS_PER_MIB_TARGET } fr
 import { startSeedHandler } from './seed-handler';
 import { measureRouting, ROUTE_MS_TARGET } from './routing';
 import { measureWaits } from './waits';
+import { built } from './production-build';
 import { benchSize, SHORT } from './settings';
+
+/** Every receiver measured here is the production build's. */
+const { startReceiver } = built('./src/receiver.js') as typeof import('../../src/receiver');
 
 const EVENTS = benchSize('EVENTS', 200, 20);
 const ROUNDS = benchSize('ROUNDS', 4, 1);

@@ -1,7 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,8 +10,8 @@ import { loadReceiverConfig } from '../../src/config';
 import { silentLogger } from '../../src/core/logger';
 import type { Delivery, ProviderAdapter } from '../../src/providers/types';
 import { HOSTILE_RECEIVED_AT, hostileDeliveries, hostileFiller, hostileSources, measureLoad, MIB, postStreamed, requestHeaders } from '../support/hostile';
-import { ROOT } from '../support/processes';
 import { RecordingStarter } from '../support/recording-starter';
+import { built } from './production-build';
 import { benchSize, SHORT } from './settings';
 import {
   adyenBody,
@@ -34,9 +33,6 @@ import {
   twilioRequest,
 } from '../support/signing';
 
-// The production build (npm run bench builds it first): what tsx compiles on the fly wraps every
-// closure in a naming helper, which makes a per-item loop ten times slower than the receiver runs it.
-const built = createRequire(path.join(ROOT, 'dist/'));
 const { createAdapter, SourceRegistry } = built('./src/providers/registry.js') as typeof import('../../src/providers/registry');
 const { createApp } = built('./src/http/app.js') as typeof import('../../src/http/app');
 
