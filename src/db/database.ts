@@ -8,18 +8,28 @@ export interface Queryable {
 }
 
 /**
- * SQL that PostgreSQL parses once per connection and keeps (a named prepared statement): for what
- * every delivery runs, where parsing and planning cost PostgreSQL more than running it. Its text
- * never varies, and names its result's columns (a prepared `SELECT *` fails once a column is added).
+ * SQL that PostgreSQL parses once per connection and keeps (a named prepared statement), unless
+ * the URL says `prepare=false`: for what every delivery runs, where parsing and planning cost
+ * PostgreSQL more than running it. Its text never varies, and names its result's columns (a
+ * prepared `SELECT *` fails once a column is added).
  */
 export interface Statement {
   readonly name: string;
   readonly text: string;
 }
 
-/** node-postgres' form of `sql` with its `params`: a prepared statement goes by its name. */
-const queryConfig = (sql: string | Statement, params: unknown[] | undefined): pg.QueryConfig =>
-  typeof sql === 'string' ? { text: sql, values: params } : { name: sql.name, text: sql.text, values: params };
+/** node-postgres' form of `sql` with its `params`: a prepared statement goes by its name, when `prepare`. */
+function queryConfig(sql: string | Statement, params: unknown[] | undefined, prepare: boolean): pg.QueryConfig {
+  if (typeof sql === 'string') return { text: sql, values: params };
+  return prepare ? { name: sql.name, text: sql.text, values: params } : { text: sql.text, values: params };
+}
+
+/**
+ * Whether `url` lets statements be prepared: yes, unless it says `prepare=false`, for a pooler in
+ * transaction mode that keeps no prepared statements (PgBouncer before 1.21, or without
+ * `max_prepared_statements`). node-postgres ignores the parameter.
+ */
+const preparesStatements = (url: string): boolean => !URL.canParse(url) || new URL(url).searchParams.get('prepare') !== 'false';
 
 /** The application database: PostgreSQL through `DATABASE_URL`, or the one `npm run dev` runs itself. */
 export interface Database extends Queryable {
@@ -48,14 +58,15 @@ function openPostgres(url: string, exitOnIdle: boolean): Database {
   // An idle connection dies when PostgreSQL restarts; the pool drops it and the next query opens a
   // new one. Without a listener, that 'error' event would end the process.
   pool.on('error', () => {});
+  const prepare = preparesStatements(url);
   return {
     kind: 'postgresql',
-    query: (sql, params) => pool.query(queryConfig(sql, params)),
+    query: (sql, params) => pool.query(queryConfig(sql, params, prepare)),
     async transaction(work) {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
-        const result = await work({ query: (sql, params) => client.query(queryConfig(sql, params)) });
+        const result = await work({ query: (sql, params) => client.query(queryConfig(sql, params, prepare)) });
         await client.query('COMMIT');
         return result;
       } catch (error) {
