@@ -108,10 +108,7 @@ export async function storeBody(
   if (row.inserted) return { stored: true, heldBy: row.held_by, pacedBy: row.paced_by };
   if (row.waiting !== null) return { stored: false, startedAt: row.started_at, waiting: row.waiting };
   // Stored by a copy that committed after this statement began (its insert waited on that copy's).
-  const existing = await db.query<{ started_at: Date | null; waiting: boolean }>(
-    'SELECT started_at, (held_by IS NOT NULL OR paced_by IS NOT NULL) AS waiting FROM event_bodies WHERE source = $1 AND event_id = $2',
-    [event.source, event.eventId],
-  );
+  const existing = await db.query<{ started_at: Date | null; waiting: boolean }>(STORED_ROW, [event.source, event.eventId]);
   return { stored: false, startedAt: existing.rows[0]?.started_at ?? null, waiting: existing.rows[0]?.waiting ?? false };
 }
 
@@ -124,6 +121,9 @@ interface StoreRow {
   started_at: Date | null;
   waiting: boolean | null;
 }
+
+/** The row stored for source `$1`'s event `$2`: whether its start was made, and whether a hold or a budget keeps it waiting. */
+const STORED_ROW = 'SELECT started_at, (held_by IS NOT NULL OR paced_by IS NOT NULL) AS waiting FROM event_bodies WHERE source = $1 AND event_id = $2';
 
 /**
  * storeBody's one round trip: the workflow ID another source took (`taken`), the body stored before
@@ -146,9 +146,7 @@ const STORE_BODY: Statement = {
        CASE WHEN NOT $16 THEN ${matchingHold('$15::text')} END, CASE WHEN NOT $16 THEN ${standingBudget} END, CASE WHEN $16 THEN now() END, CASE WHEN $16 THEN now() END, $17, $18
      WHERE NOT EXISTS (SELECT FROM taken) AND NOT EXISTS (SELECT FROM earlier)
      ON CONFLICT (source, event_id) DO NOTHING RETURNING true AS inserted, held_by, paced_by
-   ), existing AS (
-     SELECT started_at, (held_by IS NOT NULL OR paced_by IS NOT NULL) AS waiting FROM event_bodies WHERE source = $1 AND event_id = $2
-   )
+   ), existing AS (${STORED_ROW})
    SELECT (SELECT source FROM taken) AS taken_by, (SELECT event_id FROM earlier) AS replay_of,
      inserted.inserted, inserted.held_by, inserted.paced_by,
      existing.started_at, existing.waiting
