@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { PostgresUnreachableError } from '../core/errors';
+import { PostgresRefusedError, PostgresUnreachableError } from '../core/errors';
 import { temporalSqlToolPath } from '../core/tools';
 
 /** Temporal's two databases on that server, created with their schemas when missing. */
@@ -43,7 +43,10 @@ async function existingDatabases(dbUrl: string): Promise<Set<string>> {
   try {
     await client.connect();
   } catch (error) {
-    throw new PostgresUnreachableError(dbUrl, (error as Error).message);
+    // An answer from the server carries its SQLSTATE (28P01, 28000, 3D000); a socket's failure a Node code.
+    const { code, message } = error as { code?: string; message: string };
+    if (code && /^[0-9A-Z]{5}$/.test(code)) throw new PostgresRefusedError(dbUrl, message);
+    throw new PostgresUnreachableError(dbUrl, message);
   }
   try {
     const { rows } = await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname = ANY($1)', [Object.keys(TEMPORAL_DATABASES)]);

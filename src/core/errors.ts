@@ -200,6 +200,20 @@ export class PermanentEmailError extends Error {
   override readonly name = 'PermanentEmailError';
 }
 
+/**
+ * PostgreSQL answers at the URL but refuses its user (no such role, a wrong password, no
+ * `pg_hba.conf` entry): starting another one on that port would fail, so the message says which user to give.
+ */
+export class PostgresRefusedError extends ConfigError {
+  constructor(dbUrl: string, reason: string) {
+    const url = new URL(dbUrl);
+    super(
+      `PostgreSQL at ${url.hostname}:${url.port || 5432} refused user "${decodeURIComponent(url.username)}" (TEMPORAL_DB_URL): ${reason}. ` +
+        'Set TEMPORAL_DB_URL to a user of it that may create databases, or create that user.',
+    );
+  }
+}
+
 /** PostgreSQL does not answer at the URL; the message says what to start. */
 export class PostgresUnreachableError extends ConfigError {
   constructor(dbUrl: string, reason: string) {

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { parse } from 'yaml';
 import { startLocalPostgres, type LocalPostgres } from '../../src/cluster/postgres';
 import { ensureSchemas, TEMPORAL_DATABASES } from '../../src/cluster/schemas';
+import { PostgresRefusedError, PostgresUnreachableError } from '../../src/core/errors';
 import { temporalSqlToolPath } from '../../src/core/tools';
 import { freePort } from '../support/ports';
 import { ROOT, spawnTs } from '../support/processes';
@@ -124,4 +125,17 @@ it('npm run cluster says what to start when no PostgreSQL answers at TEMPORAL_DB
     new RegExp(`PostgreSQL does not answer at 127\\.0\\.0\\.1:${closed} \\(TEMPORAL_DB_URL\\).*docker run .*postgres:16.*or set TEMPORAL_DB_URL`),
   );
   expect(cluster.output()).not.toContain('temporal:temporal@');
+});
+
+it('a PostgreSQL that answers at TEMPORAL_DB_URL but refuses its user is named as such, not as absent (npm run cluster starts none of its own on that port)', async () => {
+  const refused = new URL(postgres.url);
+  refused.username = 'nobody_here';
+  const failure = await ensureSchemas(refused.href).catch((error: unknown) => error);
+  expect(failure).toBeInstanceOf(PostgresRefusedError);
+  expect(failure).not.toBeInstanceOf(PostgresUnreachableError);
+  expect((failure as Error).message).toMatch(
+    new RegExp(
+      `^PostgreSQL at 127\\.0\\.0\\.1:${refused.port} refused user "nobody_here" \\(TEMPORAL_DB_URL\\): .*nobody_here.*Set TEMPORAL_DB_URL to a user of it that may create databases`,
+    ),
+  );
 });
