@@ -14,7 +14,19 @@ import {
   type TurnDone,
 } from '../contracts';
 import { keyEntityFlow } from '../src/flows';
-import { claimKey, entityRecord, freeKey, keyHolder, recordApplied, recordParked, releaseKey, takeKey, type Parked } from '../src/db/entities';
+import {
+  claimKey,
+  entityRecord,
+  freeKey,
+  keyHolder,
+  recordApplied,
+  recordParked,
+  releaseKey,
+  storeWaiting,
+  takeKey,
+  takeWaiting,
+  type Parked,
+} from '../src/db/entities';
 import { isNotRunning, workflowState } from '../src/temporal/availability';
 import { coalesceWindow } from '../src/flows';
 import type { ActivityDeps } from './index';
@@ -27,7 +39,17 @@ export function createEntityActivities({
   taskQueue,
 }: Pick<ActivityDeps, 'db' | 'temporal' | 'taskQueue'>): Pick<
   Activities,
-  'askTurn' | 'endTurn' | 'takeKey' | 'freeKey' | 'requestTurn' | 'readEntity' | 'recordEntity' | 'eventWorkflowOpen' | 'putFirst'
+  | 'askTurn'
+  | 'endTurn'
+  | 'takeKey'
+  | 'freeKey'
+  | 'requestTurn'
+  | 'readEntity'
+  | 'recordEntity'
+  | 'storeWaiting'
+  | 'takeWaiting'
+  | 'eventWorkflowOpen'
+  | 'putFirst'
 > {
   /** How the key's entity starts if it is not running: without `last`, it reads what the database kept of its key. */
   const entityStart = (ask: Pick<TurnAsk, 'flow' | 'source' | 'key' | 'order' | 'coalesce'>, kept?: Pick<EntityInput, 'last' | 'parked'>) => {
@@ -145,6 +167,10 @@ export function createEntityActivities({
       if (applied && receivedAt) observe('keyLag', Date.now() - Date.parse(receivedAt), { flow: ref.flow });
       if (parked !== undefined) await recordParked(db, ref, parked);
     },
+
+    storeWaiting: ({ requests, ...keyRef }) => storeWaiting(db, keyRef, requests),
+
+    takeWaiting: ({ count, take, ...keyRef }) => takeWaiting(db, keyRef, { count, take }),
 
     eventWorkflowOpen: async (workflowId) => (await workflowState(temporal, workflowId)) === 'running',
 

@@ -7,7 +7,7 @@ import type { BackfillCounts, BackfillInput, ReconcileProvider } from './reconci
 import type { BulkFilter, BulkInput, BulkItemResult, RouteReplayInput, RouteReplayProgress } from './bulk';
 import type { CustomerUpdate } from './customers';
 import type { SubscriptionUpdate } from './subscriptions';
-import type { Applied, CoalesceTimes, EntityOrder, TurnAnswer, TurnDone, TurnRequest } from './entities';
+import type { Applied, CoalesceTimes, EntityOrder, StoredRequests, TurnAnswer, TurnDone, TurnRequest } from './entities';
 import type { RefundInput } from './orders';
 import type { RegisteredWait, WaiterRegistration, WaitState } from './waits';
 
@@ -101,6 +101,17 @@ export interface Activities {
    * applied (and its lag, from `receivedAt`, in the worker's metrics), or the failed event the key waits on.
    */
   recordEntity(input: EntityRef & { applied?: Applied; receivedAt?: string; parked?: (TurnRequest & { failure: string }) | null }): Promise<void>;
+  /**
+   * Keeps a `serial` key's requests beyond what the entity's run carries in the database (a request
+   * kept already, or handed back before, waits there again), and answers how many wait there now.
+   */
+  storeWaiting(input: EntityRef & { requests: TurnRequest[] }): Promise<number>;
+  /**
+   * Hands the `count` oldest requests kept in the database back to the entity, marked with `take`
+   * (the same take asked again answers the same), and forgets those an earlier take handed back:
+   * what is left, and its oldest.
+   */
+  takeWaiting(input: EntityRef & { count: number; take: string }): Promise<{ requests: TurnRequest[]; stored: StoredRequests | null }>;
   /** Whether the event's workflow is still open (false once it ended, however it ended, or is gone). */
   eventWorkflowOpen(workflowId: string): Promise<boolean>;
   /**

@@ -125,6 +125,37 @@ export interface EntityState {
   superseded: number;
   /** Whether the entity holds its key in the database (it takes it before it gives a turn); false in entities from before. */
   holdsKey: boolean;
+  /** The most requests a run carries in `pending` (`CARRIED_REQUESTS` unless its start says); what waits beyond them is in `stored`. */
+  carry: number;
+  /** A `serial` key's requests waiting in the database, beyond those the run carries; null when none does. */
+  stored: StoredRequests | null;
+}
+
+/**
+ * How many waiting requests an entity's run carries by default (about 200 bytes each): a
+ * continue-as-new carries them all, and Temporal refuses an input past 2 MiB. Beyond them, a `serial`
+ * key keeps its newest requests in the database and takes them back as its turns reach them; a
+ * `latest` or `coalesce` key supersedes every one but the newest at once, as its next turn would.
+ */
+export const CARRIED_REQUESTS = 1_000;
+
+/** A `serial` key's requests kept in the database: how many, and the oldest of them (its turn comes before any newer one in the run). */
+export interface StoredRequests {
+  count: number;
+  oldest: Applied;
+}
+
+/** The oldest of some requests by version, if any. */
+export const oldestOf = (requests: readonly TurnRequest[]): TurnRequest | null =>
+  requests.reduce<TurnRequest | null>((oldest, request) => (oldest === null || compareVersions(request, oldest) < 0 ? request : oldest), null);
+
+/**
+ * A `serial` key's waiting requests split at `keep`: the oldest `keep` stay in the run (in arrival
+ * order), the newer ones go to the database.
+ */
+export function storedBeyond(pending: readonly TurnRequest[], keep: number): { kept: TurnRequest[]; stored: TurnRequest[] } {
+  const stored = new Set([...pending].sort(compareVersions).slice(keep));
+  return { kept: pending.filter((request) => !stored.has(request)), stored: [...stored] };
 }
 
 /** The entity's input: its identity, and what a continue-as-new carries over (without `last`, it reads the database). */

@@ -1,6 +1,7 @@
 import { condition, continueAsNew, getExternalWorkflowHandle, patched, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   askTurnUpdate,
+  CARRIED_REQUESTS,
   defineFlow,
   entityActionSignal,
   entityStateQuery,
@@ -18,6 +19,7 @@ import {
   type TurnRequest,
 } from '../contracts';
 import { dbActivity, recordedDbActivity } from './activities';
+import { waitingBeyondCarry } from './entity-waiting';
 import { workflowTime } from './format';
 
 export const keyEntityFlow = defineFlow({
@@ -53,6 +55,13 @@ const HOT_KEY = 'entity-hot-key';
  * key, while another event could hold the free key and run beside it.
  */
 const FREE_KEY_RECORDED = 'entity-free-key-recorded';
+/**
+ * The patch from which a run carries at most `carry` waiting requests: a `serial` key keeps its
+ * newest in the database and takes them back as its turns reach them, a `latest` or `coalesce` key
+ * supersedes every one but the newest at once. Before it, a run carried every request, and a
+ * continue-as-new past about 10,000 of them passed Temporal's 2 MiB input limit.
+ */
+const WAITING_IN_DATABASE = 'entity-waiting-in-database';
 /** Answers in flight at once: a burst's superseded events, well under the 2,000 signals one workflow may have pending. */
 const ANSWERS_AT_ONCE = 500;
 
@@ -82,6 +91,8 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
     applied: input.applied ?? 0,
     superseded: input.superseded ?? 0,
     holdsKey: input.holdsKey ?? false,
+    carry: input.carry ?? CARRIED_REQUESTS,
+    stored: input.stored ?? null,
   };
   // Histories from before the key was held in the database give turns without it, and wait an hour when idle.
   const keyInDatabase = patched(KEY_IN_DATABASE);
@@ -90,6 +101,8 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
   const hotKey = patched(HOT_KEY);
   // Histories from before let the key go by a local activity.
   const freeKeyRecorded = patched(FREE_KEY_RECORDED);
+  // Histories from before carry every request across continue-as-new.
+  const carryBounded = patched(WAITING_IN_DATABASE);
   const ref = { flow: state.flow, source: state.source, key: state.key };
   // Answered from the start, while the read below runs too (the console shows a key just handed over).
   setHandler(entityStateQuery, () => state);
@@ -102,6 +115,9 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
   let askedAgain = false;
   /** How often the key's holder has handed it over (`keyGiven`): the entity takes it then. */
   let given = 0;
+
+  /** How many requests wait for their turn: in the run, and kept in the database. */
+  const waiting = () => state.pending.length + (state.stored?.count ?? 0);
 
   /** A request for a turn joins those waiting, unless it is already waiting or parked. */
   const wait = (request: TurnRequest) => {
@@ -143,7 +159,7 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
         `**Key:** ${state.key} (${state.order}) · **last applied:** ${state.last?.eventId ?? 'none'} · **applied:** ${state.applied} · **superseded:** ${state.superseded}`,
         state.parked
           ? `**Parked on:** ${state.parked.eventId}: ${state.parked.failure}. Waiting for an operator: durable-webhooks entities skip|retry`
-          : `**Running:** ${state.running?.eventId ?? 'nothing'} · **waiting:** ${state.pending.length}`,
+          : `**Running:** ${state.running?.eventId ?? 'nothing'} · **waiting:** ${waiting()}`,
       ].join('\n\n'),
     );
 
@@ -166,11 +182,23 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
     const { continueAsNewSuggested, historyLength } = workflowInfo();
     return continueAsNewSuggested || historyLength > HISTORY_BOUND;
   };
-  /** Every wait below also ends when continue-as-new is due (from the patch on), and goes to it. */
-  const due = () => hotKey && continueAsNewDue();
+  /** Whether the run carries more requests than it may (from the patch on): it stores or supersedes the rest first. */
+  const overflowing = () => carryBounded && state.pending.length > state.carry;
+  /** Every wait below also ends when continue-as-new is due (from the patch on), or the run carries too many requests, and goes to it. */
+  const due = () => (hotKey && continueAsNewDue()) || overflowing();
 
   /** Whether the entity needs its key: to give a turn, while its event runs, or while the key waits on a failed event. */
-  const needsKey = () => state.running !== null || state.parked !== null || (state.pending.length > 0 && gathering() <= 0);
+  const needsKey = () => state.running !== null || state.parked !== null || (waiting() > 0 && gathering() <= 0);
+
+  /** The answers of one decision in as few workflow tasks as Temporal's pending signals allow; `first` hears whether the first was given. */
+  const answer = async (answers: Array<[TurnRequest, Turn]>, first?: (given: boolean) => void) => {
+    for (let from = 0; from < answers.length; from += ANSWERS_AT_ONCE) {
+      const given = await Promise.all(answers.slice(from, from + ANSWERS_AT_ONCE).map(([request, turn]) => give(request, turn)));
+      if (from === 0) first?.(given[0]!);
+    }
+  };
+
+  const { carryNoMore, nextIsStored, takeBack } = waitingBeyondCarry(state, answer);
 
   for (;;) {
     show();
@@ -225,9 +253,11 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
     } else if (state.pending.length > 0 && gathering() > 0) {
       const { latest } = state.burst!;
       await condition(() => state.burst!.latest !== latest || due(), gathering());
+    } else if (carryBounded && nextIsStored()) {
+      await takeBack();
     } else if (state.pending.length > 0) {
-      const { go, superseded, waiting } = nextTurns(state.order, state.pending, state.last);
-      state.pending = waiting;
+      const { go, superseded, waiting: left } = nextTurns(state.order, state.pending, state.last);
+      state.pending = left;
       state.burst = null;
       state.superseded += superseded.length;
       // Running before its turn is given, so that it asking again meanwhile is not taken for a new request.
@@ -238,11 +268,9 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
         ...(go ? [[go, { go: true, after: state.last }] as [TurnRequest, Turn]] : []),
         ...superseded.map(({ request, after }): [TurnRequest, Turn] => [request, { go: false, after }]),
       ];
-      // The answers of this decision in as few workflow tasks as Temporal's pending signals allow.
-      for (let from = 0; from < answers.length; from += ANSWERS_AT_ONCE) {
-        const given = await Promise.all(answers.slice(from, from + ANSWERS_AT_ONCE).map(([request, turn]) => give(request, turn)));
-        if (from === 0 && go && !given[0]) state.running = null;
-      }
+      await answer(answers, (given) => {
+        if (go && !given) state.running = null;
+      });
     } else if (keyInDatabase) {
       // Nothing left to run: the key goes back to the database, and the next event holds it itself.
       // One that asked in the same workflow task still gets its turn.
@@ -250,11 +278,12 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
         await (freeKeyRecorded ? recordedDbActivity : dbActivity).freeKey(ref);
         state.holdsKey = false;
       }
-      if (state.pending.length === 0 && state.running === null && state.parked === null) return state;
+      if (waiting() === 0 && state.running === null && state.parked === null) return state;
     } else if (!(await condition(() => state.pending.length > 0 || state.running !== null, IDLE_TIMEOUT))) {
       // An event that asks in the same workflow task as the idle timeout still gets its turn.
       if (state.pending.length === 0 && state.running === null) return state;
     }
+    if (overflowing()) await carryNoMore();
     // Everything a signal brought is in the state it carries over, but an ending or an action not yet acted on.
     for (const eventId of ended.keys()) if (eventId !== state.running?.eventId) ended.delete(eventId);
     if (continueAsNewDue() && ended.size === 0 && actions.length === 0 && !askedAgain) {

@@ -501,6 +501,23 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
       `ALTER TABLE entity_keys ADD COLUMN holder text, ADD COLUMN holder_request jsonb, ADD COLUMN handoff boolean NOT NULL DEFAULT false`,
     ],
   },
+  {
+    id: '026-entity-waiting',
+    statements: [
+      // A serial key's requests beyond what its entity's run carries (CARRIED_REQUESTS), until the
+      // entity takes them back (taken: the take that handed them back, forgotten at the next take).
+      `CREATE TABLE entity_waiting (
+        flow text NOT NULL,
+        source text NOT NULL,
+        key text NOT NULL,
+        event_id text NOT NULL,
+        request jsonb NOT NULL,
+        taken text,
+        stored_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (flow, source, key, event_id)
+      )`,
+    ],
+  },
 ];
 
 /**

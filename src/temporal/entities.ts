@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { entityActionSignal, entityStateQuery, entityWorkflowId, type EntityAction, type EntityState } from '../../contracts';
+import { CARRIED_REQUESTS, entityActionSignal, entityStateQuery, entityWorkflowId, type EntityAction, type EntityState } from '../../contracts';
 import { entityRecord, listEntities, sourcesOfKey, type EntityRecord } from '../db/entities';
 import type { Database } from '../db/database';
 import { OperationRejectedError } from '../core/errors';
@@ -62,6 +62,8 @@ export class EntityOperations {
       applied: null,
       superseded: null,
       holdsKey: record.holder === workflowId,
+      carry: CARRIED_REQUESTS,
+      stored: null,
       workflowId,
       open: false,
       uiUrl,

@@ -5,7 +5,7 @@ import { Client, Connection } from '@temporalio/client';
 import { noopMetricMeter, type MetricCounter, type MetricMeter, type MetricTags } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { entityActionSignal, entityStateQuery, requestTurnSignal, turnDoneSignal, type Activities, type TurnRequest } from '../../contracts';
+import { entityActionSignal, entityStateQuery, requestTurnSignal, turnDoneSignal, type Activities, type EntityInput, type TurnRequest } from '../../contracts';
 import { keyEntity } from '../../workflows';
 import { createEntityActivities } from '../../activities/entities';
 import { startDevServer, type DevServer } from '../../src/dev/dev-server';
@@ -23,9 +23,12 @@ import { workflowBundle } from '../support/stack';
  * a dev server of this file's own with both limits scaled down (100 signals, continue-as-new
  * suggested from 50 events), the entity takes 150 requests while one event runs, or while the key
  * waits on a failed one for an operator, and what it waited for reaches the run it went on in. A
- * signal the server refuses anyway is counted in the worker's metrics.
+ * signal the server refuses anyway is counted in the worker's metrics. The server also refuses any
+ * payload past 64 KiB (Temporal's 2 MiB scaled down), a continue-as-new's input too: an entity told
+ * to carry 20 requests at most carries no more across it, however many wait.
  */
 const SIGNAL_LIMIT = 100;
+const BLOB_LIMIT = 64 * 1024;
 let server: DevServer;
 let client: Client;
 let connection: NativeConnection;
@@ -36,7 +39,12 @@ beforeAll(async () => {
     address: `127.0.0.1:${await freePort(1000)}`,
     dataDir,
     stdio: 'ignore',
-    dynamicConfig: [`history.maximumSignalsPerExecution=${SIGNAL_LIMIT}`, 'limit.historyCount.suggestContinueAsNew=50'],
+    dynamicConfig: [
+      `history.maximumSignalsPerExecution=${SIGNAL_LIMIT}`,
+      'limit.historyCount.suggestContinueAsNew=50',
+      `limit.blobSize.error=${BLOB_LIMIT}`,
+      `limit.blobSize.warn=${BLOB_LIMIT / 2}`,
+    ],
   });
   const clientConnection = await Connection.connect({ address: server.address, connectTimeout: '60s' });
   await prepareNamespace(clientConnection, 'default');
@@ -59,19 +67,26 @@ const REQUESTS = SIGNAL_LIMIT * 1.5;
  * An entity for key `key` whose first event, `evt_slow_<key>`, has its turn (its workflow open, with
  * nothing polling its queue), and what the entity's activities were asked.
  */
-async function entityWithSlowEvent(key: string) {
+async function entityWithSlowEvent(key: string, entity: Pick<EntityInput, 'order' | 'carry'> = { order: 'latest' }) {
   const running = request(`evt_slow_${key}`, 0);
   await client.workflow.start('slowEvent', { workflowId: running.workflowId, taskQueue: 'nobody-polls' });
   const records: unknown[] = [];
   const freed: string[] = [];
+  const inDatabase = createEntityActivities({ db, temporal: client, taskQueue: 'nobody-polls' });
   const putFirst: string[] = [];
   const activities: Partial<Activities> = {
     readEntity: async () => ({ last: null, parked: null }),
     takeKey: async () => ({ held: true, last: null, parked: null }),
     eventWorkflowOpen: async () => true,
     recordEntity: async ({ applied, parked }) => void records.push(applied ?? { parked: parked?.eventId ?? null }),
-    freeKey: async ({ key }) => void freed.push(key),
+    // The real one too: it forgets what the entity took back from the database.
+    freeKey: async (ref) => {
+      freed.push(ref.key);
+      await inDatabase.freeKey(ref);
+    },
     putFirst: async (workflowId) => void putFirst.push(workflowId),
+    storeWaiting: inDatabase.storeWaiting,
+    takeWaiting: inDatabase.takeWaiting,
   };
   const worker = await Worker.create({
     connection,
@@ -83,7 +98,7 @@ async function entityWithSlowEvent(key: string) {
   const started = await client.workflow.signalWithStart(keyEntity, {
     workflowId: `durable-webhooks:entity:fulfilShopifyOrder:shopify:${key}`,
     taskQueue: `entity-continue-as-new-${key}`,
-    args: [{ flow: 'fulfilShopifyOrder', source: 'shopify', key, order: 'latest' }],
+    args: [{ flow: 'fulfilShopifyOrder', source: 'shopify', key, ...entity }],
     signal: requestTurnSignal,
     signalArgs: [running],
   });
@@ -168,4 +183,69 @@ it("counts the entity's signals the server refuses, by flow and signal, and lets
   ]);
   await activity.run(endTurn, { entityId: 'durable-webhooks:entity:fulfilShopifyOrder:shopify:gone', done: { eventId: 'evt_2', failure: null } });
   expect(counted).toHaveLength(1);
+});
+
+/** A request of 2 KB (its version carries a long second part): 50 of them pass the server's 64 KiB. */
+const largeRequest = (version: number): TurnRequest => ({ ...request(`evt_${version}`, version), version: [version, 'x'.repeat(2_000)] });
+const WAITING = 50;
+/** Versions 1 to 50, in an order that brings older ones after newer ones have been kept in the database. */
+const SHUFFLED = Array.from({ length: WAITING }, (_, index) => ((index * 37) % WAITING) + 1);
+const storedRows = async (key: string) =>
+  (await db.query<{ taken: string | null }>(`SELECT taken FROM entity_waiting WHERE source = 'shopify' AND key = $1`, [key])).rows;
+
+it('carries at most its 20 requests across continue-as-new while 50 larger than the server takes wait, keeps the rest of a serial key in the database, and gives all 50 their turns in version order, once each', async () => {
+  const { running, worker, freed, putFirst, entity } = await entityWithSlowEvent('4', { order: 'serial', carry: 20 });
+  const state = await worker.runUntil(async () => {
+    await eventually('the slow event has its turn', async () => (await entity.query(entityStateQuery)).running?.eventId === running.eventId);
+    for (const version of SHUFFLED) await entity.signal(requestTurnSignal, largeRequest(version));
+    let waiting = await entity.query(entityStateQuery);
+    await eventually('the run carries no more than 20', async () => (waiting = await entity.query(entityStateQuery)).pending.length <= 20);
+    expect(waiting.pending.length + waiting.stored!.count).toBe(WAITING);
+    expect(await storedRows('4')).toHaveLength(waiting.stored!.count);
+    await entity.signal(turnDoneSignal, { eventId: running.eventId, failure: null });
+    return entity.result();
+  });
+  // Each went first in its turn (their workflows do not exist here, so nothing ran): the slow one, then 1 to 50 in order.
+  expect(putFirst).toEqual([running.workflowId, ...Array.from({ length: WAITING }, (_, index) => `evt_${index + 1}`)]);
+  expect(state).toMatchObject({ applied: 1, pending: [], stored: null, running: null });
+  expect(freed).toEqual(['4']);
+  expect(await storedRows('4')).toEqual([]);
+});
+
+it('supersedes all but the newest of a latest key’s requests past its 20 at once, as its next turn would, and gives the newest its turn', async () => {
+  const { running, worker, records, putFirst, entity } = await entityWithSlowEvent('5', { order: 'latest', carry: 20 });
+  const state = await worker.runUntil(async () => {
+    await eventually('the slow event has its turn', async () => (await entity.query(entityStateQuery)).running?.eventId === running.eventId);
+    for (const version of SHUFFLED) await entity.signal(requestTurnSignal, largeRequest(version));
+    let waiting = await entity.query(entityStateQuery);
+    await eventually('the older ones are superseded', async () => (waiting = await entity.query(entityStateQuery)).pending.length <= 20);
+    expect(waiting.pending.map((waits) => waits.eventId)).toContain(`evt_${WAITING}`);
+    expect(waiting.superseded).toBe(WAITING - waiting.pending.length);
+    expect(waiting.stored).toBeNull();
+    await entity.signal(turnDoneSignal, { eventId: running.eventId, failure: null });
+    return entity.result();
+  });
+  expect(records).toEqual([{ eventId: running.eventId, version: [0] }]);
+  expect(putFirst).toEqual([running.workflowId, `evt_${WAITING}`]);
+  expect(state).toMatchObject({ applied: 1, superseded: WAITING - 1, pending: [], stored: null });
+  expect(await storedRows('5')).toEqual([]);
+});
+
+it('hands back the same requests when a take is asked again, forgets them at the next take, and keeps one stored again as waiting', async () => {
+  const ref = { flow: 'fulfilShopifyOrder', source: 'shopify', key: '6' };
+  const { storeWaiting, takeWaiting } = createEntityActivities({ db, temporal: client, taskQueue: 'nobody-polls' });
+  expect(await storeWaiting({ ...ref, requests: [request('evt_3', 3), request('evt_1', 1), request('evt_2', 2)] })).toBe(3);
+  // Stored twice (the activity retried), it is still one request.
+  expect(await storeWaiting({ ...ref, requests: [request('evt_1', 1)] })).toBe(3);
+
+  const first = await takeWaiting({ ...ref, count: 2, take: 'run:1' });
+  expect(first).toEqual({ requests: [request('evt_1', 1), request('evt_2', 2)], stored: { count: 1, oldest: request('evt_3', 3) } });
+  expect(await takeWaiting({ ...ref, count: 2, take: 'run:1' })).toEqual(first);
+
+  // Handed back to the database (the run carried too many again), evt_2 waits there again.
+  expect(await storeWaiting({ ...ref, requests: [request('evt_2', 2)] })).toBe(2);
+  expect(await takeWaiting({ ...ref, count: 5, take: 'run:2' })).toEqual({ requests: [request('evt_2', 2), request('evt_3', 3)], stored: null });
+  // The next take forgets what the one before handed back: evt_1 is gone, and nothing is left.
+  expect(await takeWaiting({ ...ref, count: 5, take: 'run:3' })).toEqual({ requests: [], stored: null });
+  expect(await storedRows('6')).toEqual([]);
 });

@@ -20,6 +20,8 @@ const view: EntityView = {
   applied: 0,
   superseded: 0,
   holdsKey: false,
+  carry: 1_000,
+  stored: null,
   workflowId: 'durable-webhooks:entity:syncStripeCustomer:stripe:cus_1',
   open: true,
   uiUrl: 'http://ui.test',
@@ -30,4 +32,21 @@ it("says how a coalescing key gathers its bursts, and links the first 50 of a bu
   expect(html).toContain('syncStripeCustomer · stripe (coalesce: a burst gathers until 5 s quiet, at most 60 s)');
   expect(html.match(/href="\/console\/events\/evt_\d+"/g)).toHaveLength(50);
   expect(html).toContain('evt_49</a></span> and 950 more');
+});
+
+it('counts the newer events a serial key keeps in the database after those its run carries', () => {
+  const serial: EntityView = {
+    ...view,
+    order: 'serial',
+    coalesce: null,
+    burst: null,
+    pending: Array.from({ length: 3 }, (_, index) => waiting(index)),
+    stored: { count: 1_200, oldest: { eventId: 'evt_3', version: [3] } },
+  };
+  const html = renderToStaticMarkup(createElement(EntityPage, { session: { tokenName: 'ops', role: 'viewer', tokenSha256: '', csrf: '' }, view: serial }));
+  expect(html).toContain('evt_2</a></span> and 1200 more kept in the database until their turns come near');
+  const none = renderToStaticMarkup(
+    createElement(EntityPage, { session: { tokenName: 'ops', role: 'viewer', tokenSha256: '', csrf: '' }, view: { ...serial, pending: [] } }),
+  );
+  expect(none).toContain('<dd class="waiting">1200 more kept in the database until their turns come near</dd>');
 });

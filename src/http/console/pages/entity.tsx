@@ -36,7 +36,7 @@ export function EntityPage({ session, view, notice }: { session: ConsoleSession;
         <dt>Waiting</dt>
         <dd className="waiting">
           {view.pending.length === 0
-            ? 'none'
+            ? !view.stored && 'none'
             : view.pending.slice(0, WAITING_SHOWN).map((request, index) => (
                 <span key={request.eventId}>
                   {index > 0 && ', '}
@@ -44,6 +44,7 @@ export function EntityPage({ session, view, notice }: { session: ConsoleSession;
                 </span>
               ))}
           {view.pending.length > WAITING_SHOWN && ` and ${view.pending.length - WAITING_SHOWN} more`}
+          {view.stored && `${view.pending.length > 0 ? ' and ' : ''}${view.stored.count} more kept in the database until their turns come near`}
         </dd>
         {view.parked && (
           <>
