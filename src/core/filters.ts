@@ -41,9 +41,12 @@ export class FilterError extends Error {
   override name = 'FilterError';
 }
 
+/** The language filters and matches are written in: CEL as cel-js evaluates it, list and map literals of mixed types allowed, as in CEL's spec (test/unit/cel-conformance.test.ts). */
+export const CEL_OPTIONS = { homogeneousAggregateLiterals: false } as const;
+
 const environment = new Environment({
+  ...CEL_OPTIONS,
   unlistedVariablesAreDyn: false,
-  homogeneousAggregateLiterals: false,
   limits: { maxAstNodes: FILTER_LIMITS.maxNodes, maxDepth: FILTER_LIMITS.maxDepth },
 })
   .registerVariable('body', 'dyn', { description: 'The verified body, as JSON' })

@@ -69,6 +69,7 @@ import { CATALOG_SECRETS } from '../support/signing';
 import { measureHostileCosts, measureLargeBodies, REFUSED_MS_PER_MIB_TARGET } from './hostile';
 import { startSeedHandler } from './seed-handler';
 import { measureRouting, ROUTE_MS_TARGET } from './routing';
+import { celLine, measureCelLibraries } from './cel';
 import { measureWaits } from './waits';
 import { built } from './production-build';
 import { benchSize, SHORT } from './settings';
@@ -244,13 +245,14 @@ async function main(): Promise<void> {
   const hostile = await measureHostileCosts();
   const largeBodies = await measureLargeBodies();
   const routing = measureRouting();
+  const celLibraries = measureCelLibraries();
   const waits = await measureWaits();
   const consolePages = await measureConsole();
   const temporal = await startTemporal();
   // Whatever ends the run, its Temporal server ends with it: a failure, or Ctrl-C / SIGTERM.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void temporal.stop().finally(() => process.exit(130)));
   try {
-    await measure(hostile, largeBodies, consolePages, routing, waits, temporal, metricsUrl);
+    await measure(hostile, largeBodies, consolePages, routing, celLibraries, waits, temporal, metricsUrl);
   } finally {
     await temporal.stop();
   }
@@ -262,6 +264,7 @@ async function measure(
   largeBodies: Awaited<ReturnType<typeof measureLargeBodies>>,
   consolePages: Awaited<ReturnType<typeof measureConsole>>,
   routing: ReturnType<typeof measureRouting>,
+  celLibraries: ReturnType<typeof measureCelLibraries>,
   waits: Awaited<ReturnType<typeof measureWaits>>,
   temporal: Awaited<ReturnType<typeof startTemporal>>,
   /** Where the in-process worker serves its Prometheus metrics. */
@@ -476,6 +479,7 @@ async function measure(
       refusedDeliveries: hostile,
       largeBodies,
       routing,
+      celLibraries,
       waits,
       console: consolePages,
     };
@@ -518,6 +522,8 @@ async function measure(
     console.log(
       `hot key: ${hot.events} states of one order at ${HOT_KEY_RATE}/s for ${HOT_KEY_SECONDS} s: ${hot.applied} applied, ${hot.superseded} superseded, ${hot.lost} lost; key lag p50 ${hot.lagP50} ms, p99 ${hot.lagP99} ms; its entity ran ${hot.entityRuns} time(s) (continue-as-new), ${hot.terminated} terminated, ${hot.signalsFailed} signals to it failed`,
     );
+    console.log(`CEL libraries, the filter ${celLibraries.filter} over Shopify's paid-order body, ${celLibraries.evaluations} times:`);
+    console.log(`  ${celLine('cel-js (the filters’)', celLibraries.celJs)}\n  ${celLine('@bufbuild/cel', celLibraries.bufbuild)}`);
     console.log(`receiver with ACKNOWLEDGE=database and its load generator, one process: ${result.receiverPerCpuSecond} events per CPU-second`);
     for (const run of capacity) {
       console.log(

@@ -26,6 +26,7 @@ it('runs every measure of npm run bench end to end on the embedded database (BEN
     console: { pages: unknown[] };
     hotKey: { events: number; applied: number; superseded: number; lost: number; terminated: number; signalsFailed: number };
     keysAtScale: { events: number; lost: number; outOfOrder: number; notFulfilledOnce: number };
+    celLibraries: Record<'celJs' | 'bufbuild', { microsPerFilter: number; conformance: Record<string, { passed: number; total: number }> }>;
   };
   expect(result).toMatchObject({ database: 'embedded PostgreSQL', settings: { short: true } });
   const measured = Object.fromEntries(result.ratios.map((ratio) => [ratio.id, ratio.value]));
@@ -34,6 +35,9 @@ it('runs every measure of npm run bench end to end on the embedded database (BEN
   expect(result.largeBodies.map((cost) => cost.kind).sort()).toEqual(PROVIDERS.map((provider) => provider.kind).sort());
   expect(result.refusedDeliveries.kinds).toHaveLength(PROVIDERS.length);
   expect(result.console.pages.length).toBeGreaterThan(10);
+  // Both CEL libraries timed, and run through the same 966 checked tests of CEL's conformance suite.
+  for (const library of [result.celLibraries.celJs, result.celLibraries.bufbuild])
+    expect(library).toMatchObject({ microsPerFilter: expect.any(Number), conformance: { core: { total: 966 } } });
   // One order's 100 states in 2 s: every one applied or superseded, none lost, its entity never terminated, no signal to it failed.
   expect(result.hotKey).toMatchObject({ events: 100, lost: 0, terminated: 0, signalsFailed: 0 });
   expect(result.hotKey.applied + result.hotKey.superseded).toBe(100);
