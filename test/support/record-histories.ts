@@ -20,8 +20,11 @@ import {
   bulkJobWorkflowId,
   entityStateQuery,
   entityWorkflowId,
+  requestTurnSignal,
+  turnDoneSignal,
+  type TurnRequest,
 } from '../../contracts';
-import { backfill, bulkAction, buildCheck, reconcile, recordCheckoutRefund, replayRoute, routeEvent, subscriptionEntity } from '../../workflows';
+import { backfill, bulkAction, buildCheck, keyEntity, reconcile, recordCheckoutRefund, replayRoute, routeEvent, subscriptionEntity } from '../../workflows';
 import { send } from '../../src/cli/send';
 import { loadReceiverConfig } from '../../src/config';
 import { FLOWS, Router } from '../../src/flows';
@@ -103,6 +106,7 @@ async function main(): Promise<void> {
     deliver('syncStripeCustomer', customerUpdated(customerId, 1_800_000_001, 200)),
   ]);
   recorded['keyEntity-coalesce'] = entityWorkflowId('syncStripeCustomer', 'stripe', customerId);
+  recorded['keyEntity-serial-stored'] = await serialKeyBeyondItsCarry(stack);
   // A thin event: its customer fetched from Stripe (the stand-in) as it is now.
   await deliver('refreshStripeCustomer', customerThin(customerId));
   await deliver('chargeOrder-charged', orderCreated());
@@ -347,6 +351,35 @@ async function main(): Promise<void> {
   await endpoint.close();
   await stack.close();
   await servers.stop();
+}
+
+/**
+ * A `serial` key whose waiting requests pass what its entity's run carries (2 here): the newer ones
+ * wait in the database and are taken back as their turns come. Its events are stand-ins: the one
+ * running is a workflow open on a queue nobody polls, the others' workflows do not exist (their
+ * turns go nowhere).
+ */
+async function serialKeyBeyondItsCarry(stack: Awaited<ReturnType<typeof startStack>>): Promise<string> {
+  const key = `serial-${randomUUID()}`;
+  const request = (eventId: string, version: number): TurnRequest => ({ eventId, workflowId: eventId, type: 'orders/updated', version: [version] });
+  const running = await stack.client.workflow.start('slowEvent', { workflowId: `record-${key}-0`, taskQueue: 'nobody-polls' });
+  const entity = await stack.client.workflow.signalWithStart(keyEntity, {
+    workflowId: entityWorkflowId('fulfilShopifyOrder', 'shopify', key),
+    taskQueue: stack.taskQueue,
+    args: [{ flow: 'fulfilShopifyOrder', source: 'shopify', key, order: 'serial', carry: 2 }],
+    signal: requestTurnSignal,
+    signalArgs: [request(running.workflowId, 0)],
+  });
+  await eventually('the first event has its turn', async () => (await entity.query(entityStateQuery)).running?.eventId === running.workflowId);
+  for (const version of [5, 3, 4, 1, 2]) await entity.signal(requestTurnSignal, request(`record-${key}-${version}`, version));
+  await eventually('the newer ones wait in the database', async () => {
+    const { pending, stored } = await entity.query(entityStateQuery);
+    return stored !== null && pending.length + stored.count === 5;
+  });
+  await entity.signal(turnDoneSignal, { eventId: running.workflowId, failure: null });
+  await entity.result();
+  await running.terminate('recorded');
+  return entity.workflowId;
 }
 
 main().catch((error: Error) => {
