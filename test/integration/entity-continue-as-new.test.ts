@@ -5,7 +5,16 @@ import { Client, Connection } from '@temporalio/client';
 import { noopMetricMeter, type MetricCounter, type MetricMeter, type MetricTags } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { entityActionSignal, entityStateQuery, requestTurnSignal, turnDoneSignal, type Activities, type EntityInput, type TurnRequest } from '../../contracts';
+import {
+  entityActionSignal,
+  entityStateQuery,
+  requestTurnSignal,
+  turnDoneSignal,
+  type Activities,
+  type EntityInput,
+  type EntityState,
+  type TurnRequest,
+} from '../../contracts';
 import { keyEntity } from '../../workflows';
 import { createEntityActivities } from '../../activities/entities';
 import { startDevServer, type DevServer } from '../../src/dev/dev-server';
@@ -193,18 +202,31 @@ const SHUFFLED = Array.from({ length: WAITING }, (_, index) => ((index * 37) % W
 const storedRows = async (key: string) =>
   (await db.query<{ taken: string | null }>(`SELECT taken FROM entity_waiting WHERE source = 'shopify' AND key = $1`, [key])).rows;
 
-it('carries at most its 20 requests across continue-as-new while 50 larger than the server takes wait, keeps the rest of a serial key in the database, and gives all 50 their turns in version order, once each', async () => {
-  const { running, worker, freed, putFirst, entity } = await entityWithSlowEvent('4', { order: 'serial', carry: 20 });
+/**
+ * An entity told to carry 20 at most, whose slow event runs while the 50 large requests land: what it
+ * showed (and what the database held) once its run carried 20 at most, and how it ended once the
+ * slow event did.
+ */
+async function fiftyPastACarryOf20(key: string, order: 'serial' | 'latest') {
+  const started = await entityWithSlowEvent(key, { order, carry: 20 });
+  const { running, worker, entity } = started;
+  let waiting: EntityState | undefined;
+  let storedWhileWaiting: unknown[] = [];
   const state = await worker.runUntil(async () => {
     await eventually('the slow event has its turn', async () => (await entity.query(entityStateQuery)).running?.eventId === running.eventId);
     for (const version of SHUFFLED) await entity.signal(requestTurnSignal, largeRequest(version));
-    let waiting = await entity.query(entityStateQuery);
     await eventually('the run carries no more than 20', async () => (waiting = await entity.query(entityStateQuery)).pending.length <= 20);
-    expect(waiting.pending.length + waiting.stored!.count).toBe(WAITING);
-    expect(await storedRows('4')).toHaveLength(waiting.stored!.count);
+    storedWhileWaiting = await storedRows(key);
     await entity.signal(turnDoneSignal, { eventId: running.eventId, failure: null });
     return entity.result();
   });
+  return { ...started, waiting: waiting!, storedWhileWaiting, state };
+}
+
+it('carries at most its 20 requests across continue-as-new while 50 larger than the server takes wait, keeps the rest of a serial key in the database, and gives all 50 their turns in version order, once each', async () => {
+  const { running, freed, putFirst, waiting, storedWhileWaiting, state } = await fiftyPastACarryOf20('4', 'serial');
+  expect(waiting.pending.length + waiting.stored!.count).toBe(WAITING);
+  expect(storedWhileWaiting).toHaveLength(waiting.stored!.count);
   // Each went first in its turn (their workflows do not exist here, so nothing ran): the slow one, then 1 to 50 in order.
   expect(putFirst).toEqual([running.workflowId, ...Array.from({ length: WAITING }, (_, index) => `evt_${index + 1}`)]);
   expect(state).toMatchObject({ applied: 1, pending: [], stored: null, running: null });
@@ -213,18 +235,11 @@ it('carries at most its 20 requests across continue-as-new while 50 larger than 
 });
 
 it('supersedes all but the newest of a latest key’s requests past its 20 at once, as its next turn would, and gives the newest its turn', async () => {
-  const { running, worker, records, putFirst, entity } = await entityWithSlowEvent('5', { order: 'latest', carry: 20 });
-  const state = await worker.runUntil(async () => {
-    await eventually('the slow event has its turn', async () => (await entity.query(entityStateQuery)).running?.eventId === running.eventId);
-    for (const version of SHUFFLED) await entity.signal(requestTurnSignal, largeRequest(version));
-    let waiting = await entity.query(entityStateQuery);
-    await eventually('the older ones are superseded', async () => (waiting = await entity.query(entityStateQuery)).pending.length <= 20);
-    expect(waiting.pending.map((waits) => waits.eventId)).toContain(`evt_${WAITING}`);
-    expect(waiting.superseded).toBe(WAITING - waiting.pending.length);
-    expect(waiting.stored).toBeNull();
-    await entity.signal(turnDoneSignal, { eventId: running.eventId, failure: null });
-    return entity.result();
-  });
+  const { running, records, putFirst, waiting, storedWhileWaiting, state } = await fiftyPastACarryOf20('5', 'latest');
+  expect(waiting.pending.map((waits) => waits.eventId)).toContain(`evt_${WAITING}`);
+  expect(waiting.superseded).toBe(WAITING - waiting.pending.length);
+  expect(waiting.stored).toBeNull();
+  expect(storedWhileWaiting).toEqual([]);
   expect(records).toEqual([{ eventId: running.eventId, version: [0] }]);
   expect(putFirst).toEqual([running.workflowId, `evt_${WAITING}`]);
   expect(state).toMatchObject({ applied: 1, superseded: WAITING - 1, pending: [], stored: null });
