@@ -215,8 +215,12 @@ async function fiftyPastACarryOf20(key: string, order: 'serial' | 'latest') {
   const state = await worker.runUntil(async () => {
     await eventually('the slow event has its turn', async () => (await entity.query(entityStateQuery)).running?.eventId === running.eventId);
     for (const version of SHUFFLED) await entity.signal(requestTurnSignal, largeRequest(version));
-    await eventually('the run carries no more than 20', async () => (waiting = await entity.query(entityStateQuery)).pending.length <= 20);
-    storedWhileWaiting = await storedRows(key);
+    // The run gives its newer requests up before the database has them: both are waited for.
+    await eventually('the run carries no more than 20, and the database has the rest', async () => {
+      waiting = await entity.query(entityStateQuery);
+      storedWhileWaiting = await storedRows(key);
+      return waiting.pending.length <= 20 && storedWhileWaiting.length === (waiting.stored?.count ?? 0);
+    });
     await entity.signal(turnDoneSignal, { eventId: running.eventId, failure: null });
     return entity.result();
   });
@@ -226,7 +230,7 @@ async function fiftyPastACarryOf20(key: string, order: 'serial' | 'latest') {
 it('carries at most its 20 requests across continue-as-new while 50 larger than the server takes wait, keeps the rest of a serial key in the database, and gives all 50 their turns in version order, once each', async () => {
   const { running, freed, putFirst, waiting, storedWhileWaiting, state } = await fiftyPastACarryOf20('4', 'serial');
   expect(waiting.pending.length + waiting.stored!.count).toBe(WAITING);
-  expect(storedWhileWaiting).toHaveLength(waiting.stored!.count);
+  expect(storedWhileWaiting.length).toBeGreaterThanOrEqual(WAITING - 20);
   // Each went first in its turn (their workflows do not exist here, so nothing ran): the slow one, then 1 to 50 in order.
   expect(putFirst).toEqual([running.workflowId, ...Array.from({ length: WAITING }, (_, index) => `evt_${index + 1}`)]);
   expect(state).toMatchObject({ applied: 1, pending: [], stored: null, running: null });
