@@ -49,12 +49,10 @@ export function waitingBeyondCarry(state: EntityState, answer: (answers: Array<[
     return state.stored !== null && (oldest === null || compareVersions(oldest, state.stored.oldest) >= 0);
   };
 
-  /** Takes the oldest requests back from the database into the run (but any it carries already). */
+  /** Takes the oldest requests back from the database into the run (but any it carries already), between turns: nothing runs or is parked. */
   const takeBack = async () => {
     const taken = await recordedDbActivity.takeWaiting({ ...ref, count: Math.ceil(state.carry / 2), take: `${workflowInfo().runId}:${++takes}` });
-    const carried = new Set(
-      [...state.pending, ...(state.running ? [state.running] : []), ...(state.parked ? [state.parked] : [])].map((request) => request.eventId),
-    );
+    const carried = new Set(state.pending.map((request) => request.eventId));
     state.pending.push(...taken.requests.filter((request) => !carried.has(request.eventId)));
     state.stored = taken.stored;
   };

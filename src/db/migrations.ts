@@ -513,7 +513,6 @@ export const MIGRATIONS: ReadonlyArray<{ id: string; statements: readonly string
         event_id text NOT NULL,
         request jsonb NOT NULL,
         taken text,
-        stored_at timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (flow, source, key, event_id)
       )`,
     ],
