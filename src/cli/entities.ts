@@ -60,13 +60,19 @@ function line(record: EntityRecord): string {
   return `${record.flow}  ${record.source}  ${record.key}  last ${record.last?.eventId ?? 'none'}${parked}`;
 }
 
+/** The events waiting: those the entity's run carries, by ID, then how many wait in the database. */
+export function waitingText({ pending, stored }: EntityView): string {
+  const inRun = pending.map((request) => request.eventId).join(', ');
+  const inDatabase = stored && `${stored.count} ${inRun ? 'more ' : ''}kept in the database (the oldest: ${stored.oldest.eventId})`;
+  return [inRun, inDatabase].filter(Boolean).join(', and ') || 'none';
+}
+
 function showText(view: EntityView): string {
   return [
     `${view.flow} key ${view.key} at ${view.source} (${view.order})${view.open ? '' : ', at rest'}`,
     `  last applied  ${view.last ? `${view.last.eventId} (version ${JSON.stringify(view.last.version)})` : 'none'}`,
     `  running       ${view.running?.eventId ?? 'nothing'}`,
-    `  waiting       ${view.pending.map((request) => request.eventId).join(', ') || (view.stored ? '' : 'none')}`,
-    ...(view.stored ? [`  and           ${view.stored.count} more kept in the database (the oldest: ${view.stored.oldest.eventId})`] : []),
+    `  waiting       ${waitingText(view)}`,
     ...(view.parked ? [`  PARKED on     ${view.parked.eventId}: ${view.parked.failure} (durable-webhooks entities skip|retry ${view.flow} ${view.key})`] : []),
     ...(view.applied === null ? [] : [`  this run      ${view.applied} applied, ${view.superseded} superseded`]),
     `  Web UI        ${view.uiUrl}`,

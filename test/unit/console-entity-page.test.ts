@@ -44,9 +44,9 @@ it('counts the newer events a serial key keeps in the database after those its r
     stored: { count: 1_200, oldest: { eventId: 'evt_3', version: [3] } },
   };
   const html = renderToStaticMarkup(createElement(EntityPage, { session: { tokenName: 'ops', role: 'viewer', tokenSha256: '', csrf: '' }, view: serial }));
-  expect(html).toContain('evt_2</a></span> and 1200 more kept in the database until their turns come near');
+  expect(html).toContain('evt_2</a></span>, and 1200 more kept in the database until their turns come near');
   const none = renderToStaticMarkup(
     createElement(EntityPage, { session: { tokenName: 'ops', role: 'viewer', tokenSha256: '', csrf: '' }, view: { ...serial, pending: [] } }),
   );
-  expect(none).toContain('<dd class="waiting">1200 more kept in the database until their turns come near</dd>');
+  expect(none).toContain('<dd class="waiting">1200 kept in the database until their turns come near</dd>');
 });

@@ -44,7 +44,7 @@ export function EntityPage({ session, view, notice }: { session: ConsoleSession;
                 </span>
               ))}
           {view.pending.length > WAITING_SHOWN && ` and ${view.pending.length - WAITING_SHOWN} more`}
-          {view.stored && `${view.pending.length > 0 ? ' and ' : ''}${view.stored.count} more kept in the database until their turns come near`}
+          {view.stored && `${view.pending.length > 0 ? `, and ${view.stored.count} more` : view.stored.count} kept in the database until their turns come near`}
         </dd>
         {view.parked && (
           <>
