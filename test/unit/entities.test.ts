@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { compareVersions, isNewerVersion, nextTurns, type Applied, type EntityOrder, type TurnRequest } from '../../contracts';
+import { compareVersions, isNewerVersion, nextTurns, oldestOf, storedBeyond, type Applied, type EntityOrder, type TurnRequest } from '../../contracts';
 
 /**
  * The entity's decision (`nextTurns`), simulated over any arrival: events of one key come in
@@ -112,5 +112,22 @@ describe('versions', () => {
     expect(isNewerVersion(at('b', 1), at('a', 1))).toBe(false);
     expect(isNewerVersion(at('x', null), at('a', 5))).toBe(true);
     expect(compareVersions(at('x'), at('a', 5))).toBeGreaterThan(0);
+  });
+});
+
+describe('what a serial key keeps in its run (storedBeyond)', () => {
+  it('keeps the oldest `keep` in arrival order and stores the rest, every one newer than every one kept', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.integer({ min: 0, max: 1_000 }), { maxLength: 60 }), fc.integer({ min: 1, max: 30 }), (versions, keep) => {
+        const pending = versions.map((version) => request(`evt_${version}`, [version]));
+        const { kept, stored } = storedBeyond(pending, keep);
+        expect(kept).toEqual(pending.filter((request) => kept.includes(request)));
+        expect(kept).toHaveLength(Math.min(keep, pending.length));
+        expect([...kept, ...stored].sort(compareVersions)).toEqual([...pending].sort(compareVersions));
+        const newestKept = kept.reduce<TurnRequest | null>((newest, request) => (newest && compareVersions(newest, request) > 0 ? newest : request), null);
+        if (newestKept) for (const request of stored) expect(compareVersions(request, newestKept)).toBeGreaterThan(0);
+        expect(oldestOf(stored)).toEqual(stored.length === 0 ? null : [...stored].sort(compareVersions)[0]);
+      }),
+    );
   });
 });
