@@ -14,19 +14,8 @@ import {
   type TurnDone,
 } from '../contracts';
 import { keyEntityFlow } from '../src/flows';
-import {
-  claimKey,
-  entityRecord,
-  freeKey,
-  keyHolder,
-  recordApplied,
-  recordParked,
-  releaseKey,
-  storeWaiting,
-  takeKey,
-  takeWaiting,
-  type Parked,
-} from '../src/db/entities';
+import { claimKey, entityRecord, freeKey, keyHolder, recordApplied, recordParked, releaseKey, takeKey, type Parked } from '../src/db/entities';
+import { storeWaiting, takeWaiting } from '../src/db/entity-waiting';
 import { isNotRunning, workflowState } from '../src/temporal/availability';
 import { coalesceWindow } from '../src/flows';
 import type { ActivityDeps } from './index';

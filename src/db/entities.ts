@@ -1,5 +1,5 @@
-import { compareVersions, type Applied, type EntityRef, type StoredRequests, type TurnRequest, type Version } from '../../contracts';
-import type { Database, Queryable } from './database';
+import type { Applied, EntityRef, TurnRequest, Version } from '../../contracts';
+import type { Queryable, Statement } from './database';
 
 /** The failed event a key waits on: its request for the turn, and the failure. */
 export type Parked = TurnRequest & { failure: string };
@@ -107,20 +107,10 @@ export interface KeyClaim extends KeyState {
   held: boolean;
 }
 
-/**
- * Marks an event as its flow's, at this key (until it completes, the receiver counts it among the
- * key's events not done), and takes the key for it if the key is free: nobody holds it, no failed
- * event waits, no other of its events is open (one an entity from before still runs), this event
- * never asked before, and the flow's order lets an event run at once (`mayHold`; a coalescing key's events gather in its
- * entity). The event holding the key runs with no entity. Otherwise the key is marked handed off:
- * the event waits in the entity, and the holder hands the key over when it ends. Asked again (a
- * retry, a reset), the holder still holds it, and any other event never takes the key: it may wait
- * in the entity already (its first ask's answer lost with a workflow task the server refused), and
- * would run twice. One round trip, under the key's row lock.
- */
-export async function claimKey(db: Queryable, ref: EntityRef, ask: { eventId: string; request: TurnRequest; mayHold: boolean }): Promise<KeyClaim> {
-  const { rows } = await db.query<KeyRow & { held: boolean }>(
-    `WITH marked AS (UPDATE processed_events SET entity_flow = $3, entity_key = $4 WHERE source = $1 AND event_id = $2),
+/** Prepared (src/db/database.ts): every keyed event's ask runs it. */
+const CLAIM_KEY: Statement = {
+  name: 'claim-key',
+  text: `WITH marked AS (UPDATE processed_events SET entity_flow = $3, entity_key = $4 WHERE source = $1 AND event_id = $2),
      busy AS (SELECT EXISTS (SELECT 1 FROM processed_events WHERE entity_flow = $3 AND source = $1 AND entity_key = $4
          AND status = 'processing' AND event_id <> $2)
        OR EXISTS (SELECT 1 FROM processed_events WHERE source = $1 AND event_id = $2 AND entity_key IS NOT NULL) AS waits)
@@ -133,10 +123,41 @@ export async function claimKey(db: Queryable, ref: EntityRef, ask: { eventId: st
        holder_request = CASE WHEN k.holder IS NULL AND k.parked IS NULL AND EXCLUDED.holder IS NOT NULL THEN EXCLUDED.holder_request ELSE k.holder_request END,
        handoff = k.handoff OR NOT ((k.holder IS NULL AND k.parked IS NULL AND EXCLUDED.holder IS NOT NULL) OR k.holder IS NOT DISTINCT FROM $5::text)
      RETURNING k.last_event_id, k.last_version, k.parked, k.holder IS NOT DISTINCT FROM $5::text AS held`,
-    [ref.source, ask.eventId, ref.flow, ref.key, ask.request.workflowId, ask.mayHold, JSON.stringify(ask.request)],
-  );
+};
+
+/**
+ * Marks an event as its flow's, at this key (until it completes, the receiver counts it among the
+ * key's events not done), and takes the key for it if the key is free: nobody holds it, no failed
+ * event waits, no other of its events is open (one an entity from before still runs), this event
+ * never asked before, and the flow's order lets an event run at once (`mayHold`; a coalescing key's events gather in its
+ * entity). The event holding the key runs with no entity. Otherwise the key is marked handed off:
+ * the event waits in the entity, and the holder hands the key over when it ends. Asked again (a
+ * retry, a reset), the holder still holds it, and any other event never takes the key: it may wait
+ * in the entity already (its first ask's answer lost with a workflow task the server refused), and
+ * would run twice. One round trip, under the key's row lock.
+ */
+export async function claimKey(db: Queryable, ref: EntityRef, ask: { eventId: string; request: TurnRequest; mayHold: boolean }): Promise<KeyClaim> {
+  const { rows } = await db.query<KeyRow & { held: boolean }>(CLAIM_KEY, [
+    ref.source,
+    ask.eventId,
+    ref.flow,
+    ref.key,
+    ask.request.workflowId,
+    ask.mayHold,
+    JSON.stringify(ask.request),
+  ]);
   return { ...keyState(rows[0]!), held: rows[0]!.held };
 }
+
+/** Prepared: every keyed event that held its key itself runs it as it ends. */
+const RELEASE_KEY: Statement = {
+  name: 'release-key',
+  text: `UPDATE entity_keys SET holder = CASE WHEN handoff OR $6::jsonb IS NOT NULL THEN $5 END, holder_request = NULL, handoff = false,
+       last_event_id = COALESCE($7, last_event_id), last_version = CASE WHEN $7::text IS NULL THEN last_version ELSE $8::jsonb END,
+       applied_at = CASE WHEN $7::text IS NULL THEN applied_at ELSE now() END, parked = COALESCE($6::jsonb, parked), updated_at = now()
+     WHERE flow = $1 AND source = $2 AND key = $3 AND holder = $4
+     RETURNING holder IS NOT NULL AS to_entity, last_event_id, last_version, parked`,
+};
 
 /**
  * The event holding its key ended: records it applied, or the failure the key now waits on, and lets
@@ -150,23 +171,16 @@ export async function releaseKey(
   release: { holder: string; entityId: string; applied?: Applied; parked?: Parked },
 ): Promise<({ toEntity: boolean } & KeyState) | null> {
   const { applied = null, parked = null } = release;
-  const { rows } = await db.query<KeyRow & { to_entity: boolean }>(
-    `UPDATE entity_keys SET holder = CASE WHEN handoff OR $6::jsonb IS NOT NULL THEN $5 END, holder_request = NULL, handoff = false,
-       last_event_id = COALESCE($7, last_event_id), last_version = CASE WHEN $7::text IS NULL THEN last_version ELSE $8::jsonb END,
-       applied_at = CASE WHEN $7::text IS NULL THEN applied_at ELSE now() END, parked = COALESCE($6::jsonb, parked), updated_at = now()
-     WHERE flow = $1 AND source = $2 AND key = $3 AND holder = $4
-     RETURNING holder IS NOT NULL AS to_entity, last_event_id, last_version, parked`,
-    [
-      ref.flow,
-      ref.source,
-      ref.key,
-      release.holder,
-      release.entityId,
-      parked && JSON.stringify(parked),
-      applied?.eventId ?? null,
-      applied && JSON.stringify(applied.version),
-    ],
-  );
+  const { rows } = await db.query<KeyRow & { to_entity: boolean }>(RELEASE_KEY, [
+    ref.flow,
+    ref.source,
+    ref.key,
+    release.holder,
+    release.entityId,
+    parked && JSON.stringify(parked),
+    applied?.eventId ?? null,
+    applied && JSON.stringify(applied.version),
+  ]);
   return rows[0] ? { toEntity: rows[0].to_entity, ...keyState(rows[0]) } : null;
 }
 
@@ -212,61 +226,6 @@ export async function freeKey(db: Queryable, ref: EntityRef, entityId: string): 
   const keyRef = [ref.flow, ref.source, ref.key];
   await db.query('UPDATE entity_keys SET holder = NULL, handoff = false WHERE flow = $1 AND source = $2 AND key = $3 AND holder = $4', [...keyRef, entityId]);
   await db.query('DELETE FROM entity_waiting WHERE flow = $1 AND source = $2 AND key = $3 AND taken IS NOT NULL', keyRef);
-}
-
-/**
- * Keeps a serial key's requests beyond what its entity's run carries: one stored before, or handed
- * back by a take, waits again. Answers how many wait.
- */
-export async function storeWaiting(db: Queryable, ref: EntityRef, requests: readonly TurnRequest[]): Promise<number> {
-  const { rows } = await db.query<{ waiting: string }>(
-    `WITH stored AS (
-       INSERT INTO entity_waiting (flow, source, key, event_id, request)
-       SELECT $1, $2, $3, request->>'eventId', request FROM jsonb_array_elements($4::jsonb) AS request
-       ON CONFLICT (flow, source, key, event_id) DO UPDATE SET request = EXCLUDED.request, taken = NULL
-       RETURNING event_id
-     )
-     SELECT (SELECT count(*) FROM stored) + (SELECT count(*) FROM entity_waiting w
-       WHERE w.flow = $1 AND w.source = $2 AND w.key = $3 AND w.taken IS NULL AND w.event_id NOT IN (SELECT event_id FROM stored)) AS waiting`,
-    [ref.flow, ref.source, ref.key, JSON.stringify(requests)],
-  );
-  return Number(rows[0]!.waiting);
-}
-
-/**
- * Hands the `count` oldest requests of a serial key kept in the database back to its entity, marked
- * with `take`: asked again (the activity retried), the same take answers the same requests. The
- * requests an earlier take handed back are in the entity's history by now, and are forgotten.
- */
-export async function takeWaiting(
-  db: Database,
-  ref: EntityRef,
-  { count, take }: { count: number; take: string },
-): Promise<{ requests: TurnRequest[]; stored: StoredRequests | null }> {
-  return db.transaction(async (tx) => {
-    const keyRef = [ref.flow, ref.source, ref.key];
-    // One take at a time per key, however the activity is retried.
-    await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [JSON.stringify(keyRef)]);
-    await tx.query('DELETE FROM entity_waiting WHERE flow = $1 AND source = $2 AND key = $3 AND taken IS NOT NULL AND taken <> $4', [...keyRef, take]);
-    const { rows } = await tx.query<{ request: TurnRequest; taken: string | null }>(
-      'SELECT request, taken FROM entity_waiting WHERE flow = $1 AND source = $2 AND key = $3',
-      keyRef,
-    );
-    const taken = rows.filter((row) => row.taken === take).map((row) => row.request);
-    const left = rows
-      .filter((row) => row.taken === null)
-      .map((row) => row.request)
-      .sort(compareVersions);
-    if (taken.length === 0) {
-      taken.push(...left.splice(0, count));
-      await tx.query('UPDATE entity_waiting SET taken = $4 WHERE flow = $1 AND source = $2 AND key = $3 AND event_id = ANY($5)', [
-        ...keyRef,
-        take,
-        taken.map((request) => request.eventId),
-      ]);
-    }
-    return { requests: taken.sort(compareVersions), stored: left.length === 0 ? null : { count: left.length, oldest: left[0]! } };
-  });
 }
 
 /** The keys with the most events not done yet (waiting for their turn or running), the most first, for the receiver's gauge. */

@@ -153,8 +153,9 @@ const STORE_BODY: Statement = {
    FROM (SELECT) AS one LEFT JOIN inserted ON true LEFT JOIN existing ON true`,
 };
 
+/** The stored body of source's event: how a flow's steps read it (activities/event-body.ts). */
 export async function loadBody(db: Queryable, source: string, eventId: string): Promise<StoredBody | undefined> {
-  const { rows } = await db.query<BodyRow>(`SELECT ${COLUMNS} FROM event_bodies WHERE source = $1 AND event_id = $2`, [source, eventId]);
+  const { rows } = await db.query<BodyRow>(LOAD_BODY, [source, eventId]);
   return rows[0] && fromRow(rows[0]);
 }
 
@@ -165,6 +166,9 @@ export async function loadBodyByWorkflowId(db: Queryable, workflowId: string): P
 }
 
 const COLUMNS = 'source, event_id, workflow_id, provider, via, content_type, signature_headers, body, size, sha256, received_at, erased_at, purged_at';
+
+/** Prepared (src/db/database.ts): PostgreSQL planned it for every step that reads a body, four times as long as it ran it. */
+const LOAD_BODY: Statement = { name: 'load-body', text: `SELECT ${COLUMNS} FROM event_bodies WHERE source = $1 AND event_id = $2` };
 
 interface BodyRow {
   source: string;

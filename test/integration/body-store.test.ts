@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { openDatabase, type Database } from '../../src/db/database';
 import { openTestDatabase, type TestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { storeStripeEvent } from '../support/stored-events';
@@ -48,23 +47,4 @@ it('a copy stored before answers what that copy stored', async () => {
   const event = copy();
   expect(await storeStripeEvent(db, event)).toEqual({ stored: true, heldBy: null, pacedBy: null });
   expect(await storeStripeEvent(db, event)).toEqual({ stored: false, startedAt: null, waiting: false });
-});
-
-it("prepares the body store's statement on its connection, and does not when DATABASE_URL says prepare=false", async () => {
-  const preparedWhileStoring = (database: Database) =>
-    database.transaction(async (tx) => {
-      await storeStripeEvent(tx, copy());
-      const { rows } = await tx.query<{ name: string }>('SELECT name FROM pg_prepared_statements');
-      return rows.map((row) => row.name);
-    });
-  expect(await preparedWhileStoring(db)).toEqual(['store-body']);
-
-  const url = new URL(db.url);
-  url.searchParams.set('prepare', 'false');
-  const unprepared = await openDatabase({ url: url.href });
-  try {
-    expect(await preparedWhileStoring(unprepared)).toEqual([]);
-  } finally {
-    await unprepared.close();
-  }
 });
