@@ -7,6 +7,7 @@ import {
   nextTurns,
   requestTurnSignal,
   turnDoneSignal,
+  turnSignal,
   type Activities,
   type Applied,
   type EntityInput,
@@ -20,6 +21,9 @@ import { isNotRunning, workflowState } from '../src/temporal/availability';
 import { coalesceWindow } from '../src/flows';
 import type { ActivityDeps } from './index';
 import { count, observe } from './metrics';
+
+/** Turns `giveTurns` sends at once. */
+const SIGNALS_AT_ONCE = 50;
 
 /** The activities of keyed flows' turns (workflows/entity.ts, workflows/turns.ts). */
 export function createEntityActivities({
@@ -39,6 +43,7 @@ export function createEntityActivities({
   | 'takeWaiting'
   | 'eventWorkflowOpen'
   | 'putFirst'
+  | 'giveTurns'
 > {
   /** How the key's entity starts if it is not running: without `last`, it reads what the database kept of its key. */
   const entityStart = (ask: Pick<TurnAsk, 'flow' | 'source' | 'key' | 'order' | 'coalesce'>, kept?: Pick<EntityInput, 'last' | 'parked'>) => {
@@ -174,6 +179,24 @@ export function createEntityActivities({
       } catch (error) {
         if (!isNotRunning(error)) throw error;
       }
+    },
+
+    async giveTurns(answers) {
+      const given: boolean[] = [];
+      for (let from = 0; from < answers.length; from += SIGNALS_AT_ONCE) {
+        const sent = answers.slice(from, from + SIGNALS_AT_ONCE).map(async ({ workflowId, turn }) => {
+          try {
+            await temporal.workflow.getHandle(workflowId).signal(turnSignal, turn);
+            return true;
+          } catch (error) {
+            // Its workflow is gone (terminated while it waited): nothing runs for it.
+            if (error instanceof WorkflowNotFoundError) return false;
+            throw error;
+          }
+        });
+        given.push(...(await Promise.all(sent)));
+      }
+      return given;
     },
   };
 }

@@ -7,7 +7,7 @@ import type { BackfillCounts, BackfillInput, ReconcileProvider } from './reconci
 import type { BulkFilter, BulkInput, BulkItemResult, RouteReplayInput, RouteReplayProgress } from './bulk';
 import type { CustomerUpdate } from './customers';
 import type { SubscriptionUpdate } from './subscriptions';
-import type { Applied, CoalesceTimes, EntityOrder, StoredRequests, TurnAnswer, TurnDone, TurnRequest } from './entities';
+import type { Applied, CoalesceTimes, EntityOrder, StoredRequests, Turn, TurnAnswer, TurnDone, TurnRequest } from './entities';
 import type { RefundInput } from './orders';
 import type { RegisteredWait, WaiterRegistration, WaitState } from './waits';
 
@@ -119,6 +119,11 @@ export interface Activities {
    * on its key waits for it, so its tasks go before theirs. An event that is gone needs nothing.
    */
   putFirst(workflowId: string): Promise<void>;
+  /**
+   * Sends each event its turn (`turn` signal), from the worker: whether each event's workflow was
+   * still there to take it. Sent again (a retry), an event keeps the first it took.
+   */
+  giveTurns(answers: Array<{ workflowId: string; turn: Turn }>): Promise<boolean[]>;
   /**
    * Records a flow's wait for another event, until its timeout from now, then gives it the first
    * stored event that matches, if one came before (docs/flows.md#wait-for-another-event); run again,

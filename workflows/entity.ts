@@ -1,4 +1,4 @@
-import { condition, continueAsNew, getExternalWorkflowHandle, patched, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, continueAsNew, patched, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   askTurnUpdate,
   CARRIED_REQUESTS,
@@ -9,7 +9,6 @@ import {
   nextTurns,
   requestTurnSignal,
   turnDoneSignal,
-  turnSignal,
   type EntityAction,
   type EntityInput,
   type EntityState,
@@ -19,6 +18,7 @@ import {
   type TurnRequest,
 } from '../contracts';
 import { dbActivity, recordedDbActivity } from './activities';
+import { answering } from './entity-answers';
 import { waitingBeyondCarry } from './entity-waiting';
 import { workflowTime } from './format';
 
@@ -62,8 +62,6 @@ const FREE_KEY_RECORDED = 'entity-free-key-recorded';
  * continue-as-new past about 10,000 of them passed Temporal's 2 MiB input limit.
  */
 const WAITING_IN_DATABASE = 'entity-waiting-in-database';
-/** Answers in flight at once: a burst's superseded events, well under the 2,000 signals one workflow may have pending. */
-const ANSWERS_AT_ONCE = 500;
 
 /**
  * The turns of one key (`durable-webhooks:entity:<flow>:<source>:<key>`) while the key is busy: an
@@ -103,6 +101,8 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
   const freeKeyRecorded = patched(FREE_KEY_RECORDED);
   // Histories from before carry every request across continue-as-new.
   const carryBounded = patched(WAITING_IN_DATABASE);
+  // Histories from before signal each answer from the entity.
+  const answer = answering();
   const ref = { flow: state.flow, source: state.source, key: state.key };
   // Answered from the start, while the read below runs too (the console shows a key just handed over).
   setHandler(entityStateQuery, () => state);
@@ -163,16 +163,6 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
       ].join('\n\n'),
     );
 
-  const give = async (request: TurnRequest, turn: Turn): Promise<boolean> => {
-    try {
-      await getExternalWorkflowHandle(request.workflowId).signal(turnSignal, turn);
-      return true;
-    } catch {
-      // Its workflow is gone (terminated while it waited): nothing runs for it.
-      return false;
-    }
-  };
-
   /**
    * Whether this run should end in continue-as-new: the server suggests it, or its history passed our
    * bound. Each event's request is a signal, and Temporal refuses any past 10,000 in one run, so a
@@ -189,14 +179,6 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
 
   /** Whether the entity needs its key: to give a turn, while its event runs, or while the key waits on a failed event. */
   const needsKey = () => state.running !== null || state.parked !== null || (waiting() > 0 && gathering() <= 0);
-
-  /** The answers of one decision in as few workflow tasks as Temporal's pending signals allow; `first` hears whether the first was given. */
-  const answer = async (answers: Array<[TurnRequest, Turn]>, first?: (given: boolean) => void) => {
-    for (let from = 0; from < answers.length; from += ANSWERS_AT_ONCE) {
-      const given = await Promise.all(answers.slice(from, from + ANSWERS_AT_ONCE).map(([request, turn]) => give(request, turn)));
-      if (from === 0) first?.(given[0]!);
-    }
-  };
 
   const { carryNoMore, nextIsStored, takeBack } = waitingBeyondCarry(state, answer);
 
@@ -231,7 +213,7 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
       const running = state.running;
       if (askedAgain) {
         askedAgain = false;
-        await give(running, { go: true, after: state.last });
+        await answer([[running, { go: true, after: state.last }]]);
       }
       if (!(await condition(() => ended.has(running.eventId) || askedAgain || due(), RUNNING_CHECK))) {
         if (!(await dbActivity.eventWorkflowOpen(running.workflowId)))

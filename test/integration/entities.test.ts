@@ -114,6 +114,10 @@ it("an event that comes while another holds its key waits in the key's entity, w
   const entityId = entityWorkflowId(FLOW, 'shopify', key);
   expect(await stack.client.workflow.getHandle(entityId).result()).toMatchObject({ applied: 1, holdsKey: false, last: { eventId: updated.id }, pending: [] });
   expect(signalsTaken(await historyOf(entityId))).toEqual(['requestTurn', 'keyGiven', 'turnDone']);
+  // It answered by an activity (`giveTurns`), which signalled the event from the worker: the entity
+  // signalled no workflow itself.
+  expect(signalsSent(await historyOf(entityId))).toEqual([]);
+  expect(signalsTaken(await historyOf(updated.id))).toEqual(['turn']);
   // Its workflow tasks go before the event workflows' (their priority unset, 3): the events wait for
   // it; and so do those of the event it gave its turn, which the key's other events wait for.
   const priorityOf = async (workflowId: string) => (await stack.client.workflow.getHandle(workflowId).describe()).priority?.priorityKey;

@@ -96,6 +96,7 @@ async function entityWithSlowEvent(key: string, entity: Pick<EntityInput, 'order
     putFirst: async (workflowId) => void putFirst.push(workflowId),
     storeWaiting: inDatabase.storeWaiting,
     takeWaiting: inDatabase.takeWaiting,
+    giveTurns: inDatabase.giveTurns,
   };
   const worker = await Worker.create({
     connection,

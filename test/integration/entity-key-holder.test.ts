@@ -52,6 +52,7 @@ it('takes its key from a holder whose workflow ended without letting it go, park
     recordEntity: async ({ parked }) => void parkedRecords.push(parked),
     freeKey: async () => void freed++,
     putFirst: async () => {},
+    giveTurns: createEntityActivities({ db, temporal: env.client, taskQueue: 'entity-key-holder' }).giveTurns,
   };
   const worker = await Worker.create({
     connection: env.nativeConnection,
@@ -114,6 +115,7 @@ it('lets its key go by an activity recorded in its history: an event that asks a
     putFirst: async () => void holderAtTurns.push(holder),
     recordEntity: async () => {},
     eventWorkflowOpen: async () => false,
+    giveTurns: createEntityActivities({ db, temporal: server.client, taskQueue }).giveTurns,
   };
   const worker = await Worker.create({
     connection: server.nativeConnection,
