@@ -13,7 +13,12 @@ import { recordedDbActivity } from './activities';
  * decision after its first answers were sent.
  */
 const ANSWERS_BY_ACTIVITY = 'entity-answers-by-activity';
-/** Answers in one activity (before it, in flight at once: well under the 2,000 signals one workflow may have pending). */
+/**
+ * Answers in one activity, at most: no more than the entity's run carries requests either (its
+ * `carry`), as each answer holds a version, and an activity's input is held to the same payload
+ * limit as the run's. Before the patch, answers in flight at once: well under the 2,000 signals one
+ * workflow may have pending.
+ */
 const ANSWERS_AT_ONCE = 500;
 
 /** Signals the event its turn from the entity itself, as histories from before the patch do; false when its workflow is gone. */
@@ -28,14 +33,16 @@ async function give(request: TurnRequest, turn: Turn): Promise<boolean> {
 }
 
 /**
- * How a key's entity (workflows/entity.ts) answers the events of one decision, ANSWERS_AT_ONCE at a
- * time; `first` hears whether the first was given. Asks `patched()` once, where the entity starts.
+ * How a key's entity (workflows/entity.ts) whose run carries `carry` requests answers the events of
+ * one decision, ANSWERS_AT_ONCE at a time (or `carry`, if fewer); `first` hears whether the first
+ * was given. Asks `patched()` once, where the entity starts.
  */
-export function answering() {
+export function answering(carry: number) {
   const byActivity = patched(ANSWERS_BY_ACTIVITY);
+  const atOnce = byActivity ? Math.min(ANSWERS_AT_ONCE, carry) : ANSWERS_AT_ONCE;
   return async (answers: Array<[TurnRequest, Turn]>, first?: (given: boolean) => void) => {
-    for (let from = 0; from < answers.length; from += ANSWERS_AT_ONCE) {
-      const batch = answers.slice(from, from + ANSWERS_AT_ONCE);
+    for (let from = 0; from < answers.length; from += atOnce) {
+      const batch = answers.slice(from, from + atOnce);
       const given = byActivity
         ? await recordedDbActivity.giveTurns(batch.map(([request, turn]) => ({ workflowId: request.workflowId, turn })))
         : await Promise.all(batch.map(([request, turn]) => give(request, turn)));

@@ -102,7 +102,7 @@ export async function keyEntity(input: EntityInput): Promise<EntityState> {
   // Histories from before carry every request across continue-as-new.
   const carryBounded = patched(WAITING_IN_DATABASE);
   // Histories from before signal each answer from the entity.
-  const answer = answering();
+  const answer = answering(state.carry);
   const ref = { flow: state.flow, source: state.source, key: state.key };
   // Answered from the start, while the read below runs too (the console shows a key just handed over).
   setHandler(entityStateQuery, () => state);

@@ -83,6 +83,7 @@ async function entityWithSlowEvent(key: string, entity: Pick<EntityInput, 'order
   const freed: string[] = [];
   const inDatabase = createEntityActivities({ db, temporal: client, taskQueue: 'nobody-polls' });
   const putFirst: string[] = [];
+  const answered: number[] = [];
   const activities: Partial<Activities> = {
     readEntity: async () => ({ last: null, parked: null }),
     takeKey: async () => ({ held: true, last: null, parked: null }),
@@ -96,7 +97,11 @@ async function entityWithSlowEvent(key: string, entity: Pick<EntityInput, 'order
     putFirst: async (workflowId) => void putFirst.push(workflowId),
     storeWaiting: inDatabase.storeWaiting,
     takeWaiting: inDatabase.takeWaiting,
-    giveTurns: inDatabase.giveTurns,
+    // The real one too, counting the answers each call carries.
+    giveTurns: async (answers) => {
+      answered.push(answers.length);
+      return inDatabase.giveTurns(answers);
+    },
   };
   const worker = await Worker.create({
     connection,
@@ -112,7 +117,7 @@ async function entityWithSlowEvent(key: string, entity: Pick<EntityInput, 'order
     signal: requestTurnSignal,
     signalArgs: [running],
   });
-  return { running, worker, records, freed, putFirst, firstRun: started.signaledRunId, entity: client.workflow.getHandle(started.workflowId) };
+  return { running, worker, records, freed, putFirst, answered, firstRun: started.signaledRunId, entity: client.workflow.getHandle(started.workflowId) };
 }
 
 /** The requests of events 1 to REQUESTS of the key, one at a time, each accepted. */
@@ -215,7 +220,9 @@ async function fiftyPastACarryOf20(key: string, order: 'serial' | 'latest') {
   let storedWhileWaiting: unknown[] = [];
   const state = await worker.runUntil(async () => {
     await eventually('the slow event has its turn', async () => (await entity.query(entityStateQuery)).running?.eventId === running.eventId);
-    for (const version of SHUFFLED) await entity.signal(requestTurnSignal, largeRequest(version));
+    // A serial key's one after the other (older ones come after newer ones are kept in the database); a latest key's all at once, a burst.
+    if (order === 'serial') for (const version of SHUFFLED) await entity.signal(requestTurnSignal, largeRequest(version));
+    else await Promise.all(SHUFFLED.map((version) => entity.signal(requestTurnSignal, largeRequest(version))));
     // The run gives its newer requests up before the database has them: both are waited for.
     await eventually('the run carries no more than 20, and the database has the rest', async () => {
       waiting = await entity.query(entityStateQuery);
@@ -240,7 +247,11 @@ it('carries at most its 20 requests across continue-as-new while 50 larger than 
 });
 
 it('supersedes all but the newest of a latest key’s requests past its 20 at once, as its next turn would, and gives the newest its turn', async () => {
-  const { running, records, putFirst, waiting, storedWhileWaiting, state } = await fiftyPastACarryOf20('5', 'latest');
+  const { running, records, putFirst, answered, waiting, storedWhileWaiting, state } = await fiftyPastACarryOf20('5', 'latest');
+  // Its answers, each holding a version of 2 KB, went 20 at a time at most, as many as its run carries:
+  // 49 in one activity's input would pass the server's 64 KiB, and its workflow task would fail.
+  expect(answered.reduce((sum, count) => sum + count, 0)).toBe(WAITING + 1);
+  expect(Math.max(...answered)).toBeLessThanOrEqual(20);
   expect(waiting.pending.map((waits) => waits.eventId)).toContain(`evt_${WAITING}`);
   expect(waiting.superseded).toBe(WAITING - waiting.pending.length);
   expect(waiting.stored).toBeNull();
