@@ -10,7 +10,7 @@ import { storeStripeEvent } from '../support/stored-events';
 /**
  * What every delivery and every event's workflow run against PostgreSQL is prepared once per
  * connection (src/db/database.ts), unless DATABASE_URL says prepare=false: PostgreSQL planned each
- * of them anew for every call, about as long as it ran them.
+ * of them anew for every call (docs/benchmarks.md).
  */
 let db: TestDatabase;
 beforeAll(async () => {
