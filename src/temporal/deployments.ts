@@ -50,13 +50,16 @@ export async function promoteBuild(
 
   await checkBuild(client, target, { taskQueue, deadline, waitMs });
 
-  const response = await client.workflowService.setWorkerDeploymentCurrentVersion({
+  // What was current is read before the change, not from its answer: a call retried after it took
+  // effect (by the client, or by the server's own deployment workflow) answers this build.
+  const { workerDeploymentInfo } = await client.workflowService.describeWorkerDeployment({ namespace: client.options.namespace, deploymentName: target.name });
+  await client.workflowService.setWorkerDeploymentCurrentVersion({
     namespace: client.options.namespace,
     deploymentName: target.name,
     buildId: target.buildId,
     identity: client.options.identity,
   });
-  return { deployment: target.name, buildId: target.buildId, previous: response.previousDeploymentVersion?.buildId || null };
+  return { deployment: target.name, buildId: target.buildId, previous: workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId || null };
 }
 
 /** Runs `buildCheck` pinned to the build and waits for it to complete by `deadline`. */

@@ -10,7 +10,7 @@ import { promoteBuild } from '../../src/temporal/deployments';
  */
 const { TASK_QUEUE_TYPE_ACTIVITY, TASK_QUEUE_TYPE_WORKFLOW } = temporal.api.enums.v1.TaskQueueType;
 
-function serverComingUp(answers: Array<temporal.api.workflowservice.v1.IDescribeWorkerDeploymentVersionResponse>) {
+function serverComingUp(answers: Array<temporal.api.workflowservice.v1.IDescribeWorkerDeploymentVersionResponse>, current: string | null = null) {
   const calls: string[] = [];
   let describes = 0;
   const client = {
@@ -20,9 +20,14 @@ function serverComingUp(answers: Array<temporal.api.workflowservice.v1.IDescribe
         calls.push('describe');
         return answers[Math.min(describes++, answers.length - 1)];
       },
-      setWorkerDeploymentCurrentVersion: async () => {
+      describeWorkerDeployment: async () => {
+        calls.push('read the current');
+        return { workerDeploymentInfo: { routingConfig: { currentDeploymentVersion: current && { deploymentName: 'dw', buildId: current } } } };
+      },
+      // Answered as a call the server ran twice answers: the build it makes current was current already.
+      setWorkerDeploymentCurrentVersion: async (request: { buildId: string }) => {
         calls.push('make current');
-        return { previousDeploymentVersion: null };
+        return { previousDeploymentVersion: { deploymentName: 'dw', buildId: request.buildId } };
       },
     },
     workflow: {
@@ -56,7 +61,16 @@ it('starts the pinned check only once the version lists the task queue for workf
     buildId: 'build-1',
     previous: null,
   });
-  expect(calls).toEqual(['describe', 'describe', 'describe', 'start the check', 'make current']);
+  expect(calls).toEqual(['describe', 'describe', 'describe', 'start the check', 'read the current', 'make current']);
+});
+
+it('names the build that was current before it, read before the change: a retried call answers the build itself (seen in CI as "already current")', async () => {
+  const { client } = serverComingUp([{ versionTaskQueues: [{ name: 'webhooks', type: TASK_QUEUE_TYPE_WORKFLOW }] }], 'v1');
+  await expect(promoteBuild(client, { name: 'dw', buildId: 'v2' }, { waitMs: 10_000, taskQueue: 'webhooks', intervalMs: 1 })).resolves.toEqual({
+    deployment: 'dw',
+    buildId: 'v2',
+    previous: 'v1',
+  });
 });
 
 it('gives up naming the task queue when the version never lists it', async () => {
