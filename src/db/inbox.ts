@@ -113,12 +113,21 @@ export async function claimPacedStarts(
   });
 }
 
-/** Temporal confirmed these starts (or answered that the workflow already exists). */
+/**
+ * Temporal confirmed these starts (or answered that the workflow already exists). A mark is a hint,
+ * so its commit does not wait for the disk (`synchronous_commit` off for its own transaction, by
+ * `set_config` in the statement): a mark a crash loses leaves the row unstarted, and a sweeper takes
+ * it after its lease, finds the workflow, and marks it then, as when the mark fails. The body's
+ * insert before the start still waits for its flush: each delivery waits for one flush, not two.
+ */
 export async function markStarted(db: Queryable, keys: readonly { source: string; eventId: string }[]): Promise<void> {
   if (keys.length === 0) return;
   if (keys.length === 1) await db.query(MARK_ONE_STARTED, [keys[0]!.source, keys[0]!.eventId]);
   else await db.query(MARK_STARTED, [keys.map((key) => key.source), keys.map((key) => key.eventId)]);
 }
+
+/** Makes the statement's own transaction commit without waiting for the WAL's flush. */
+const WITHOUT_FLUSH = "(SELECT set_config('synchronous_commit', 'off', true)) AS without_flush";
 
 /**
  * Prepared: every delivery that `ACKNOWLEDGE=temporal` started runs it before its answer. One row by
@@ -128,11 +137,12 @@ export async function markStarted(db: Queryable, keys: readonly { source: string
  */
 const MARK_ONE_STARTED: Statement = {
   name: 'mark-started',
-  text: 'UPDATE event_bodies SET started_at = now(), start_error = NULL WHERE source = $1 AND event_id = $2 AND started_at IS NULL',
+  text: `UPDATE event_bodies SET started_at = now(), start_error = NULL FROM ${WITHOUT_FLUSH}
+    WHERE source = $1 AND event_id = $2 AND started_at IS NULL`,
 };
 
 /** A sweeper's batch. */
-const MARK_STARTED = `UPDATE event_bodies SET started_at = now(), start_error = NULL
+const MARK_STARTED = `UPDATE event_bodies SET started_at = now(), start_error = NULL FROM ${WITHOUT_FLUSH}
   WHERE (source, event_id) IN (SELECT * FROM unnest($1::text[], $2::text[])) AND started_at IS NULL`;
 
 /**
