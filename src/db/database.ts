@@ -18,12 +18,6 @@ export interface Statement {
   readonly text: string;
 }
 
-/** node-postgres' form of `sql` with its `params`: a prepared statement goes by its name, when `prepare`. */
-function queryConfig(sql: string | Statement, params: unknown[] | undefined, prepare: boolean): pg.QueryConfig {
-  if (typeof sql === 'string') return { text: sql, values: params };
-  return prepare ? { name: sql.name, text: sql.text, values: params } : { text: sql.text, values: params };
-}
-
 /**
  * Whether `url` lets statements be prepared: yes, unless it says `prepare=false`, for a pooler in
  * transaction mode that keeps no prepared statements (PgBouncer before 1.21, or without
@@ -53,20 +47,63 @@ export async function openDatabase(options: { url?: string; embeddedDir?: string
   throw new Error('openDatabase needs a PostgreSQL URL or a directory for the embedded database.');
 }
 
-function openPostgres(url: string, exitOnIdle: boolean): Database {
+/**
+ * How many rows of `event_bodies` PostgreSQL's statistics must count before statements are prepared.
+ * A prepared statement keeps the plan it chose at its sixth call until the table is analyzed again,
+ * however much it grew meanwhile. Chosen with no statistics, a lookup by source and event ID took the
+ * smaller `(source, received_at)` index over the primary key; chosen with statistics of a few rows, a
+ * scan of the table. Either read every row of a source, on every delivery, until autovacuum came
+ * (a minute or more into a new database, thousands of rows later). From a thousand rows on, every
+ * plan reads by keys (test/integration/prepared-statements.test.ts).
+ */
+export const PREPARE_FROM_ROWS = 1_000;
+
+/** What PostgreSQL's statistics count of `event_bodies` (-1 before any), and how many rows it holds, up to PREPARE_FROM_ROWS. */
+const STATISTICS = `SELECT (SELECT reltuples FROM pg_class WHERE oid = to_regclass('event_bodies'))::float8 AS counted,
+  (SELECT count(*) FROM (SELECT FROM event_bodies LIMIT ${PREPARE_FROM_ROWS}) AS stored)::int AS stored`;
+
+/** How many statements go unprepared between two looks at the statistics. */
+export const STATISTICS_CHECK_EVERY = 100;
+
+async function openPostgres(url: string, exitOnIdle: boolean): Promise<Database> {
   const pool = new pg.Pool({ connectionString: url, max: 10, allowExitOnIdle: exitOnIdle });
   // An idle connection dies when PostgreSQL restarts; the pool drops it and the next query opens a
   // new one. Without a listener, that 'error' event would end the process.
   pool.on('error', () => {});
-  const prepare = preparesStatements(url);
+  // Statements are prepared once PostgreSQL's statistics count PREPARE_FROM_ROWS bodies; until then
+  // each is planned for its values, and every STATISTICS_CHECK_EVERY-th looks again. A table that
+  // holds that many and was not analyzed since is analyzed then, rather than when autovacuum comes.
+  const mayPrepare = preparesStatements(url);
+  let prepare = false;
+  let unprepared = 0;
+  let analyzed = false;
+  const checkStatistics = async (): Promise<void> => {
+    const { rows } = await pool.query<{ counted: number | null; stored: number }>(STATISTICS);
+    const { counted, stored } = rows[0]!;
+    prepare = (counted ?? -1) >= PREPARE_FROM_ROWS;
+    if (!prepare && stored >= PREPARE_FROM_ROWS && !analyzed) {
+      analyzed = true;
+      await pool.query('ANALYZE event_bodies');
+      return checkStatistics();
+    }
+  };
+  // Before the migrations made the table, or while PostgreSQL is away, a later look answers.
+  const lookAgain = () => checkStatistics().catch(() => undefined);
+  if (mayPrepare) await lookAgain();
+  const queryConfig = (sql: string | Statement, params: unknown[] | undefined): pg.QueryConfig => {
+    if (typeof sql === 'string') return { text: sql, values: params };
+    if (prepare) return { name: sql.name, text: sql.text, values: params };
+    if (mayPrepare && ++unprepared % STATISTICS_CHECK_EVERY === 0) void lookAgain();
+    return { text: sql.text, values: params };
+  };
   return {
     kind: 'postgresql',
-    query: (sql, params) => pool.query(queryConfig(sql, params, prepare)),
+    query: (sql, params) => pool.query(queryConfig(sql, params)),
     async transaction(work) {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
-        const result = await work({ query: (sql, params) => client.query(queryConfig(sql, params, prepare)) });
+        const result = await work({ query: (sql, params) => client.query(queryConfig(sql, params)) });
         await client.query('COMMIT');
         return result;
       } catch (error) {
@@ -137,7 +174,7 @@ function openPostgres(url: string, exitOnIdle: boolean): Database {
  */
 async function openEmbedded(dir: string): Promise<Database> {
   const server = await startEmbeddedPostgres(dir);
-  const db = openPostgres(server.url, false);
+  const db = await openPostgres(server.url, false);
   return {
     ...db,
     kind: 'embedded',
