@@ -53,10 +53,10 @@ export async function openDatabase(options: { url?: string; embeddedDir?: string
  * however much it grew meanwhile. Chosen with no statistics, a lookup by source and event ID took the
  * smaller `(source, received_at)` index over the primary key; chosen with statistics of a few rows, a
  * scan of the table. Either read every row of a source, on every delivery, until autovacuum came
- * (a minute or more into a new database, thousands of rows later). From a thousand rows on, every
- * plan reads by keys (test/integration/prepared-statements.test.ts).
+ * (a minute or more into a new database, thousands of rows later). Every plan read by keys from 100
+ * rows on, and 500 leaves room (test/integration/prepared-statements.test.ts holds them to it here).
  */
-export const PREPARE_FROM_ROWS = 1_000;
+export const PREPARE_FROM_ROWS = 500;
 
 /** What PostgreSQL's statistics count of `event_bodies` (-1 before any), and how many rows it holds, up to PREPARE_FROM_ROWS. */
 const STATISTICS = `SELECT (SELECT reltuples FROM pg_class WHERE oid = to_regclass('event_bodies'))::float8 AS counted,
