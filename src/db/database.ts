@@ -54,9 +54,10 @@ export async function openDatabase(options: { url?: string; embeddedDir?: string
  * smaller `(source, received_at)` index over the primary key; chosen with statistics of a few rows, a
  * scan of the table. Either read every row of a source, on every delivery, until autovacuum came
  * (a minute or more into a new database, thousands of rows later). Every plan read by keys from 100
- * rows on, and 500 leaves room (test/integration/prepared-statements.test.ts holds them to it here).
+ * rows on, of the narrowest bodies, and 200 leaves room (test/integration/prepared-statements.test.ts
+ * holds them to it here); until then each statement is planned at every call (docs/benchmarks.md).
  */
-export const PREPARE_FROM_ROWS = 500;
+export const PREPARE_FROM_ROWS = 200;
 
 /** What PostgreSQL's statistics count of `event_bodies` (-1 before any), and how many rows it holds, up to PREPARE_FROM_ROWS. */
 const STATISTICS = `SELECT (SELECT reltuples FROM pg_class WHERE oid = to_regclass('event_bodies'))::float8 AS counted,
