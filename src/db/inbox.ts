@@ -119,6 +119,8 @@ export async function claimPacedStarts(
  * `set_config` in the statement): a mark a crash loses leaves the row unstarted, and a sweeper takes
  * it after its lease, finds the workflow, and marks it then, as when the mark fails. The body's
  * insert before the start still waits for its flush: each delivery waits for one flush, not two.
+ * The setting holds for the whole transaction: mark on the database, not in a transaction whose
+ * other writes must wait for the flush.
  */
 export async function markStarted(db: Queryable, keys: readonly { source: string; eventId: string }[]): Promise<void> {
   if (keys.length === 0) return;
