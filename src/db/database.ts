@@ -8,10 +8,10 @@ export interface Queryable {
 }
 
 /**
- * SQL that PostgreSQL parses once per connection and keeps (a named prepared statement), unless
- * the URL says `prepare=false`: for what every delivery runs, where parsing and planning cost
- * PostgreSQL more than running it. Its text never varies, and names its result's columns (a
- * prepared `SELECT *` fails once a column is added).
+ * SQL that PostgreSQL parses once per connection and keeps (a named prepared statement), once its
+ * statistics count PREPARE_FROM_ROWS bodies and unless the URL says `prepare=false`: for what every
+ * delivery runs, where parsing and planning cost PostgreSQL more than running it. Its text never
+ * varies, and names its result's columns (a prepared `SELECT *` fails once a column is added).
  */
 export interface Statement {
   readonly name: string;

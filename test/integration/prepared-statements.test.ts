@@ -63,8 +63,7 @@ const prepared = async (tx: Queryable) =>
 const preparedWhileRunning = (database: Database) =>
   database.transaction(async (tx) => {
     await deliverAndRun(tx);
-    const { rows } = await tx.query<{ name: string }>('SELECT name FROM pg_prepared_statements ORDER BY name');
-    return rows.map((row) => row.name);
+    return prepared(tx);
   });
 
 const ALL = ['claim-event', 'claim-key', 'complete-event', 'load-body', 'mark-started', 'release-key', 'store-body'];
@@ -80,11 +79,9 @@ it("prepares a delivery's and its event's statements on their connection", async
 
 it('plans each for its values until PostgreSQL counts PREPARE_FROM_ROWS bodies, then analyzes them and prepares', async () => {
   const fresh = await openTestDatabase();
-  const reopened = await (async () => {
-    await fresh.transaction(deliverAndRun);
-    // Opened on a few rows: it looks at the statistics first.
-    return openDatabase({ url: fresh.url });
-  })();
+  await fresh.transaction(deliverAndRun);
+  // Opened on a few rows: it looks at the statistics first.
+  const reopened = await openDatabase({ url: fresh.url });
   try {
     const counted = async () =>
       (await fresh.query<{ n: number }>("SELECT reltuples::float8 AS n FROM pg_class WHERE oid = 'event_bodies'::regclass")).rows[0]!.n;
